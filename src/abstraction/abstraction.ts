@@ -1,0 +1,8 @@
+import type { State } from '../core/state.js';
+import type { Window } from '../timeline/window.js';
+
+/** Turns a window of events into an abstract state. */
+export interface Abstraction {
+  readonly name: string;
+  abstract(window: Window): State;
+}

@@ -1,0 +1,47 @@
+import { Command, CommanderError } from 'commander';
+
+import { UsageError } from '../core/errors.js';
+import { COMMANDS } from './commands.js';
+
+export const EXIT_OK = 0;
+export const EXIT_BUG = 1;
+export const EXIT_USAGE = 2;
+
+async function main(argv: readonly string[]): Promise<number> {
+  const program = new Command('mallory')
+    .description('Greybox fuzzer for distributed systems')
+    .exitOverride()
+    .showHelpAfterError(false)
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  let status = EXIT_OK;
+  for (const register of COMMANDS) {
+    register(program, (code) => {
+      status = code;
+    });
+  }
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+    }
+    if (error instanceof UsageError) {
+      process.stderr.write(`mallory: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
+    throw error;
+  }
+  return status;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(
+      `mallory: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exitCode = EXIT_USAGE;
+  },
+);

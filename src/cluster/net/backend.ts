@@ -1,0 +1,36 @@
+import type { Event } from '../../core/event.js';
+import type { PacketParams } from '../../core/fault.js';
+
+export interface Address {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** A directed link: traffic that `from` sends to `to`. */
+export type Link = readonly [from: string, to: string];
+
+/**
+ * How node processes reach each other, and how the nemesis cuts and degrades the links between
+ * them. `proxy` (no root): one userspace TCP proxy per directed link on loopback. `netns` (root):
+ * one network namespace per node on a bridge, iptables for cuts and loss.
+ */
+export interface NetworkBackend {
+  readonly kind: 'proxy' | 'netns';
+  /** The address node `node` binds for a service. */
+  listen(node: string, service: string): Address;
+  /** The address node `from` dials to reach `to`'s service (a proxy, or `to`'s own address). */
+  dial(from: string, to: string, service: string): Address;
+  /** The address the fuzzer's clients use to reach `node`'s service. */
+  clientAddress(node: string, service: string): Address;
+  /** Prefix for a node's command line (e.g. `ip netns exec NS`), empty when none is needed. */
+  commandPrefix(node: string): readonly string[];
+  /** Cuts exactly these directed links (replacing any previous cut). */
+  cut(links: readonly Link[]): Promise<void>;
+  /** Delay, loss or duplication on these directed links (replacing previous ones). */
+  degrade(links: readonly Link[], params: PacketParams): Promise<void>;
+  /** Removes every cut and degradation. */
+  heal(): Promise<void>;
+  /** Network events (send/recv between nodes) go here. */
+  onEvent(listener: (event: Event) => void): void;
+  close(): Promise<void>;
+}

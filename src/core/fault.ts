@@ -1,0 +1,59 @@
+/** Fault names as Jepsen names its nemesis ops. */
+export const FAULT_KINDS = [
+  'start-partition',
+  'stop-partition',
+  'kill',
+  'start',
+  'pause',
+  'resume',
+  'start-packet',
+  'stop-packet',
+  'member-remove',
+  'member-add',
+  'lose-unfsynced-writes',
+  'bump-clock',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export type Target = 'one' | 'minority' | 'majority' | 'all' | 'leader';
+export const TARGETS: readonly Target[] = ['one', 'minority', 'majority', 'all', 'leader'];
+
+export type PartitionShape = 'halves' | 'isolate' | 'majorities-ring' | 'bridge';
+export const PARTITION_SHAPES: readonly PartitionShape[] = ['halves', 'isolate', 'majorities-ring', 'bridge'];
+
+export interface PacketParams {
+  readonly target: Target;
+  readonly delayMs?: number;
+  readonly lossPct?: number;
+  readonly dupPct?: number;
+}
+
+/** What a fault acts on: a target, explicit nodes, a partition shape, or packet parameters. */
+export type FaultValue = Target | readonly string[] | PartitionShape | PacketParams | null;
+
+/** What the policy chooses and the nemesis enacts. */
+export interface Fault {
+  readonly f: FaultKind;
+  readonly value: FaultValue;
+}
+
+/** The fault families a user enables with `--faults`. */
+export const FAULT_FAMILIES = ['partition', 'kill', 'pause', 'packet', 'member'] as const;
+export type FaultFamily = (typeof FAULT_FAMILIES)[number];
+
+export const FAMILY_KINDS: Readonly<Record<FaultFamily, readonly FaultKind[]>> = {
+  partition: ['start-partition', 'stop-partition'],
+  kill: ['kill', 'start'],
+  pause: ['pause', 'resume'],
+  packet: ['start-packet', 'stop-packet'],
+  member: ['member-remove', 'member-add'],
+};
+
+export function describeFault(fault: Fault | null): string {
+  if (fault === null) return 'noop';
+  const v = fault.value;
+  if (v === null) return fault.f;
+  if (typeof v === 'string') return `${fault.f}:${v}`;
+  if (Array.isArray(v)) return `${fault.f}:[${v.join(',')}]`;
+  return `${fault.f}:${JSON.stringify(v)}`;
+}

@@ -1,0 +1,45 @@
+import type { Fault, FaultKind, FaultValue } from '../core/fault.js';
+import type { Rng } from '../core/random.js';
+
+/** The faults the nemesis can enact now: every enabled kind with the values it accepts. */
+export interface ActionSpace {
+  readonly kinds: readonly FaultKind[];
+  valuesOf(kind: FaultKind): readonly FaultValue[];
+}
+
+export interface DecideContext {
+  /** The abstract state of the window that just closed; undefined when it has not arrived yet. */
+  readonly state: string | undefined;
+  readonly space: ActionSpace;
+  readonly rng: Rng;
+  readonly schedule: number;
+  readonly step: number;
+}
+
+/** What happened after an action: the state of the window in which it acted. */
+export interface Transition {
+  readonly state: string | undefined;
+  readonly action: Fault | null;
+  readonly next: string;
+  /** How many times `next` had been seen before this window (0 = new). */
+  readonly seenBefore: number;
+}
+
+/** A row of the saved policy (Q-table or counts), stored in run.db `policy_values`. */
+export interface PolicyValue {
+  readonly state: string;
+  readonly action: string;
+  readonly value: number;
+  readonly visits: number;
+}
+
+/** Chooses the next fault (or `null`, the no-op) from the current abstract state. */
+export interface Policy {
+  readonly name: string;
+  decide(ctx: DecideContext): Fault | null;
+  learn(transition: Transition): void;
+  /** Called at the start of each schedule (the cluster was reset). */
+  resetEpisode?(): void;
+  save(): readonly PolicyValue[];
+  load(values: readonly PolicyValue[]): void;
+}

@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+
+// Unit tests run in parallel; tests against real servers (test/e2e, test/systems) start real
+// processes and share 2 cores, so they run one file at a time.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/e2e/**', 'test/systems/**', 'node_modules/**'],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts', 'test/systems/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 120_000,
+          pool: 'forks',
+          poolOptions: { forks: { singleFork: true } },
+        },
+      },
+    ],
+  },
+});
