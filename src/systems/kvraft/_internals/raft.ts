@@ -543,9 +543,12 @@ export class RaftNode {
       this.advanceCommit();
       if (match < this.lastIndex()) this.sendAppend(m.from);
     } else {
-      const floor = (this.match.get(m.from) ?? 0) + 1;
-      this.next.set(m.from, Math.max(floor, Math.min(m.conflictIndex, this.lastIndex() + 1)));
-      this.sendAppend(m.from);
+      // The follower may have lost its log (wiped and re-added), so match can go down as well.
+      const next = Math.max(1, Math.min(m.conflictIndex, this.lastIndex() + 1));
+      this.match.set(m.from, Math.min(this.match.get(m.from) ?? 0, next - 1));
+      const before = this.next.get(m.from);
+      this.next.set(m.from, next);
+      if (next !== before) this.sendAppend(m.from);
     }
     this.serveReads();
   }
