@@ -1,8 +1,9 @@
 import { UsageError } from '../core/errors.js';
+import { kvraft } from './kvraft/index.js';
 import type { SystemDefinition } from './system.js';
 
 /** Every system `mallory run --system NAME` knows. */
-export const SYSTEMS: Readonly<Record<string, SystemDefinition>> = {};
+export const SYSTEMS: Readonly<Record<string, SystemDefinition>> = { kvraft };
 
 export function findSystem(name: string): SystemDefinition {
   const system = SYSTEMS[name];
