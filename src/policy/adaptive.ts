@@ -112,7 +112,7 @@ export class AdaptivePolicy implements Policy {
     const next = this.q.get(t.next);
     if (next) for (const [a, e] of next) nextMax = Math.max(nextMax, this.estimate(e, a));
     let row = this.q.get(t.state);
-    if (!row) this.q.set(t.state, (row = new Map()));
+    if (!row) this.q.set(t.state, (row = new Map<string, Entry>()));
     const e = row.get(key) ?? { value: this.globalValue(key), visits: 0 };
     e.value = (1 - this.o.alpha) * e.value + this.o.alpha * (reward + this.o.gamma * nextMax);
     e.visits++;
@@ -138,7 +138,7 @@ export class AdaptivePolicy implements Policy {
         continue;
       }
       let row = this.q.get(v.state);
-      if (!row) this.q.set(v.state, (row = new Map()));
+      if (!row) this.q.set(v.state, (row = new Map<string, Entry>()));
       row.set(v.action, entry);
     }
   }

@@ -64,7 +64,7 @@ export class MalloryPolicy implements Policy {
     for (const a of this.actions) nextMax = Math.max(nextMax, next?.get(a)?.value ?? 0);
     if (next) for (const e of next.values()) nextMax = Math.max(nextMax, e.value);
     let row = this.q.get(t.state);
-    if (!row) this.q.set(t.state, (row = new Map()));
+    if (!row) this.q.set(t.state, (row = new Map<string, Entry>()));
     const key = t.action === null ? NOOP : t.action.f;
     const entry = row.get(key) ?? { value: 0, visits: 0 };
     entry.value = (1 - this.alpha) * entry.value + this.alpha * (reward + this.gamma * nextMax);
@@ -88,7 +88,7 @@ export class MalloryPolicy implements Policy {
   load(values: readonly PolicyValue[]): void {
     for (const v of values) {
       let row = this.q.get(v.state);
-      if (!row) this.q.set(v.state, (row = new Map()));
+      if (!row) this.q.set(v.state, (row = new Map<string, Entry>()));
       row.set(v.action, { value: v.value, visits: v.visits });
     }
   }
