@@ -49,8 +49,8 @@ const MASKS: readonly RegExp[] = [
   /(?<![\w/])(?:\/[\w.@+-]+){2,}\/?/g, // absolute paths
   /\b[\w-]+(?:\.[\w-]+)*:\d{2,5}\b/g, // host:port
   /\b0x[0-9a-f]+\b/gi, // 0x hex
-  /\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}\b/gi, // hex ids (with a digit and a letter)
-  /(?<![A-Za-z])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?:[a-zµ]{1,3})?\b/gi, // numbers with units
+  /\b(?:(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{6,}|[a-f]{8,})\b/gi, // hex ids (a digit and a letter, or 8+ letters)
+  /(?:(?<=^|[\s=:([,])[-+])?(?<![A-Za-z0-9_.])\d+(?:\.\d+)?(?:e[-+]?\d+)?(?:[a-zµ]{1,3})?\b/gi, // numbers with units
 ];
 
 function mask(line: string): string {
@@ -59,8 +59,9 @@ function mask(line: string): string {
   return out;
 }
 
-function hasDigit(token: string): boolean {
-  return /\d/.test(token);
+/** Tokens with digits or masked parts do not get their own branch in the tree (Drain's rule). */
+function isVariable(token: string): boolean {
+  return /\d/.test(token) || token.includes(WILDCARD);
 }
 
 interface Cluster {
@@ -155,7 +156,7 @@ export class Drain {
     let node = byLength;
     const levels = Math.min(this.depth - 2, tokens.length);
     for (let i = 0; i < levels; i++) {
-      const t = hasDigit(tokens[i]) ? WILDCARD : tokens[i];
+      const t = isVariable(tokens[i]) ? WILDCARD : tokens[i];
       node = this.child(node, t);
     }
     return node;

@@ -7,7 +7,8 @@ import { roleOfText } from './role.js';
  * Node log lines → internal events (source `log`). A system's own parser (`SystemAdapter.parseLog`)
  * names the events it knows, with numeric attributes; every other line is stripped of its
  * timestamp, level and JSON wrapper and mined by {@link Drain}: the template id is the type.
- * Lines that announce a role change (`became leader`) get `attrs.role`.
+ * Lines that announce a role change (`became leader`) get `attrs.role`, and the role is appended to
+ * their type (`L5/leader`), since Drain folds such lines into one template.
  *
  * Usage (one instance per run, shared by all nodes so one log statement has one type):
  * ```ts
@@ -31,7 +32,7 @@ const MAX_PREFIX_PASSES = 4;
 
 const PREFIXES: readonly RegExp[] = [
   // 2026-11-29T08:19:35.123Z, [2026-11-29 08:19:35,123], 2026-11-29 08:19:35.123+00:00
-  /^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s*/,
+  /^\[?\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}:\d{1,2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?\s*/,
   // Go log: 2026/11/29 08:19:35.123456
   /^\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?\s*/,
   // Redis: 12345:M 29 Nov 2026 08:19:35.123 *
@@ -104,8 +105,9 @@ export class LogEvents {
     if (message.length < MIN_MESSAGE_CHARS) return undefined;
     const { id } = this.drain.add(message);
     const role = roleOfText(message);
+    // Drain folds "became leader" and "became follower" into one template: the role keeps them apart.
     return role
-      ? { ts, node, source: 'log', type: id, attrs: { role } }
+      ? { ts, node, source: 'log', type: `${id}/${role}`, attrs: { role } }
       : { ts, node, source: 'log', type: id };
   }
 }
