@@ -145,6 +145,28 @@ export class Drain {
     return this.clusters;
   }
 
+  /**
+   * Restores templates saved from an earlier run (`templates()`, e.g. kept in run.db with the
+   * Q-table), so the same log statements get the same ids — and states built from them the same
+   * ids — in a later campaign. Call before the first `add`.
+   */
+  load(templates: readonly LogTemplate[]): void {
+    if (this.clusters.length > 0) {
+      throw new Error('Drain.load must be called before any line is added: ids would clash');
+    }
+    const sorted = [...templates].sort((a, b) => Number(a.id.slice(1)) - Number(b.id.slice(1)));
+    for (const t of sorted) {
+      if (!/^L\d+$/.test(t.id) || Number(t.id.slice(1)) !== this.clusters.length + 1) {
+        throw new RangeError(
+          `Drain.load needs ids L1, L2, … without gaps; got ${t.id} at ${this.clusters.length + 1}`,
+        );
+      }
+      const cluster: Cluster = { id: t.id, tokens: [...t.tokens], size: t.size };
+      this.clusters.push(cluster);
+      this.leafFor(cluster.tokens).clusters.push(cluster);
+    }
+  }
+
   /** The template text of an id (`undefined` for an unknown id). */
   template(id: string): string | undefined {
     const i = Number(id.slice(1)) - 1;

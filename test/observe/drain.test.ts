@@ -56,3 +56,24 @@ describe('Drain', () => {
     expect(() => new Drain({ similarity: 2 })).toThrow(/similarity/);
   });
 });
+
+describe('Drain.load', () => {
+  it('restores templates so a later run gives the same ids', () => {
+    const first = new Drain();
+    first.add('snapshot taken at index 5');
+    first.add('became leader at term 2');
+    first.add('snapshot taken at index 9');
+    const saved = JSON.parse(JSON.stringify(first.templates())) as ReturnType<Drain['templates']>;
+    const later = new Drain();
+    later.load(saved);
+    expect(later.add('became leader at term 7').id).toBe('L2');
+    expect(later.add('snapshot taken at index 77').id).toBe('L1');
+    expect(later.add('something new').id).toBe('L3');
+    expect(() => {
+      later.load(saved);
+    }).toThrow(/before any line/);
+    expect(() => {
+      new Drain().load([{ id: 'L2', tokens: ['x'], size: 1 }]);
+    }).toThrow(/without gaps/);
+  });
+});
