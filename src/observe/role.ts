@@ -20,7 +20,10 @@ const PATTERNS: readonly (readonly [Role, RegExp])[] = [
     new RegExp(String.raw`\b${VERB}\s+(?:a\s+|the\s+)?(?:follower|replica|slave|secondary)\b`, 'i'),
   ],
   ['leader', /\b(?:convertToLeader|becomeLeader|become-leader|leader elected|won the election)\b/i],
-  ['follower', /\b(?:convertToFollower|becomeFollower|become-follower|stepping down|stepped down)\b/i],
+  [
+    'follower',
+    /\b(?:convertToFollower|becomeFollower|become-follower|step-down|stepping down|stepped down)\b/i,
+  ],
   [
     'candidate',
     /\b(?:convertToCandidate|becomeCandidate|become-candidate|starting election|start(?:ing|s)? (?:a )?(?:new )?election)\b/i,

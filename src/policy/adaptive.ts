@@ -188,7 +188,8 @@ export class AdaptivePolicy implements Policy {
   private track(a: Fault | null): void {
     if (a === null) return;
     const undoes = UNDO_OF[a.f];
-    if (undoes !== undefined) this.active.delete(undoes);
-    else this.active.set(a.f, (this.active.get(a.f) ?? 0) + 1);
+    if (undoes === undefined) this.active.set(a.f, (this.active.get(a.f) ?? 0) + 1);
+    else if (a.value === 'one') this.active.set(undoes, Math.max(0, (this.active.get(undoes) ?? 0) - 1));
+    else this.active.delete(undoes);
   }
 }

@@ -11,8 +11,14 @@ export interface PolicyOptions {
   readonly adaptive?: AdaptiveOptions;
 }
 
-/** `random` (Jepsen's baseline), `mallory` (the artifact's Q-learning) or `adaptive` (ours). */
-export function createPolicy(name: PolicyName, options: PolicyOptions = {}): Policy {
+/**
+ * `random` (Jepsen's baseline), `mallory` (the artifact's Q-learning) or `adaptive` (ours).
+ * Throws for another name (the CLI validates names first, with `isPolicyName`).
+ */
+export function createPolicy(name: string, options: PolicyOptions = {}): Policy {
+  if (!isPolicyName(name)) {
+    throw new Error(`policy ${name} is not available: use one of ${POLICY_NAMES.join(', ')}`);
+  }
   switch (name) {
     case 'random':
       return new RandomPolicy();

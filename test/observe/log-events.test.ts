@@ -59,6 +59,8 @@ describe('LogEvents', () => {
     expect(roleOfText('raft.node: 7e3 became follower at term 4')).toBe('follower');
     expect(roleOfText('1 became pre-candidate at term 2')).toBe('candidate');
     expect(roleOfText('convertToLeader')).toBe('leader');
+    expect(roleOfText('step-down')).toBe('follower');
+    expect(roleOfText('become-candidate')).toBe('candidate');
     expect(roleOfText('leader is n2')).toBeUndefined();
     expect(roleOfValue('StateLeader')).toBe('leader');
     expect(roleOfValue(3)).toBeUndefined();

@@ -202,3 +202,9 @@ describe('AdaptivePolicy', () => {
     expect(() => new AdaptivePolicy({ alpha: 2 })).toThrow(/alpha/);
   });
 });
+
+describe('createPolicy', () => {
+  it('rejects unknown names with the list of known ones', () => {
+    expect(() => createPolicy('greedy')).toThrow(/random, mallory, adaptive/);
+  });
+});
