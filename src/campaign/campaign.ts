@@ -8,7 +8,6 @@ import { ResourceRegistry } from '../cluster/resources.js';
 import { LogCheck } from '../check/logs.js';
 import { monoNs, sleep } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
-import type { Event } from '../core/event.js';
 import { describeFault, type Fault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
 import { Nemesis, type FaultOutcome, type ScheduleEntry } from '../nemesis/nemesis.js';
@@ -19,9 +18,11 @@ import { findSystem } from '../systems/index.js';
 import type { SystemAdapter } from '../systems/system.js';
 import { History } from '../workload/history.js';
 import { RegisterWorkload } from '../workload/register.js';
+import { Coverage } from '../abstraction/coverage.js';
 import type { BugRecord } from './bug.js';
 import type { Finding, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
+import { Observation } from './observation.js';
 import type { Progress, Reporter, RunSummary } from './reporter.js';
 import { readSchedule } from './schedule-file.js';
 
@@ -29,6 +30,8 @@ const STARTUP_READY_MS = 60_000;
 const PROGRESS_INTERVAL_MS = 500;
 const KEYS_PER_SCHEDULE = 5;
 const OPS_PER_KEY = 150;
+/** How long a decision waits for the previous window's state (the timeline's grace is 150 ms). */
+const STATE_WAIT_MS = 600;
 
 export interface CampaignOptions {
   readonly config: RunConfig;
@@ -60,7 +63,10 @@ export class Campaign {
   private phase: Progress['phase'] = 'starting';
   private startMs = Date.now();
   private readonly exits: NodeExit[] = [];
-  private readonly scheduleEvents: Event[] = [];
+  private readonly coverage = new Coverage();
+  private observation: Observation | undefined;
+  private decisions = 0;
+  private decisionsWithState = 0;
 
   constructor(private readonly options: CampaignOptions) {
     this.config = options.config;
@@ -131,7 +137,6 @@ export class Campaign {
       });
       if (policy && config.seedPolicyFrom) this.seedPolicy(policy, config.seedPolicyFrom);
       network = await this.createNetwork(system, nodes, seed);
-      network.onEvent((event) => this.scheduleEvents.push(event));
       cluster = new Cluster({
         system,
         nodes,
@@ -141,6 +146,15 @@ export class Campaign {
         registry,
         onExit: (exit) => this.exits.push(exit),
       });
+      const observation = new Observation(store.dir, nodes, system);
+      this.observation = observation;
+      network.onEvent((event) => {
+        observation.ingest(event);
+      });
+      history.onOp((_op, event) => {
+        observation.ingest(event);
+      });
+      observation.start();
       const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults);
       const logCheck = new LogCheck(store.dir, system.crashPatterns);
       workload = new RegisterWorkload(system, cluster, history, rng.fork('workload'), {
@@ -166,7 +180,9 @@ export class Campaign {
         const s = this.schedule;
         const scheduleStart = Date.now();
         store.scheduleStarted(s, scheduleStart - this.startMs);
-        this.scheduleEvents.length = 0;
+        observation.timeline.discardBefore(monoNs());
+        observation.takeScheduleEvents();
+        this.coverage.resetEpisode();
         policy?.resetEpisode?.();
         workload.start(`s${s}`);
         const faults: ScheduleEntry[] = [];
@@ -213,6 +229,7 @@ export class Campaign {
         const recoveryMs = recovered ? Date.now() - recoveryStart : null;
         history.takeSegment(); // the reset's nemesis ops belong to no schedule's check
         this.phase = 'checking';
+        const scheduleEvents = observation.takeScheduleEvents();
         const findings: Finding[] = [];
         for (const f of logCheck.scan(nodes, this.exits.splice(0))) {
           findings.push({ kind: 'crash', name: f.kind, message: f.message, evidence: f });
@@ -231,7 +248,7 @@ export class Campaign {
               schedule: s,
               ops,
               faults,
-              events: [...this.scheduleEvents],
+              events: scheduleEvents,
               runDir: store.dir,
             })),
           );
@@ -264,6 +281,7 @@ export class Campaign {
       this.phase = 'stopping';
       workload?.interrupt();
       await workload?.stop().catch(() => undefined);
+      await this.observation?.stop().catch(() => undefined);
       await cluster?.close().catch(() => undefined);
       await network?.close().catch(() => undefined);
       registry.releaseAll();
@@ -280,7 +298,12 @@ export class Campaign {
       ops: { ...counts },
       faults: this.faultCount,
       bugs: this.bugs,
-      metrics: {},
+      metrics: {
+        ...this.coverage.snapshot(),
+        ...(this.decisions > 0
+          ? { state_arrival_pct: Math.round((1000 * this.decisionsWithState) / this.decisions) / 10 }
+          : {}),
+      },
       ...(error !== undefined ? { error } : {}),
     };
     store.finish(status, summary);
@@ -319,6 +342,11 @@ export class Campaign {
     await sleep(scheduleStart + endAt - Date.now(), this.signal);
   }
 
+  /** The abstraction whose states the policy learns on: the artifact's for `mallory`, ours otherwise. */
+  private policyAbstraction(): string {
+    return this.config.policy === 'mallory' ? 'artifact' : 'causal';
+  }
+
   private async runSteps(
     policy: Policy,
     rng: Rng,
@@ -329,25 +357,62 @@ export class Campaign {
     enact: (fault: Fault, step: number | null) => Promise<void>,
   ): Promise<void> {
     const space = nemesis.actionSpace();
+    const abstraction = this.policyAbstraction();
+    const timeline = this.observation!.timeline;
+    let observed: { step: number; state: string } | undefined;
+    let previous: string | undefined;
+    let pending: Promise<void> | undefined;
+    let windowStartTs = monoNs();
     for (this.step = 0; this.step < this.config.steps; this.step++) {
-      const stepStart = scheduleStart + this.step * this.config.stepMs;
-      const stepEnd = stepStart + this.config.stepMs;
-      if (this.signal.aborted || stepStart >= budgetEnd) return;
-      const fault = policy.decide({ state: undefined, space, rng, schedule: this.schedule, step: this.step });
-      if (fault) await enact(fault, this.step);
-      await sleep(Math.min(stepEnd, budgetEnd) - Date.now(), this.signal);
-      store.step({
+      const step = this.step;
+      const stepStart = scheduleStart + step * this.config.stepMs;
+      const stepEnd = Math.min(stepStart + this.config.stepMs, budgetEnd);
+      if (this.signal.aborted || stepStart >= budgetEnd) break;
+      if (pending) await Promise.race([pending, sleep(STATE_WAIT_MS, this.signal)]);
+      const arrived = step > 0 && observed?.step === step - 1;
+      if (step > 0) {
+        this.decisions++;
+        if (arrived) this.decisionsWithState++;
+      }
+      const fault = policy.decide({
+        state: arrived ? observed!.state : undefined,
+        space,
+        rng,
         schedule: this.schedule,
-        step: this.step,
-        startedMs: stepStart - this.startMs,
-        endedMs: Date.now() - this.startMs,
-        fault: fault ? describeFault(fault) : null,
-        state: null,
-        stateArrived: null,
-        reward: null,
-        metrics: null,
+        step,
       });
+      if (fault) await enact(fault, step);
+      await sleep(stepEnd - Date.now(), this.signal);
+      const windowEndTs = monoNs();
+      const startedMs = stepStart - this.startMs;
+      const endedMs = Date.now() - this.startMs;
+      const schedule = this.schedule;
+      const stateArrived = step === 0 ? null : arrived;
+      const row = { schedule, step, startedMs, endedMs, fault: fault ? describeFault(fault) : null };
+      store.step({ ...row, state: null, stateArrived, reward: null, metrics: null });
+      pending = timeline.close(step, windowStartTs, windowEndTs).then((window) => {
+        const obs = this.coverage.observe(window, fault);
+        const next = obs.states[abstraction];
+        const seenBefore = obs.seenBefore[abstraction];
+        policy.learn({ state: previous, action: fault, next: next.id, seenBefore });
+        previous = next.id;
+        observed = { step, state: next.id };
+        for (const [name, state] of Object.entries(obs.states)) {
+          if (obs.seenBefore[name] === 0) store.state(name, state.id, state.features, schedule, step);
+        }
+        const metrics = this.coverage.snapshot();
+        store.step({
+          ...row,
+          state: next.id,
+          stateArrived,
+          reward: seenBefore === 0 ? 0 : -1,
+          metrics: { ...metrics, seenBefore },
+        });
+        store.metrics(endedMs, schedule, step, metrics);
+      });
+      windowStartTs = windowEndTs;
     }
+    if (pending) await pending;
   }
 
   private recordFault(
@@ -445,6 +510,7 @@ export class Campaign {
       faults: this.faultCount,
       bugs: this.bugs.length,
       phase: this.phase,
+      states: this.coverage.snapshot()[`states_${this.policyAbstraction()}`] ?? 0,
     });
   }
 }

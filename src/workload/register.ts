@@ -3,6 +3,8 @@ import type { Rng } from '../core/random.js';
 import type { ClientResult, ClusterView, KvClient, SystemAdapter } from '../systems/system.js';
 import type { History } from './history.js';
 
+const FAIL_BACKOFF_MS = 100;
+
 export interface RegisterWorkloadOptions {
   readonly concurrency: number;
   /** Total client ops per second across all workers. */
@@ -147,6 +149,8 @@ export class RegisterWorkload {
       } else if (result.type === 'fail') {
         this.counts.fail++;
         this.history.record({ type: 'fail', process, f, value, node, error: result.error });
+        // A node that refuses (down, not leader) is retried after a pause, not hammered.
+        await sleep(FAIL_BACKOFF_MS, this.abort.signal);
       } else {
         this.counts.info++;
         this.history.record({ type: 'info', process, f, value, node, error: result.error });
