@@ -1,0 +1,15 @@
+import { UsageError } from '../core/errors.js';
+import { kvraft } from './kvraft/index.js';
+import type { SystemDefinition } from './system.js';
+
+/** Every system `mallory run --system NAME` knows. */
+export const SYSTEMS: Readonly<Record<string, SystemDefinition>> = { kvraft };
+
+export function findSystem(name: string): SystemDefinition {
+  const system = SYSTEMS[name];
+  if (!system) {
+    const known = Object.keys(SYSTEMS).sort().join(', ') || 'none';
+    throw new UsageError('unknown-system', `unknown system "${name}": choose one of ${known}`);
+  }
+  return system;
+}
