@@ -76,7 +76,6 @@ export function assertionFailed(message: string, probe: Probe): never {
   probe.emit('assertion-failed');
   probe.flush();
   process.stderr.write(`ASSERTION FAILED: ${message}\n`);
-  process.stdout.write(`ASSERTION FAILED: ${message}\n`);
   process.exit(1);
 }
 
