@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { mallory, type Sandbox, sandbox } from '../../e2e/helpers.js';
 const SCHEDULES = join(import.meta.dirname, 'schedules');
 
 interface Summary {
+  readonly runDir: string;
   readonly status: string;
   readonly bugs: readonly { kind: string; name: string; message: string }[];
   readonly ops: { ok: number };
@@ -57,6 +58,12 @@ describe('kvraft bug switches under scripted schedules (mallory run)', () => {
       expect(summary.bugs).toEqual([]);
       expect(summary.ops.ok).toBeGreaterThan(500);
       expect(code).toBe(0);
+      // The probe events and the node logs are in the run directory.
+      for (const node of ['n1', 'n2', 'n3']) {
+        const dir = join(summary.runDir, 'nodes', node);
+        expect(readFileSync(join(dir, 'probe.jsonl'), 'utf8')).toContain('"type":"commit-advance"');
+        expect(readFileSync(join(dir, 'stdout.log'), 'utf8')).toContain(`kvraft ${node} started`);
+      }
     });
   }
 });
