@@ -57,7 +57,8 @@ export function intraPairs(events: readonly Event[], out: Set<string>, label?: L
 /**
  * Cross-node causal pairs: for each happens-before edge from X to Y (X ≠ Y), the last internal event
  * on X before the send and the first internal event on Y after the receive, within the window
- * (`^` when X had none before the send, `$` when Y had none after the receive).
+ * (`^` when X had none before the send, `$` when Y had none after the receive). A message kind
+ * (`attrs.kind` on the send, e.g. `append`) is kept in the pair: `a >append> b`.
  */
 export function crossPairs(window: Window, out: Set<string>, label?: Labeler): Set<string> {
   const edges = window.edges ?? [];
@@ -75,7 +76,8 @@ export function crossPairs(window: Window, out: Set<string>, label?: Labeler): S
     const after = firstAfter(byNode.get(recv.node), recv.ts);
     const a = before ? (label ? label(before) : '') + before.type : '^';
     const b = after ? (label ? label(after) : '') + after.type : '$';
-    out.add(a + PAIR_SEPARATOR + b);
+    const kind = send.attrs?.kind;
+    out.add(a + (typeof kind === 'string' ? ` >${kind}> ` : PAIR_SEPARATOR) + b);
   }
   return out;
 }

@@ -52,6 +52,7 @@ describe('intraPairs', () => {
 describe('crossPairs', () => {
   it('pairs the last event before a send with the first after its receive', () => {
     const send: Event = { ts: 3, node: 'n1', source: 'net', type: 'send', attrs: { msg: 'm', peer: 'n2' } };
+    const typed: Event = { ...send, attrs: { msg: 'm', peer: 'n2', kind: 'append' } };
     const recv: Event = { ts: 5, node: 'n2', source: 'net', type: 'recv', attrs: { msg: 'm', peer: 'n1' } };
     const events = [
       log(1, 'n1', 'a'),
@@ -66,5 +67,7 @@ describe('crossPairs', () => {
     expect([...crossPairs(window, new Set())]).toEqual(['b > c']);
     const bare = { ...window, events: [send, recv], edges: [{ send, recv }] };
     expect([...crossPairs(bare, new Set())]).toEqual(['^ > $']);
+    const kinded = { ...window, edges: [{ send: typed, recv }] };
+    expect([...crossPairs(kinded, new Set())]).toEqual(['b >append> c']);
   });
 });
