@@ -23,6 +23,8 @@ export interface DrainOptions {
   readonly maxChildren?: number;
   /** Lines longer than this many tokens are cut (keeps the work per line bounded). */
   readonly maxTokens?: number;
+  /** Templates kept; lines that would found more get the type `L0` (memory stays bounded). */
+  readonly maxTemplates?: number;
 }
 
 export interface LogTemplate {
@@ -37,6 +39,9 @@ const DEFAULT_DEPTH = 4;
 const DEFAULT_SIMILARITY = 0.4;
 const DEFAULT_MAX_CHILDREN = 100;
 const DEFAULT_MAX_TOKENS = 64;
+const DEFAULT_MAX_TEMPLATES = 10_000;
+/** The template of lines mined once `maxTemplates` is reached. */
+export const OVERFLOW_TEMPLATE_ID = 'L0';
 /** Exact masked-line cache; cleared when full so memory stays bounded. */
 const LINE_CACHE_MAX = 4096;
 
@@ -84,6 +89,8 @@ export class Drain {
   private readonly similarity: number;
   private readonly maxChildren: number;
   private readonly maxTokens: number;
+  private readonly maxTemplates: number;
+  private readonly overflow: Cluster = { id: OVERFLOW_TEMPLATE_ID, tokens: [WILDCARD], size: 0 };
   private readonly root = newNode();
   private readonly clusters: Cluster[] = [];
   private readonly cache = new Map<string, Cluster>();
@@ -93,6 +100,7 @@ export class Drain {
     this.similarity = options.similarity ?? DEFAULT_SIMILARITY;
     this.maxChildren = options.maxChildren ?? DEFAULT_MAX_CHILDREN;
     this.maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    this.maxTemplates = options.maxTemplates ?? DEFAULT_MAX_TEMPLATES;
     if (!Number.isInteger(this.depth) || this.depth < 3) {
       throw new RangeError(`Drain depth should be an integer ≥ 3, got ${this.depth}`);
     }
@@ -129,6 +137,9 @@ export class Drain {
       for (let i = 0; i < tokens.length; i++) {
         if (cluster.tokens[i] !== tokens[i]) cluster.tokens[i] = WILDCARD;
       }
+      cluster.size++;
+    } else if (this.clusters.length >= this.maxTemplates) {
+      cluster = this.overflow;
       cluster.size++;
     } else {
       cluster = { id: `L${this.clusters.length + 1}`, tokens: [...tokens], size: 1 };

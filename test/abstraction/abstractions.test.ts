@@ -59,11 +59,11 @@ describe('CausalAbstraction', () => {
       { ts: 3, node: 'n1', source: 'probe', type: 'append' },
       send,
       recv,
-      { ts: 6, node: 'n2', source: 'log', type: 'L2', attrs: { role: 'follower', term: 7 } },
+      { ts: 6, node: 'n2', source: 'probe', type: 'ack', attrs: { role: 'follower', term: 7 } },
     ];
     const s = c.abstract(win(events, [{ send, recv }]));
     expect(s.features).toContain('p:L:become-leader > L:append');
-    expect(s.features).toContain('x:L:append > F:L2');
+    expect(s.features).toContain('x:L:append > F:ack');
     expect(s.features).toContain('s:leaders=1');
     expect(s.features).toContain('s:silent=0');
     expect(s.features).toContain(`b:term=${log2Bucket(5)}`);

@@ -77,3 +77,14 @@ describe('Drain.load', () => {
     }).toThrow(/without gaps/);
   });
 });
+
+describe('Drain.maxTemplates', () => {
+  it('sends lines beyond the template budget to the overflow type', () => {
+    const d = new Drain({ maxTemplates: 2 });
+    expect(d.add('alpha beta').id).toBe('L1');
+    expect(d.add('gamma delta epsilon').id).toBe('L2');
+    expect(d.add('zeta eta theta iota').id).toBe('L0');
+    expect(d.add('alpha beta').id).toBe('L1');
+    expect(d.templates()).toHaveLength(2);
+  });
+});
