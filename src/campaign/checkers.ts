@@ -1,3 +1,4 @@
+import { checkInvariants } from '../check/invariants.js';
 import { checkOps } from '../check/linearizable.js';
 import type { Finding, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
@@ -30,7 +31,24 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
   };
 }
 
+/** Raft safety over the schedule's probe events (two leaders in a term, a vote given twice, …). */
+export function invariantChecker(): ScheduleChecker {
+  return {
+    name: 'invariants',
+    check(input): Promise<Finding[]> {
+      return Promise.resolve(
+        checkInvariants(input.events).map((v) => ({
+          kind: 'invariant' as const,
+          name: v.name,
+          message: v.message,
+          evidence: { events: v.events },
+        })),
+      );
+    },
+  };
+}
+
 /** The checks every campaign runs on each schedule (beyond the log and recovery checks). */
 export function defaultCheckers(config: RunConfig): ScheduleChecker[] {
-  return [linearizabilityChecker(config.checkTimeLimitMs)];
+  return [linearizabilityChecker(config.checkTimeLimitMs), invariantChecker()];
 }
