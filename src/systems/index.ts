@@ -1,0 +1,7 @@
+import { etcd } from './etcd/etcd.js';
+import type { SystemDefinition } from './system.js';
+
+/** Every system `mallory run --system NAME` can drive, by name. */
+export const SYSTEMS: Readonly<Record<string, SystemDefinition>> = {
+  etcd,
+};
