@@ -5,4 +5,6 @@ import type { Window } from '../timeline/window.js';
 export interface Abstraction {
   readonly name: string;
   abstract(window: Window): State;
+  /** Called at the start of each schedule (the cluster was reset): forget per-episode memory. */
+  resetEpisode?(): void;
 }

@@ -1,4 +1,6 @@
+import { registerCleanup } from './cleanup.js';
 import type { RegisterCommand } from './command.js';
+import { registerRun } from './run.js';
 
 /** Every `mallory` subcommand, in the order `--help` lists them. */
-export const COMMANDS: readonly RegisterCommand[] = [];
+export const COMMANDS: readonly RegisterCommand[] = [registerRun, registerCleanup];

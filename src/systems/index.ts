@@ -1,11 +1,18 @@
+import { UsageError } from '../core/errors.js';
 import { dqlite } from './dqlite/dqlite.js';
 import { etcd } from './etcd/etcd.js';
+import { kvraft } from './kvraft/index.js';
 import { redis } from './redis/redis.js';
 import type { SystemDefinition } from './system.js';
 
-/** Every system `mallory run --system NAME` can drive, by name. */
-export const SYSTEMS: Readonly<Record<string, SystemDefinition>> = {
-  dqlite,
-  etcd,
-  redis,
-};
+/** Every system `mallory run --system NAME` knows. */
+export const SYSTEMS: Readonly<Record<string, SystemDefinition>> = { kvraft, dqlite, etcd, redis };
+
+export function findSystem(name: string): SystemDefinition {
+  const system = SYSTEMS[name];
+  if (!system) {
+    const known = Object.keys(SYSTEMS).sort().join(', ') || 'none';
+    throw new UsageError('unknown-system', `unknown system "${name}": choose one of ${known}`);
+  }
+  return system;
+}

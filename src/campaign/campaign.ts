@@ -1,0 +1,518 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+import { Cluster, type NodeExit } from '../cluster/cluster.js';
+import type { NetworkBackend } from '../cluster/net/backend.js';
+import { ProxyBackend } from '../cluster/net/proxy.js';
+import { ResourceRegistry } from '../cluster/resources.js';
+import { LogCheck } from '../check/logs.js';
+import { monoNs, sleep } from '../core/clock.js';
+import { UsageError } from '../core/errors.js';
+import { describeFault, type Fault } from '../core/fault.js';
+import { Rng } from '../core/random.js';
+import { Nemesis, type FaultOutcome, type ScheduleEntry } from '../nemesis/nemesis.js';
+import { createPolicy } from '../policy/index.js';
+import type { Policy } from '../policy/policy.js';
+import { RunStore } from '../store/run-store.js';
+import { findSystem } from '../systems/index.js';
+import type { SystemAdapter } from '../systems/system.js';
+import { History } from '../workload/history.js';
+import { RegisterWorkload } from '../workload/register.js';
+import { Coverage } from '../abstraction/coverage.js';
+import type { BugRecord } from './bug.js';
+import type { Finding, ScheduleChecker } from './checker.js';
+import type { RunConfig } from './config.js';
+import { Observation } from './observation.js';
+import type { Progress, Reporter, RunSummary } from './reporter.js';
+import { readSchedule } from './schedule-file.js';
+
+const STARTUP_READY_MS = 60_000;
+const PROGRESS_INTERVAL_MS = 500;
+const KEYS_PER_SCHEDULE = 5;
+const OPS_PER_KEY = 150;
+/** How long a decision waits for the previous window's state (the timeline's grace is 150 ms). */
+const STATE_WAIT_MS = 600;
+
+export interface CampaignOptions {
+  readonly config: RunConfig;
+  readonly reporters: readonly Reporter[];
+  readonly signal: AbortSignal;
+  /** Extra checks on each schedule (the linearizability and invariant checkers plug in here). */
+  readonly checkers?: readonly ScheduleChecker[];
+  /** Resources are recorded here; exposed so a crash handler can release them. */
+  readonly onRegistry?: (registry: ResourceRegistry) => void;
+}
+
+function newRunId(): string {
+  return `${Date.now().toString(36)}${Math.floor(Math.random() * 0x10000).toString(36)}`;
+}
+
+/**
+ * One fuzzing campaign: start the cluster and the clients, then schedule after schedule pick a
+ * fault per step, enact it, reset, and check the schedule's history and logs.
+ */
+export class Campaign {
+  private readonly config: RunConfig;
+  private readonly reporters: readonly Reporter[];
+  private readonly signal: AbortSignal;
+  private readonly checkers: readonly ScheduleChecker[];
+  private readonly bugs: BugRecord[] = [];
+  private faultCount = 0;
+  private schedule = 0;
+  private step = 0;
+  private phase: Progress['phase'] = 'starting';
+  private startMs = Date.now();
+  private readonly exits: NodeExit[] = [];
+  private readonly coverage = new Coverage();
+  private observation: Observation | undefined;
+  private decisions = 0;
+  private decisionsWithState = 0;
+
+  constructor(private readonly options: CampaignOptions) {
+    this.config = options.config;
+    this.reporters = options.reporters;
+    this.signal = options.signal;
+    this.checkers = options.checkers ?? [];
+  }
+
+  private emit<K extends keyof Reporter>(hook: K, ...args: Parameters<NonNullable<Reporter[K]>>): void {
+    for (const reporter of this.reporters) {
+      const fn = reporter[hook] as ((...a: typeof args) => void) | undefined;
+      fn?.apply(reporter, args);
+    }
+  }
+
+  async run(): Promise<RunSummary> {
+    const config = this.config;
+    const definition = findSystem(config.system);
+    for (const bug of config.bugs) {
+      if (!definition.bugs.includes(bug)) {
+        throw new UsageError(
+          'unknown-bug',
+          `system ${definition.name} has no bug switch "${bug}": choose from ${definition.bugs.join(', ') || 'none'}`,
+        );
+      }
+    }
+    const fixedSchedule = config.schedule ? readSchedule(config.schedule) : undefined;
+    const system = definition.create({ bugs: config.bugs });
+    const problems = (await system.doctor()).filter((d) => !d.ok);
+    if (problems.length > 0) {
+      const p = problems[0];
+      throw new UsageError('missing-binary', `${p.what}${p.fix ? `: run ${p.fix}` : ''}`);
+    }
+    const seed = config.seed ?? Math.floor(Math.random() * 2 ** 31);
+    const rng = new Rng(seed);
+    const nodeCount = config.nodes ?? definition.defaultNodes;
+    const nodes = Array.from({ length: nodeCount }, (_, i) => `n${i + 1}`);
+    const runId = newRunId();
+    const policy = fixedSchedule ? undefined : createPolicy(config.policy);
+    const store = RunStore.create(resolve(config.store), {
+      id: runId,
+      system: definition.name,
+      seed,
+      policy: fixedSchedule ? 'schedule' : config.policy,
+      config: { ...config, seed, nodes: nodeCount },
+    });
+    const registry = new ResourceRegistry(runId, store.dir);
+    this.options.onRegistry?.(registry);
+    this.startMs = Date.now();
+    const history = new History(monoNs(), (op) => {
+      store.appendOp(op);
+    });
+    let network: NetworkBackend | undefined;
+    let cluster: Cluster | undefined;
+    let workload: RegisterWorkload | undefined;
+    let status: RunSummary['status'] = 'complete';
+    let error: string | undefined;
+    const ticker = setInterval(() => {
+      this.emitProgress(workload);
+    }, PROGRESS_INTERVAL_MS);
+    try {
+      this.emit('runStarted', {
+        runDir: store.dir,
+        system: definition.name,
+        seed,
+        policy: policy?.name ?? 'schedule',
+        nodes,
+      });
+      if (policy && config.seedPolicyFrom) this.seedPolicy(policy, config.seedPolicyFrom);
+      network = await this.createNetwork(system, nodes, seed);
+      cluster = new Cluster({
+        system,
+        nodes,
+        runDir: store.dir,
+        runId,
+        network,
+        registry,
+        onExit: (exit) => this.exits.push(exit),
+      });
+      const observation = new Observation(store.dir, nodes, system);
+      this.observation = observation;
+      network.onEvent((event) => {
+        observation.ingest(event);
+      });
+      history.onOp((_op, event) => {
+        observation.ingest(event);
+      });
+      observation.start();
+      const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults);
+      const logCheck = new LogCheck(store.dir, system.crashPatterns);
+      workload = new RegisterWorkload(system, cluster, history, rng.fork('workload'), {
+        concurrency: config.concurrency ?? 2 * nodeCount,
+        rate: config.rate,
+        timeoutMs: config.opTimeoutMs,
+        keys: KEYS_PER_SCHEDULE,
+        opsPerKey: OPS_PER_KEY,
+        cas: true,
+      });
+      await cluster.startAll();
+      if (!(await cluster.waitReady(STARTUP_READY_MS, this.signal))) {
+        if (this.signal.aborted) throw new Interrupted();
+        throw new UsageError(
+          'not-ready',
+          `${definition.name} did not serve requests within ${STARTUP_READY_MS / 1000} s of starting: see ${join(store.dir, 'nodes')}`,
+        );
+      }
+      this.phase = 'fuzzing';
+      const budgetEnd = this.startMs + config.timeMs;
+      const policyRng = rng.fork('policy');
+      for (this.schedule = 0; Date.now() < budgetEnd && !this.signal.aborted; this.schedule++) {
+        const s = this.schedule;
+        const scheduleStart = Date.now();
+        store.scheduleStarted(s, scheduleStart - this.startMs);
+        observation.timeline.discardBefore(monoNs());
+        observation.takeScheduleEvents();
+        this.coverage.resetEpisode();
+        policy?.resetEpisode?.();
+        workload.start(`s${s}`);
+        const faults: ScheduleEntry[] = [];
+        const enact = async (
+          fault: Fault,
+          stepIdx: number | null,
+          recorded?: ScheduleEntry,
+        ): Promise<void> => {
+          const atMs = Date.now() - scheduleStart;
+          history.record({ type: 'info', process: 'nemesis', f: fault.f, value: fault.value });
+          const outcome = await nemesis.enact(fault, recorded);
+          history.record({
+            type: 'info',
+            process: 'nemesis',
+            f: fault.f,
+            value: outcome.nodes.length > 0 ? outcome.nodes : fault.value,
+            ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+          });
+          this.recordFault(store, outcome, s, stepIdx, atMs);
+          if (outcome.outcome === 'ok') {
+            faults.push({
+              atMs,
+              f: fault.f,
+              value: fault.value,
+              nodes: outcome.nodes,
+              ...(outcome.links && (fault.f === 'start-partition' || fault.f === 'start-packet')
+                ? { links: outcome.links }
+                : {}),
+            });
+          }
+        };
+        if (fixedSchedule) {
+          await this.runFixed(fixedSchedule, scheduleStart, enact);
+        } else {
+          await this.runSteps(policy!, policyRng, nemesis, store, scheduleStart, budgetEnd, enact);
+        }
+        this.phase = 'checking';
+        await workload.stop();
+        const ops = history.takeSegment();
+        this.phase = 'resetting';
+        const resetErrors = await nemesis.healAll();
+        const recoveryStart = Date.now();
+        const recovered = await cluster.waitReady(config.recoveryTimeoutMs, this.signal);
+        const recoveryMs = recovered ? Date.now() - recoveryStart : null;
+        history.takeSegment(); // the reset's nemesis ops belong to no schedule's check
+        this.phase = 'checking';
+        const scheduleEvents = observation.takeScheduleEvents();
+        const findings: Finding[] = [];
+        for (const f of logCheck.scan(nodes, this.exits.splice(0))) {
+          findings.push({ kind: 'crash', name: f.kind, message: f.message, evidence: f });
+        }
+        if (!recovered && !this.signal.aborted) {
+          findings.push({
+            kind: 'recovery',
+            name: 'no-recovery',
+            message: `the system did not serve again within ${config.recoveryTimeoutMs / 1000} s after all faults were healed`,
+            evidence: { resetErrors },
+          });
+        }
+        for (const checker of this.checkers) {
+          findings.push(
+            ...(await checker.check({
+              schedule: s,
+              ops,
+              faults,
+              events: scheduleEvents,
+              runDir: store.dir,
+            })),
+          );
+        }
+        for (const finding of findings) this.recordBug(store, finding, s, faults, seed);
+        store.scheduleEnded(
+          s,
+          Date.now() - this.startMs,
+          ops.length,
+          { findings: findings.length },
+          recoveryMs,
+        );
+        this.phase = 'fuzzing';
+        if (fixedSchedule) {
+          this.schedule++;
+          break;
+        }
+      }
+      if (this.signal.aborted) status = 'interrupted';
+      if (policy) store.savePolicy(policy.name, policy.save());
+    } catch (e) {
+      if (e instanceof Interrupted) status = 'interrupted';
+      else if (e instanceof UsageError) throw e;
+      else {
+        status = 'error';
+        error = e instanceof Error ? e.message : String(e);
+      }
+    } finally {
+      clearInterval(ticker);
+      this.phase = 'stopping';
+      workload?.interrupt();
+      await workload?.stop().catch(() => undefined);
+      await this.observation?.stop().catch(() => undefined);
+      await cluster?.close().catch(() => undefined);
+      await network?.close().catch(() => undefined);
+      registry.releaseAll();
+    }
+    const counts = workload?.counts ?? { ok: 0, fail: 0, info: 0 };
+    const summary: RunSummary = {
+      runDir: store.dir,
+      status,
+      system: definition.name,
+      seed,
+      policy: policy?.name ?? 'schedule',
+      elapsedMs: Date.now() - this.startMs,
+      schedules: this.schedule,
+      ops: { ...counts },
+      faults: this.faultCount,
+      bugs: this.bugs,
+      metrics: {
+        ...this.coverage.snapshot(),
+        ...(this.decisions > 0
+          ? { state_arrival_pct: Math.round((1000 * this.decisionsWithState) / this.decisions) / 10 }
+          : {}),
+      },
+      ...(error !== undefined ? { error } : {}),
+    };
+    store.finish(status, summary);
+    store.close();
+    this.emit('runEnded', summary);
+    return summary;
+  }
+
+  private async createNetwork(
+    system: SystemAdapter,
+    nodes: readonly string[],
+    seed: number,
+  ): Promise<NetworkBackend> {
+    if (this.config.network === 'netns') {
+      throw new UsageError(
+        'no-netns',
+        'the netns network backend is not available in this build: use --network proxy',
+      );
+    }
+    return ProxyBackend.create({ nodes, services: system.services, peerServices: system.peerServices, seed });
+  }
+
+  private async runFixed(
+    entries: readonly ScheduleEntry[],
+    scheduleStart: number,
+    enact: (fault: Fault, step: number | null, recorded?: ScheduleEntry) => Promise<void>,
+  ): Promise<void> {
+    const lastAt = entries.reduce((m, e) => Math.max(m, e.atMs), 0);
+    const endAt = Math.max(this.config.steps * this.config.stepMs, lastAt + this.config.stepMs);
+    for (const entry of entries) {
+      await sleep(scheduleStart + entry.atMs - Date.now(), this.signal);
+      if (this.signal.aborted) return;
+      this.step = Math.floor(entry.atMs / this.config.stepMs);
+      await enact({ f: entry.f, value: entry.value }, this.step, entry);
+    }
+    await sleep(scheduleStart + endAt - Date.now(), this.signal);
+  }
+
+  /** The abstraction whose states the policy learns on: the artifact's for `mallory`, ours otherwise. */
+  private policyAbstraction(): string {
+    return this.config.policy === 'mallory' ? 'artifact' : 'causal';
+  }
+
+  private async runSteps(
+    policy: Policy,
+    rng: Rng,
+    nemesis: Nemesis,
+    store: RunStore,
+    scheduleStart: number,
+    budgetEnd: number,
+    enact: (fault: Fault, step: number | null) => Promise<void>,
+  ): Promise<void> {
+    const space = nemesis.actionSpace();
+    const abstraction = this.policyAbstraction();
+    const timeline = this.observation!.timeline;
+    let observed: { step: number; state: string } | undefined;
+    let previous: string | undefined;
+    let pending: Promise<void> | undefined;
+    let windowStartTs = monoNs();
+    for (this.step = 0; this.step < this.config.steps; this.step++) {
+      const step = this.step;
+      const stepStart = scheduleStart + step * this.config.stepMs;
+      const stepEnd = Math.min(stepStart + this.config.stepMs, budgetEnd);
+      if (this.signal.aborted || stepStart >= budgetEnd) break;
+      if (pending) await Promise.race([pending, sleep(STATE_WAIT_MS, this.signal)]);
+      const arrived = step > 0 && observed?.step === step - 1;
+      if (step > 0) {
+        this.decisions++;
+        if (arrived) this.decisionsWithState++;
+      }
+      const fault = policy.decide({
+        state: arrived ? observed!.state : undefined,
+        space,
+        rng,
+        schedule: this.schedule,
+        step,
+      });
+      if (fault) await enact(fault, step);
+      await sleep(stepEnd - Date.now(), this.signal);
+      const windowEndTs = monoNs();
+      const startedMs = stepStart - this.startMs;
+      const endedMs = Date.now() - this.startMs;
+      const schedule = this.schedule;
+      const stateArrived = step === 0 ? null : arrived;
+      const row = { schedule, step, startedMs, endedMs, fault: fault ? describeFault(fault) : null };
+      store.step({ ...row, state: null, stateArrived, reward: null, metrics: null });
+      pending = timeline.close(step, windowStartTs, windowEndTs).then((window) => {
+        const obs = this.coverage.observe(window, fault);
+        const next = obs.states[abstraction];
+        const seenBefore = obs.seenBefore[abstraction];
+        policy.learn({ state: previous, action: fault, next: next.id, seenBefore });
+        previous = next.id;
+        observed = { step, state: next.id };
+        for (const [name, state] of Object.entries(obs.states)) {
+          if (obs.seenBefore[name] === 0) store.state(name, state.id, state.features, schedule, step);
+        }
+        const metrics = this.coverage.snapshot();
+        store.step({
+          ...row,
+          state: next.id,
+          stateArrived,
+          reward: seenBefore === 0 ? 0 : -1,
+          metrics: { ...metrics, seenBefore },
+        });
+        store.metrics(endedMs, schedule, step, metrics);
+      });
+      windowStartTs = windowEndTs;
+    }
+    if (pending) await pending;
+  }
+
+  private recordFault(
+    store: RunStore,
+    outcome: FaultOutcome,
+    schedule: number,
+    step: number | null,
+    atMs: number,
+  ): void {
+    if (outcome.outcome === 'ok') this.faultCount++;
+    store.fault({
+      schedule,
+      step,
+      atMs,
+      f: outcome.fault.f,
+      value: outcome.fault.value,
+      nodes: outcome.nodes,
+      outcome: outcome.outcome,
+      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+    });
+    this.emit('fault', outcome, schedule, atMs);
+  }
+
+  private recordBug(
+    store: RunStore,
+    finding: Finding,
+    schedule: number,
+    faults: readonly ScheduleEntry[],
+    seed: number,
+  ): void {
+    const foundAtMs = Date.now() - this.startMs;
+    const id = store.bug({
+      schedule,
+      kind: finding.kind,
+      name: finding.name,
+      message: finding.message,
+      evidence: finding.evidence,
+      faultSchedule: faults,
+      seed,
+      foundAtMs,
+    });
+    const dir = join(store.dir, 'bugs', String(id));
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'schedule.jsonl'),
+      faults.map((f) => JSON.stringify(f)).join('\n') + (faults.length ? '\n' : ''),
+    );
+    writeFileSync(join(dir, 'evidence.json'), JSON.stringify(finding.evidence, null, 2) + '\n');
+    let html: string | undefined;
+    if (finding.html !== undefined) {
+      html = join(dir, 'check.html');
+      writeFileSync(html, finding.html);
+      store.db.prepare('UPDATE bugs SET html = ? WHERE id = ?').run(html, id);
+    }
+    const bug: BugRecord = {
+      id,
+      schedule,
+      kind: finding.kind,
+      name: finding.name,
+      message: finding.message,
+      evidence: finding.evidence,
+      faultSchedule: faults,
+      seed,
+      foundAtMs,
+      dir,
+      ...(html !== undefined ? { html } : {}),
+    };
+    this.bugs.push(bug);
+    this.emit('bug', bug);
+  }
+
+  private seedPolicy(policy: Policy, runDir: string): void {
+    const source = RunStore.open(runDir);
+    try {
+      const rows = source.db
+        .prepare('SELECT state, action, value, visits FROM policy_values WHERE policy = ?')
+        .all(policy.name) as { state: string; action: string; value: number; visits: number }[];
+      policy.load(rows);
+    } finally {
+      source.close();
+    }
+  }
+
+  private emitProgress(workload: RegisterWorkload | undefined): void {
+    const counts = workload?.counts ?? { ok: 0, fail: 0, info: 0 };
+    this.emit('progress', {
+      elapsedMs: Date.now() - this.startMs,
+      budgetMs: this.config.timeMs,
+      schedule: this.schedule,
+      step: this.step,
+      steps: this.config.steps,
+      ok: counts.ok,
+      fail: counts.fail,
+      info: counts.info,
+      faults: this.faultCount,
+      bugs: this.bugs.length,
+      phase: this.phase,
+      states: this.coverage.snapshot()[`states_${this.policyAbstraction()}`] ?? 0,
+    });
+  }
+}
+
+class Interrupted extends Error {}

@@ -1,0 +1,29 @@
+import type { Event } from '../core/event.js';
+import type { Op } from '../core/op.js';
+import type { ScheduleEntry } from '../nemesis/nemesis.js';
+import type { BugKind } from './bug.js';
+
+export interface ScheduleCheckInput {
+  readonly schedule: number;
+  readonly ops: readonly Op[];
+  readonly faults: readonly ScheduleEntry[];
+  /** Probe and log events of the schedule's nodes. */
+  readonly events: readonly Event[];
+  readonly runDir: string;
+}
+
+/** Something a checker found wrong in one schedule. */
+export interface Finding {
+  readonly kind: BugKind;
+  readonly name: string;
+  readonly message: string;
+  readonly evidence: unknown;
+  /** A self-contained HTML page that shows it, written next to the bug record. */
+  readonly html?: string;
+}
+
+/** A check run on each schedule's history and observations. */
+export interface ScheduleChecker {
+  readonly name: string;
+  check(input: ScheduleCheckInput): Promise<readonly Finding[]>;
+}

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+import { FAULT_FAMILIES } from '../core/fault.js';
+
+/** Defaults in the spirit of the Mallory artifact: 12 steps of 2.5 s per schedule. */
+export const DEFAULT_STEPS = 12;
+export const DEFAULT_STEP_MS = 2500;
+
+export const POLICIES = ['adaptive', 'mallory', 'random'] as const;
+export type PolicyName = (typeof POLICIES)[number];
+
+/** The one schema of a campaign's configuration: type, defaults and validation. */
+export const RunConfigSchema = z.object({
+  system: z.string().min(1).default('kvraft'),
+  /** Nodes in the cluster; the system's default when absent. */
+  nodes: z.number().int().min(1).max(9).optional(),
+  timeMs: z.number().int().positive().default(60_000),
+  seed: z.number().int().nonnegative().optional(),
+  policy: z.enum(POLICIES).default('adaptive'),
+  faults: z.array(z.enum(FAULT_FAMILIES)).min(1).default(['partition', 'kill', 'pause', 'packet', 'member']),
+  workload: z.enum(['register']).default('register'),
+  /** Client workers; 2 per node when absent. */
+  concurrency: z.number().int().positive().optional(),
+  /** Client ops per second across all workers. */
+  rate: z.number().positive().default(100),
+  opTimeoutMs: z.number().int().positive().default(1000),
+  bugs: z.array(z.string()).default([]),
+  /** A fixed fault schedule (JSON lines `{atMs, f, value}`) run instead of a policy. */
+  schedule: z.string().optional(),
+  store: z.string().default('store'),
+  steps: z.number().int().positive().default(DEFAULT_STEPS),
+  stepMs: z.number().int().positive().default(DEFAULT_STEP_MS),
+  network: z.enum(['auto', 'proxy', 'netns']).default('auto'),
+  /** Time allowed for the system to serve again after a reset before it counts as not recovered. */
+  recoveryTimeoutMs: z.number().int().positive().default(30_000),
+  /** Linearizability check time limit per schedule. */
+  checkTimeLimitMs: z.number().int().positive().default(30_000),
+  /** A previous run whose policy values seed this one. */
+  seedPolicyFrom: z.string().optional(),
+});
+
+export type RunConfig = z.infer<typeof RunConfigSchema>;

@@ -1,0 +1,68 @@
+import { join } from 'node:path';
+
+import type { Event } from '../core/event.js';
+import { LogEvents } from '../observe/log-events.js';
+import { parseProbeLine } from '../observe/probe-events.js';
+import { FileTail } from '../observe/tail.js';
+import type { SystemAdapter } from '../systems/system.js';
+import { Timeline } from '../timeline/timeline.js';
+
+/** Probe and log events kept per schedule for the invariant checks (net sends/receives are not). */
+const MAX_SCHEDULE_EVENTS = 500_000;
+
+/**
+ * Every event source of a run feeding one timeline: each node's output (per-system parser, else
+ * log-template mining), each node's probe file, and whatever the campaign ingests directly (network
+ * events, client and nemesis ops).
+ */
+export class Observation {
+  readonly timeline = new Timeline();
+  readonly logEvents: LogEvents;
+  private readonly tails: FileTail[] = [];
+  private scheduleEvents: Event[] = [];
+
+  constructor(
+    private readonly runDir: string,
+    private readonly nodes: readonly string[],
+    system: SystemAdapter,
+  ) {
+    this.logEvents = new LogEvents(system.parseLog ? { parseLog: (line) => system.parseLog?.(line) } : {});
+  }
+
+  start(): void {
+    for (const node of this.nodes) {
+      const dir = join(this.runDir, 'nodes', node);
+      for (const stream of ['stdout.log', 'stderr.log']) {
+        this.tails.push(
+          new FileTail(join(dir, stream), (line, ts) => {
+            const event = this.logEvents.toEvent(node, line, ts);
+            if (event) this.ingest(event, true);
+          }),
+        );
+      }
+      this.tails.push(
+        new FileTail(join(dir, 'probe.jsonl'), (line) => {
+          const event = parseProbeLine(node, line);
+          if (event) this.ingest(event, event.type !== 'send' && event.type !== 'recv');
+        }),
+      );
+    }
+    for (const tail of this.tails) tail.start();
+  }
+
+  ingest(event: Event, keep = false): void {
+    this.timeline.ingest(event);
+    if (keep && this.scheduleEvents.length < MAX_SCHEDULE_EVENTS) this.scheduleEvents.push(event);
+  }
+
+  /** The probe and log events since the last call (one schedule's, for the invariant checks). */
+  takeScheduleEvents(): Event[] {
+    const events = this.scheduleEvents;
+    this.scheduleEvents = [];
+    return events;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.tails.map((t) => t.stop(false)));
+  }
+}

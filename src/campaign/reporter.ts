@@ -1,0 +1,48 @@
+import type { FaultOutcome } from '../nemesis/nemesis.js';
+import type { BugRecord } from './bug.js';
+
+export interface Progress {
+  readonly elapsedMs: number;
+  readonly budgetMs: number;
+  readonly schedule: number;
+  readonly step: number;
+  readonly steps: number;
+  readonly ok: number;
+  readonly fail: number;
+  readonly info: number;
+  readonly faults: number;
+  readonly bugs: number;
+  readonly states?: number;
+  readonly phase: 'starting' | 'fuzzing' | 'checking' | 'resetting' | 'stopping';
+}
+
+export interface RunSummary {
+  readonly runDir: string;
+  readonly status: 'complete' | 'interrupted' | 'error';
+  readonly system: string;
+  readonly seed: number;
+  readonly policy: string;
+  readonly elapsedMs: number;
+  readonly schedules: number;
+  readonly ops: { readonly ok: number; readonly fail: number; readonly info: number };
+  readonly faults: number;
+  readonly bugs: readonly BugRecord[];
+  readonly metrics: Readonly<Record<string, number>>;
+  readonly error?: string;
+}
+
+/** Hooks on the run's events; the progress line, JSON lines and reports are reporters. */
+export interface Reporter {
+  runStarted?(info: {
+    runDir: string;
+    system: string;
+    seed: number;
+    policy: string;
+    nodes: readonly string[];
+  }): void;
+  progress?(progress: Progress): void;
+  fault?(outcome: FaultOutcome, schedule: number, atMs: number): void;
+  bug?(bug: BugRecord): void;
+  message?(text: string): void;
+  runEnded?(summary: RunSummary): void;
+}

@@ -1,0 +1,235 @@
+import { HistoryError } from './history-error.js';
+
+/** An EDN value as JS: keywords and symbols become strings without the colon; sets become arrays. */
+export type EdnValue =
+  null | boolean | number | string | readonly EdnValue[] | { readonly [key: string]: EdnValue };
+
+/** One top-level form (or element of a top-level vector) and the line it starts on (1-based). */
+export interface EdnForm {
+  readonly value: EdnValue;
+  readonly line: number;
+}
+
+const WHITESPACE = /[\s,]/;
+const DELIMITER = /[\s,()[\]{}"";]/;
+
+/**
+ * Reads the EDN subset Jepsen histories use: maps, vectors, lists, sets, strings, keywords,
+ * symbols, numbers, characters, nil, booleans, tagged literals (the tag is dropped), `#_` discard
+ * and `;` comments.
+ */
+class EdnReader {
+  private at = 0;
+
+  constructor(
+    private readonly text: string,
+    private readonly file: string,
+    private line = 1,
+  ) {}
+
+  fail(message: string, line = this.line): never {
+    throw new HistoryError(`${this.file}:${line}: ${message}`);
+  }
+
+  /** Skips whitespace, commas and comments; true if a form follows. */
+  skip(): boolean {
+    const text = this.text;
+    while (this.at < text.length) {
+      const c = text[this.at];
+      if (c === '\n') {
+        this.line++;
+        this.at++;
+      } else if (WHITESPACE.test(c)) {
+        this.at++;
+      } else if (c === ';') {
+        while (this.at < text.length && text[this.at] !== '\n') this.at++;
+      } else if (c === '#' && text[this.at + 1] === '_') {
+        this.at += 2;
+        this.read();
+      } else {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  peek(): string {
+    return this.text[this.at];
+  }
+
+  get currentLine(): number {
+    return this.line;
+  }
+
+  /** Consumes `c` if it is next (after whitespace). */
+  eat(c: string): boolean {
+    if (this.skip() && this.text[this.at] === c) {
+      this.at++;
+      return true;
+    }
+    return false;
+  }
+
+  read(): EdnValue {
+    if (!this.skip()) this.fail('unexpected end of file: a form is missing or a bracket is not closed');
+    const text = this.text;
+    const c = text[this.at];
+    switch (c) {
+      case '(':
+        this.at++;
+        return this.readSeq(')');
+      case '[':
+        this.at++;
+        return this.readSeq(']');
+      case '{':
+        this.at++;
+        return this.readMap();
+      case '"':
+        return this.readString();
+      case '\\':
+        return this.readChar();
+      case ')':
+      case ']':
+      case '}':
+        return this.fail(`unexpected "${c}"`);
+      case '#': {
+        const after = text[this.at + 1];
+        if (after === '{') {
+          this.at += 2;
+          return this.readSeq('}');
+        }
+        this.at++;
+        this.readToken();
+        return this.read();
+      }
+      default:
+        return this.atom(this.readToken());
+    }
+  }
+
+  private readSeq(close: string): EdnValue[] {
+    const startLine = this.line;
+    const items: EdnValue[] = [];
+    for (;;) {
+      if (!this.skip()) this.fail(`"${close}" missing for the collection opened here`, startLine);
+      if (this.text[this.at] === close) {
+        this.at++;
+        return items;
+      }
+      items.push(this.read());
+    }
+  }
+
+  private readMap(): { [key: string]: EdnValue } {
+    const startLine = this.line;
+    const map: { [key: string]: EdnValue } = {};
+    for (;;) {
+      if (!this.skip()) this.fail('"}" missing for the map opened here', startLine);
+      if (this.text[this.at] === '}') {
+        this.at++;
+        return map;
+      }
+      const key = this.read();
+      if (!this.skip() || this.text[this.at] === '}') this.fail('a map has a key without a value');
+      map[typeof key === 'string' ? key : JSON.stringify(key)] = this.read();
+    }
+  }
+
+  private readString(): string {
+    const startLine = this.line;
+    const text = this.text;
+    let out = '';
+    this.at++;
+    for (;;) {
+      if (this.at >= text.length) this.fail('a string is not closed', startLine);
+      const c = text[this.at++];
+      if (c === '"') return out;
+      if (c === '\n') this.line++;
+      if (c !== '\\') {
+        out += c;
+        continue;
+      }
+      const e = text[this.at++];
+      const escapes: Readonly<Record<string, string>> = {
+        n: '\n',
+        t: '\t',
+        r: '\r',
+        '"': '"',
+        '\\': '\\',
+        b: '\b',
+        f: '\f',
+      };
+      if (e === 'u') {
+        out += String.fromCharCode(parseInt(text.slice(this.at, this.at + 4), 16));
+        this.at += 4;
+      } else if (e in escapes) {
+        out += escapes[e];
+      } else {
+        this.fail(`unknown string escape "\\${e}"`);
+      }
+    }
+  }
+
+  private readChar(): string {
+    this.at++;
+    const token = this.readToken();
+    const named: Readonly<Record<string, string>> = { newline: '\n', space: ' ', tab: '\t', return: '\r' };
+    if (token.length === 0) return this.text[this.at++];
+    return named[token] ?? token;
+  }
+
+  private readToken(): string {
+    const start = this.at;
+    while (this.at < this.text.length && !DELIMITER.test(this.text[this.at])) this.at++;
+    return this.text.slice(start, this.at);
+  }
+
+  private atom(token: string): EdnValue {
+    if (token === 'nil') return null;
+    if (token === 'true') return true;
+    if (token === 'false') return false;
+    if (token.startsWith(':')) return token.slice(1);
+    if (/^[+-]?\d/.test(token)) {
+      const n = Number(token.replace(/[NM]$/, ''));
+      if (Number.isNaN(n)) this.fail(`cannot read number "${token}"`);
+      return n;
+    }
+    if (token.length === 0) this.fail(`unexpected "${this.text[this.at]}"`);
+    return token;
+  }
+}
+
+/**
+ * Reads EDN text as top-level forms; a file holding one vector or list of forms (a whole history
+ * written as one collection) yields that collection's elements, each with its own line.
+ */
+export function readEdnForms(text: string, file: string): EdnForm[] {
+  const reader = new EdnReader(text, file);
+  const forms: EdnForm[] = [];
+  if (reader.skip() && (reader.peek() === '[' || reader.peek() === '(')) {
+    const close = reader.peek() === '[' ? ']' : ')';
+    const startLine = reader.currentLine;
+    reader.eat(reader.peek());
+    for (;;) {
+      if (!reader.skip()) reader.fail(`"${close}" missing for the collection opened here`, startLine);
+      if (reader.eat(close)) break;
+      const line = reader.currentLine;
+      forms.push({ value: reader.read(), line });
+    }
+    if (reader.skip()) reader.fail('text after the history collection');
+    return forms;
+  }
+  while (reader.skip()) {
+    const line = reader.currentLine;
+    forms.push({ value: reader.read(), line });
+  }
+  return forms;
+}
+
+/** Reads one EDN form from a fragment (e.g. a value on a log line). */
+export function readEdnValue(text: string, file: string, line: number): EdnValue {
+  const reader = new EdnReader(text, file, line);
+  const value = reader.read();
+  if (reader.skip()) reader.fail(`expected one value, got "${text}"`);
+  return value;
+}

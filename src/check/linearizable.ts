@@ -1,0 +1,123 @@
+import type { Op } from '../core/op.js';
+import { HistoryBuilder } from './_internals/history-builder.js';
+import type { Partition } from './_internals/partition.js';
+import { type PartitionVerdict, searchPartition } from './_internals/search.js';
+import { type Model, type ModelName } from './model.js';
+import { modelByName } from './models/by-name.js';
+
+export { HistoryError } from './history/history-error.js';
+export { MODEL_NAMES, isModelName, type Model, type ModelName } from './model.js';
+
+export interface CheckOptions {
+  /** A built-in model by name, or a system adapter's own. */
+  readonly model: ModelName | Model;
+  /** Give up after this long and answer `'unknown'`. Default: no limit. */
+  readonly timeLimitMs?: number;
+}
+
+/** Why a history is not linearizable, in terms a person can follow. */
+export interface Counterexample<T = Op> {
+  /** The partition (key) that is not linearizable, when the model partitions the history. */
+  readonly key?: string | number;
+  /** The longest linearization found: ops in the order they took effect. */
+  readonly longestPrefix: readonly T[];
+  /** The op that cannot be placed after that prefix (its return comes before it could happen). */
+  readonly failingOp: T;
+  /** The model state after the prefix, described by the model. */
+  readonly stateBefore: string;
+}
+
+export interface LinearizabilityResult<T = Op> {
+  readonly valid: true | false | 'unknown';
+  readonly model: string;
+  /** Independent sub-histories checked (one per key for `kv`). */
+  readonly partitions: number;
+  /** Client ops that count (ok and info; fail ops did not happen). */
+  readonly ops: number;
+  readonly elapsedMs: number;
+  /** Configurations the search memoized, summed over partitions: a measure of the work done. */
+  readonly cacheEntries: number;
+  readonly counterexample?: Counterexample<T>;
+}
+
+function resolveModel(model: ModelName | Model): Model {
+  return typeof model === 'string' ? modelByName(model) : model;
+}
+
+function checkPartitions(
+  partitions: readonly Partition[],
+  model: Model,
+  ops: number,
+  startMs: number,
+  timeLimitMs: number | undefined,
+): LinearizabilityResult<number> {
+  const deadlineMs = timeLimitMs === undefined ? Infinity : startMs + timeLimitMs;
+  let cacheEntries = 0;
+  let unknown = false;
+  const done = (valid: true | false | 'unknown', extra: Partial<LinearizabilityResult<number>> = {}) => ({
+    valid,
+    model: model.name,
+    partitions: partitions.length,
+    ops,
+    elapsedMs: performance.now() - startMs,
+    cacheEntries,
+    ...extra,
+  });
+  for (const partition of partitions) {
+    const verdict: PartitionVerdict = searchPartition(partition, model, deadlineMs);
+    cacheEntries += verdict.cacheEntries;
+    if (verdict.valid === 'unknown') unknown = true;
+    if (verdict.valid === false) {
+      const counterexample: Counterexample<number> = {
+        ...(partition.key === undefined ? {} : { key: partition.key }),
+        longestPrefix: verdict.prefix.map((slot) => partition.representativePos(slot)),
+        failingOp: partition.representativePos(verdict.failing),
+        stateBefore: verdict.stateBefore,
+      };
+      return done(false, { counterexample });
+    }
+  }
+  return done(unknown ? 'unknown' : true);
+}
+
+/**
+ * Checks a history (ops as in `history.jsonl`, in history order) for linearizability against a
+ * model. Never throws because the history is not linearizable; throws `HistoryError` when ops do
+ * not pair up or the model cannot read one.
+ */
+export function checkOps(ops: readonly Op[], options: CheckOptions): Promise<LinearizabilityResult> {
+  const startMs = performance.now();
+  const model = resolveModel(options.model);
+  const builder = new HistoryBuilder(model);
+  for (const op of ops) builder.add(op);
+  const result = checkPartitions(builder.finish(), model, builder.ops, startMs, options.timeLimitMs);
+  const { counterexample, ...rest } = result;
+  if (counterexample === undefined) return Promise.resolve(rest);
+  return Promise.resolve({
+    ...rest,
+    counterexample: {
+      ...counterexample,
+      longestPrefix: counterexample.longestPrefix.map((position) => ops[position]),
+      failingOp: ops[counterexample.failingOp],
+    },
+  });
+}
+
+/**
+ * Like `checkOps` for a history too large to hold as objects: ops are consumed one at a time and
+ * kept compactly. The counterexample names ops by their position in the stream (0-based).
+ */
+export async function checkOpStream(
+  ops: Iterable<Op> | AsyncIterable<Op>,
+  options: CheckOptions,
+): Promise<LinearizabilityResult<number>> {
+  const startMs = performance.now();
+  const model = resolveModel(options.model);
+  const builder = new HistoryBuilder(model);
+  if (Symbol.iterator in ops) {
+    for (const op of ops) builder.add(op);
+  } else {
+    for await (const op of ops) builder.add(op);
+  }
+  return checkPartitions(builder.finish(), model, builder.ops, startMs, options.timeLimitMs);
+}

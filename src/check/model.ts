@@ -1,0 +1,33 @@
+/**
+ * A sequential specification a history is checked against. A system adapter can implement its own;
+ * the built-in ones are `register`, `cas-register`, `kv`, `set` and `counter`.
+ *
+ * `S` is the model state, `I` the input taken from an invoke, `O` the output taken from an `ok`
+ * completion. An `info` completion (outcome unknown) steps with `output` undefined: the op may have
+ * taken effect, so `step` returns the state it would leave, or undefined if it cannot take effect.
+ */
+export interface Model<S = unknown, I = unknown, O = unknown> {
+  readonly name: string;
+  /**
+   * P-compositionality: ops with different keys are checked as independent histories. Absent: the
+   * whole history is one partition. The key must be a string or a number.
+   */
+  readonly partitionKey?: (f: string, value: unknown) => string | number;
+  /** Reads the input of an op from its invoke; throws with a message saying what is wrong. */
+  input(f: string, value: unknown): I;
+  /** Reads the output of an op from its `ok` completion. */
+  output(f: string, value: unknown): O;
+  init(): S;
+  /** The state after the op, or undefined when the op cannot happen in `state` with this output. */
+  step(state: S, input: I, output: O | undefined): S | undefined;
+  hash(state: S): number;
+  equal(a: S, b: S): boolean;
+  describe(state: S): string;
+}
+
+export const MODEL_NAMES = ['register', 'cas-register', 'kv', 'set', 'counter'] as const;
+export type ModelName = (typeof MODEL_NAMES)[number];
+
+export function isModelName(name: string): name is ModelName {
+  return (MODEL_NAMES as readonly string[]).includes(name);
+}

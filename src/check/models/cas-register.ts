@@ -1,0 +1,67 @@
+import type { Model } from '../model.js';
+import { type Canonical, canonical, describeCanonical, hashCanonical } from './value.js';
+
+/** What a register op asks for: a read, a write of `value`, or a compare-and-set. */
+export type RegisterInput =
+  | { readonly f: 'read' }
+  | { readonly f: 'write'; readonly value: Canonical }
+  | { readonly f: 'cas'; readonly from: Canonical; readonly to: Canonical };
+
+const READ: RegisterInput = { f: 'read' };
+
+function registerInput(modelName: string, f: string, value: unknown, allowCas: boolean): RegisterInput {
+  switch (f) {
+    case 'read':
+      return READ;
+    case 'write':
+      return { f: 'write', value: canonical(value) };
+    case 'cas':
+      if (!allowCas) {
+        throw new Error(`model ${modelName} has no cas: check with --model cas-register`);
+      }
+      if (!Array.isArray(value) || value.length !== 2) {
+        throw new Error(`a cas value must be [old, new], got ${JSON.stringify(value)}`);
+      }
+      return { f: 'cas', from: canonical(value[0]), to: canonical(value[1]) };
+    default:
+      throw new Error(`model ${modelName} knows read, write${allowCas ? ', cas' : ''}; got f=${f}`);
+  }
+}
+
+/** One register step; the output is the value a read returned (unused for write and cas). */
+export function stepRegister(
+  state: Canonical,
+  input: RegisterInput,
+  output: Canonical | undefined,
+): Canonical | undefined {
+  switch (input.f) {
+    case 'read':
+      return output === undefined || output === state ? state : undefined;
+    case 'write':
+      return input.value;
+    case 'cas':
+      return state === input.from ? input.to : undefined;
+  }
+}
+
+function makeRegister(name: string, allowCas: boolean): Model<Canonical, RegisterInput, Canonical> {
+  return {
+    name,
+    input: (f, value) => registerInput(name, f, value, allowCas),
+    output: (_f, value) => canonical(value),
+    init: () => null,
+    step: stepRegister,
+    hash: hashCanonical,
+    equal: (a, b) => a === b,
+    describe: describeCanonical,
+  };
+}
+
+/** A single register with read, write and compare-and-set; it starts as nil (null). */
+export const casRegisterModel: Model<Canonical, RegisterInput, Canonical> = makeRegister(
+  'cas-register',
+  true,
+);
+
+/** A single register with read and write only; it starts as nil (null). */
+export const registerModel: Model<Canonical, RegisterInput, Canonical> = makeRegister('register', false);

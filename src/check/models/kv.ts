@@ -1,0 +1,28 @@
+import type { Model } from '../model.js';
+import { type RegisterInput, casRegisterModel, stepRegister } from './cas-register.js';
+import { type Canonical, describeCanonical, hashCanonical } from './value.js';
+
+function splitKv(value: unknown): readonly [key: string | number, v: unknown] {
+  if (!Array.isArray(value) || value.length !== 2) {
+    throw new Error(`a kv value must be [key, value], got ${JSON.stringify(value)}`);
+  }
+  const key: unknown = value[0];
+  if (typeof key === 'string' || typeof key === 'number') return [key, value[1]];
+  return [JSON.stringify(key), value[1]];
+}
+
+/**
+ * Independent cas-registers, one per key (`value: [key, v]`, cas `[key, [old, new]]`): checked
+ * key by key, each register starting as nil.
+ */
+export const kvModel: Model<Canonical, RegisterInput, Canonical> = {
+  name: 'kv',
+  partitionKey: (_f, value) => splitKv(value)[0],
+  input: (f, value) => casRegisterModel.input(f, splitKv(value)[1]),
+  output: (f, value) => casRegisterModel.output(f, splitKv(value)[1]),
+  init: () => null,
+  step: stepRegister,
+  hash: hashCanonical,
+  equal: (a, b) => a === b,
+  describe: describeCanonical,
+};

@@ -1,0 +1,45 @@
+import { hashString } from '../_internals/hash.js';
+import type { Model } from '../model.js';
+
+/** The state is the set's elements as sorted JSON texts joined by a separator no JSON contains. */
+type SetState = string;
+
+const SEPARATOR = '\u0001';
+
+export type SetInput = { readonly f: 'add'; readonly element: string } | { readonly f: 'read' };
+
+const READ: SetInput = { f: 'read' };
+
+function elementsOf(state: SetState): string[] {
+  return state === '' ? [] : state.split(SEPARATOR);
+}
+
+function stateOf(value: unknown): SetState {
+  if (!Array.isArray(value)) {
+    throw new Error(`a set read must return a list of elements, got ${JSON.stringify(value)}`);
+  }
+  const unique = [...new Set(value.map((e) => JSON.stringify(e)))];
+  return unique.sort().join(SEPARATOR);
+}
+
+/** A grow-only set starting empty: `add` an element, `read` returns all elements (any order). */
+export const setModel: Model<SetState, SetInput, SetState> = {
+  name: 'set',
+  input(f, value) {
+    if (f === 'read') return READ;
+    if (f === 'add') return { f: 'add', element: JSON.stringify(value) };
+    throw new Error(`model set knows add, read; got f=${f}`);
+  },
+  output: (f, value) => (f === 'read' ? stateOf(value) : ''),
+  init: () => '',
+  step(state, input, output) {
+    if (input.f === 'read') return output === undefined || output === state ? state : undefined;
+    const elements = elementsOf(state);
+    if (elements.includes(input.element)) return state;
+    elements.push(input.element);
+    return elements.sort().join(SEPARATOR);
+  },
+  hash: hashString,
+  equal: (a, b) => a === b,
+  describe: (state) => `#{${elementsOf(state).join(' ')}}`,
+};

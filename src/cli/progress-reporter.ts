@@ -1,0 +1,87 @@
+import { describeFault } from '../core/fault.js';
+import type { BugRecord } from '../campaign/bug.js';
+import type { Progress, Reporter, RunSummary } from '../campaign/reporter.js';
+import type { FaultOutcome } from '../nemesis/nemesis.js';
+
+const PLAIN_INTERVAL_MS = 10_000;
+
+function clock(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
+}
+
+function line(p: Progress): string {
+  return (
+    `[${clock(p.elapsedMs)}/${clock(p.budgetMs)}] schedule ${p.schedule + 1} step ${Math.min(p.step + 1, p.steps)}/${p.steps}` +
+    ` ${p.phase} | ops ok ${p.ok} fail ${p.fail} info ${p.info} | faults ${p.faults}` +
+    (p.states !== undefined ? ` | states ${p.states}` : '') +
+    ` | bugs ${p.bugs}`
+  );
+}
+
+/** The live progress line on a terminal; plain lines (one every 10 s, faults, bugs) otherwise. */
+export class ProgressReporter implements Reporter {
+  private lastPlain = 0;
+  private live = false;
+
+  constructor(
+    private readonly out: NodeJS.WriteStream = process.stderr,
+    private readonly tty = process.stderr.isTTY,
+  ) {}
+
+  private print(text: string): void {
+    if (this.live) this.out.write('\r\x1b[K');
+    this.live = false;
+    this.out.write(text + '\n');
+  }
+
+  runStarted(info: {
+    runDir: string;
+    system: string;
+    seed: number;
+    policy: string;
+    nodes: readonly string[];
+  }): void {
+    this.print(
+      `mallory: ${info.system} on ${info.nodes.length} nodes, policy ${info.policy}, seed ${info.seed}\n  run dir ${info.runDir}`,
+    );
+  }
+
+  progress(p: Progress): void {
+    if (this.tty) {
+      this.out.write(`\r\x1b[K${line(p)}`);
+      this.live = true;
+    } else if (p.elapsedMs - this.lastPlain >= PLAIN_INTERVAL_MS) {
+      this.lastPlain = p.elapsedMs;
+      this.print(line(p));
+    }
+  }
+
+  fault(outcome: FaultOutcome, schedule: number, atMs: number): void {
+    if (this.tty) return;
+    const nodes = outcome.nodes.length > 0 ? ` on ${outcome.nodes.join(',')}` : '';
+    this.print(
+      `  schedule ${schedule + 1} +${(atMs / 1000).toFixed(1)}s ${describeFault(outcome.fault)}${nodes} (${outcome.outcome})`,
+    );
+  }
+
+  bug(bug: BugRecord): void {
+    this.print(`BUG #${bug.id} [${bug.kind}] ${bug.message}\n  evidence: ${bug.dir}`);
+  }
+
+  message(text: string): void {
+    this.print(text);
+  }
+
+  runEnded(s: RunSummary): void {
+    const lines = [
+      `mallory: ${s.status} after ${(s.elapsedMs / 1000).toFixed(1)} s — ${s.schedules} schedules, ` +
+        `ops ok ${s.ops.ok} fail ${s.ops.fail} info ${s.ops.info}, ${s.faults} faults, ${s.bugs.length} bugs`,
+    ];
+    if (s.error !== undefined) lines.push(`  error: ${s.error}`);
+    for (const b of s.bugs) lines.push(`  bug #${b.id} [${b.kind}] schedule ${b.schedule + 1}: ${b.message}`);
+    for (const [k, v] of Object.entries(s.metrics)) lines.push(`  ${k}: ${v}`);
+    lines.push(`  run dir: ${s.runDir}`);
+    this.print(lines.join('\n'));
+  }
+}

@@ -1,0 +1,168 @@
+import { Option } from 'commander';
+
+import { Campaign } from '../campaign/campaign.js';
+import { POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
+import type { Reporter } from '../campaign/reporter.js';
+import type { ResourceRegistry } from '../cluster/resources.js';
+import { parseDurationMs } from '../core/clock.js';
+import { UsageError } from '../core/errors.js';
+import { FAULT_FAMILIES } from '../core/fault.js';
+import { defaultCheckers } from '../campaign/checkers.js';
+import type { RegisterCommand } from './command.js';
+import { ProgressReporter } from './progress-reporter.js';
+
+interface RunFlags {
+  system: string;
+  nodes?: string;
+  time: string;
+  seed?: string;
+  policy: string;
+  faults: string;
+  workload: string;
+  concurrency?: string;
+  rate?: string;
+  bug: string[];
+  schedule?: string;
+  store: string;
+  steps?: string;
+  step?: string;
+  network: string;
+  json?: boolean;
+}
+
+function int(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0)
+    throw new UsageError('bad-flag', `--${name} needs a whole number, got "${text}"`);
+  return n;
+}
+
+function duration(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseDurationMs(text);
+  } catch (e) {
+    throw new UsageError('bad-flag', `--${name}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** Flags → the one config schema (which supplies every default and validates). */
+export function configFromFlags(flags: RunFlags): RunConfig {
+  const faults = flags.faults.split(',').map((f) => f.trim());
+  for (const f of faults) {
+    if (!(FAULT_FAMILIES as readonly string[]).includes(f)) {
+      throw new UsageError(
+        'bad-flag',
+        `--faults: unknown fault "${f}": choose from ${FAULT_FAMILIES.join(', ')}`,
+      );
+    }
+  }
+  const raw = {
+    system: flags.system,
+    nodes: int('nodes', flags.nodes),
+    timeMs: duration('time', flags.time),
+    seed: int('seed', flags.seed),
+    policy: flags.policy,
+    faults,
+    workload: flags.workload,
+    concurrency: int('concurrency', flags.concurrency),
+    rate: flags.rate === undefined ? undefined : Number(flags.rate),
+    bugs: flags.bug,
+    schedule: flags.schedule,
+    store: flags.store,
+    steps: int('steps', flags.steps),
+    stepMs: duration('step', flags.step),
+    network: flags.network,
+  };
+  const parsed = RunConfigSchema.safeParse(
+    Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)),
+  );
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError('bad-flag', `--${issue.path.join('.')}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+export const registerRun: RegisterCommand = (program, setExit) => {
+  program
+    .command('run')
+    .description('run a fuzzing campaign against a system')
+    .option('--system <name>', 'system under test', 'kvraft')
+    .option('--nodes <n>', 'cluster size (default: the system’s)')
+    .option('--time <duration>', 'time budget, e.g. 60s or 10m', '60s')
+    .option('--seed <n>', 'random seed (printed, and stored with every bug)')
+    .addOption(new Option('--policy <name>', 'fault policy').choices(POLICIES).default('adaptive'))
+    .option('--faults <list>', `fault families: ${FAULT_FAMILIES.join(',')}`, FAULT_FAMILIES.join(','))
+    .option('--workload <name>', 'client workload', 'register')
+    .option('--concurrency <n>', 'client workers (default 2 per node)')
+    .option('--rate <ops/s>', 'client ops per second in total (default 100)')
+    .option(
+      '--bug <name>',
+      'switch on a known bug of the system (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    )
+    .option('--schedule <file>', 'run this fault schedule (JSON lines {atMs, f, value}) instead of a policy')
+    .option('--store <dir>', 'where runs are stored', 'store')
+    .option('--steps <n>', 'steps per schedule (default 12)')
+    .option('--step <duration>', 'length of a step (default 2.5s)')
+    .addOption(
+      new Option('--network <kind>', 'network backend').choices(['auto', 'proxy', 'netns']).default('auto'),
+    )
+    .option('--json', 'print the summary as one JSON document on stdout')
+    .action(async (flags: RunFlags) => {
+      const config = configFromFlags(flags);
+      const reporters: Reporter[] = [new ProgressReporter()];
+      const controller = new AbortController();
+      let registry: ResourceRegistry | undefined;
+      let interrupts = 0;
+      const onSignal = (): void => {
+        interrupts++;
+        if (interrupts === 1) {
+          process.stderr.write('\nmallory: stopping (Ctrl-C again to stop at once)\n');
+          controller.abort();
+        } else {
+          registry?.releaseAll();
+          process.exit(130);
+        }
+      };
+      const onCrash = (error: unknown): void => {
+        registry?.releaseAll();
+        process.stderr.write(
+          `mallory: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+        );
+        process.exit(2);
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      process.on('uncaughtException', onCrash);
+      process.on('unhandledRejection', onCrash);
+      try {
+        const campaign = new Campaign({
+          config,
+          reporters,
+          signal: controller.signal,
+          checkers: defaultCheckers(config),
+          onRegistry: (r) => (registry = r),
+        });
+        const summary = await campaign.run();
+        if (flags.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+        setExit(
+          summary.status === 'error'
+            ? 2
+            : summary.bugs.length > 0
+              ? 1
+              : summary.status === 'interrupted'
+                ? 130
+                : 0,
+        );
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        process.off('uncaughtException', onCrash);
+        process.off('unhandledRejection', onCrash);
+      }
+    });
+};

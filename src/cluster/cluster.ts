@@ -1,0 +1,254 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { monoNs, sleep } from '../core/clock.js';
+import type { ClusterView, SystemAdapter } from '../systems/system.js';
+import type { Address, NetworkBackend } from './net/backend.js';
+import { processStartTime, type ResourceRegistry } from './resources.js';
+
+export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
+
+/** A node process that ended. `expected` is false when nothing we did ended it. */
+export interface NodeExit {
+  readonly node: string;
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly expected: boolean;
+  readonly ts: number;
+}
+
+interface NodeProcess {
+  child: ChildProcess;
+  resourceId: number;
+  expectExit: boolean;
+  exited: Promise<void>;
+}
+
+export interface ClusterOptions {
+  readonly system: SystemAdapter;
+  readonly nodes: readonly string[];
+  readonly runDir: string;
+  readonly runId: string;
+  readonly network: NetworkBackend;
+  readonly registry: ResourceRegistry;
+  readonly onExit?: (exit: NodeExit) => void;
+}
+
+const READY_POLL_MS = 200;
+
+/** Temp data lives on tmpfs where there is one: real systems fsync a lot. */
+function dataRoot(runId: string): string {
+  const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  return join(base, `mallory-${runId}`);
+}
+
+/**
+ * The nodes of one run as real OS processes: each in its own process group, with its own data dir
+ * and its output under `<runDir>/nodes/<n>/`. Everything it creates is in the run's registry.
+ */
+export class Cluster implements ClusterView {
+  readonly nodes: readonly string[];
+  readonly runDir: string;
+  private readonly system: SystemAdapter;
+  private readonly network: NetworkBackend;
+  private readonly registry: ResourceRegistry;
+  private readonly onExit: ((exit: NodeExit) => void) | undefined;
+  private readonly root: string;
+  private readonly procs = new Map<string, NodeProcess>();
+  private readonly status = new Map<string, NodeStatus>();
+  private readonly memberSet: Set<string>;
+  private prepared = false;
+
+  constructor(options: ClusterOptions) {
+    this.nodes = options.nodes;
+    this.runDir = options.runDir;
+    this.system = options.system;
+    this.network = options.network;
+    this.registry = options.registry;
+    this.onExit = options.onExit;
+    this.root = dataRoot(options.runId);
+    mkdirSync(this.root, { recursive: true });
+    this.registry.record({ kind: 'dir', path: this.root });
+    this.memberSet = new Set(options.nodes);
+    for (const node of this.nodes) {
+      this.status.set(node, 'exited');
+      mkdirSync(this.dataDir(node), { recursive: true });
+      mkdirSync(this.logDir(node), { recursive: true });
+    }
+  }
+
+  get members(): readonly string[] {
+    return this.nodes.filter((n) => this.memberSet.has(n));
+  }
+
+  dataDir(node: string): string {
+    return join(this.root, node);
+  }
+
+  logDir(node: string): string {
+    return join(this.runDir, 'nodes', node);
+  }
+
+  listen(node: string, service: string): Address {
+    return this.network.listen(node, service);
+  }
+
+  dial(from: string, to: string, service: string): Address {
+    return this.network.dial(from, to, service);
+  }
+
+  clientAddress(node: string, service: string): Address {
+    return this.network.clientAddress(node, service);
+  }
+
+  statusOf(node: string): NodeStatus {
+    return this.status.get(node) ?? 'exited';
+  }
+
+  nodesIn(...statuses: NodeStatus[]): string[] {
+    return this.nodes.filter((n) => statuses.includes(this.statusOf(n)));
+  }
+
+  isMember(node: string): boolean {
+    return this.memberSet.has(node);
+  }
+
+  setMember(node: string, member: boolean): void {
+    if (member) this.memberSet.add(node);
+    else this.memberSet.delete(node);
+  }
+
+  async startAll(): Promise<void> {
+    for (const node of this.members) await this.start(node);
+  }
+
+  /** Starts a node that is not running (on its existing data dir, unless `join`). */
+  async start(node: string, options: { join?: boolean } = {}): Promise<void> {
+    const status = this.statusOf(node);
+    if (status === 'running' || status === 'paused') return;
+    if (!this.prepared) {
+      await this.system.prepare?.(this);
+      this.prepared = true;
+    }
+    const spec = this.system.launch(node, this, { join: options.join ?? false });
+    const prefix = this.network.commandPrefix(node);
+    const argv = [...prefix, spec.command, ...spec.args];
+    const out = openSync(join(this.logDir(node), 'stdout.log'), 'a');
+    const err = openSync(join(this.logDir(node), 'stderr.log'), 'a');
+    let child: ChildProcess;
+    try {
+      child = spawn(argv[0], argv.slice(1), {
+        detached: true,
+        stdio: ['ignore', out, err],
+        env: { ...process.env, ...spec.env, MALLORY_NODE: node },
+        cwd: this.dataDir(node),
+      });
+    } finally {
+      closeSync(out);
+      closeSync(err);
+    }
+    const pid = child.pid;
+    if (pid === undefined) {
+      throw new Error(`could not start ${node}: ${spec.command} did not start (is it installed?)`);
+    }
+    const resourceId = this.registry.record({
+      kind: 'process',
+      pid,
+      startTime: processStartTime(pid) ?? '',
+      label: `${node}: ${spec.command}`,
+    });
+    let resolveExit!: () => void;
+    const exited = new Promise<void>((resolve) => (resolveExit = resolve));
+    const proc: NodeProcess = { child, resourceId, expectExit: false, exited };
+    this.procs.set(node, proc);
+    this.status.set(node, 'running');
+    child.once('error', () => {
+      // reported through 'exit'/'close'
+    });
+    child.once('exit', (code, signal) => {
+      this.registry.forget(resourceId);
+      if (this.procs.get(node) === proc) {
+        this.procs.delete(node);
+        if (!proc.expectExit) this.status.set(node, 'exited');
+      }
+      this.onExit?.({ node, code, signal, expected: proc.expectExit, ts: monoNs() });
+      resolveExit();
+    });
+  }
+
+  /** SIGKILLs the node's process group and waits for it to end. */
+  async kill(node: string, as: NodeStatus = 'killed'): Promise<void> {
+    const proc = this.procs.get(node);
+    this.status.set(node, as);
+    if (!proc) return;
+    proc.expectExit = true;
+    signalGroup(proc.child, 'SIGKILL');
+    await proc.exited;
+  }
+
+  pause(node: string): void {
+    const proc = this.procs.get(node);
+    if (!proc || this.statusOf(node) !== 'running') return;
+    signalGroup(proc.child, 'SIGSTOP');
+    this.status.set(node, 'paused');
+  }
+
+  resume(node: string): void {
+    const proc = this.procs.get(node);
+    if (!proc || this.statusOf(node) !== 'paused') return;
+    signalGroup(proc.child, 'SIGCONT');
+    this.status.set(node, 'running');
+  }
+
+  /** Deletes the node's data (the node must not be running). */
+  wipe(node: string): void {
+    rmSync(this.dataDir(node), { recursive: true, force: true });
+    mkdirSync(this.dataDir(node), { recursive: true });
+  }
+
+  /** Polls the system until it serves requests, or the timeout passes. */
+  async waitReady(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline && !signal?.aborted) {
+      const controller = new AbortController();
+      const timer = setTimeout(
+        () => {
+          controller.abort();
+        },
+        Math.max(500, deadline - Date.now()),
+      );
+      try {
+        if (await this.system.ready(this, controller.signal)) return true;
+      } catch {
+        // not ready yet
+      } finally {
+        clearTimeout(timer);
+      }
+      await sleep(READY_POLL_MS, signal);
+    }
+    return false;
+  }
+
+  /** Ends every node process (resuming paused ones first so they can die). */
+  async close(): Promise<void> {
+    const running = [...this.procs.keys()];
+    await Promise.all(running.map((node) => this.kill(node, 'exited')));
+    await this.system.close?.();
+  }
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      // already gone
+    }
+  }
+}

@@ -1,0 +1,273 @@
+import type { Cluster } from '../cluster/cluster.js';
+import type { Link, NetworkBackend } from '../cluster/net/backend.js';
+import {
+  FAMILY_KINDS,
+  type Fault,
+  type FaultFamily,
+  type FaultKind,
+  type FaultValue,
+  type PacketParams,
+  type PartitionShape,
+  PARTITION_SHAPES,
+  type Target,
+} from '../core/fault.js';
+import type { Rng } from '../core/random.js';
+import type { ActionSpace } from '../policy/policy.js';
+import type { SystemAdapter } from '../systems/system.js';
+import { partitionLinks, shapesFor } from './partition.js';
+import { resolveTarget } from './targets.js';
+
+/** What enacting a fault did. `skipped` when there was nothing to act on (e.g. start with none down). */
+export interface FaultOutcome {
+  readonly fault: Fault;
+  readonly nodes: readonly string[];
+  readonly links?: readonly Link[];
+  readonly outcome: 'ok' | 'skipped' | 'error';
+  readonly error?: string;
+}
+
+/** One entry of a fault schedule file (`--schedule`), as bug records write it. */
+export interface ScheduleEntry {
+  readonly atMs: number;
+  readonly f: FaultKind;
+  readonly value: FaultValue;
+  /** The concrete nodes the fault acted on, when it was recorded from a run. */
+  readonly nodes?: readonly string[];
+  /** The concrete links a partition cut, when it was recorded from a run. */
+  readonly links?: readonly Link[];
+}
+
+const MIN_MEMBERS_AFTER_REMOVE = 2;
+
+const PACKET_CHOICES: readonly PacketParams[] = [
+  { target: 'one', delayMs: 200 },
+  { target: 'all', delayMs: 50 },
+  { target: 'minority', delayMs: 500 },
+  { target: 'one', lossPct: 20 },
+  { target: 'minority', lossPct: 5 },
+];
+
+/** The fault catalog: enacts Jepsen-named faults on the cluster and its network. */
+export class Nemesis {
+  private partitioned: readonly Link[] = [];
+  private packetLinks: readonly Link[] = [];
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly network: NetworkBackend,
+    private readonly system: SystemAdapter,
+    private readonly rng: Rng,
+    private readonly families: readonly FaultFamily[],
+  ) {}
+
+  /** The kinds the enabled families and the system allow, with the values each accepts. */
+  actionSpace(): ActionSpace {
+    const targets: Target[] = ['one', 'minority', 'majority', 'all'];
+    if (this.system.supportsLeader) targets.push('leader');
+    const shapes: FaultValue[] = shapesFor(this.cluster.nodes.length);
+    if (this.system.supportsLeader) shapes.push('leader');
+    const kinds = this.families
+      .filter(
+        (family) => family !== 'member' || (this.system.supportsMembership && this.cluster.nodes.length >= 3),
+      )
+      .flatMap((family) => FAMILY_KINDS[family]);
+    const values: Partial<Record<FaultKind, readonly FaultValue[]>> = {
+      'start-partition': shapes,
+      'stop-partition': [null],
+      kill: targets,
+      start: ['all'],
+      pause: targets,
+      resume: ['all'],
+      'start-packet': PACKET_CHOICES,
+      'stop-packet': [null],
+      'member-remove': this.system.supportsLeader ? ['one', 'leader'] : ['one'],
+      'member-add': ['one'],
+    };
+    return { kinds, valuesOf: (kind) => values[kind] ?? [null] };
+  }
+
+  private async leader(): Promise<string | undefined> {
+    try {
+      return await this.system.leader?.(this.cluster);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async targetNodes(
+    value: FaultValue,
+    among: readonly string[],
+    explicit?: readonly string[],
+  ): Promise<string[]> {
+    if (explicit) return among.filter((n) => explicit.includes(n));
+    const target = (Array.isArray(value) ? value : (value ?? 'one')) as Target | readonly string[];
+    const leader = target === 'leader' ? await this.leader() : undefined;
+    return resolveTarget(target, among, this.rng, leader);
+  }
+
+  /** Enacts one fault. Never throws: failures come back as `error` outcomes. */
+  async enact(fault: Fault, recorded?: Pick<ScheduleEntry, 'nodes' | 'links'>): Promise<FaultOutcome> {
+    try {
+      return await this.enactOrThrow(fault, recorded);
+    } catch (error) {
+      return {
+        fault,
+        nodes: [],
+        outcome: 'error',
+        error: error instanceof Error ? error.message : String(error),
+      };
+    }
+  }
+
+  private async enactOrThrow(
+    fault: Fault,
+    recorded?: Pick<ScheduleEntry, 'nodes' | 'links'>,
+  ): Promise<FaultOutcome> {
+    const c = this.cluster;
+    const members = c.members;
+    const done = (nodes: readonly string[], links?: readonly Link[]): FaultOutcome => ({
+      fault,
+      nodes,
+      ...(links ? { links } : {}),
+      outcome: nodes.length > 0 || (links?.length ?? 0) > 0 ? 'ok' : 'skipped',
+    });
+    switch (fault.f) {
+      case 'start-partition': {
+        let links: readonly Link[];
+        if (recorded?.links) links = recorded.links;
+        else if (fault.value === 'leader') {
+          const leader = await this.leader();
+          if (leader === undefined) return done([]);
+          links = partitionLinks('isolate', members, this.rng, leader);
+        } else {
+          const shape = PARTITION_SHAPES.includes(fault.value as PartitionShape)
+            ? (fault.value as PartitionShape)
+            : 'halves';
+          links = partitionLinks(shape, members, this.rng);
+        }
+        this.partitioned = links;
+        await this.network.cut(links);
+        return done([...new Set(links.flat())], links);
+      }
+      case 'stop-partition': {
+        const had = this.partitioned;
+        this.partitioned = [];
+        await this.network.cut([]);
+        return done([...new Set(had.flat())]);
+      }
+      case 'kill': {
+        const nodes = await this.targetNodes(
+          fault.value,
+          c.nodesIn('running', 'paused').filter((n) => c.isMember(n)),
+          recorded?.nodes,
+        );
+        await Promise.all(nodes.map((n) => c.kill(n)));
+        return done(nodes);
+      }
+      case 'start': {
+        const down = c.nodesIn('killed', 'exited').filter((n) => c.isMember(n));
+        const nodes = await this.targetNodes(fault.value, down, recorded?.nodes);
+        for (const n of nodes) await c.start(n);
+        return done(nodes);
+      }
+      case 'pause': {
+        const nodes = await this.targetNodes(
+          fault.value,
+          c.nodesIn('running').filter((n) => c.isMember(n)),
+          recorded?.nodes,
+        );
+        for (const n of nodes) c.pause(n);
+        return done(nodes);
+      }
+      case 'resume': {
+        const nodes = await this.targetNodes(fault.value, c.nodesIn('paused'), recorded?.nodes);
+        for (const n of nodes) c.resume(n);
+        return done(nodes);
+      }
+      case 'start-packet': {
+        const params = (
+          typeof fault.value === 'object' && fault.value !== null && !Array.isArray(fault.value)
+            ? fault.value
+            : { target: 'one', delayMs: 100 }
+        ) as PacketParams;
+        let links: readonly Link[];
+        if (recorded?.links) links = recorded.links;
+        else {
+          const nodes = await this.targetNodes(params.target, members);
+          links = members.flatMap((a) =>
+            members
+              .filter((b) => a !== b && (nodes.includes(a) || nodes.includes(b)))
+              .map((b): Link => [a, b]),
+          );
+        }
+        this.packetLinks = links;
+        await this.network.degrade(links, params);
+        return done([...new Set(links.flat())], links);
+      }
+      case 'stop-packet': {
+        const had = this.packetLinks;
+        this.packetLinks = [];
+        await this.network.degrade([], { target: 'all' });
+        return done([...new Set(had.flat())]);
+      }
+      case 'member-remove': {
+        if (members.length - 1 < MIN_MEMBERS_AFTER_REMOVE) return done([]);
+        const live = members.filter((n) => c.statusOf(n) === 'running');
+        const nodes = (await this.targetNodes(fault.value, live, recorded?.nodes)).slice(0, 1);
+        if (nodes.length === 0 || !this.system.memberRemove) return done([]);
+        const node = nodes[0];
+        await this.system.memberRemove(node, c);
+        c.setMember(node, false);
+        await c.kill(node, 'removed');
+        c.wipe(node);
+        return done(nodes);
+      }
+      case 'member-add': {
+        const removed = c.nodes.filter((n) => !c.isMember(n));
+        const nodes = (await this.targetNodes(fault.value, removed, recorded?.nodes)).slice(0, 1);
+        if (nodes.length === 0 || !this.system.memberAdd) return done([]);
+        await this.addBack(nodes[0]);
+        return done(nodes);
+      }
+      default:
+        return { fault, nodes: [], outcome: 'skipped', error: `${fault.f} is not supported by this nemesis` };
+    }
+  }
+
+  private async addBack(node: string): Promise<void> {
+    const c = this.cluster;
+    await c.kill(node, 'removed');
+    c.wipe(node);
+    await this.system.memberAdd!(node, c);
+    c.setMember(node, true);
+    await c.start(node, { join: true });
+  }
+
+  /**
+   * Undoes every fault: heals the network, resumes paused nodes, restarts killed ones and re-adds
+   * removed members. Returns the errors it met (the reset goes on past them).
+   */
+  async healAll(): Promise<string[]> {
+    const errors: string[] = [];
+    const c = this.cluster;
+    this.partitioned = [];
+    this.packetLinks = [];
+    await this.network.heal();
+    for (const n of c.nodesIn('paused')) c.resume(n);
+    for (const n of c.nodesIn('killed', 'exited').filter((x) => c.isMember(x))) {
+      try {
+        await c.start(n);
+      } catch (error) {
+        errors.push(`start ${n}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    for (const n of c.nodes.filter((x) => !c.isMember(x))) {
+      try {
+        await this.addBack(n);
+      } catch (error) {
+        errors.push(`member-add ${n}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    return errors;
+  }
+}

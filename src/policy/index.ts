@@ -1,0 +1,34 @@
+import { AdaptivePolicy, type AdaptiveOptions } from './adaptive.js';
+import { MalloryPolicy, type MalloryOptions } from './mallory.js';
+import type { Policy } from './policy.js';
+import { RandomPolicy } from './random.js';
+
+export const POLICY_NAMES = ['random', 'mallory', 'adaptive'] as const;
+export type PolicyName = (typeof POLICY_NAMES)[number];
+
+export interface PolicyOptions {
+  readonly mallory?: MalloryOptions;
+  readonly adaptive?: AdaptiveOptions;
+}
+
+/**
+ * `random` (Jepsen's baseline), `mallory` (the artifact's Q-learning) or `adaptive` (ours).
+ * Throws for another name (the CLI validates names first, with `isPolicyName`).
+ */
+export function createPolicy(name: string, options: PolicyOptions = {}): Policy {
+  if (!isPolicyName(name)) {
+    throw new Error(`policy ${name} is not available: use one of ${POLICY_NAMES.join(', ')}`);
+  }
+  switch (name) {
+    case 'random':
+      return new RandomPolicy();
+    case 'mallory':
+      return new MalloryPolicy(options.mallory);
+    case 'adaptive':
+      return new AdaptivePolicy(options.adaptive);
+  }
+}
+
+export function isPolicyName(name: string): name is PolicyName {
+  return (POLICY_NAMES as readonly string[]).includes(name);
+}

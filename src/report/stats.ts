@@ -1,0 +1,138 @@
+/**
+ * Statistics for comparing campaigns (`mallory compare`): per metric, the mean and median of each
+ * policy's runs, the Vargha–Delaney Â12 effect size and a two-sided Mann–Whitney U p-value against
+ * the baseline (Arcuri & Briand's guidelines for randomised algorithms).
+ *
+ * Usage: `a12(adaptiveStates, randomStates)` ≥ 0.71 is a large effect in favour of the first
+ * sample; `mannWhitneyU(xs, ys).p` < 0.05 is significant.
+ */
+
+/** Samples up to this total size, without ties, get the exact U distribution. */
+const EXACT_MAX_TOTAL = 40;
+
+export function mean(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  let s = 0;
+  for (const x of xs) s += x;
+  return s / xs.length;
+}
+
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+interface Ranked {
+  /** Sum of the (mid-)ranks of the first sample. */
+  readonly rankSum: number;
+  /** Σ (t³ − t) over groups of tied values. */
+  readonly tieTerm: number;
+}
+
+function rank(xs: readonly number[], ys: readonly number[]): Ranked {
+  const all = [...xs.map((v) => ({ v, first: true })), ...ys.map((v) => ({ v, first: false }))];
+  all.sort((a, b) => a.v - b.v);
+  let rankSum = 0;
+  let tieTerm = 0;
+  for (let i = 0; i < all.length;) {
+    let j = i;
+    while (j + 1 < all.length && all[j + 1].v === all[i].v) j++;
+    const midRank = (i + j) / 2 + 1;
+    const t = j - i + 1;
+    tieTerm += t * t * t - t;
+    for (let k = i; k <= j; k++) if (all[k].first) rankSum += midRank;
+    i = j + 1;
+  }
+  return { rankSum, tieTerm };
+}
+
+function requireSamples(what: string, xs: readonly number[], ys: readonly number[]): void {
+  if (xs.length === 0 || ys.length === 0) {
+    throw new RangeError(`${what} needs two non-empty samples, got sizes ${xs.length} and ${ys.length}`);
+  }
+}
+
+/**
+ * Vargha–Delaney Â12: the probability that a value drawn from `xs` is larger than one drawn from
+ * `ys`, ties counting half. 0.5 = no difference; ≥ 0.71 a large effect in favour of `xs`.
+ */
+export function a12(xs: readonly number[], ys: readonly number[]): number {
+  requireSamples('a12', xs, ys);
+  const m = xs.length;
+  const n = ys.length;
+  const { rankSum } = rank(xs, ys);
+  return (rankSum / m - (m + 1) / 2) / n;
+}
+
+export interface MannWhitneyResult {
+  /** U of the first sample: the number of pairs (x, y) with x > y, ties counting half. */
+  readonly u: number;
+  /** Two-sided p-value. */
+  readonly p: number;
+  readonly method: 'exact' | 'normal';
+}
+
+/** Standard normal upper tail, P(Z > z) (Abramowitz–Stegun 7.1.26 via erfc, error < 1.5e-7). */
+export function normalSf(z: number): number {
+  const x = Math.abs(z) / Math.SQRT2;
+  const t = 1 / (1 + 0.3275911 * x);
+  const poly =
+    t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  const erfc = poly * Math.exp(-x * x);
+  return z >= 0 ? erfc / 2 : 1 - erfc / 2;
+}
+
+/** Counts of U = 0..m·n over all C(m+n, m) arrangements without ties. */
+function exactUCounts(m: number, n: number): number[] {
+  // f[i][j] = counts for sizes (i, j); f(i, j)(u) = f(i−1, j)(u − j) + f(i, j−1)(u)
+  let prev: number[][] = [];
+  for (let i = 0; i <= m; i++) {
+    const row: number[][] = [];
+    for (let j = 0; j <= n; j++) {
+      if (i === 0 || j === 0) {
+        row.push([1]);
+        continue;
+      }
+      const a = prev[j];
+      const b = row[j - 1];
+      const out = new Array<number>(i * j + 1).fill(0);
+      for (let u = 0; u < a.length; u++) out[u + j] += a[u];
+      for (let u = 0; u < b.length; u++) out[u] += b[u];
+      row.push(out);
+    }
+    prev = row;
+  }
+  return prev[n];
+}
+
+/**
+ * Two-sided Mann–Whitney U test. Exact when there are no ties and m + n ≤ 40; otherwise the
+ * normal approximation with tie correction and continuity correction (as scipy's default).
+ */
+export function mannWhitneyU(xs: readonly number[], ys: readonly number[]): MannWhitneyResult {
+  requireSamples('mannWhitneyU', xs, ys);
+  const m = xs.length;
+  const n = ys.length;
+  const { rankSum, tieTerm } = rank(xs, ys);
+  const u = rankSum - (m * (m + 1)) / 2;
+  if (tieTerm === 0 && m + n <= EXACT_MAX_TOTAL) {
+    const counts = exactUCounts(m, n);
+    let total = 0;
+    for (const c of counts) total += c;
+    let le = 0;
+    let ge = 0;
+    for (let k = 0; k < counts.length; k++) {
+      if (k <= u) le += counts[k];
+      if (k >= u) ge += counts[k];
+    }
+    return { u, p: Math.min(1, (2 * Math.min(le, ge)) / total), method: 'exact' };
+  }
+  const N = m + n;
+  const mu = (m * n) / 2;
+  const variance = ((m * n) / 12) * (N + 1 - tieTerm / (N * (N - 1)));
+  if (variance <= 0) return { u, p: 1, method: 'normal' };
+  const z = Math.max(0, Math.abs(u - mu) - 0.5) / Math.sqrt(variance);
+  return { u, p: Math.min(1, 2 * normalSf(z)), method: 'normal' };
+}

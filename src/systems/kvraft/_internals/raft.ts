@@ -1,0 +1,895 @@
+import type { EventAttrs } from '../../../core/event.js';
+import type { Probe } from '../../../probe/index.js';
+import type { KvraftBug } from '../bugs.js';
+import type {
+  AppendEntries,
+  AppendEntriesReply,
+  Command,
+  Entry,
+  InstallSnapshot,
+  InstallSnapshotReply,
+  NodeStatus,
+  Outgoing,
+  PeerMessage,
+  RequestVote,
+  RequestVoteReply,
+  ResponseBody,
+  Role,
+  Snapshot,
+} from './messages.js';
+import type { Storage } from './storage.js';
+
+export interface RaftOptions {
+  readonly id: string;
+  /** Initial voting configuration (used only on first start). */
+  readonly members: readonly string[];
+  readonly join: boolean;
+  readonly bugs: ReadonlySet<KvraftBug>;
+  readonly snapshotEvery: number;
+  readonly heartbeatMs: number;
+  readonly electionMinMs: number;
+  readonly electionMaxMs: number;
+  /** How long a client request waits for commit before its outcome is reported unknown. */
+  readonly requestTimeoutMs: number;
+  /** `lazy-vote`: how long after replying the vote is persisted. */
+  readonly lazyVoteDelayMs: number;
+}
+
+export type Reply = (response: ResponseBody) => void;
+
+interface Waiter {
+  readonly term: number;
+  readonly reply: Reply;
+  readonly timer: NodeJS.Timeout;
+  /** `ack-before-commit`: acknowledged once persisted locally. */
+  acked: boolean;
+}
+
+interface PendingRead {
+  readonly key: string;
+  readonly round: number;
+  readIndex: number | undefined;
+  readonly reply: Reply;
+  readonly deadlineMs: number;
+}
+
+interface Config {
+  readonly members: readonly string[];
+  readonly index: number;
+}
+
+/** Most entries sent in one AppendEntries. */
+const MAX_BATCH = 64;
+/** A lagging follower is sent the snapshot at most this often. */
+const SNAPSHOT_RESEND_MS = 250;
+
+const UNKNOWN = (error: string): ResponseBody => ({
+  ok: false,
+  definite: false,
+  error,
+});
+
+/** Prints crash text the fuzzer's log check recognises, and exits non-zero like a failed assert. */
+export function assertionFailed(message: string, probe: Probe): never {
+  probe.emit('assertion-failed');
+  probe.flush();
+  process.stderr.write(`ASSERTION FAILED: ${message}\n`);
+  process.stdout.write(`ASSERTION FAILED: ${message}\n`);
+  process.exit(1);
+}
+
+/**
+ * One Raft node: election, replication, commit, snapshots, single-server membership changes and
+ * read-index reads, over a key-value state machine. Messages arrive through `receive`; outgoing ones
+ * leave through `send`. Durable state goes through `storage` before any reply that depends on it.
+ */
+export class RaftNode {
+  private term = 0;
+  private votedFor: string | null = null;
+  /** `lazy-vote`: the vote in memory is not yet on disk. */
+  private voteDirty = false;
+  private role: Role = 'follower';
+  private leader: string | null = null;
+
+  private snapshot: Snapshot;
+  private log: Entry[] = [];
+  /** Entries appended by this leader that are not yet on disk. */
+  private unpersisted: Entry[] = [];
+  private persistScheduled = false;
+  private commit: number;
+  private applied: number;
+  private kv: Map<string, number>;
+  private config: Config;
+  private configCommittedReported: number;
+
+  private votes = new Set<string>();
+  private voteReplies = new Set<string>();
+  private readonly next = new Map<string, number>();
+  private readonly match = new Map<string, number>();
+  private readonly ackedRound = new Map<string, number>();
+  private readonly snapshotSentAt = new Map<string, number>();
+  private round = 0;
+
+  private readonly waiters = new Map<number, Waiter>();
+  private reads: PendingRead[] = [];
+
+  private electionTimer: NodeJS.Timeout | undefined;
+  private readonly heartbeatTimer: NodeJS.Timeout;
+  private lazyVoteTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly options: RaftOptions,
+    private readonly storage: Storage,
+    private readonly probe: Probe,
+    private readonly send: (to: string, message: Outgoing) => void,
+  ) {
+    const loaded = storage.load();
+    this.term = loaded.meta.term;
+    this.votedFor = loaded.meta.votedFor;
+    const initial: Snapshot = {
+      lastIndex: 0,
+      lastTerm: 0,
+      members: options.join ? [] : [...options.members],
+      configIndex: 0,
+      kv: [],
+    };
+    this.snapshot = loaded.snapshot ?? initial;
+    if (!loaded.snapshot && loaded.entries.length === 0 && loaded.meta.term === 0) {
+      storage.saveSnapshot(initial);
+    }
+    this.log = [...loaded.entries];
+    this.commit = this.snapshot.lastIndex;
+    this.applied = this.snapshot.lastIndex;
+    this.kv = new Map(this.snapshot.kv);
+    this.config = this.latestConfig(Infinity);
+    this.configCommittedReported = this.config.index <= this.commit ? this.config.index : -1;
+    this.emit('node-start', {
+      term: this.term,
+      index: this.lastIndex(),
+      commit: this.commit,
+      members: this.config.members.join(','),
+    });
+    this.resetElectionTimer();
+    this.heartbeatTimer = setInterval(() => {
+      this.tick();
+    }, options.heartbeatMs);
+  }
+
+  // ---- public surface -------------------------------------------------------------------------
+
+  receive(message: PeerMessage): void {
+    this.persistNow();
+    switch (message.kind) {
+      case 'request-vote':
+        this.onRequestVote(message);
+        break;
+      case 'request-vote-reply':
+        this.onRequestVoteReply(message);
+        break;
+      case 'append-entries':
+        this.onAppendEntries(message);
+        break;
+      case 'append-entries-reply':
+        this.onAppendEntriesReply(message);
+        break;
+      case 'install-snapshot':
+        this.onInstallSnapshot(message);
+        break;
+      case 'install-snapshot-reply':
+        this.onInstallSnapshotReply(message);
+        break;
+    }
+  }
+
+  status(): NodeStatus {
+    return {
+      id: this.options.id,
+      role: this.role,
+      term: this.term,
+      leader: this.leader,
+      commit: this.commit,
+      applied: this.applied,
+      lastIndex: this.lastIndex(),
+      snapshotIndex: this.snapshot.lastIndex,
+      members: this.config.members,
+    };
+  }
+
+  write(key: string, value: number, reply: Reply): void {
+    this.propose({ type: 'put', key, value }, reply);
+  }
+
+  cas(key: string, expected: number, value: number, reply: Reply): void {
+    this.propose({ type: 'cas', key, expected, value }, reply);
+  }
+
+  read(key: string, reply: Reply): void {
+    if (!this.refuseUnlessLeader(reply)) return;
+    if (this.options.bugs.has('stale-read')) {
+      reply({ ok: true, value: this.kv.get(key) ?? null });
+      return;
+    }
+    this.round++;
+    this.reads.push({
+      key,
+      round: this.round,
+      readIndex: undefined,
+      reply,
+      deadlineMs: Date.now() + this.options.requestTimeoutMs,
+    });
+    this.broadcastAppend();
+    this.serveReads();
+  }
+
+  changeMembership(node: string, add: boolean, reply: Reply): void {
+    if (!this.refuseUnlessLeader(reply)) return;
+    const members = this.config.members;
+    if (add === members.includes(node)) {
+      reply({ ok: true });
+      return;
+    }
+    if (this.config.index > this.commit) {
+      reply({ ok: false, definite: true, error: 'a configuration change is in progress' });
+      return;
+    }
+    if (this.termAt(this.commit) !== this.term) {
+      reply({ ok: false, definite: true, error: 'leader has not committed in its term yet' });
+      return;
+    }
+    const next = add ? [...members, node].sort() : members.filter((m) => m !== node);
+    this.propose({ type: 'config', members: next }, reply);
+  }
+
+  close(): void {
+    this.persistNow();
+    clearInterval(this.heartbeatTimer);
+    if (this.electionTimer) clearTimeout(this.electionTimer);
+    if (this.lazyVoteTimer) clearTimeout(this.lazyVoteTimer);
+    this.storage.close();
+  }
+
+  // ---- log helpers ----------------------------------------------------------------------------
+
+  private lastIndex(): number {
+    return this.snapshot.lastIndex + this.log.length;
+  }
+
+  private lastTerm(): number {
+    return this.termAt(this.lastIndex()) ?? 0;
+  }
+
+  private entryAt(index: number): Entry | undefined {
+    return this.log[index - this.snapshot.lastIndex - 1];
+  }
+
+  private termAt(index: number): number | undefined {
+    if (index === this.snapshot.lastIndex) return this.snapshot.lastTerm;
+    return this.entryAt(index)?.term;
+  }
+
+  /** The configuration in effect at `index`: the latest config entry at or before it. */
+  private latestConfig(index: number): Config {
+    for (let i = this.log.length - 1; i >= 0; i--) {
+      const entry = this.log[i];
+      if (entry.index <= index && entry.command.type === 'config') {
+        return { members: entry.command.members, index: entry.index };
+      }
+    }
+    return { members: this.snapshot.members, index: this.snapshot.configIndex };
+  }
+
+  private isMember(node: string): boolean {
+    return this.config.members.includes(node);
+  }
+
+  private quorum(has: (node: string) => boolean): boolean {
+    const members = this.config.members;
+    return members.filter(has).length * 2 > members.length;
+  }
+
+  private others(): string[] {
+    return this.config.members.filter((m) => m !== this.options.id);
+  }
+
+  // ---- persistence ----------------------------------------------------------------------------
+
+  private persistMeta(): void {
+    const votedFor = this.voteDirty ? null : this.votedFor;
+    this.storage.saveMeta({ term: this.term, votedFor });
+  }
+
+  private setTerm(term: number): void {
+    this.term = term;
+    this.votedFor = null;
+    this.voteDirty = false;
+    this.persistMeta();
+  }
+
+  private schedulePersist(): void {
+    if (this.persistScheduled) return;
+    this.persistScheduled = true;
+    setImmediate(() => {
+      this.persistScheduled = false;
+      this.persistNow();
+      if (this.role === 'leader') {
+        this.advanceCommit();
+        this.broadcastAppend();
+      }
+    });
+  }
+
+  /** Writes this leader's newly appended entries to disk (one fsync for the batch). */
+  private persistNow(): void {
+    if (this.unpersisted.length === 0) return;
+    const batch = this.unpersisted;
+    this.unpersisted = [];
+    this.storage.append(batch);
+    if (!this.options.bugs.has('ack-before-commit')) return;
+    for (const entry of batch) {
+      const waiter = this.waiters.get(entry.index);
+      if (waiter && entry.command.type === 'put' && !waiter.acked) {
+        waiter.acked = true;
+        waiter.reply({ ok: true });
+      }
+    }
+  }
+
+  private persistedIndex(): number {
+    return this.lastIndex() - this.unpersisted.length;
+  }
+
+  // ---- roles ----------------------------------------------------------------------------------
+
+  private emit(type: string, attrs: EventAttrs): void {
+    this.probe.emit(type, attrs);
+    const text = Object.entries(attrs)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
+    process.stdout.write(`${new Date().toISOString()} ${this.options.id} ${type} ${text}\n`);
+  }
+
+  private randomElectionMs(): number {
+    const { electionMinMs, electionMaxMs } = this.options;
+    return electionMinMs + Math.random() * (electionMaxMs - electionMinMs);
+  }
+
+  private resetElectionTimer(): void {
+    if (this.electionTimer) clearTimeout(this.electionTimer);
+    this.electionTimer = setTimeout(() => {
+      this.electionTimeout();
+    }, this.randomElectionMs());
+  }
+
+  private electionTimeout(): void {
+    this.resetElectionTimer();
+    if (this.role === 'leader' || !this.isMember(this.options.id)) return;
+    this.setTerm(this.term + 1);
+    this.votedFor = this.options.id;
+    this.persistMeta();
+    this.role = 'candidate';
+    this.leader = null;
+    this.votes = new Set([this.options.id]);
+    this.voteReplies = new Set([this.options.id]);
+    this.emit('become-candidate', { term: this.term, index: this.lastIndex() });
+    if (this.quorum((n) => this.votes.has(n))) {
+      this.becomeLeader();
+      return;
+    }
+    this.requestVotes();
+  }
+
+  private requestVotes(): void {
+    for (const peer of this.others()) {
+      if (this.voteReplies.has(peer)) continue;
+      this.send(peer, {
+        kind: 'request-vote',
+        term: this.term,
+        lastLogIndex: this.lastIndex(),
+        lastLogTerm: this.lastTerm(),
+      });
+    }
+  }
+
+  private becomeFollower(term: number, leader: string | null): void {
+    const wasLeader = this.role === 'leader';
+    const previous = this.role;
+    if (term > this.term) this.setTerm(term);
+    this.role = 'follower';
+    this.leader = leader;
+    if (wasLeader) {
+      this.emit('step-down', { term: this.term, index: this.lastIndex(), commit: this.commit });
+      this.failPending('leadership lost');
+    }
+    if (previous !== 'follower') this.emit('become-follower', { term: this.term });
+    this.resetElectionTimer();
+  }
+
+  private becomeLeader(): void {
+    this.role = 'leader';
+    this.leader = this.options.id;
+    this.next.clear();
+    this.match.clear();
+    this.ackedRound.clear();
+    this.snapshotSentAt.clear();
+    for (const peer of this.others()) this.next.set(peer, this.lastIndex() + 1);
+    this.emit('become-leader', { term: this.term, index: this.lastIndex(), commit: this.commit });
+    this.appendLocal({ type: 'noop' });
+  }
+
+  private failPending(error: string): void {
+    for (const [index, waiter] of this.waiters) {
+      clearTimeout(waiter.timer);
+      if (!waiter.acked) waiter.reply(UNKNOWN(error));
+      this.waiters.delete(index);
+    }
+    for (const read of this.reads) read.reply({ ok: false, definite: true, error });
+    this.reads = [];
+  }
+
+  private refuseUnlessLeader(reply: Reply): boolean {
+    if (this.role === 'leader') return true;
+    reply({
+      ok: false,
+      definite: true,
+      error: 'not leader',
+      ...(this.leader !== null ? { leader: this.leader } : {}),
+    });
+    return false;
+  }
+
+  private tick(): void {
+    if (this.role === 'leader') {
+      this.broadcastAppend();
+      this.serveReads();
+    } else if (this.role === 'candidate') {
+      this.requestVotes();
+    }
+  }
+
+  // ---- leader: proposals and replication ------------------------------------------------------
+
+  private propose(command: Command, reply: Reply): void {
+    if (!this.refuseUnlessLeader(reply)) return;
+    const entry = this.appendLocal(command);
+    const timer = setTimeout(() => {
+      const waiter = this.waiters.get(entry.index);
+      if (!waiter) return;
+      this.waiters.delete(entry.index);
+      if (!waiter.acked) waiter.reply(UNKNOWN('timed out waiting for commit'));
+    }, this.options.requestTimeoutMs);
+    this.waiters.set(entry.index, { term: this.term, reply, timer, acked: false });
+  }
+
+  private appendLocal(command: Command): Entry {
+    const entry: Entry = { index: this.lastIndex() + 1, term: this.term, command };
+    this.log.push(entry);
+    this.unpersisted.push(entry);
+    if (command.type === 'config') this.adoptConfig(entry.index, command.members);
+    this.schedulePersist();
+    return entry;
+  }
+
+  private adoptConfig(index: number, members: readonly string[]): void {
+    this.config = { members, index };
+    this.emit('config-appended', {
+      term: this.term,
+      index,
+      members: members.join(','),
+      size: members.length,
+    });
+  }
+
+  private broadcastAppend(): void {
+    if (this.role !== 'leader') return;
+    for (const peer of this.others()) this.sendAppend(peer);
+  }
+
+  private sendAppend(peer: string): void {
+    let next = this.next.get(peer);
+    if (next === undefined) {
+      next = this.lastIndex() + 1;
+      this.next.set(peer, next);
+    }
+    if (next <= this.snapshot.lastIndex) {
+      const now = Date.now();
+      if (now - (this.snapshotSentAt.get(peer) ?? 0) < SNAPSHOT_RESEND_MS) return;
+      this.snapshotSentAt.set(peer, now);
+      this.send(peer, {
+        kind: 'install-snapshot',
+        term: this.term,
+        snapshot: this.snapshot,
+        round: this.round,
+      });
+      return;
+    }
+    const prevIndex = next - 1;
+    const entries = this.log.slice(
+      next - this.snapshot.lastIndex - 1,
+      next - this.snapshot.lastIndex - 1 + MAX_BATCH,
+    );
+    this.send(peer, {
+      kind: 'append-entries',
+      term: this.term,
+      prevIndex,
+      prevTerm: this.termAt(prevIndex) ?? 0,
+      entries,
+      commit: this.commit,
+      round: this.round,
+    });
+  }
+
+  private onAppendEntriesReply(m: AppendEntriesReply): void {
+    if (m.term > this.term) {
+      this.becomeFollower(m.term, null);
+      return;
+    }
+    if (this.role !== 'leader' || m.term !== this.term) return;
+    this.ackedRound.set(m.from, Math.max(this.ackedRound.get(m.from) ?? 0, m.round));
+    if (m.success) {
+      const match = Math.max(this.match.get(m.from) ?? 0, m.matchIndex);
+      this.match.set(m.from, match);
+      this.next.set(m.from, match + 1);
+      this.advanceCommit();
+      if (match < this.lastIndex()) this.sendAppend(m.from);
+    } else {
+      const floor = (this.match.get(m.from) ?? 0) + 1;
+      this.next.set(m.from, Math.max(floor, Math.min(m.conflictIndex, this.lastIndex() + 1)));
+      this.sendAppend(m.from);
+    }
+    this.serveReads();
+  }
+
+  private onInstallSnapshotReply(m: InstallSnapshotReply): void {
+    if (m.term > this.term) {
+      this.becomeFollower(m.term, null);
+      return;
+    }
+    if (this.role !== 'leader' || m.term !== this.term) return;
+    this.ackedRound.set(m.from, Math.max(this.ackedRound.get(m.from) ?? 0, m.round));
+    const match = Math.max(this.match.get(m.from) ?? 0, m.lastIndex);
+    this.match.set(m.from, match);
+    this.next.set(m.from, match + 1);
+    this.snapshotSentAt.delete(m.from);
+    this.advanceCommit();
+    if (match < this.lastIndex()) this.sendAppend(m.from);
+    this.serveReads();
+  }
+
+  private advanceCommit(): void {
+    if (this.role !== 'leader') return;
+    const self = this.options.id;
+    for (let n = this.persistedIndex(); n > this.commit; n--) {
+      if (this.termAt(n) !== this.term) break;
+      const replicated = (node: string): boolean => (node === self ? true : (this.match.get(node) ?? 0) >= n);
+      if (this.quorum(replicated)) {
+        this.setCommit(n);
+        break;
+      }
+    }
+  }
+
+  private serveReads(): void {
+    if (this.reads.length === 0 || this.role !== 'leader') return;
+    const now = Date.now();
+    const committedInTerm = this.termAt(this.commit) === this.term;
+    const remaining: PendingRead[] = [];
+    for (const read of this.reads) {
+      if (now > read.deadlineMs) {
+        read.reply({ ok: false, definite: true, error: 'timed out confirming leadership' });
+        continue;
+      }
+      if (read.readIndex === undefined && committedInTerm) read.readIndex = this.commit;
+      const confirmed = this.quorum(
+        (n) => n === this.options.id || (this.ackedRound.get(n) ?? 0) >= read.round,
+      );
+      if (confirmed && read.readIndex !== undefined && this.applied >= read.readIndex) {
+        read.reply({ ok: true, value: this.kv.get(read.key) ?? null });
+      } else {
+        remaining.push(read);
+      }
+    }
+    this.reads = remaining;
+  }
+
+  // ---- commit and apply -----------------------------------------------------------------------
+
+  private setCommit(commit: number): void {
+    if (commit <= this.commit) return;
+    this.commit = commit;
+    this.emit('commit-advance', { term: this.term, commit, role: this.role });
+    if (this.config.index <= commit && this.configCommittedReported !== this.config.index) {
+      this.configCommittedReported = this.config.index;
+      this.emit('config-committed', {
+        term: this.term,
+        index: this.config.index,
+        members: this.config.members.join(','),
+      });
+    }
+    this.applyCommitted();
+    if (this.role === 'leader' && !this.isMember(this.options.id) && this.config.index <= commit) {
+      this.becomeFollower(this.term, null);
+    }
+  }
+
+  private applyCommitted(): void {
+    while (this.applied < this.commit) {
+      const entry = this.entryAt(this.applied + 1);
+      if (!entry) break;
+      this.applied = entry.index;
+      const result = this.applyCommand(entry.command);
+      const waiter = this.waiters.get(entry.index);
+      if (waiter) {
+        clearTimeout(waiter.timer);
+        this.waiters.delete(entry.index);
+        if (!waiter.acked) {
+          waiter.reply(waiter.term === entry.term ? result : UNKNOWN('entry overwritten'));
+        }
+      }
+    }
+    this.serveReads();
+    if (this.applied - this.snapshot.lastIndex >= this.options.snapshotEvery) this.takeSnapshot();
+  }
+
+  private applyCommand(command: Command): ResponseBody {
+    switch (command.type) {
+      case 'put':
+        this.kv.set(command.key, command.value);
+        return { ok: true };
+      case 'cas':
+        if (this.kv.get(command.key) !== command.expected) {
+          return { ok: false, definite: true, error: 'cas mismatch' };
+        }
+        this.kv.set(command.key, command.value);
+        return { ok: true };
+      case 'noop':
+      case 'config':
+        return { ok: true };
+    }
+  }
+
+  private takeSnapshot(): void {
+    this.persistNow();
+    const at = this.applied;
+    // Correct: the configuration in effect at the snapshot's index, which is committed.
+    // snapshot-uncommitted-config: the latest configuration, which may be uncommitted (the older,
+    // committed one is dropped with the compacted entries).
+    const config = this.options.bugs.has('snapshot-uncommitted-config') ? this.config : this.latestConfig(at);
+    const snapshot: Snapshot = {
+      lastIndex: at,
+      lastTerm: this.termAt(at) ?? 0,
+      members: config.members,
+      configIndex: config.index,
+      kv: [...this.kv],
+    };
+    this.storage.saveSnapshot(snapshot);
+    this.log = this.log.filter((e) => e.index > at);
+    this.snapshot = snapshot;
+    this.storage.rewriteLog(this.log);
+    this.emit('snapshot-taken', {
+      term: this.term,
+      index: at,
+      configIndex: config.index,
+      commit: this.commit,
+    });
+  }
+
+  // ---- follower side --------------------------------------------------------------------------
+
+  private upToDate(lastLogTerm: number, lastLogIndex: number): boolean {
+    const myTerm = this.lastTerm();
+    return lastLogTerm > myTerm || (lastLogTerm === myTerm && lastLogIndex >= this.lastIndex());
+  }
+
+  private onRequestVote(m: RequestVote): void {
+    // Only voting members may disrupt: a removed node that never learnt it was removed is ignored.
+    if (!this.isMember(m.from)) return;
+    if (m.term > this.term) this.becomeFollower(m.term, null);
+    const logOk =
+      this.options.bugs.has('vote-without-log-check') || this.upToDate(m.lastLogTerm, m.lastLogIndex);
+    const free = this.votedFor === null || this.votedFor === m.from;
+    const granted = m.term === this.term && free && logOk;
+    if (granted) {
+      const first = this.votedFor === null;
+      this.votedFor = m.from;
+      if (first) this.persistVote();
+      this.resetElectionTimer();
+      this.emit('vote-granted', { term: this.term, candidate: m.from, index: this.lastIndex() });
+    } else {
+      this.emit('vote-denied', {
+        term: this.term,
+        candidate: m.from,
+        reason: m.term < this.term ? 'term' : !free ? 'voted' : 'log',
+      });
+    }
+    const reply: Omit<RequestVoteReply, 'from' | 'to' | 'msg'> = {
+      kind: 'request-vote-reply',
+      term: this.term,
+      granted,
+    };
+    this.send(m.from, reply);
+  }
+
+  private persistVote(): void {
+    if (!this.options.bugs.has('lazy-vote')) {
+      this.persistMeta();
+      return;
+    }
+    // lazy-vote: the reply goes out now; the vote reaches the disk only later.
+    this.voteDirty = true;
+    const term = this.term;
+    if (this.lazyVoteTimer) clearTimeout(this.lazyVoteTimer);
+    this.lazyVoteTimer = setTimeout(() => {
+      if (this.term !== term || !this.voteDirty) return;
+      this.voteDirty = false;
+      this.persistMeta();
+    }, this.options.lazyVoteDelayMs);
+  }
+
+  private onRequestVoteReply(m: RequestVoteReply): void {
+    if (m.term > this.term) {
+      this.becomeFollower(m.term, null);
+      return;
+    }
+    if (this.role !== 'candidate' || m.term !== this.term) return;
+    this.voteReplies.add(m.from);
+    if (!m.granted) return;
+    this.votes.add(m.from);
+    if (this.quorum((n) => this.votes.has(n))) this.becomeLeader();
+  }
+
+  private acceptLeader(m: AppendEntries | InstallSnapshot): boolean {
+    if (m.term < this.term) return false;
+    if (m.term > this.term || this.role !== 'follower') this.becomeFollower(m.term, m.from);
+    this.leader = m.from;
+    this.resetElectionTimer();
+    return true;
+  }
+
+  private onAppendEntries(m: AppendEntries): void {
+    const reject = (conflictIndex: number): void => {
+      this.send(m.from, {
+        kind: 'append-entries-reply',
+        term: this.term,
+        success: false,
+        matchIndex: 0,
+        conflictIndex,
+        round: m.round,
+      });
+    };
+    if (!this.acceptLeader(m)) {
+      reject(0);
+      return;
+    }
+    let prevIndex = m.prevIndex;
+    let prevTerm = m.prevTerm;
+    let entries = m.entries;
+    if (prevIndex < this.snapshot.lastIndex) {
+      // Entries covered by our snapshot are committed, hence identical: skip them.
+      entries = entries.filter((e) => e.index > this.snapshot.lastIndex);
+      prevIndex = this.snapshot.lastIndex;
+      prevTerm = this.snapshot.lastTerm;
+    }
+    if (prevIndex > this.lastIndex()) {
+      this.emit('append-rejected', { term: this.term, index: prevIndex, last: this.lastIndex() });
+      reject(this.lastIndex() + 1);
+      return;
+    }
+    const localPrevTerm = this.termAt(prevIndex);
+    if (localPrevTerm !== prevTerm) {
+      let conflict = prevIndex;
+      while (conflict - 1 > this.snapshot.lastIndex && this.termAt(conflict - 1) === localPrevTerm) {
+        conflict--;
+      }
+      this.emit('append-rejected', { term: this.term, index: prevIndex, last: this.lastIndex() });
+      reject(conflict);
+      return;
+    }
+    const fresh: Entry[] = [];
+    for (const entry of entries) {
+      if (fresh.length === 0) {
+        const existing = this.termAt(entry.index);
+        if (existing === entry.term) continue;
+        if (existing !== undefined) this.truncateFrom(entry.index);
+      }
+      fresh.push(entry);
+    }
+    if (fresh.length > 0) {
+      this.log.push(...fresh);
+      this.storage.append(fresh);
+      for (const entry of fresh) {
+        if (entry.command.type === 'config') this.adoptConfig(entry.index, entry.command.members);
+      }
+    }
+    const matchIndex = prevIndex + entries.length;
+    if (entries.length > 0) {
+      this.emit('append-accepted', { term: this.term, index: matchIndex, commit: this.commit });
+    }
+    if (m.commit > this.commit) this.setCommit(Math.min(m.commit, matchIndex));
+    this.send(m.from, {
+      kind: 'append-entries-reply',
+      term: this.term,
+      success: true,
+      matchIndex,
+      conflictIndex: 0,
+      round: m.round,
+    });
+  }
+
+  /** Removes entries from `index` on; rolls the configuration back if it came from them. */
+  private truncateFrom(index: number): void {
+    if (index <= this.commit) {
+      assertionFailed(
+        `truncating committed entry ${index} (commit ${this.commit}, term ${this.term})`,
+        this.probe,
+      );
+    }
+    this.log = this.log.slice(0, index - this.snapshot.lastIndex - 1);
+    this.storage.rewriteLog(this.log);
+    this.emit('log-truncated', { term: this.term, index });
+    if (this.config.index < index) return;
+    const from = this.config.index;
+    if (this.snapshot.configIndex >= index && !this.hasConfigEntryBefore(index)) {
+      assertionFailed(
+        `configuration rollback from index ${from}: no configuration before index ${index} ` +
+          `(snapshot ${this.snapshot.lastIndex} holds the configuration of index ${this.snapshot.configIndex})`,
+        this.probe,
+      );
+    }
+    this.config = this.latestConfig(index - 1);
+    this.emit('config-rolled-back', {
+      term: this.term,
+      index: from,
+      to: this.config.index,
+      members: this.config.members.join(','),
+    });
+  }
+
+  private hasConfigEntryBefore(index: number): boolean {
+    return this.log.some((e) => e.index < index && e.command.type === 'config');
+  }
+
+  private onInstallSnapshot(m: InstallSnapshot): void {
+    if (!this.acceptLeader(m)) {
+      this.send(m.from, {
+        kind: 'install-snapshot-reply',
+        term: this.term,
+        lastIndex: 0,
+        round: m.round,
+      });
+      return;
+    }
+    const s = m.snapshot;
+    if (s.lastIndex > this.commit) {
+      const keep = this.termAt(s.lastIndex) === s.lastTerm;
+      const previousConfig = this.config.index;
+      this.log = keep ? this.log.filter((e) => e.index > s.lastIndex) : [];
+      this.snapshot = s;
+      this.storage.saveSnapshot(s);
+      this.storage.rewriteLog(this.log);
+      this.kv = new Map(s.kv);
+      this.commit = s.lastIndex;
+      this.applied = s.lastIndex;
+      this.config = this.latestConfig(Infinity);
+      if (this.config.index < previousConfig) {
+        this.emit('config-rolled-back', {
+          term: this.term,
+          index: previousConfig,
+          to: this.config.index,
+          members: this.config.members.join(','),
+        });
+      }
+      this.emit('snapshot-installed', {
+        term: this.term,
+        index: s.lastIndex,
+        commit: this.commit,
+        configIndex: s.configIndex,
+      });
+    }
+    this.send(m.from, {
+      kind: 'install-snapshot-reply',
+      term: this.term,
+      lastIndex: Math.max(s.lastIndex, Math.min(this.commit, this.lastIndex())),
+      round: m.round,
+    });
+  }
+}

@@ -1,0 +1,63 @@
+import net from 'node:net';
+
+import type { ClientRequest } from './messages.js';
+import type { RaftNode, Reply } from './raft.js';
+import type { HostPort } from './transport.js';
+import { parseObject, readLines } from './wire.js';
+
+/** The client service: line-delimited JSON requests and responses, matched by `id`. */
+export function serveClients(listen: HostPort, raft: RaftNode): net.Server {
+  const server = net.createServer((socket) => {
+    socket.setNoDelay(true);
+    socket.on('error', () => {
+      // the client reconnects
+    });
+    readLines(socket, (line) => {
+      const raw = parseObject(line);
+      if (!raw || typeof raw.id !== 'number') return;
+      const id = raw.id;
+      const reply: Reply = (response) => {
+        if (socket.writable) socket.write(JSON.stringify({ id, ...response }) + '\n');
+      };
+      handle(raw as unknown as ClientRequest, raft, reply);
+    });
+  });
+  server.listen(listen.port, listen.host);
+  return server;
+}
+
+function handle(request: ClientRequest, raft: RaftNode, reply: Reply): void {
+  const bad = (what: string): void => {
+    reply({ ok: false, definite: true, error: `bad request: ${what}` });
+  };
+  switch (request.op) {
+    case 'read':
+      if (typeof request.key !== 'string') bad('key must be a string');
+      else raft.read(request.key, reply);
+      return;
+    case 'write':
+      if (typeof request.key !== 'string' || typeof request.value !== 'number') {
+        bad('write needs a string key and a number value');
+      } else raft.write(request.key, request.value, reply);
+      return;
+    case 'cas':
+      if (
+        typeof request.key !== 'string' ||
+        typeof request.expected !== 'number' ||
+        typeof request.value !== 'number'
+      ) {
+        bad('cas needs a string key and number expected and value');
+      } else raft.cas(request.key, request.expected, request.value, reply);
+      return;
+    case 'status':
+      reply({ ok: true, status: raft.status() });
+      return;
+    case 'add-member':
+    case 'remove-member':
+      if (typeof request.node !== 'string') bad('node must be a string');
+      else raft.changeMembership(request.node, request.op === 'add-member', reply);
+      return;
+    default:
+      bad('unknown op');
+  }
+}

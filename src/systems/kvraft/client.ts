@@ -1,0 +1,77 @@
+import type { Address } from '../../cluster/net/backend.js';
+import type { ClientResult, KvClient } from '../system.js';
+import { Connection, type NoResponse } from './_internals/connection.js';
+import type { ClientResponse } from './_internals/messages.js';
+
+/**
+ * A `KvClient` for kvraft. Calls go to `node`; a "not leader" refusal naming a leader is followed
+ * once. Outcomes: a response → ok / fail; a request never sent → fail; a timeout or a connection
+ * lost after sending → info (it may have taken effect).
+ */
+export class KvraftClient implements KvClient {
+  private readonly connections = new Map<string, Connection>();
+
+  constructor(
+    private readonly node: string,
+    private readonly addresses: ReadonlyMap<string, Address>,
+    private readonly timeoutMs: number,
+  ) {
+    if (!addresses.has(node)) throw new Error(`kvraft client: no client address for node ${node}`);
+  }
+
+  read(key: string): Promise<ClientResult> {
+    return this.call({ op: 'read', key });
+  }
+
+  write(key: string, value: number): Promise<ClientResult> {
+    return this.call({ op: 'write', key, value });
+  }
+
+  cas(key: string, expected: number, value: number): Promise<ClientResult> {
+    return this.call({ op: 'cas', key, expected, value });
+  }
+
+  close(): Promise<void> {
+    for (const connection of this.connections.values()) connection.close();
+    this.connections.clear();
+    return Promise.resolve();
+  }
+
+  private async call(body: Record<string, unknown>): Promise<ClientResult> {
+    const deadline = Date.now() + this.timeoutMs;
+    let response = await this.connection(this.node).request(body, this.timeoutMs);
+    if ('ok' in response && !response.ok && response.leader !== undefined) {
+      const leader = response.leader;
+      const left = deadline - Date.now();
+      if (leader !== this.node && this.addresses.has(leader) && left > 0) {
+        response = await this.connection(leader).request(body, left);
+      }
+    }
+    return toResult(response);
+  }
+
+  private connection(node: string): Connection {
+    let connection = this.connections.get(node);
+    if (!connection) {
+      connection = new Connection(this.addresses.get(node)!);
+      this.connections.set(node, connection);
+    }
+    return connection;
+  }
+}
+
+export function toResult(response: ClientResponse | NoResponse): ClientResult {
+  if ('kind' in response) {
+    return response.kind === 'unsent'
+      ? { type: 'fail', error: response.error }
+      : { type: 'info', error: response.error };
+  }
+  if (response.ok) {
+    return 'value' in response && response.value !== undefined
+      ? { type: 'ok', value: response.value }
+      : { type: 'ok' };
+  }
+  return response.definite
+    ? { type: 'fail', error: response.error }
+    : { type: 'info', error: response.error };
+}

@@ -1,0 +1,190 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import type { Address } from '../../cluster/net/backend.js';
+import { sleep } from '../../core/clock.js';
+import type {
+  ClusterView,
+  DoctorFinding,
+  KvClient,
+  LaunchOptions,
+  LaunchSpec,
+  SystemAdapter,
+  SystemDefinition,
+  SystemOptions,
+} from '../system.js';
+import { requestOnce } from './_internals/connection.js';
+import type { NodeStatus } from './_internals/messages.js';
+import { isKvraftBug, KVRAFT_BUGS } from './bugs.js';
+import { KvraftClient } from './client.js';
+
+const STATUS_TIMEOUT_MS = 500;
+const READY_READ_TIMEOUT_MS = 1500;
+const READY_RETRY_MS = 100;
+const ADMIN_TIMEOUT_MS = 3000;
+const ADMIN_ATTEMPTS = 10;
+const ADMIN_RETRY_MS = 300;
+
+/** The compiled node program, next to this file in dist/ (or in dist/ when run from src/). */
+export function nodeProgram(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const beside = path.join(here, 'node.js');
+  if (existsSync(beside)) return beside;
+  return path.resolve(here, '../../../dist/systems/kvraft/node.js');
+}
+
+function hostPort(address: Address): string {
+  return `${address.host}:${address.port}`;
+}
+
+/** Asks one node for its status; undefined when it does not answer in time. */
+export async function nodeStatus(
+  node: string,
+  cluster: ClusterView,
+  timeoutMs = STATUS_TIMEOUT_MS,
+): Promise<NodeStatus | undefined> {
+  const response = await requestOnce(cluster.clientAddress(node, 'client'), { op: 'status' }, timeoutMs);
+  return 'status' in response ? response.status : undefined;
+}
+
+/** The node that claims leadership in the highest term, if any answers. */
+export async function findLeader(cluster: ClusterView): Promise<string | undefined> {
+  const statuses = await Promise.all(cluster.nodes.map((n) => nodeStatus(n, cluster)));
+  let best: NodeStatus | undefined;
+  for (const s of statuses) {
+    if (s?.role === 'leader' && (!best || s.term > best.term)) best = s;
+  }
+  return best?.id;
+}
+
+class KvraftAdapter implements SystemAdapter {
+  readonly name = 'kvraft';
+  readonly services = ['client', 'peer'] as const;
+  readonly peerServices = ['peer'] as const;
+  readonly supportsLeader = true;
+  readonly supportsMembership = true;
+  readonly crashPatterns = [
+    /ASSERTION FAILED/,
+    /FATAL ERROR/,
+    /^(?:Uncaught )?(?:Type|Range|Reference|Syntax)?Error: /m,
+  ];
+
+  constructor(private readonly bugs: readonly string[]) {}
+
+  doctor(): Promise<readonly DoctorFinding[]> {
+    const program = nodeProgram();
+    const ok = existsSync(program);
+    return Promise.resolve([
+      ok
+        ? { ok, what: `kvraft node program ${program}` }
+        : { ok, what: `kvraft node program missing: ${program}`, fix: 'npm run build' },
+    ]);
+  }
+
+  launch(node: string, cluster: ClusterView, options: LaunchOptions): LaunchSpec {
+    const probeDir = path.join(cluster.runDir, 'nodes', node);
+    mkdirSync(probeDir, { recursive: true });
+    const peers = cluster.nodes.map((other) =>
+      other === node
+        ? `${other}=${hostPort(cluster.listen(node, 'peer'))}`
+        : `${other}=${hostPort(cluster.dial(node, other, 'peer'))}`,
+    );
+    const args = [
+      nodeProgram(),
+      '--id',
+      node,
+      '--data',
+      cluster.dataDir(node),
+      '--client',
+      hostPort(cluster.listen(node, 'client')),
+      '--peer',
+      hostPort(cluster.listen(node, 'peer')),
+      '--peers',
+      peers.join(','),
+      '--members',
+      cluster.members.join(','),
+      ...(options.join ? ['--join'] : []),
+      ...this.bugs.flatMap((bug) => ['--bug', bug]),
+    ];
+    return {
+      command: process.execPath,
+      args,
+      env: { MALLORY_PROBE_FILE: path.join(probeDir, 'probe.jsonl') },
+    };
+  }
+
+  async ready(cluster: ClusterView, signal: AbortSignal): Promise<boolean> {
+    while (!signal.aborted) {
+      const leader = await findLeader(cluster);
+      if (leader !== undefined) {
+        const client = this.client(leader, cluster, READY_READ_TIMEOUT_MS);
+        const result = await client.read('__mallory_ready__');
+        await client.close();
+        if (result.type === 'ok') return true;
+      }
+      await sleep(READY_RETRY_MS, signal);
+    }
+    return false;
+  }
+
+  client(node: string, cluster: ClusterView, timeoutMs: number): KvClient {
+    const addresses = new Map(cluster.nodes.map((n) => [n, cluster.clientAddress(n, 'client')]));
+    return new KvraftClient(node, addresses, timeoutMs);
+  }
+
+  leader(cluster: ClusterView): Promise<string | undefined> {
+    return findLeader(cluster);
+  }
+
+  memberAdd(node: string, cluster: ClusterView): Promise<void> {
+    return this.changeMembership('add-member', node, cluster);
+  }
+
+  memberRemove(node: string, cluster: ClusterView): Promise<void> {
+    return this.changeMembership('remove-member', node, cluster);
+  }
+
+  parseLog(): undefined {
+    return undefined;
+  }
+
+  private async changeMembership(
+    op: 'add-member' | 'remove-member',
+    node: string,
+    cluster: ClusterView,
+  ): Promise<void> {
+    let last = 'no leader';
+    for (let attempt = 0; attempt < ADMIN_ATTEMPTS; attempt++) {
+      const leader = await findLeader(cluster);
+      if (leader !== undefined) {
+        const response = await requestOnce(
+          cluster.clientAddress(leader, 'client'),
+          { op, node },
+          ADMIN_TIMEOUT_MS,
+        );
+        if ('ok' in response && response.ok) return;
+        last = 'error' in response ? response.error : 'unexpected response';
+        // An unknown outcome may still commit: do not retry it blindly as a new change.
+        if ('kind' in response && response.kind === 'unknown') break;
+      }
+      await sleep(ADMIN_RETRY_MS);
+    }
+    throw new Error(`kvraft ${op} ${node} failed: ${last}`);
+  }
+}
+
+/** The built-in Raft key-value store, with bug switches (see README.md). */
+export const kvraft: SystemDefinition = {
+  name: 'kvraft',
+  defaultNodes: 3,
+  bugs: KVRAFT_BUGS,
+  create(options: SystemOptions): SystemAdapter {
+    for (const bug of options.bugs) {
+      if (!isKvraftBug(bug)) {
+        throw new Error(`kvraft has no bug "${bug}": choose from ${KVRAFT_BUGS.join(', ')}`);
+      }
+    }
+    return new KvraftAdapter(options.bugs);
+  },
+};

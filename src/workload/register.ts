@@ -1,0 +1,184 @@
+import { sleep } from '../core/clock.js';
+import type { Rng } from '../core/random.js';
+import type { ClientResult, ClusterView, KvClient, SystemAdapter } from '../systems/system.js';
+import type { History } from './history.js';
+
+const FAIL_BACKOFF_MS = 100;
+
+export interface RegisterWorkloadOptions {
+  readonly concurrency: number;
+  /** Total client ops per second across all workers. */
+  readonly rate: number;
+  readonly timeoutMs: number;
+  /** Keys in use at once; a key is retired after `opsPerKey` invocations (Jepsen's independent keys). */
+  readonly keys: number;
+  readonly opsPerKey: number;
+  /** Whether the system supports compare-and-set. */
+  readonly cas: boolean;
+}
+
+export interface OpCounts {
+  ok: number;
+  fail: number;
+  info: number;
+}
+
+interface KeySlot {
+  name: string;
+  invocations: number;
+  lastSeen: number | null;
+}
+
+/**
+ * Jepsen's independent-register workload: concurrent workers, each bound to one node, issuing
+ * read / write / cas on a small rotating set of keys. A timeout or lost connection is `info` and the
+ * worker continues under a new process id; a definite refusal is `fail`.
+ */
+export class RegisterWorkload {
+  readonly counts: OpCounts = { ok: 0, fail: 0, info: 0 };
+  private running = false;
+  private workers: Promise<void>[] = [];
+  private keys: KeySlot[] = [];
+  private prefix = '';
+  private keySeq = 0;
+  private valueSeq = 0;
+  private nextSlotMs = 0;
+  private readonly processes: number[] = [];
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly system: SystemAdapter,
+    private readonly cluster: ClusterView,
+    private readonly history: History,
+    private readonly rng: Rng,
+    private readonly options: RegisterWorkloadOptions,
+  ) {
+    for (let w = 0; w < options.concurrency; w++) this.processes.push(w);
+  }
+
+  /** Starts the workers on a fresh set of keys named after `prefix`. */
+  start(prefix: string): void {
+    if (this.running) throw new Error('workload already running');
+    this.running = true;
+    this.prefix = prefix;
+    this.keys = Array.from({ length: this.options.keys }, () => this.newKey());
+    this.workers = this.processes.map((_, w) => this.worker(w));
+  }
+
+  /** Stops issuing ops and waits for those in flight (each bounded by its timeout). */
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.workers);
+    this.workers = [];
+  }
+
+  /** Ends in-flight waits at once (Ctrl-C). */
+  interrupt(): void {
+    this.running = false;
+    this.abort.abort();
+  }
+
+  private newKey(): KeySlot {
+    return { name: `${this.prefix}-k${this.keySeq++}`, invocations: 0, lastSeen: null };
+  }
+
+  private pickKey(): KeySlot {
+    const i = this.rng.int(this.keys.length);
+    let slot = this.keys[i];
+    if (slot.invocations >= this.options.opsPerKey) {
+      slot = this.newKey();
+      this.keys[i] = slot;
+    }
+    slot.invocations++;
+    return slot;
+  }
+
+  private async throttle(): Promise<void> {
+    const interval = 1000 / this.options.rate;
+    const now = Date.now();
+    const slot = Math.max(now, this.nextSlotMs);
+    this.nextSlotMs = slot + interval;
+    if (slot > now) await sleep(slot - now, this.abort.signal);
+  }
+
+  private async worker(w: number): Promise<void> {
+    const nodes = this.cluster.nodes;
+    const node = nodes[w % nodes.length];
+    let client: KvClient | undefined;
+    while (this.running) {
+      await this.throttle();
+      if (!this.running) break;
+      client ??= this.system.client(node, this.cluster, this.options.timeoutMs);
+      const process = this.processes[w];
+      const slot = this.pickKey();
+      const choice = this.rng.int(this.options.cas ? 3 : 2);
+      let f: 'read' | 'write' | 'cas';
+      let value: unknown;
+      let call: () => Promise<ClientResult>;
+      const key = slot.name;
+      if (choice === 0) {
+        f = 'read';
+        value = [key, null];
+        call = () => client!.read(key);
+      } else if (choice === 1) {
+        f = 'write';
+        const v = ++this.valueSeq;
+        value = [key, v];
+        call = () => client!.write(key, v);
+      } else {
+        f = 'cas';
+        const expected = slot.lastSeen ?? this.rng.int(Math.max(1, this.valueSeq));
+        const v = ++this.valueSeq;
+        value = [key, [expected, v]];
+        call = () => client!.cas(key, expected, v);
+      }
+      this.history.record({ type: 'invoke', process, f, value, node });
+      let result: ClientResult;
+      try {
+        result = await withTimeout(call(), this.options.timeoutMs + 500);
+      } catch (error) {
+        result = { type: 'info', error: error instanceof Error ? error.message : String(error) };
+      }
+      if (result.type === 'ok') {
+        this.counts.ok++;
+        const completed = f === 'read' ? [key, result.value ?? null] : value;
+        if (f === 'read') slot.lastSeen = result.value ?? null;
+        else if (f === 'write') slot.lastSeen = (value as [string, number])[1];
+        else slot.lastSeen = (value as [string, [number, number]])[1][1];
+        this.history.record({ type: 'ok', process, f, value: completed, node });
+      } else if (result.type === 'fail') {
+        this.counts.fail++;
+        this.history.record({ type: 'fail', process, f, value, node, error: result.error });
+        // A node that refuses (down, not leader) is retried after a pause, not hammered.
+        await sleep(FAIL_BACKOFF_MS, this.abort.signal);
+      } else {
+        this.counts.info++;
+        this.history.record({ type: 'info', process, f, value, node, error: result.error });
+        // Jepsen: a process whose op is indeterminate is never reused.
+        this.processes[w] = process + this.options.concurrency;
+        await client.close().catch(() => undefined);
+        client = undefined;
+      }
+    }
+    await client?.close().catch(() => undefined);
+  }
+}
+
+/** A safety net over the client's own timeout: an op never hangs a worker. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new Error(`no answer in ${ms} ms`));
+    }, ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+
+import { a12, mannWhitneyU, mean, median, normalSf } from '../../src/report/stats.js';
+
+// Reference p-values from scipy.stats.mannwhitneyu 1.17 (two-sided; 'exact' or 'asymptotic').
+describe('stats', () => {
+  it('computes mean and median', () => {
+    expect(mean([1, 2, 3, 10])).toBe(4);
+    expect(median([5, 1, 3])).toBe(3);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(mean([])).toBeNaN();
+  });
+
+  it('gives Â12 of 1, 0 and 0.5 for dominance, inverse dominance and equality', () => {
+    expect(a12([6, 7, 8], [1, 2, 3])).toBe(1);
+    expect(a12([1, 2, 3], [6, 7, 8])).toBe(0);
+    expect(a12([4, 4, 4], [4, 4])).toBe(0.5);
+    // pairs: (3>1,3>2,3=3) (5>1,5>2,5>3) → (2.5 + 3) / 6
+    expect(a12([3, 5], [1, 2, 3])).toBeCloseTo(5.5 / 6, 12);
+  });
+
+  it('matches scipy exact p-values without ties', () => {
+    const a = mannWhitneyU([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]);
+    expect(a.method).toBe('exact');
+    expect(a.u).toBe(0);
+    expect(a.p).toBeCloseTo(0.007936507936507936, 12);
+    const b = mannWhitneyU([19, 22, 16, 29, 24], [20, 11, 17, 12]);
+    expect(b.u).toBe(17);
+    expect(b.p).toBeCloseTo(0.1111111111111111, 12);
+  });
+
+  it('matches scipy asymptotic p-values with ties and for large samples', () => {
+    const a = mannWhitneyU([1, 2, 2, 3, 3, 3, 4], [2, 3, 4, 4, 5, 5, 6]);
+    expect(a.method).toBe('normal');
+    expect(a.u).toBe(8.5);
+    expect(a.p).toBeCloseTo(0.043051432728945134, 5);
+    const b = mannWhitneyU([3, 4, 2, 6, 2, 5], [9, 7, 5, 10, 6, 8]);
+    expect(b.u).toBe(2);
+    expect(b.p).toBeCloseTo(0.012591911490379705, 5);
+    const xs = Array.from({ length: 30 }, (_, i) => i);
+    const ys = Array.from({ length: 25 }, (_, i) => i + 5.5);
+    const c = mannWhitneyU(xs, ys);
+    expect(c.u).toBe(300);
+    expect(c.p).toBeCloseTo(0.20792927248164417, 5);
+  });
+
+  it('gives p = 1 for identical samples and rejects empty ones', () => {
+    expect(mannWhitneyU([2, 2, 2], [2, 2, 2]).p).toBe(1);
+    expect(() => mannWhitneyU([], [1])).toThrow(/non-empty/);
+    expect(() => a12([1], [])).toThrow(/non-empty/);
+  });
+
+  it('has a normal tail close to known quantiles', () => {
+    expect(normalSf(1.959963984540054)).toBeCloseTo(0.025, 6);
+    expect(normalSf(0)).toBeCloseTo(0.5, 6);
+    expect(normalSf(-1.6448536269514722)).toBeCloseTo(0.95, 6);
+  });
+});
