@@ -133,7 +133,8 @@ class RedisAdapter implements SystemAdapter {
       if (view.kind !== 'reply' || !Array.isArray(view.value)) return false;
       const fields = pairs(view.value);
       if (Number(fields.get('num-other-sentinels')) < members.length - 1) return false;
-      if (!/^master$/.test(fields.get('flags') ?? '')) return false;
+      // Flags may still say s_down/o_down or the sentinel may be in TILT (30 s after a pause): it
+      // still names the primary, and clients are served.
       addresses.add(`${fields.get('ip')}:${fields.get('port')}`);
     }
     if (addresses.size !== 1) return false;
