@@ -86,21 +86,29 @@ function checkPartitions(
  * not pair up or the model cannot read one.
  */
 export function checkOps(ops: readonly Op[], options: CheckOptions): Promise<LinearizabilityResult> {
+  try {
+    return Promise.resolve(checkOpsNow(ops, options));
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function checkOpsNow(ops: readonly Op[], options: CheckOptions): LinearizabilityResult {
   const startMs = performance.now();
   const model = resolveModel(options.model);
   const builder = new HistoryBuilder(model);
   for (const op of ops) builder.add(op);
   const result = checkPartitions(builder.finish(), model, builder.ops, startMs, options.timeLimitMs);
   const { counterexample, ...rest } = result;
-  if (counterexample === undefined) return Promise.resolve(rest);
-  return Promise.resolve({
+  if (counterexample === undefined) return rest;
+  return {
     ...rest,
     counterexample: {
       ...counterexample,
       longestPrefix: counterexample.longestPrefix.map((position) => ops[position]),
       failingOp: ops[counterexample.failingOp],
     },
-  });
+  };
 }
 
 /**

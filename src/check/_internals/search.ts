@@ -87,6 +87,10 @@ export function searchPartition<S, I, O>(
   let failing = -1;
   let failingState = state;
 
+  // Each level scans the candidates twice: required ops first, then info ops, so configurations
+  // with few info ops are memoized first and dominate those with more.
+  const stackPhase = new Uint8Array(required + infos);
+  let phase = 0;
   let iterations = 0;
   let entry = next[HEAD];
   while (remaining > 0) {
@@ -96,6 +100,10 @@ export function searchPartition<S, I, O>(
     if (entry === tail) throw new Error('linearizability search ran off the entry list');
     if ((entry & 1) === 1) {
       const slot = (entry - 1) >>> 1;
+      if ((included[slot] === 2) !== (phase === 1)) {
+        entry = next[entry];
+        continue;
+      }
       const after = model.step(state, inputs[slot], outputs[slot]);
       if (after !== undefined) {
         const afterId = states.id(after);
@@ -104,7 +112,9 @@ export function searchPartition<S, I, O>(
           stackSlot[depth] = slot;
           stackState[depth] = state;
           stackStateId[depth] = stateId;
+          stackPhase[depth] = phase;
           depth++;
+          phase = 0;
           state = after;
           stateId = afterId;
           if (included[slot] === 1) remaining--;
@@ -121,6 +131,11 @@ export function searchPartition<S, I, O>(
       entry = next[entry];
       continue;
     }
+    if (phase === 0 && infos > 0) {
+      phase = 1;
+      entry = next[HEAD];
+      continue;
+    }
     if (depth > bestDepth) {
       best.set(stackSlot.subarray(clean, depth), clean);
       bestDepth = depth;
@@ -134,6 +149,7 @@ export function searchPartition<S, I, O>(
     const slot = stackSlot[depth];
     state = stackState[depth];
     stateId = stackStateId[depth];
+    phase = stackPhase[depth];
     set.remove(bit[slot]);
     if (included[slot] === 1) remaining++;
     const call = 2 * slot + 1;
