@@ -200,10 +200,12 @@ export function renderLinearizabilityHtml(
     intervals = kept.sort((a, b) => a.start - b.start);
   }
 
-  const viewStart = intervals.length === 0 ? t0 : Math.min(...intervals.map((i) => i.start));
-  const finiteEnds = intervals.map((i) => (i.end >= tEnd ? i.start : i.end));
-  const viewEnd =
-    intervals.length === 0 ? tEnd : Math.max(...finiteEnds) + Math.max(1, (lastTime - t0) * 0.02);
+  const [viewStart, lastEnd] = timeRange(
+    intervals.flatMap((i) => [i.start, i.end >= tEnd ? lastTime : i.end]),
+    t0,
+    lastTime,
+  );
+  const viewEnd = lastEnd + Math.max(1, (lastTime - t0) * 0.02);
   const span = Math.max(1, viewEnd - viewStart);
   const x = (t: number): number =>
     LABEL_WIDTH_PX + (Math.min(Math.max(t, viewStart), viewEnd) - viewStart) * (AXIS_WIDTH_PX / span);

@@ -82,7 +82,8 @@ export function searchPartition<S, I, O>(
   let remaining = required;
 
   const best = new Int32Array(required + infos);
-  let bestDepth = -1;
+  let bestDepth = 0;
+  let bestScore = -1;
   let clean = 0;
   let failing = -1;
   let failingState = state;
@@ -136,7 +137,11 @@ export function searchPartition<S, I, O>(
       entry = next[HEAD];
       continue;
     }
-    if (depth > bestDepth) {
+    // The deepest point counts required ops; among equals, the one with the fewest info ops.
+    const done = required - remaining;
+    const score = done * (infos + 1) + infos - (depth - done);
+    if (score > bestScore) {
+      bestScore = score;
       best.set(stackSlot.subarray(clean, depth), clean);
       bestDepth = depth;
       clean = depth;
