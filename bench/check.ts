@@ -6,11 +6,12 @@
 import { fork } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import type { Op } from '../src/core/op.js';
 import { readHistoryFile } from '../src/check/history/read-history.js';
-import { checkOpStream, checkOps } from '../src/check/linearizable.js';
+import * as fromSource from '../src/check/linearizable.js';
+import { checkOps } from '../src/check/linearizable.js';
 import { generateKvHistory } from '../test/check/generate-history.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -21,6 +22,10 @@ const HEAP_SAMPLE_EVERY_OPS = 50_000;
 const SIZES = [10_000, 100_000, 1_000_000] as const;
 const CLIENTS = [10, 50] as const;
 const MB = 1024 * 1024;
+const COMPILED = path.join(REPO_ROOT, 'dist', 'check', 'linearizable.js');
+
+/** `source`: this checkout's TS on one thread; `compiled`: dist/ with its default worker threads. */
+type Build = 'source' | 'compiled';
 
 function dataDir(): string {
   const beside = path.resolve(REPO_ROOT, '..', 'shared', 'data');
@@ -69,7 +74,9 @@ interface CaseResult {
 }
 
 /** Runs in the child: generate-only pass for timing, then generate-and-check as one stream. */
-async function runCase(ops: number, clients: number): Promise<CaseResult> {
+async function runCase(ops: number, clients: number, build: Build): Promise<CaseResult> {
+  const { checkOpStream } =
+    build === 'compiled' ? ((await import(pathToFileURL(COMPILED).href)) as typeof fromSource) : fromSource;
   const options = { seed: SEED, ops, clients, keys: KEYS, infoRate: INFO_RATE };
   const genStart = performance.now();
   let entries = 0;
@@ -101,9 +108,9 @@ async function runCase(ops: number, clients: number): Promise<CaseResult> {
   };
 }
 
-function inChild(ops: number, clients: number): Promise<CaseResult> {
+function inChild(ops: number, clients: number, build: Build): Promise<CaseResult> {
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), ['--case', String(ops), String(clients)], {
+    const child = fork(fileURLToPath(import.meta.url), ['--case', String(ops), String(clients), build], {
       execArgv: process.execArgv,
     });
     child.once('message', (message) => {
@@ -119,7 +126,11 @@ function inChild(ops: number, clients: number): Promise<CaseResult> {
 async function main(): Promise<void> {
   const at = process.argv.indexOf('--case');
   if (at >= 0) {
-    const result = await runCase(Number(process.argv[at + 1]), Number(process.argv[at + 2]));
+    const result = await runCase(
+      Number(process.argv[at + 1]),
+      Number(process.argv[at + 2]),
+      process.argv[at + 3] as Build,
+    );
     process.send?.(result);
     return;
   }
@@ -127,14 +138,20 @@ async function main(): Promise<void> {
   console.log(
     `kv histories: ${KEYS} keys, ${INFO_RATE * 100}% info ops, seed ${SEED}; time = generate + check, streamed`,
   );
+  const builds: Build[] = existsSync(COMPILED) ? ['source', 'compiled'] : ['source'];
+  if (builds.length === 1)
+    console.log('(dist/ absent: run `npm run build` to also measure the compiled checker)');
   for (const ops of SIZES) {
     for (const clients of CLIENTS) {
-      const r = await inChild(ops, clients);
-      console.log(
-        `kv ${ops.toLocaleString('en')} ops (${r.entries.toLocaleString('en')} entries), ${clients} clients: ${String(r.valid)}, ${r.partitions} partitions, ` +
-          `${(r.totalMs / 1000).toFixed(2)} s (generation alone ${(r.generateMs / 1000).toFixed(2)} s), ` +
-          `peak RSS ${r.peakRssMb.toFixed(0)} MB, peak heap ${r.peakHeapMb.toFixed(0)} MB, ${r.cacheEntries} memo entries`,
-      );
+      for (const build of ops === SIZES[SIZES.length - 1] ? builds : ['source' as const]) {
+        const r = await inChild(ops, clients, build);
+        console.log(
+          `kv ${ops.toLocaleString('en')} ops (${r.entries.toLocaleString('en')} entries), ${clients} clients, ${build}: ` +
+            `${String(r.valid)}, ${r.partitions} partitions, ` +
+            `${(r.totalMs / 1000).toFixed(2)} s (generation alone ${(r.generateMs / 1000).toFixed(2)} s), ` +
+            `peak RSS ${r.peakRssMb.toFixed(0)} MB, peak heap ${r.peakHeapMb.toFixed(0)} MB, ${r.cacheEntries} memo entries`,
+        );
+      }
     }
   }
 }

@@ -2,7 +2,7 @@ import type { Model } from '../model.js';
 import { LinearizedSet } from './linearized-set.js';
 import { MemoCache } from './memo-cache.js';
 import { inputKey } from './input-key.js';
-import { INFO, OK, PENDING, type Partition } from './partition.js';
+import { INFO, OK, PENDING, type PartitionData } from './partition.js';
 import { StateTable } from './state-table.js';
 
 const CLOCK_CHECK_EVERY = 1024;
@@ -38,16 +38,16 @@ export type PartitionVerdict =
  * configurations with fewer info ops are memoized first and dominate (see MemoCache).
  */
 export function searchPartition<S, I, O>(
-  partition: Partition<I, O>,
+  partition: PartitionData<I, O>,
   model: Model<S, I, O>,
   deadlineMs: number,
 ): PartitionVerdict {
   const n = partition.size;
-  const status = partition.status.data;
+  const status = partition.status;
   const inputs = partition.inputs;
   const outputs = partition.outputs;
-  const invokePos = partition.invokePos.data;
-  const completePos = partition.completePos.data;
+  const invokePos = partition.invokePos;
+  const completePos = partition.completePos;
 
   const bit = new Int32Array(n);
   const kind = new Uint8Array(n);
@@ -69,8 +69,8 @@ export function searchPartition<S, I, O>(
   const next = new Int32Array(2 * n + 2);
   const prev = new Int32Array(2 * n + 2);
   let last = HEAD;
-  const events = partition.events.data;
-  for (let e = 0; e < partition.events.length; e++) {
+  const events = partition.events;
+  for (let e = 0; e < events.length; e++) {
     const node = events[e] + 1;
     if (kind[(node - 1) >>> 1] !== REQUIRED) continue;
     next[last] = node;
