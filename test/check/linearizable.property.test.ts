@@ -77,16 +77,16 @@ describe('linearizability properties', () => {
   it('agrees with a brute-force search on small random histories', async () => {
     const model = modelByName('cas-register');
     const smallHistory = fc.record({
-      processes: fc.integer({ min: 1, max: 4 }),
+      processes: fc.integer({ min: 1, max: 5 }),
       steps: fc.array(
         fc.record({
-          process: fc.nat(3),
+          process: fc.nat(4),
           f: fc.constantFrom('read', 'write', 'cas'),
           a: fc.constantFrom(null, 0, 1, 2),
           b: fc.constantFrom(0, 1, 2),
           outcome: fc.constantFrom('ok', 'ok', 'ok', 'info', 'fail', 'pending'),
         }),
-        { maxLength: 14 },
+        { maxLength: 16 },
       ),
     });
     let disagreements = 0;
@@ -129,7 +129,7 @@ describe('linearizability properties', () => {
         else invalidSeen++;
         expect(result.valid).toBe(expected);
       }),
-      { numRuns: 400 },
+      { numRuns: 500 },
     );
     expect(disagreements).toBe(0);
     expect(validSeen).toBeGreaterThan(20);
