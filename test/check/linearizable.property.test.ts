@@ -55,6 +55,36 @@ describe('linearizability properties', () => {
     );
   });
 
+  it('kv is valid exactly when every key, checked alone as a cas-register, is', async () => {
+    await fc.assert(
+      fc.asyncProperty(kvHistory, fc.nat(), fc.boolean(), async (options, which, corrupt) => {
+        const generated = [...generateKvHistory({ ...options, ops: Math.min(options.ops, 120) })];
+        const ops = corrupt
+          ? (corruptRead(generated, which, (v) => [(v as [string])[0], which % 4]) ?? generated)
+          : generated;
+        const keys = [...new Set(ops.map((op) => (op.value as [string])[0]))];
+        const perKey = await Promise.all(
+          keys.map((key) =>
+            checkOps(
+              ops
+                .filter((op) => (op.value as [string])[0] === key)
+                .map((op) => ({ ...op, value: (op.value as [string, unknown])[1] })),
+              { model: 'cas-register' },
+            ),
+          ),
+        );
+        const result = await checkOps(ops, { model: 'kv' });
+        expect(result.partitions).toBe(keys.length);
+        expect(result.valid).toBe(perKey.every((r) => r.valid === true));
+        if (result.valid === false) {
+          const failing = keys.findIndex((_, i) => perKey[i].valid === false);
+          expect(result.counterexample?.key).toBe(keys[failing]);
+        }
+      }),
+      { numRuns: PROPERTY_RUNS },
+    );
+  });
+
   it('a read changed to another written value is mostly not linearizable', async () => {
     let invalid = 0;
     let tried = 0;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { Op } from '../../src/core/op.js';
-import { HistoryError, type Model, checkOps } from '../../src/check/linearizable.js';
+import { HistoryError, type Model, checkOpStream, checkOps } from '../../src/check/linearizable.js';
 
 /** Builds a history from compact rows: [process, type, f, value]; index and time are positions. */
 function history(...rows: readonly (readonly [number | 'nemesis', Op['type'], string, unknown])[]): Op[] {
@@ -260,5 +260,27 @@ describe('checkOps with a model of its own and a time limit', () => {
     const result = await checkOps(history(...rows), { model: 'register', timeLimitMs: 0 });
     expect(result.valid).toBe('unknown');
     expect(result.counterexample).toBeUndefined();
+  });
+});
+
+describe('checkOpStream', () => {
+  it('checks an async stream of ops and names counterexample ops by stream position', async () => {
+    const ops = history(
+      ['nemesis', 'info', 'kill', 'n1'],
+      [0, 'invoke', 'write', ['a', 1]],
+      [0, 'ok', 'write', ['a', 1]],
+      [1, 'invoke', 'read', ['a', null]],
+      [1, 'ok', 'read', ['a', 2]],
+    );
+    async function* stream(): AsyncGenerator<Op> {
+      for (const op of ops) {
+        await Promise.resolve();
+        yield op;
+      }
+    }
+    const result = await checkOpStream(stream(), { model: 'kv' });
+    expect(result).toMatchObject({ valid: false, partitions: 1, ops: 2 });
+    expect(result.counterexample).toEqual({ key: 'a', longestPrefix: [2], failingOp: 4, stateBefore: '1' });
+    expect(await checkOpStream(ops.slice(0, 3), { model: 'kv' })).toMatchObject({ valid: true });
   });
 });
