@@ -9,6 +9,7 @@ const ROW_HEIGHT_PX = 24;
 const BAR_HEIGHT_PX = 14;
 const AXIS_HEIGHT_PX = 30;
 const AXIS_TICKS = 10;
+const RIGHT_MARGIN_PX = 60;
 
 export interface HtmlOptions {
   readonly title?: string;
@@ -118,9 +119,10 @@ function sameKey(value: unknown, key: string | number): boolean {
 }
 
 /** What to print on a bar: a read's result, otherwise what the op was asked to do. */
-function shortValue(interval: Interval): string {
+function shortValue(interval: Interval, withoutKey: boolean): string {
   const { invoke, complete } = interval;
-  const value = invoke.f === 'read' && complete?.type === 'ok' ? complete.value : invoke.value;
+  let value: unknown = invoke.f === 'read' && complete?.type === 'ok' ? complete.value : invoke.value;
+  if (withoutKey && Array.isArray(value) && value.length === 2) value = value[1];
   const text = value === null || value === undefined ? 'nil' : JSON.stringify(value);
   return text.length > 24 ? `${text.slice(0, 23)}…` : text;
 }
@@ -200,10 +202,12 @@ export function renderLinearizabilityHtml(
     intervals = kept.sort((a, b) => a.start - b.start);
   }
 
-  const viewStart = intervals.length === 0 ? t0 : Math.min(...intervals.map((i) => i.start));
-  const finiteEnds = intervals.map((i) => (i.end >= tEnd ? i.start : i.end));
-  const viewEnd =
-    intervals.length === 0 ? tEnd : Math.max(...finiteEnds) + Math.max(1, (lastTime - t0) * 0.02);
+  const [viewStart, lastEnd] = timeRange(
+    intervals.flatMap((i) => [i.start, i.end >= tEnd ? lastTime : i.end]),
+    t0,
+    lastTime,
+  );
+  const viewEnd = lastEnd + Math.max(1, (lastTime - t0) * 0.02);
   const span = Math.max(1, viewEnd - viewStart);
   const x = (t: number): number =>
     LABEL_WIDTH_PX + (Math.min(Math.max(t, viewStart), viewEnd) - viewStart) * (AXIS_WIDTH_PX / span);
@@ -211,7 +215,7 @@ export function renderLinearizabilityHtml(
   const processes = [...new Set(intervals.map((i) => i.process))].sort((a, b) => a - b);
   const rowOf = new Map(processes.map((p, i) => [p, i]));
   const height = AXIS_HEIGHT_PX + processes.length * ROW_HEIGHT_PX + 10;
-  const width = LABEL_WIDTH_PX + AXIS_WIDTH_PX + 20;
+  const width = LABEL_WIDTH_PX + AXIS_WIDTH_PX + RIGHT_MARGIN_PX;
 
   const svg: string[] = [];
   const faultList = faultIntervals(faults ?? ops, viewEnd).filter(
@@ -250,11 +254,12 @@ export function renderLinearizabilityHtml(
     ];
     const x1 = x(interval.start);
     const w = Math.max(3, x(interval.end) - x1);
-    const label = `${n === undefined ? '' : `#${n} `}${interval.invoke.f} ${shortValue(interval)}${failing ? ' ✗' : ''}`;
+    const label = `${n === undefined ? '' : `#${n} `}${interval.invoke.f} ${shortValue(interval, example?.key !== undefined)}${failing ? ' ✗' : ''}`;
     svg.push(
       `<g class="${classes.join(' ').trim()}" data-index="${interval.invoke.index}"${n === undefined ? '' : ` data-order="${n}"`}>` +
-        `<rect x="${x1.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${BAR_HEIGHT_PX}" rx="3"/>` +
-        `<text x="${(x1 + 3).toFixed(1)}" y="${y + BAR_HEIGHT_PX - 3}">${escapeHtml(label)}</text>` +
+        `<svg x="${x1.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${BAR_HEIGHT_PX}">` +
+        `<rect width="100%" height="100%" rx="3"/>` +
+        `<text x="3" y="${BAR_HEIGHT_PX - 3}">${escapeHtml(label)}</text></svg>` +
         `<title>${escapeHtml(describeInterval(interval, n, failing))}</title></g>`,
     );
   }
