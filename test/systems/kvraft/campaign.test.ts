@@ -38,7 +38,7 @@ async function run(
 const CASES = [
   { bug: 'stale-read', steps: 8, kinds: ['linearizability'] },
   { bug: 'ack-before-commit', steps: 6, kinds: ['linearizability'] },
-  { bug: 'vote-without-log-check', steps: 7, kinds: ['crash'] },
+  { bug: 'vote-without-log-check', steps: 9, kinds: ['crash'] },
 ] as const;
 
 describe('kvraft bug switches under scripted schedules (mallory run)', () => {

@@ -376,8 +376,10 @@ export class RaftNode {
   private electionTimeout(): void {
     this.resetElectionTimer();
     if (this.role === 'leader' || !this.isMember(this.options.id)) return;
-    this.setTerm(this.term + 1);
+    // The new term and the vote for ourselves reach the disk in one write.
+    this.term += 1;
     this.votedFor = this.options.id;
+    this.voteDirty = false;
     this.persistMeta();
     this.role = 'candidate';
     this.leader = null;
