@@ -139,7 +139,9 @@ class RedisAdapter implements SystemAdapter {
     for (const view of views) {
       if (view.kind !== 'reply' || !Array.isArray(view.value)) return false;
       const fields = pairs(view.value);
+      // A sentinel that does not know the replicas yet cannot fail over (-failover-abort-no-good-slave).
       if (Number(fields.get('num-other-sentinels')) < members.length - 1) return false;
+      if (Number(fields.get('num-slaves')) < members.length - 1) return false;
       // Flags may still say s_down/o_down or the sentinel may be in TILT (30 s after a pause): it
       // still names the primary, and clients are served.
       addresses.add(`${fields.get('ip')}:${fields.get('port')}`);
