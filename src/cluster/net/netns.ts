@@ -327,15 +327,14 @@ export class NetnsBackend implements NetworkBackend {
     return links;
   }
 
-  /** The iptables tables for one node's namespace, from the current cuts and degradation. */
-  private rulesFor(node: string): string {
+  /** The iptables tables for one node's namespace, for these cuts and this degradation. */
+  private rulesFor(node: string, cuts: readonly Link[], d: NetnsBackend['degraded']): string {
     const filter: string[] = [];
     const mangle: string[] = [];
     const nat: string[] = [];
-    for (const [from, to] of this.cuts) {
+    for (const [from, to] of cuts) {
       if (to === node) filter.push(`-A INPUT -s ${this.nodeIp(from)}/32 -j DROP`);
     }
-    const d = this.degraded;
     if (d) {
       const delayMs = d.params.delayMs ?? 0;
       const delayed = d.links.filter(([from]) => from === node);
@@ -383,28 +382,16 @@ export class NetnsBackend implements NetworkBackend {
 
   /** Replaces each namespace's rules atomically (iptables-restore), only where they changed. */
   private async applyRules(): Promise<void> {
+    const empty = this.rulesFor(this.options.nodes[0], [], undefined);
     await Promise.all(
       this.options.nodes.map(async (node) => {
-        const rules = this.rulesFor(node);
+        const rules = this.rulesFor(node, this.cuts, this.degraded);
         const ns = this.namespace(node);
-        if ((this.appliedRules.get(ns) ?? this.emptyRules()) === rules) return;
+        if ((this.appliedRules.get(ns) ?? empty) === rules) return;
         await mustRun(['ip', 'netns', 'exec', ns, 'iptables-restore'], { input: rules });
         this.appliedRules.set(ns, rules);
       }),
     );
-  }
-
-  private emptyRulesCache: string | undefined;
-  private emptyRules(): string {
-    if (this.emptyRulesCache === undefined) {
-      const saved = { cuts: this.cuts, degraded: this.degraded };
-      this.cuts = [];
-      this.degraded = undefined;
-      this.emptyRulesCache = this.rulesFor(this.options.nodes[0]);
-      this.cuts = saved.cuts;
-      this.degraded = saved.degraded;
-    }
-    return this.emptyRulesCache;
   }
 
   private peerPorts(): number[] {
@@ -600,7 +587,8 @@ export class NetnsBackend implements NetworkBackend {
         '-n',
         '-s',
         String(CAPTURE_SNAPLEN_BYTES),
-        'tcp',
+        // Only node-to-node traffic: the fuzzer's own client connections are not events.
+        `tcp and not host ${this.clientHost}`,
       ],
       { detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
     );

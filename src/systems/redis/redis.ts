@@ -20,6 +20,8 @@ export const REDIS_PORTS = { redis: 6379, sentinel: 26379 } as const;
 const DOWN_AFTER_MS = 1_000;
 const FAILOVER_TIMEOUT_MS = 5_000;
 const ADMIN_TIMEOUT_MS = 1_000;
+/** Redis's default (60 s) leaves a replica stuck in a cut handshake longer than the reset waits. */
+const REPL_TIMEOUT_S = 5;
 
 function sameAddress(a: Address, b: Address): boolean {
   return a.host === b.host && a.port === b.port;
@@ -68,22 +70,27 @@ class RedisAdapter implements SystemAdapter {
     const self = cluster.listen(node, 'redis');
     const primaryAddress = cluster.dial(node, primary, 'redis');
     const redisConf = join(dir, 'redis.conf');
-    writeFileSync(
-      redisConf,
-      [
-        `bind ${self.host}`,
-        `port ${self.port}`,
-        'protected-mode no',
-        `dir ${dir}`,
-        'appendonly yes',
-        'appendfsync everysec',
-        'save ""',
-        'repl-diskless-sync yes',
-        'repl-diskless-sync-delay 0',
-        ...(primary === node ? [] : [`replicaof ${primaryAddress.host} ${primaryAddress.port}`]),
-        '',
-      ].join('\n'),
-    );
+    // Written once (first start, or after a wipe): afterwards the file is redis's own, with the
+    // REPLICAOF that sentinel persists through CONFIG REWRITE, as in a real deployment.
+    if (!existsSync(redisConf)) {
+      writeFileSync(
+        redisConf,
+        [
+          `bind ${self.host}`,
+          `port ${self.port}`,
+          'protected-mode no',
+          `dir ${dir}`,
+          'appendonly yes',
+          'appendfsync everysec',
+          'save ""',
+          'repl-diskless-sync yes',
+          'repl-diskless-sync-delay 0',
+          `repl-timeout ${REPL_TIMEOUT_S}`,
+          ...(primary === node ? [] : [`replicaof ${primaryAddress.host} ${primaryAddress.port}`]),
+          '',
+        ].join('\n'),
+      );
+    }
     const sentinelConf = join(dir, 'sentinel.conf');
     // Sentinel rewrites its own file with what it learns; keep it across restarts (not wipes).
     if (!existsSync(sentinelConf)) {
@@ -132,7 +139,9 @@ class RedisAdapter implements SystemAdapter {
     for (const view of views) {
       if (view.kind !== 'reply' || !Array.isArray(view.value)) return false;
       const fields = pairs(view.value);
+      // A sentinel that does not know the replicas yet cannot fail over (-failover-abort-no-good-slave).
       if (Number(fields.get('num-other-sentinels')) < members.length - 1) return false;
+      if (Number(fields.get('num-slaves')) < members.length - 1) return false;
       // Flags may still say s_down/o_down or the sentinel may be in TILT (30 s after a pause): it
       // still names the primary, and clients are served.
       addresses.add(`${fields.get('ip')}:${fields.get('port')}`);

@@ -183,14 +183,20 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
     expect(ping('n1', 'n2').code).toBe(0);
   });
 
-  it('drops packets with an iptables statistic rule', async () => {
+  it('drops and duplicates packets with iptables statistic rules, and heal removes them', async () => {
     await net.degrade([['n1', 'n2']], { target: 'one', lossPct: 100 });
     const rules = execFileSync('ip', ['netns', 'exec', net.namespace('n2'), 'iptables-save']).toString();
     expect(rules).toMatch(/-m statistic --mode random --probability 1(\.0+)? -j DROP/);
     expect(ping('n1', 'n2', 800).code).toBe(3);
-    await net.degrade([['n1', 'n2']], { target: 'one', lossPct: 0 });
+    await net.degrade([['n1', 'n2']], { target: 'one', lossPct: 0, dupPct: 50 });
+    const dup = execFileSync('ip', ['netns', 'exec', net.namespace('n1'), 'iptables-save']).toString();
+    expect(dup).toMatch(/-m statistic --mode random --probability 0\.5(0*) -j TEE --gateway /);
     expect(ping('n1', 'n2').code).toBe(0);
     await net.heal();
+    for (const node of NODES) {
+      const rules = execFileSync('ip', ['netns', 'exec', net.namespace(node), 'iptables-save']).toString();
+      expect(rules).not.toMatch(/^-A /m);
+    }
   });
 
   it('delays a link through the delay proxy', async () => {
