@@ -284,3 +284,17 @@ describe('checkOpStream', () => {
     expect(await checkOpStream(ops.slice(0, 3), { model: 'kv' })).toMatchObject({ valid: true });
   });
 });
+
+describe('checkOps on long histories with many info ops', () => {
+  it('finds the info writes reads depend on without a blind search (30% info, one key)', async () => {
+    const { generateKvHistory } = await import('./generate-history.js');
+    for (const seed of [0, 1, 2]) {
+      const ops = [
+        ...generateKvHistory({ seed, ops: 20_000, clients: 12, keys: 1, infoRate: 0.3, values: 6 }),
+      ];
+      const result = await checkOps(ops, { model: 'kv', timeLimitMs: 20_000 });
+      expect(result.valid).toBe(true);
+      expect(result.cacheEntries).toBeLessThan(20 * ops.length);
+    }
+  });
+});
