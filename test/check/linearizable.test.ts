@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { Op } from '../../src/core/op.js';
 import { HistoryError, type Model, checkOpStream, checkOps } from '../../src/check/linearizable.js';
+import { generateKvHistory } from './generate-history.js';
 
 /** Builds a history from compact rows: [process, type, f, value]; index and time are positions. */
 function history(...rows: readonly (readonly [number | 'nemesis', Op['type'], string, unknown])[]): Op[] {
@@ -287,7 +288,6 @@ describe('checkOpStream', () => {
 
 describe('checkOps on long histories with many info ops', () => {
   it('finds the info writes reads depend on without a blind search (30% info, one key)', async () => {
-    const { generateKvHistory } = await import('./generate-history.js');
     for (const seed of [0, 1, 2]) {
       const ops = [
         ...generateKvHistory({ seed, ops: 20_000, clients: 12, keys: 1, infoRate: 0.3, values: 6 }),
