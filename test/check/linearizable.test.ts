@@ -251,16 +251,32 @@ describe('checkOps with a model of its own and a time limit', () => {
   });
 
   it('answers unknown when the time limit runs out', async () => {
-    // Many concurrent writes of distinct values and a read of a value nobody wrote: the search
-    // must try every order of the writes before it can say no.
-    const writers = 18;
-    const rows: [number, Op['type'], string, unknown][] = [];
-    for (let p = 0; p < writers; p++) rows.push([p, 'invoke', 'write', p]);
-    rows.push([writers, 'invoke', 'read', null], [writers, 'ok', 'read', -1]);
-    for (let p = 0; p < writers; p++) rows.push([p, 'ok', 'write', p]);
-    const result = await checkOps(history(...rows), { model: 'register', timeLimitMs: 0 });
+    // Many concurrent writes of distinct values, and one reader seeing 0, 1, then 0 again: 0 is
+    // written once, so this cannot be, but the search must try the orders of the writes to know.
+    const rowsWith = (writers: number): [number, Op['type'], string, unknown][] => {
+      const rows: [number, Op['type'], string, unknown][] = [];
+      for (let p = 0; p < writers; p++) rows.push([p, 'invoke', 'write', p]);
+      for (const seen of [0, 1, 0])
+        rows.push([writers, 'invoke', 'read', null], [writers, 'ok', 'read', seen]);
+      for (let p = 0; p < writers; p++) rows.push([p, 'ok', 'write', p]);
+      return rows;
+    };
+    const result = await checkOps(history(...rowsWith(18)), { model: 'register', timeLimitMs: 0 });
     expect(result.valid).toBe('unknown');
     expect(result.counterexample).toBeUndefined();
+    const decided = await checkOps(history(...rowsWith(8)), { model: 'register', timeLimitMs: 60_000 });
+    expect(decided.valid).toBe(false);
+  });
+
+  it('refutes at once a read of a value no op can produce, however many info ops surround it', async () => {
+    const rows: [number, Op['type'], string, unknown][] = [];
+    for (let p = 0; p < 40; p++) rows.push([p, 'invoke', 'write', p % 7], [p, 'info', 'write', null]);
+    rows.push([100, 'invoke', 'write', 3], [100, 'ok', 'write', 3], [101, 'invoke', 'read', null]);
+    rows.push([101, 'ok', 'read', 9], [102, 'invoke', 'read', null], [102, 'ok', 'read', 3]);
+    const ops = history(...rows);
+    const result = await checkOps(ops, { model: 'register', timeLimitMs: 10_000 });
+    expect(result.valid).toBe(false);
+    expect(result.counterexample).toEqual({ longestPrefix: [ops[81]], failingOp: ops[83], stateBefore: '3' });
   });
 });
 

@@ -19,7 +19,13 @@ const INFO_PHASE = 2;
 
 /** The verdict on one partition; when not linearizable, the deepest point the search reached. */
 export type PartitionVerdict =
-  | { readonly valid: true; readonly cacheEntries: number }
+  | {
+      readonly valid: true;
+      readonly cacheEntries: number;
+      /** With `keepOrder`: the linearization found (slots in order) and the state after it. */
+      readonly order?: readonly number[];
+      readonly stateAfter?: string;
+    }
   | { readonly valid: 'unknown'; readonly cacheEntries: number }
   | {
       readonly valid: false;
@@ -47,6 +53,7 @@ export function searchPartition<S, I, O>(
   partition: PartitionData<I, O>,
   model: Model<S, I, O>,
   deadlineMs: number,
+  keepOrder = false,
 ): PartitionVerdict {
   const n = partition.size;
   const status = partition.status;
@@ -257,7 +264,11 @@ export function searchPartition<S, I, O>(
       firstReturn = findFirstReturn();
     }
   }
-  if (remaining === 0) return { valid: true, cacheEntries: cache.size };
+  if (remaining === 0) {
+    if (!keepOrder) return { valid: true, cacheEntries: cache.size };
+    const order = Array.from(stackSlot.subarray(0, depth));
+    return { valid: true, cacheEntries: cache.size, order, stateAfter: model.describe(state) };
+  }
   return {
     valid: false,
     cacheEntries: cache.size,
