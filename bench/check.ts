@@ -4,7 +4,7 @@
  * in its own child process so its peak RSS is its own. Run: `npx tsx bench/check.ts`.
  */
 import { fork } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -30,6 +30,13 @@ type Build = 'source' | 'compiled';
 function dataDir(): string {
   const beside = path.resolve(REPO_ROOT, '..', 'shared', 'data');
   return existsSync(beside) ? beside : '/work/shared/data';
+}
+
+function newestSourceMs(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true }).reduce((newest, entry) => {
+    const file = path.join(dir, entry.name);
+    return Math.max(newest, entry.isDirectory() ? newestSourceMs(file) : statSync(file).mtimeMs);
+  }, 0);
 }
 
 async function benchEtcd(): Promise<void> {
@@ -139,8 +146,13 @@ async function main(): Promise<void> {
     `kv histories: ${KEYS} keys, ${INFO_RATE * 100}% info ops, seed ${SEED}; time = generate + check, streamed`,
   );
   const builds: Build[] = existsSync(COMPILED) ? ['source', 'compiled'] : ['source'];
-  if (builds.length === 1)
+  if (builds.length === 1) {
     console.log('(dist/ absent: run `npm run build` to also measure the compiled checker)');
+  } else if (newestSourceMs(path.join(REPO_ROOT, 'src', 'check')) > statSync(COMPILED).mtimeMs) {
+    console.log(
+      '(dist/ is older than src/check: run `npm run build` first, or the compiled figures are stale)',
+    );
+  }
   for (const ops of SIZES) {
     for (const clients of CLIENTS) {
       for (const build of ops === SIZES[SIZES.length - 1] ? builds : ['source' as const]) {

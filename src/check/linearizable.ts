@@ -2,7 +2,7 @@ import type { Op } from '../core/op.js';
 import { HistoryBuilder } from './_internals/history-builder.js';
 import type { Partition } from './_internals/partition.js';
 import { runPartitions } from './_internals/run-partitions.js';
-import { type Model, type ModelName } from './model.js';
+import { MODEL_NAMES, type Model, type ModelName, isModelName } from './model.js';
 import { modelByName } from './models/by-name.js';
 
 export { HistoryError } from './history/history-error.js';
@@ -46,7 +46,20 @@ export interface LinearizabilityResult<T = Op> {
   readonly counterexample?: Counterexample<T>;
 }
 
-function resolveModel(model: ModelName | Model): Model {
+/** Checks the options a caller gave; throws with a message saying what to pass instead. */
+function resolveOptions(options: CheckOptions): Model {
+  const { model, timeLimitMs, threads } = options;
+  if (typeof model === 'string' && !isModelName(model)) {
+    throw new TypeError(
+      `checkOps: unknown model "${String(model)}": use one of ${MODEL_NAMES.join(', ')}, or pass a Model`,
+    );
+  }
+  if (timeLimitMs !== undefined && !(timeLimitMs >= 0)) {
+    throw new RangeError(`checkOps: timeLimitMs must be a number of ms >= 0, got ${timeLimitMs}`);
+  }
+  if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1)) {
+    throw new RangeError(`checkOps: threads must be an integer >= 1, got ${threads}`);
+  }
   return typeof model === 'string' ? modelByName(model) : model;
 }
 
@@ -99,7 +112,7 @@ async function checkPartitions(
  */
 export async function checkOps(ops: readonly Op[], options: CheckOptions): Promise<LinearizabilityResult> {
   const startMs = performance.now();
-  const model = resolveModel(options.model);
+  const model = resolveOptions(options);
   const builder = new HistoryBuilder(model);
   for (const op of ops) builder.add(op);
   const result = await checkPartitions(builder.finish(), model, options, builder.ops, startMs);
@@ -124,7 +137,7 @@ export async function checkOpStream(
   options: CheckOptions,
 ): Promise<LinearizabilityResult<number>> {
   const startMs = performance.now();
-  const model = resolveModel(options.model);
+  const model = resolveOptions(options);
   const builder = new HistoryBuilder(model);
   if (Symbol.iterator in ops) {
     for (const op of ops) builder.add(op);

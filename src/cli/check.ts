@@ -46,8 +46,13 @@ function verdictWord(valid: true | false | 'unknown'): string {
   return valid === true ? 'linearizable' : valid === false ? 'NOT linearizable' : 'unknown (time limit)';
 }
 
-function htmlPath(out: string, file: string, several: boolean): string {
-  return several ? path.join(out, `${path.basename(file)}.html`) : out;
+/** `--html OUT` is the page for one file; for several, a directory of `<name>.html` (made unique). */
+function htmlPath(out: string, file: string, several: boolean, used: Set<string>): string {
+  if (!several) return out;
+  let name = `${path.basename(file)}.html`;
+  for (let n = 2; used.has(name); n++) name = `${path.basename(file)}.${n}.html`;
+  used.add(name);
+  return path.join(out, name);
 }
 
 async function checkFile(
@@ -55,6 +60,7 @@ async function checkFile(
   options: CheckCliOptions,
   timeLimitMs: number | undefined,
   several: boolean,
+  usedHtmlNames: Set<string>,
 ): Promise<FileReport> {
   let history: ParsedHistory;
   try {
@@ -74,7 +80,7 @@ async function checkFile(
   }
   let html: string | undefined;
   if (options.html !== undefined) {
-    html = htmlPath(options.html, file, several);
+    html = htmlPath(options.html, file, several, usedHtmlNames);
     await mkdir(path.dirname(path.resolve(html)), { recursive: true });
     await writeFile(html, renderLinearizabilityHtml(result, history.ops, undefined, { title: file }));
   }
@@ -135,8 +141,9 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
       }
       const several = files.length > 1;
       const reports: FileReport[] = [];
+      const usedHtmlNames = new Set<string>();
       for (const file of files) {
-        const report = await checkFile(file, options, timeLimitMs, several);
+        const report = await checkFile(file, options, timeLimitMs, several, usedHtmlNames);
         reports.push(report);
         if (report.error !== undefined) process.stderr.write(`mallory check: ${report.error}\n`);
         else if (options.json !== true) printReport(report);

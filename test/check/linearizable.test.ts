@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { Op } from '../../src/core/op.js';
 import { HistoryError, type Model, checkOpStream, checkOps } from '../../src/check/linearizable.js';
+import { generateKvHistory } from './generate-history.js';
 
 /** Builds a history from compact rows: [process, type, f, value]; index and time are positions. */
 function history(...rows: readonly (readonly [number | 'nemesis', Op['type'], string, unknown])[]): Op[] {
@@ -250,16 +251,32 @@ describe('checkOps with a model of its own and a time limit', () => {
   });
 
   it('answers unknown when the time limit runs out', async () => {
-    // Many concurrent writes of distinct values and a read of a value nobody wrote: the search
-    // must try every order of the writes before it can say no.
-    const writers = 18;
-    const rows: [number, Op['type'], string, unknown][] = [];
-    for (let p = 0; p < writers; p++) rows.push([p, 'invoke', 'write', p]);
-    rows.push([writers, 'invoke', 'read', null], [writers, 'ok', 'read', -1]);
-    for (let p = 0; p < writers; p++) rows.push([p, 'ok', 'write', p]);
-    const result = await checkOps(history(...rows), { model: 'register', timeLimitMs: 0 });
+    // Many concurrent writes of distinct values, and one reader seeing 0, 1, then 0 again: 0 is
+    // written once, so this cannot be, but the search must try the orders of the writes to know.
+    const rowsWith = (writers: number): [number, Op['type'], string, unknown][] => {
+      const rows: [number, Op['type'], string, unknown][] = [];
+      for (let p = 0; p < writers; p++) rows.push([p, 'invoke', 'write', p]);
+      for (const seen of [0, 1, 0])
+        rows.push([writers, 'invoke', 'read', null], [writers, 'ok', 'read', seen]);
+      for (let p = 0; p < writers; p++) rows.push([p, 'ok', 'write', p]);
+      return rows;
+    };
+    const result = await checkOps(history(...rowsWith(18)), { model: 'register', timeLimitMs: 0 });
     expect(result.valid).toBe('unknown');
     expect(result.counterexample).toBeUndefined();
+    const decided = await checkOps(history(...rowsWith(8)), { model: 'register', timeLimitMs: 60_000 });
+    expect(decided.valid).toBe(false);
+  });
+
+  it('refutes at once a read of a value no op can produce, however many info ops surround it', async () => {
+    const rows: [number, Op['type'], string, unknown][] = [];
+    for (let p = 0; p < 40; p++) rows.push([p, 'invoke', 'write', p % 7], [p, 'info', 'write', null]);
+    rows.push([100, 'invoke', 'write', 3], [100, 'ok', 'write', 3], [101, 'invoke', 'read', null]);
+    rows.push([101, 'ok', 'read', 9], [102, 'invoke', 'read', null], [102, 'ok', 'read', 3]);
+    const ops = history(...rows);
+    const result = await checkOps(ops, { model: 'register', timeLimitMs: 10_000 });
+    expect(result.valid).toBe(false);
+    expect(result.counterexample).toEqual({ longestPrefix: [ops[81]], failingOp: ops[83], stateBefore: '3' });
   });
 });
 
@@ -282,5 +299,31 @@ describe('checkOpStream', () => {
     expect(result).toMatchObject({ valid: false, partitions: 1, ops: 2 });
     expect(result.counterexample).toEqual({ key: 'a', longestPrefix: [2], failingOp: 4, stateBefore: '1' });
     expect(await checkOpStream(ops.slice(0, 3), { model: 'kv' })).toMatchObject({ valid: true });
+  });
+});
+
+describe('checkOps on long histories with many info ops', () => {
+  it('finds the info writes reads depend on without a blind search (30% info, one key)', async () => {
+    for (const seed of [0, 1, 2]) {
+      const ops = [
+        ...generateKvHistory({ seed, ops: 20_000, clients: 12, keys: 1, infoRate: 0.3, values: 6 }),
+      ];
+      const result = await checkOps(ops, { model: 'kv', timeLimitMs: 20_000 });
+      expect(result.valid).toBe(true);
+      expect(result.cacheEntries).toBeLessThan(20 * ops.length);
+    }
+  });
+});
+
+describe('checkOps options', () => {
+  it('rejects an unknown model, a negative time limit and a thread count below 1, saying what to pass', async () => {
+    const ops = history([0, 'invoke', 'read', null], [0, 'ok', 'read', null]);
+    await expect(checkOps(ops, { model: 'queue' as 'kv' })).rejects.toThrow(
+      'checkOps: unknown model "queue": use one of register, cas-register, kv, set, counter, or pass a Model',
+    );
+    await expect(checkOps(ops, { model: 'kv', timeLimitMs: -1 })).rejects.toThrow(/timeLimitMs must be/);
+    await expect(checkOps(ops, { model: 'kv', threads: 0 })).rejects.toThrow(
+      /threads must be an integer >= 1/,
+    );
   });
 });

@@ -133,8 +133,10 @@ describe('mallory check', () => {
     const writers = 18;
     const ops: object[] = [];
     for (let p = 0; p < writers; p++) ops.push({ type: 'invoke', process: p, f: 'write', value: p });
-    ops.push({ type: 'invoke', process: writers, f: 'read', value: null });
-    ops.push({ type: 'ok', process: writers, f: 'read', value: -1 });
+    for (const seen of [0, 1, 0]) {
+      ops.push({ type: 'invoke', process: writers, f: 'read', value: null });
+      ops.push({ type: 'ok', process: writers, f: 'read', value: seen });
+    }
     for (let p = 0; p < writers; p++) ops.push({ type: 'ok', process: p, f: 'write', value: p });
     await writeFile(file, ops.map((op) => JSON.stringify(op)).join('\n'));
     const { code, stdout } = await mallory('check', file, '--time-limit', '1ms');

@@ -18,10 +18,11 @@ function grown(pool: Int32Array<ArrayBuffer>, used: number, need: number): Int32
  * The configurations (linearized set, model state) the search has reached, with dominance over
  * `info` ops: (R, I, s) need not be explored when (R, I', s) was, for I' ⊆ I — every way to finish
  * from the former finishes from the latter too (leave the extra info ops out; info ops constrain no
- * one). So the table is keyed by (required set, state) and each key keeps the minimal info sets seen.
+ * one). So the table is keyed by (required set, state) and each key keeps the minimal info sets
+ * seen, as per-group counts (I' ⊆ I when every count of I' is at most that of I).
  *
  * Keys live in `pool` as `[hash, stateId, lo, hiLen, infoHead, ...required words]`; info sets in
- * `infoPool` as linked nodes `[next, infoLo, infoLen, ...words]`.
+ * `infoPool` as linked nodes `[next, infoLo, infoLen, ...counts]`.
  */
 export class MemoCache {
   private slots = new Int32Array(INITIAL_SLOTS);
@@ -74,7 +75,7 @@ export class MemoCache {
       const len = info[node + 2];
       let storedIsSubset = true;
       for (let i = 0; i < len; i++) {
-        if ((info[node + INFO_HEADER_INTS + i] & ~words[lo + i]) !== 0) {
+        if (info[node + INFO_HEADER_INTS + i] > words[lo + i]) {
           storedIsSubset = false;
           break;
         }
@@ -83,7 +84,7 @@ export class MemoCache {
       let storedIsSuperset = true;
       for (let w = set.infoLo; w < set.infoHi; w++) {
         const stored = w >= lo && w < lo + len ? info[node + INFO_HEADER_INTS + w - lo] : 0;
-        if ((words[w] & ~stored) !== 0) {
+        if (words[w] > stored) {
           storedIsSuperset = false;
           break;
         }

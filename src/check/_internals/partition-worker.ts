@@ -3,7 +3,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { ModelName } from '../model.js';
 import { modelByName } from '../models/by-name.js';
 import type { PartitionData } from './partition.js';
-import { type PartitionVerdict, searchPartition } from './search.js';
+import { checkPartition } from './check-partition.js';
+import type { PartitionVerdict } from './search.js';
 
 /** What a worker thread is given: partitions of one bucket, in history order. */
 export interface WorkerInput {
@@ -18,7 +19,7 @@ function run(input: WorkerInput): PartitionVerdict[] {
   const model = modelByName(input.model);
   const verdicts: PartitionVerdict[] = [];
   for (const partition of input.partitions) {
-    const verdict = searchPartition(partition, model, deadlineMs);
+    const verdict = checkPartition(partition, model, deadlineMs);
     verdicts.push(verdict);
     if (verdict.valid === false) break;
   }

@@ -6,7 +6,8 @@ import { Worker } from 'node:worker_threads';
 import type { Model, ModelName } from '../model.js';
 import type { Partition } from './partition.js';
 import type { WorkerInput } from './partition-worker.js';
-import { type PartitionVerdict, searchPartition } from './search.js';
+import { checkPartition } from './check-partition.js';
+import type { PartitionVerdict } from './search.js';
 
 /**
  * Worker threads pay off only for long histories of long partitions: copying a partition to a
@@ -41,7 +42,7 @@ function threadCount(partitions: readonly Partition[], options: RunOptions): num
 function runHere(partitions: readonly Partition[], model: Model, deadlineMs: number): PartitionVerdict[] {
   const verdicts: PartitionVerdict[] = [];
   for (const partition of partitions) {
-    const verdict = searchPartition(partition.data(false), model, deadlineMs);
+    const verdict = checkPartition(partition.data(false), model, deadlineMs);
     verdicts.push(verdict);
     if (verdict.valid === false) break;
   }

@@ -9,13 +9,23 @@ const CLOCK_CHECK_EVERY = 1024;
 const HEAD = 0;
 const REQUIRED = 1;
 const OPTIONAL = 2;
-/** Phases of one search level: required ops are tried first, then info ops. */
+/**
+ * Phases of one search level: required ops are tried first; then info ops after which the op
+ * blocking the level (the first return) could take effect; then the other info ops.
+ */
 const REQUIRED_PHASE = 0;
-const INFO_PHASE = 1;
+const ENABLING_PHASE = 1;
+const INFO_PHASE = 2;
 
 /** The verdict on one partition; when not linearizable, the deepest point the search reached. */
 export type PartitionVerdict =
-  | { readonly valid: true; readonly cacheEntries: number }
+  | {
+      readonly valid: true;
+      readonly cacheEntries: number;
+      /** With `keepOrder`: the linearization found (slots in order) and the state after it. */
+      readonly order?: readonly number[];
+      readonly stateAfter?: string;
+    }
   | { readonly valid: 'unknown'; readonly cacheEntries: number }
   | {
       readonly valid: false;
@@ -34,13 +44,16 @@ export type PartitionVerdict =
  * `2 * slot + 1` is a call, `2 * slot + 2` its return; 0 is the head, `2 * n + 1` the tail); the
  * candidates at each level are the calls before the first return. `info` ops return at +infinity
  * and need not be linearized: they are candidates when invoked before that first return, and
- * those with equal inputs are tried once (see below). Each level tries required ops first, then info ops, so
- * configurations with fewer info ops are memoized first and dominate (see MemoCache).
+ * those with equal inputs are tried once (see below). Each level tries required ops first, then
+ * the info ops that let the blocking op (the first return) take effect, then the other info ops:
+ * configurations with fewer info ops are memoized first and dominate (see MemoCache), and an info
+ * op that a read needs is found at once.
  */
 export function searchPartition<S, I, O>(
   partition: PartitionData<I, O>,
   model: Model<S, I, O>,
   deadlineMs: number,
+  keepOrder = false,
 ): PartitionVerdict {
   const n = partition.size;
   const status = partition.status;
@@ -63,7 +76,6 @@ export function searchPartition<S, I, O>(
       kind[slot] = OPTIONAL;
     }
   }
-  const set = new LinearizedSet(required, infos);
 
   const tail = 2 * n + 1;
   const next = new Int32Array(2 * n + 2);
@@ -99,10 +111,9 @@ export function searchPartition<S, I, O>(
   const memberNext = new Int32Array(n + groups);
   const memberPrev = new Int32Array(n + groups);
   for (let g = 0; g < groups; g++) memberNext[n + g] = memberPrev[n + g] = n + g;
-  let infoIndex = 0;
+  const set = new LinearizedSet(required, groups);
   for (let slot = 0; slot < n; slot++) {
     if (kind[slot] !== OPTIONAL) continue;
-    bit[slot] = set.infoBit(infoIndex++);
     const sentinel = n + groupOf[slot];
     const lastMember = memberPrev[sentinel];
     memberNext[lastMember] = slot;
@@ -150,21 +161,33 @@ export function searchPartition<S, I, O>(
       if (entry === tail) throw new Error('linearizability search ran off the entry list');
       if ((entry & 1) === 0) {
         firstReturn = entry;
-        phase = INFO_PHASE;
+        phase = ENABLING_PHASE;
         entry = 0;
         continue;
       }
       slot = (entry - 1) >>> 1;
     } else {
-      // In the info phase, `entry` is a group index.
-      const boundary = completePos[(firstReturn - 2) >>> 1];
+      // In the info phases, `entry` is a group index.
+      const blocking = (firstReturn - 2) >>> 1;
+      const boundary = completePos[blocking];
+      const wantEnabling = phase === ENABLING_PHASE;
       while (entry < groups) {
         const first = memberNext[n + entry];
         if (first < n && invokePos[first] < boundary) {
-          slot = first;
-          break;
+          const after = model.step(state, inputs[first], outputs[first]);
+          const enables =
+            after !== undefined && model.step(after, inputs[blocking], outputs[blocking]) !== undefined;
+          if (enables === wantEnabling && after !== undefined) {
+            slot = first;
+            break;
+          }
         }
         entry++;
+      }
+      if (slot < 0 && wantEnabling) {
+        phase = INFO_PHASE;
+        entry = 0;
+        continue;
       }
     }
 
@@ -172,7 +195,8 @@ export function searchPartition<S, I, O>(
       const after = model.step(state, inputs[slot], outputs[slot]);
       if (after !== undefined) {
         const afterId = states.id(after);
-        set.add(bit[slot]);
+        if (phase === REQUIRED_PHASE) set.add(bit[slot]);
+        else set.addInfo(groupOf[slot]);
         if (cache.add(set, afterId)) {
           stackSlot[depth] = slot;
           stackState[depth] = state;
@@ -196,7 +220,8 @@ export function searchPartition<S, I, O>(
           entry = next[HEAD];
           continue;
         }
-        set.remove(bit[slot]);
+        if (phase === REQUIRED_PHASE) set.remove(bit[slot]);
+        else set.removeInfo(groupOf[slot]);
       }
       entry = phase === REQUIRED_PHASE ? next[entry] : entry + 1;
       continue;
@@ -221,8 +246,8 @@ export function searchPartition<S, I, O>(
     state = stackState[depth];
     stateId = stackStateId[depth];
     phase = stackPhase[depth];
-    set.remove(bit[popped]);
     if (phase === REQUIRED_PHASE) {
+      set.remove(bit[popped]);
       remaining++;
       const call = 2 * popped + 1;
       const ret = call + 1;
@@ -232,13 +257,18 @@ export function searchPartition<S, I, O>(
       prev[next[call]] = call;
       entry = next[call];
     } else {
+      set.removeInfo(groupOf[popped]);
       memberNext[memberPrev[popped]] = popped;
       memberPrev[memberNext[popped]] = popped;
       entry = groupOf[popped] + 1;
       firstReturn = findFirstReturn();
     }
   }
-  if (remaining === 0) return { valid: true, cacheEntries: cache.size };
+  if (remaining === 0) {
+    if (!keepOrder) return { valid: true, cacheEntries: cache.size };
+    const order = Array.from(stackSlot.subarray(0, depth));
+    return { valid: true, cacheEntries: cache.size, order, stateAfter: model.describe(state) };
+  }
   return {
     valid: false,
     cacheEntries: cache.size,
