@@ -6,3 +6,13 @@ export { Rng } from './core/random.js';
 export type { SystemAdapter, SystemDefinition, KvClient, ClientResult } from './systems/system.js';
 export type { Policy } from './policy/policy.js';
 export { createProbe, type Probe } from './probe/index.js';
+export {
+  checkOps,
+  checkOpStream,
+  type CheckOptions,
+  type Counterexample,
+  type LinearizabilityResult,
+  type Model,
+  type ModelName,
+} from './check/linearizable.js';
+export { renderLinearizabilityHtml } from './check/linearizable-html.js';

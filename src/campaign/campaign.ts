@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 
 import { Cluster, type NodeExit } from '../cluster/cluster.js';
 import type { NetworkBackend } from '../cluster/net/backend.js';
+import { NetnsBackend } from '../cluster/net/netns.js';
 import { ProxyBackend } from '../cluster/net/proxy.js';
 import { ResourceRegistry } from '../cluster/resources.js';
 import { LogCheck } from '../check/logs.js';
@@ -136,7 +137,7 @@ export class Campaign {
         nodes,
       });
       if (policy && config.seedPolicyFrom) this.seedPolicy(policy, config.seedPolicyFrom);
-      network = await this.createNetwork(system, nodes, seed);
+      network = await this.createNetwork(system, nodes, seed, runId, registry);
       cluster = new Cluster({
         system,
         nodes,
@@ -163,7 +164,7 @@ export class Campaign {
         timeoutMs: config.opTimeoutMs,
         keys: KEYS_PER_SCHEDULE,
         opsPerKey: OPS_PER_KEY,
-        cas: true,
+        cas: system.supportsCas ?? true,
       });
       await cluster.startAll();
       if (!(await cluster.waitReady(STARTUP_READY_MS, this.signal))) {
@@ -316,12 +317,23 @@ export class Campaign {
     system: SystemAdapter,
     nodes: readonly string[],
     seed: number,
+    runId: string,
+    registry: ResourceRegistry,
   ): Promise<NetworkBackend> {
-    if (this.config.network === 'netns') {
-      throw new UsageError(
-        'no-netns',
-        'the netns network backend is not available in this build: use --network proxy',
-      );
+    const wanted = this.config.network;
+    // auto: namespaces for the real systems (they declare their ports) when we are root.
+    const useNetns =
+      wanted === 'netns' || (wanted === 'auto' && system.ports !== undefined && process.getuid?.() === 0);
+    if (useNetns) {
+      const availability = await NetnsBackend.available();
+      if (!availability.ok) throw new UsageError('no-netns', availability.reason);
+      return NetnsBackend.create({
+        runId,
+        nodes,
+        services: servicePorts(system),
+        peerServices: system.peerServices,
+        registry,
+      });
     }
     return ProxyBackend.create({ nodes, services: system.services, peerServices: system.peerServices, seed });
   }
@@ -516,3 +528,10 @@ export class Campaign {
 }
 
 class Interrupted extends Error {}
+
+/** Base of the ports given to services a system declares no port for (each netns node has its own address). */
+const NETNS_PORT_BASE = 7000;
+
+function servicePorts(system: SystemAdapter): Record<string, number> {
+  return Object.fromEntries(system.services.map((s, i) => [s, system.ports?.[s] ?? NETNS_PORT_BASE + i]));
+}

@@ -1,5 +1,6 @@
 import { checkInvariants } from '../check/invariants.js';
 import { checkOps } from '../check/linearizable.js';
+import { renderLinearizabilityHtml } from '../check/linearizable-html.js';
 import type { Finding, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
 
@@ -9,6 +10,7 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
     name: 'linearizable',
     async check(input): Promise<Finding[]> {
       const clientOps = input.ops.filter((op) => op.process !== 'nemesis');
+      const nemesisOps = input.ops.filter((op) => op.process === 'nemesis');
       const result = await checkOps(clientOps, { model: 'kv', timeLimitMs });
       if (result.valid !== false) return [];
       const ce = result.counterexample;
@@ -25,6 +27,9 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
             key: ce?.key,
             ops: ce ? clientOps.filter((op) => (op.value as unknown[])[0] === ce.key) : [],
           },
+          html: renderLinearizabilityHtml(result, clientOps, nemesisOps, {
+            title: `schedule ${input.schedule + 1}: key ${String(ce?.key ?? '?')} is not linearizable`,
+          }),
         },
       ];
     },

@@ -60,6 +60,16 @@ export interface SystemAdapter {
   readonly peerServices: readonly string[];
   readonly supportsLeader: boolean;
   readonly supportsMembership: boolean;
+  /**
+   * Whether `client().cas` is implemented (default true). When false, `cas` answers `fail` without
+   * touching the system, and the workload should generate only reads and writes.
+   */
+  readonly supportsCas?: boolean;
+  /**
+   * Preferred TCP port per service. A backend that gives each node its own address (netns) can use
+   * them as they are; one that shares an address (proxy) picks its own.
+   */
+  readonly ports?: Readonly<Record<string, number>>;
   /** Crash text in a node's output (assertions, panics, sanitizers). */
   readonly crashPatterns: readonly RegExp[];
   /** Checks the binaries this system needs. */

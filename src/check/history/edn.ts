@@ -10,8 +10,22 @@ export interface EdnForm {
   readonly line: number;
 }
 
-const WHITESPACE = /[\s,]/;
-const DELIMITER = /[\s,()[\]{}"";]/;
+/** ASCII classes by char code (non-ASCII whitespace goes through the regexp). */
+const WHITESPACE_CODES = new Uint8Array(128);
+const DELIMITER_CODES = new Uint8Array(128);
+for (const c of ' \t\n\r\f\v,') WHITESPACE_CODES[c.charCodeAt(0)] = DELIMITER_CODES[c.charCodeAt(0)] = 1;
+for (const c of '()[]{}";') DELIMITER_CODES[c.charCodeAt(0)] = 1;
+const OTHER_WHITESPACE = /\s/;
+
+function isWhitespace(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  return code < 128 ? WHITESPACE_CODES[code] === 1 : OTHER_WHITESPACE.test(text[at]);
+}
+
+function isDelimiter(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  return code < 128 ? DELIMITER_CODES[code] === 1 : OTHER_WHITESPACE.test(text[at]);
+}
 
 /**
  * Reads the EDN subset Jepsen histories use: maps, vectors, lists, sets, strings, keywords,
@@ -39,7 +53,7 @@ class EdnReader {
       if (c === '\n') {
         this.line++;
         this.at++;
-      } else if (WHITESPACE.test(c)) {
+      } else if (isWhitespace(text, this.at)) {
         this.at++;
       } else if (c === ';') {
         while (this.at < text.length && text[this.at] !== '\n') this.at++;
@@ -180,7 +194,7 @@ class EdnReader {
 
   private readToken(): string {
     const start = this.at;
-    while (this.at < this.text.length && !DELIMITER.test(this.text[this.at])) this.at++;
+    while (this.at < this.text.length && !isDelimiter(this.text, this.at)) this.at++;
     return this.text.slice(start, this.at);
   }
 

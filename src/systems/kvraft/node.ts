@@ -58,7 +58,9 @@ function main(): void {
     `kvraft ${args.id} started: client ${args.client.host}:${args.client.port} ` +
       `peer ${args.peer.host}:${args.peer.port} bugs [${[...args.bugs].join(',')}]\n`,
   );
-  const stop = (): void => {
+  const stop = (signal: NodeJS.Signals): void => {
+    // Nothing in the harness sends these (it kills with SIGKILL): say so, for whoever reads the log.
+    process.stderr.write(`kvraft ${args.id}: received ${signal}, stopping\n`);
     raft.close();
     transport.close();
     server.close();

@@ -1,0 +1,40 @@
+import { execFile } from 'node:child_process';
+
+export interface CommandResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** Runs a command to completion (never through a shell); never throws for a non-zero exit. */
+export function run(
+  argv: readonly string[],
+  options: { input?: string; timeoutMs?: number } = {},
+): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      argv[0],
+      argv.slice(1),
+      { timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr: stderr || (error && code !== 0 ? error.message : '') });
+      },
+    );
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
+}
+
+/** Runs a command and throws, naming the command and its stderr, when it fails. */
+export async function mustRun(
+  argv: readonly string[],
+  options: { input?: string; timeoutMs?: number } = {},
+): Promise<string> {
+  const result = await run(argv, options);
+  if (result.code !== 0) {
+    throw new Error(`\`${argv.join(' ')}\` failed (exit ${result.code}): ${result.stderr.trim()}`);
+  }
+  return result.stdout;
+}

@@ -1,0 +1,69 @@
+import type { Address } from '../../cluster/net/backend.js';
+import { clientAgent, httpCall, transportResult } from '../_internals/http.js';
+import type { ClientResult, KvClient } from '../system.js';
+
+const NO_ROWS = /sql: no rows in result set/;
+/** Errors after which the statement certainly did not run. */
+const DEFINITE_WRITE_ERRORS = [/database is locked/];
+
+function keyPath(key: string): string {
+  return `/${encodeURIComponent(key)}`;
+}
+
+/** Reads and writes through dqlite-demo's HTTP API (GET/PUT /KEY). It has no compare-and-set. */
+export class DqliteClient implements KvClient {
+  private readonly agent = clientAgent();
+
+  constructor(
+    private readonly address: Address,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async read(key: string): Promise<ClientResult> {
+    const outcome = await httpCall({
+      address: this.address,
+      method: 'GET',
+      path: keyPath(key),
+      timeoutMs: this.timeoutMs,
+      agent: this.agent,
+    });
+    if (outcome.kind !== 'response') return transportResult(outcome);
+    const body = outcome.body.trim();
+    if (NO_ROWS.test(body)) return { type: 'ok', value: null };
+    if (outcome.status !== 200 || body.startsWith('Error'))
+      return { type: 'fail', error: body.slice(0, 200) };
+    const value = Number(body);
+    return Number.isFinite(value) && body !== ''
+      ? { type: 'ok', value }
+      : { type: 'fail', error: `unexpected reply ${JSON.stringify(body.slice(0, 100))}` };
+  }
+
+  async write(key: string, value: number): Promise<ClientResult> {
+    const outcome = await httpCall({
+      address: this.address,
+      method: 'PUT',
+      path: keyPath(key),
+      body: String(value),
+      contentType: 'text/plain',
+      timeoutMs: this.timeoutMs,
+      agent: this.agent,
+    });
+    if (outcome.kind !== 'response') return transportResult(outcome);
+    const body = outcome.body.trim();
+    if (outcome.status === 200 && body === 'done') return { type: 'ok' };
+    const error = body.slice(0, 200);
+    return DEFINITE_WRITE_ERRORS.some((re) => re.test(body))
+      ? { type: 'fail', error }
+      : { type: 'info', error };
+  }
+
+  /** dqlite-demo offers only GET and PUT: the adapter says `supportsCas: false`. */
+  cas(): Promise<ClientResult> {
+    return Promise.resolve({ type: 'fail', error: 'dqlite-demo has no compare-and-set' });
+  }
+
+  close(): Promise<void> {
+    this.agent.destroy();
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,47 @@
+import { execFile } from 'node:child_process';
+
+import type { Address } from '../../cluster/net/backend.js';
+
+export const DATABASE = 'demo';
+const SHELL_TIMEOUT_MS = 5_000;
+
+export interface ShellResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs one `dqlite -s SERVERS demo COMMAND` shell command (the Debian go-dqlite shell). */
+export function dqliteShell(
+  servers: readonly Address[],
+  command: readonly string[],
+  timeoutMs = SHELL_TIMEOUT_MS,
+): Promise<ShellResult> {
+  const list = servers.map((a) => `${a.host}:${a.port}`).join(',');
+  return new Promise((resolve) => {
+    execFile(
+      'dqlite',
+      ['-s', list, DATABASE, ...command],
+      { timeout: timeoutMs },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr: stderr || (error?.message ?? '') });
+      },
+    );
+  });
+}
+
+export interface ClusterMember {
+  readonly address: string;
+  /** 0 voter, 1 stand-by, 2 spare. */
+  readonly role: number;
+}
+
+export function parseClusterJson(stdout: string): ClusterMember[] | undefined {
+  try {
+    const parsed = JSON.parse(stdout) as { Address?: string; Role?: number }[];
+    return parsed.map((m) => ({ address: m.Address ?? '', role: m.Role ?? -1 }));
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,186 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { Address } from '../../cluster/net/backend.js';
+import { checkBinary } from '../_internals/doctor.js';
+import type {
+  ClusterView,
+  DoctorFinding,
+  KvClient,
+  LaunchOptions,
+  LaunchSpec,
+  SystemAdapter,
+  SystemDefinition,
+} from '../system.js';
+import { EtcdClient } from './client.js';
+import { gateway, readMembers, readStatus, type EtcdMember } from './gateway.js';
+import { parseEtcdLog } from './log.js';
+
+export const ETCD_PORTS = { client: 2379, peer: 2380 } as const;
+const ADMIN_TIMEOUT_MS = 2_000;
+const READY_TIMEOUT_MS = 1_000;
+/** Lower than etcd's default (100,000) so snapshots and log compaction happen within a campaign. */
+const SNAPSHOT_COUNT = 2_000;
+const HEARTBEAT_MS = 100;
+const ELECTION_TIMEOUT_MS = 1_000;
+const READY_KEY = 'mallory-ready';
+
+function url(address: Address): string {
+  return `http://${address.host}:${address.port}`;
+}
+
+/** A node's one peer address, the same for every other node (etcd hashes it into member ids). */
+function peerUrl(node: string, cluster: ClusterView): string {
+  return url(cluster.listen(node, 'peer'));
+}
+
+function dataDir(node: string, cluster: ClusterView): string {
+  return join(cluster.dataDir(node), 'etcd');
+}
+
+class EtcdAdapter implements SystemAdapter {
+  readonly name = 'etcd';
+  readonly services = ['client', 'peer'] as const;
+  readonly peerServices = ['peer'] as const;
+  readonly ports = ETCD_PORTS;
+  readonly supportsLeader = true;
+  readonly supportsMembership = true;
+  readonly supportsCas = true;
+  readonly crashPatterns = [
+    /"level":"(panic|fatal)"/,
+    /^panic: /,
+    /fatal error: /,
+    /goroutine \d+ \[running\]/,
+    /SIGSEGV|segmentation violation/,
+  ];
+
+  doctor(): Promise<readonly DoctorFinding[]> {
+    return Promise.all([checkBinary('etcd', ['--version'], 'etcd-server', 'etcd')]);
+  }
+
+  launch(node: string, cluster: ClusterView, options: LaunchOptions): LaunchSpec {
+    const dir = dataDir(node, cluster);
+    // A member that joins must start empty: its old WAL names a member id the cluster has removed.
+    if (options.join) rmSync(dir, { recursive: true, force: true });
+    mkdirSync(cluster.dataDir(node), { recursive: true });
+    const initial = options.join ? [...new Set([...cluster.members, node])] : cluster.nodes;
+    const token = `mallory-${createHash('sha256').update(cluster.runDir).digest('hex').slice(0, 12)}`;
+    return {
+      command: 'etcd',
+      args: [
+        '--name',
+        node,
+        '--data-dir',
+        dir,
+        '--listen-client-urls',
+        url(cluster.listen(node, 'client')),
+        '--advertise-client-urls',
+        url(cluster.clientAddress(node, 'client')),
+        '--listen-peer-urls',
+        url(cluster.listen(node, 'peer')),
+        '--initial-advertise-peer-urls',
+        peerUrl(node, cluster),
+        '--initial-cluster',
+        initial.map((n) => `${n}=${peerUrl(n, cluster)}`).join(','),
+        '--initial-cluster-state',
+        options.join ? 'existing' : 'new',
+        '--initial-cluster-token',
+        token,
+        '--heartbeat-interval',
+        String(HEARTBEAT_MS),
+        '--election-timeout',
+        String(ELECTION_TIMEOUT_MS),
+        '--snapshot-count',
+        String(SNAPSHOT_COUNT),
+        '--logger',
+        'zap',
+        '--log-outputs',
+        'stderr',
+      ],
+      env: { GOMAXPROCS: '1' },
+    };
+  }
+
+  async ready(cluster: ClusterView, signal: AbortSignal): Promise<boolean> {
+    const results = await Promise.all(
+      cluster.members.map(async (node) => {
+        if (signal.aborted) return false;
+        const outcome = await gateway(
+          cluster.clientAddress(node, 'client'),
+          '/v3/kv/range',
+          { key: Buffer.from(READY_KEY).toString('base64') },
+          READY_TIMEOUT_MS,
+        );
+        return outcome.kind === 'ok';
+      }),
+    );
+    return results.length > 0 && results.every(Boolean);
+  }
+
+  client(node: string, cluster: ClusterView, timeoutMs: number): KvClient {
+    return new EtcdClient(cluster.clientAddress(node, 'client'), timeoutMs);
+  }
+
+  async leader(cluster: ClusterView): Promise<string | undefined> {
+    const statuses = await Promise.all(
+      cluster.members.map(async (node) => {
+        const outcome = await gateway(
+          cluster.clientAddress(node, 'client'),
+          '/v3/maintenance/status',
+          {},
+          ADMIN_TIMEOUT_MS,
+        );
+        return outcome.kind === 'ok' ? { node, ...readStatus(outcome.json) } : undefined;
+      }),
+    );
+    const known = statuses.filter((s) => s !== undefined);
+    const leaderIds = new Set(known.map((s) => s.leader).filter((id) => id !== 0n));
+    // Only a leader its own status confirms: a stale follower may still name a deposed one.
+    return known.find((s) => leaderIds.has(s.memberId) && s.leader === s.memberId)?.node;
+  }
+
+  /** Asks the members (the target last) until one answers. */
+  private async admin(cluster: ClusterView, path: string, body: unknown, avoid: string): Promise<unknown> {
+    const order = [
+      ...cluster.members.filter((n) => n !== avoid),
+      ...cluster.members.filter((n) => n === avoid),
+    ];
+    const errors: string[] = [];
+    for (const node of order) {
+      const outcome = await gateway(cluster.clientAddress(node, 'client'), path, body, ADMIN_TIMEOUT_MS);
+      if (outcome.kind === 'ok') return outcome.json;
+      errors.push(`${node}: ${outcome.kind === 'error' ? outcome.message : outcome.error}`);
+    }
+    throw new Error(`etcd ${path} failed on every member (${errors.join('; ')})`);
+  }
+
+  private async members(cluster: ClusterView, avoid: string): Promise<EtcdMember[]> {
+    return readMembers(await this.admin(cluster, '/v3/cluster/member/list', {}, avoid));
+  }
+
+  async memberRemove(node: string, cluster: ClusterView): Promise<void> {
+    const target = peerUrl(node, cluster);
+    const member = (await this.members(cluster, node)).find((m) => m.peerUrls.includes(target));
+    if (!member) return;
+    await this.admin(cluster, '/v3/cluster/member/remove', { ID: member.id.toString() }, node);
+  }
+
+  async memberAdd(node: string, cluster: ClusterView): Promise<void> {
+    const target = peerUrl(node, cluster);
+    if ((await this.members(cluster, node)).some((m) => m.peerUrls.includes(target))) return;
+    await this.admin(cluster, '/v3/cluster/member/add', { peerURLs: [target] }, node);
+  }
+
+  parseLog(line: string): ReturnType<typeof parseEtcdLog> {
+    return parseEtcdLog(line);
+  }
+}
+
+/** etcd 3.4 from Debian's etcd-server: our negative control (it should be linearizable). */
+export const etcd: SystemDefinition = {
+  name: 'etcd',
+  defaultNodes: 3,
+  bugs: [],
+  create: () => new EtcdAdapter(),
+};

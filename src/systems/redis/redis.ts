@@ -1,0 +1,206 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { Address } from '../../cluster/net/backend.js';
+import { checkBinary } from '../_internals/doctor.js';
+import type {
+  ClusterView,
+  DoctorFinding,
+  KvClient,
+  LaunchSpec,
+  ParsedLogEvent,
+  SystemAdapter,
+  SystemDefinition,
+} from '../system.js';
+import { askSentinels, MASTER_NAME, RedisClient } from './client.js';
+import { parseRedisLog } from './log.js';
+import { respOnce, type RespValue } from './resp.js';
+
+export const REDIS_PORTS = { redis: 6379, sentinel: 26379 } as const;
+const DOWN_AFTER_MS = 1_000;
+const FAILOVER_TIMEOUT_MS = 5_000;
+const ADMIN_TIMEOUT_MS = 1_000;
+/** Redis's default (60 s) leaves a replica stuck in a cut handshake longer than the reset waits. */
+const REPL_TIMEOUT_S = 5;
+
+function sameAddress(a: Address, b: Address): boolean {
+  return a.host === b.host && a.port === b.port;
+}
+
+/**
+ * Redis 7 with Sentinel: one primary (the first node at the start), the others its replicas, and a
+ * sentinel on every node. A node is one process group: `sh` starts the node's sentinel in the
+ * background and then becomes its redis-server, so kill, pause and restart act on the node's redis
+ * and its sentinel together (as when a machine fails), and the cluster runtime needs no extra
+ * process. Both write to the node's log (sentinel lines carry the role letter X).
+ */
+class RedisAdapter implements SystemAdapter {
+  readonly name = 'redis';
+  readonly services = ['redis', 'sentinel'] as const;
+  readonly peerServices = ['redis', 'sentinel'] as const;
+  readonly ports = REDIS_PORTS;
+  readonly supportsLeader = true;
+  readonly supportsMembership = false;
+  readonly supportsCas = true;
+  readonly crashPatterns = [
+    /=== REDIS BUG REPORT START/,
+    /ASSERTION FAILED/,
+    /crashed by signal/,
+    /Guru Meditation/,
+    /Segmentation fault/,
+  ];
+  /** The last primary a client or leader lookup saw: a restarted node starts as its replica. */
+  private primary: string | undefined;
+
+  doctor(): Promise<readonly DoctorFinding[]> {
+    return Promise.all([
+      checkBinary('redis-server', ['--version'], 'redis-server', 'redis'),
+      checkBinary('redis-sentinel', ['--version'], 'redis-sentinel', 'redis sentinel'),
+    ]);
+  }
+
+  private nodeAt(address: Address, cluster: ClusterView): string | undefined {
+    return cluster.nodes.find((n) => sameAddress(cluster.clientAddress(n, 'redis'), address));
+  }
+
+  launch(node: string, cluster: ClusterView): LaunchSpec {
+    const dir = cluster.dataDir(node);
+    mkdirSync(dir, { recursive: true });
+    const primary = this.primary ?? cluster.nodes[0];
+    const self = cluster.listen(node, 'redis');
+    const primaryAddress = cluster.dial(node, primary, 'redis');
+    const redisConf = join(dir, 'redis.conf');
+    // Written once (first start, or after a wipe): afterwards the file is redis's own, with the
+    // REPLICAOF that sentinel persists through CONFIG REWRITE, as in a real deployment.
+    if (!existsSync(redisConf)) {
+      writeFileSync(
+        redisConf,
+        [
+          `bind ${self.host}`,
+          `port ${self.port}`,
+          'protected-mode no',
+          `dir ${dir}`,
+          'appendonly yes',
+          'appendfsync everysec',
+          'save ""',
+          'repl-diskless-sync yes',
+          'repl-diskless-sync-delay 0',
+          `repl-timeout ${REPL_TIMEOUT_S}`,
+          ...(primary === node ? [] : [`replicaof ${primaryAddress.host} ${primaryAddress.port}`]),
+          '',
+        ].join('\n'),
+      );
+    }
+    const sentinelConf = join(dir, 'sentinel.conf');
+    // Sentinel rewrites its own file with what it learns; keep it across restarts (not wipes).
+    if (!existsSync(sentinelConf)) {
+      const sentinel = cluster.listen(node, 'sentinel');
+      const quorum = Math.floor(cluster.nodes.length / 2) + 1;
+      writeFileSync(
+        sentinelConf,
+        [
+          `bind ${sentinel.host}`,
+          `port ${sentinel.port}`,
+          'protected-mode no',
+          `dir ${dir}`,
+          `sentinel monitor ${MASTER_NAME} ${primaryAddress.host} ${primaryAddress.port} ${quorum}`,
+          `sentinel down-after-milliseconds ${MASTER_NAME} ${DOWN_AFTER_MS}`,
+          `sentinel failover-timeout ${MASTER_NAME} ${FAILOVER_TIMEOUT_MS}`,
+          `sentinel parallel-syncs ${MASTER_NAME} 1`,
+          '',
+        ].join('\n'),
+      );
+    }
+    return {
+      command: 'sh',
+      args: [
+        '-c',
+        'redis-sentinel "$1" & exec redis-server "$2"',
+        'mallory-redis-node',
+        sentinelConf,
+        redisConf,
+      ],
+    };
+  }
+
+  private sentinelsFor(node: string, cluster: ClusterView): Address[] {
+    const order = [node, ...cluster.members.filter((n) => n !== node)];
+    return order.map((n) => cluster.clientAddress(n, 'sentinel'));
+  }
+
+  async ready(cluster: ClusterView): Promise<boolean> {
+    const members = cluster.members;
+    const views = await Promise.all(
+      members.map((n) =>
+        respOnce(cluster.clientAddress(n, 'sentinel'), ['SENTINEL', 'master', MASTER_NAME], ADMIN_TIMEOUT_MS),
+      ),
+    );
+    const addresses = new Set<string>();
+    for (const view of views) {
+      if (view.kind !== 'reply' || !Array.isArray(view.value)) return false;
+      const fields = pairs(view.value);
+      // A sentinel that does not know the replicas yet cannot fail over (-failover-abort-no-good-slave).
+      if (Number(fields.get('num-other-sentinels')) < members.length - 1) return false;
+      if (Number(fields.get('num-slaves')) < members.length - 1) return false;
+      // Flags may still say s_down/o_down or the sentinel may be in TILT (30 s after a pause): it
+      // still names the primary, and clients are served.
+      addresses.add(`${fields.get('ip')}:${fields.get('port')}`);
+    }
+    if (addresses.size !== 1) return false;
+    const primary = [...addresses][0];
+    // Every member is the primary or a replica with a live link (possibly chained through another replica).
+    const roles = await Promise.all(
+      members.map((n) => respOnce(cluster.clientAddress(n, 'redis'), ['ROLE'], ADMIN_TIMEOUT_MS)),
+    );
+    return members.every((n, i) => {
+      const role = roles[i];
+      if (role.kind !== 'reply' || !Array.isArray(role.value)) return false;
+      const value = role.value as readonly RespValue[];
+      const address = cluster.clientAddress(n, 'redis');
+      if (`${address.host}:${address.port}` === primary) return value[0] === 'master';
+      return value[0] === 'slave' && value[3] === 'connected';
+    });
+  }
+
+  client(node: string, cluster: ClusterView, timeoutMs: number): KvClient {
+    return new RedisClient(this.sentinelsFor(node, cluster), timeoutMs, (address) => {
+      this.primary = this.nodeAt(address, cluster) ?? this.primary;
+    });
+  }
+
+  /** The primary most reachable sentinels name. */
+  async leader(cluster: ClusterView): Promise<string | undefined> {
+    const votes = new Map<string, number>();
+    for (const node of cluster.members) {
+      const address = await askSentinels([cluster.clientAddress(node, 'sentinel')], ADMIN_TIMEOUT_MS);
+      const named = address && this.nodeAt(address, cluster);
+      if (named !== undefined) votes.set(named, (votes.get(named) ?? 0) + 1);
+    }
+    const best = [...votes.entries()].sort((a, b) => b[1] - a[1])[0] as [string, number] | undefined;
+    if (best === undefined || best[1] <= cluster.members.length / 2) return undefined;
+    this.primary = best[0];
+    return best[0];
+  }
+
+  parseLog(line: string): ParsedLogEvent | undefined {
+    return parseRedisLog(line);
+  }
+}
+
+/** A flat RESP array of field/value pairs → a map. */
+function pairs(value: readonly RespValue[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (let i = 0; i + 1 < value.length; i += 2) {
+    const [k, v] = [value[i], value[i + 1]];
+    if (typeof k === 'string' && (typeof v === 'string' || typeof v === 'number')) map.set(k, String(v));
+  }
+  return map;
+}
+
+/** Redis 7 + Sentinel from Debian: asynchronous replication loses acknowledged writes on failover. */
+export const redis: SystemDefinition = {
+  name: 'redis',
+  defaultNodes: 3,
+  bugs: [],
+  create: () => new RedisAdapter(),
+};

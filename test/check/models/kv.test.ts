@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+
+import { kvModel } from '../../../src/check/models/kv.js';
+
+describe('kvModel', () => {
+  it('partitions by key and steps a register on the value', () => {
+    expect(kvModel.partitionKey!('write', ['x', 1])).toBe('x');
+    expect(kvModel.partitionKey!('read', [7, null])).toBe(7);
+    expect(kvModel.partitionKey!('read', [['composite'], null])).toBe('["composite"]');
+    const state = kvModel.step(kvModel.init(), kvModel.input('cas', ['x', [null, 2]]), undefined);
+    expect(state).toBe(2);
+    expect(kvModel.step(2, kvModel.input('read', ['x', null]), kvModel.output('read', ['x', 2]))).toBe(2);
+  });
+
+  it('rejects a value that is not [key, value]', () => {
+    expect(() => kvModel.partitionKey!('write', 3)).toThrow('a kv value must be [key, value], got 3');
+    expect(() => kvModel.input('write', ['x'])).toThrow(/\[key, value\]/);
+  });
+});

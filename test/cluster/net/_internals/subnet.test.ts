@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+
+import { chooseSubnet, prefixesIn } from '../../../../src/cluster/net/_internals/subnet.js';
+
+describe('chooseSubnet', () => {
+  it('is stable per run id and stays inside 10.0.0.0/8', () => {
+    const a = chooseSubnet('run-1', []);
+    expect(chooseSubnet('run-1', [])).toEqual(a);
+    expect(a.cidr).toMatch(/^10\.\d+\.\d+\.0\/24$/);
+  });
+
+  it('skips a /24 that a route or address already uses, but not a wide route', () => {
+    const first = chooseSubnet('run-2', []);
+    expect(chooseSubnet('run-2', [first.cidr]).cidr).not.toBe(first.cidr);
+    expect(chooseSubnet('run-2', [`${first.base}.7`]).cidr).not.toBe(first.cidr);
+    expect(chooseSubnet('run-2', ['10.0.0.0/8', '0.0.0.0/0']).cidr).toBe(first.cidr);
+  });
+
+  it('reads prefixes from ip output', () => {
+    const text =
+      'default via 192.0.2.1 dev eth0\n10.4.5.0/24 dev mlrabc proto kernel scope link src 10.4.5.254';
+    expect(prefixesIn(text)).toEqual(['192.0.2.1', '10.4.5.0/24', '10.4.5.254']);
+  });
+});

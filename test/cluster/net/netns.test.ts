@@ -1,0 +1,229 @@
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import type { Event } from '../../../src/core/event.js';
+import { NetnsBackend } from '../../../src/cluster/net/netns.js';
+import { processStartTime, ResourceRegistry } from '../../../src/cluster/resources.js';
+
+const isRoot = process.getuid?.() === 0;
+const hasIp = spawnSync('ip', ['-V']).status === 0;
+const hasTcpdump = spawnSync('tcpdump', ['--version']).status === 0;
+const skip = !isRoot || !hasIp || !hasTcpdump;
+const reason = !isRoot ? 'not root' : !hasIp ? 'no `ip` (apt-get install -y iproute2)' : 'no tcpdump';
+
+const PORT = 7000;
+const NODES = ['n1', 'n2', 'n3'];
+
+const ECHO_SERVER = `
+const net = require('node:net');
+net.createServer((s) => { s.on('data', (d) => s.write(d)); s.on('error', () => {}); })
+  .listen(Number(process.argv[2]), process.argv[1], () => process.stdout.write('ready\\n'));
+`;
+
+/** Exits 0 after one echo round trip and prints the elapsed ms; exits 3 on timeout. */
+const PING_CLIENT = `
+const net = require('node:net');
+const t0 = Date.now();
+const s = net.connect(Number(process.argv[2]), process.argv[1], () => s.write('ping'));
+s.on('data', () => { process.stdout.write(String(Date.now() - t0)); process.exit(0); });
+s.on('error', () => process.exit(2));
+setTimeout(() => process.exit(3), Number(process.argv[3]));
+`;
+
+function rootState(): string {
+  const routes = execFileSync('ip', ['-4', 'route', 'show', 'table', 'all']).toString();
+  const rules = execFileSync('iptables-save')
+    .toString()
+    .split('\n')
+    .filter((l) => !l.startsWith('#'))
+    .map((l) => l.replace(/\[\d+:\d+\]/, ''))
+    .join('\n');
+  const links = execFileSync('ip', ['-o', 'link', 'show'])
+    .toString()
+    .split('\n')
+    .map((l) => l.split(':')[1])
+    .join(',');
+  return `${routes}\n${rules}\n${links}`;
+}
+
+describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reason}` : ''}`, () => {
+  let stateDir: string;
+  let registry: ResourceRegistry;
+  let net: NetnsBackend;
+  let before: string;
+  const events: Event[] = [];
+  let serverPid: number | undefined;
+
+  function ping(from: string, to: string, timeoutMs = 1500): { code: number | null; ms: number } {
+    const target = net.dial(from, to, 'peer');
+    const result = spawnSync(
+      'ip',
+      [
+        ...net.commandPrefix(from).slice(1),
+        process.execPath,
+        '-e',
+        PING_CLIENT,
+        target.host,
+        String(target.port),
+        String(timeoutMs),
+      ],
+      { timeout: timeoutMs + 5000 },
+    );
+    return { code: result.status, ms: Number(result.stdout.toString()) };
+  }
+
+  function pingFromRoot(node: string, timeoutMs = 1500): Promise<boolean> {
+    const address = net.clientAddress(node, 'peer');
+    return new Promise((resolve) => {
+      const socket = connect(address.port, address.host, () => socket.write('ping'));
+      const timer = setTimeout(() => {
+        socket.destroy();
+        resolve(false);
+      }, timeoutMs);
+      socket.on('data', () => {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on('error', () => {
+        clearTimeout(timer);
+        resolve(false);
+      });
+    });
+  }
+
+  beforeAll(async () => {
+    stateDir = mkdtempSync(join(tmpdir(), 'mallory-test-state-'));
+    process.env.MALLORY_STATE_DIR = stateDir;
+    before = rootState();
+    registry = new ResourceRegistry(`netns-test-${process.pid}`, stateDir);
+    net = await NetnsBackend.create({
+      runId: `netns-test-${process.pid}-${Date.now()}`,
+      nodes: NODES,
+      services: { peer: PORT },
+      registry,
+    });
+    net.onEvent((e) => events.push(e));
+    const address = net.listen('n2', 'peer');
+    const server = spawn(
+      net.commandPrefix('n2')[0],
+      [
+        ...net.commandPrefix('n2').slice(1),
+        process.execPath,
+        '-e',
+        ECHO_SERVER,
+        address.host,
+        String(address.port),
+      ],
+      { detached: true, stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    serverPid = server.pid;
+    registry.record({
+      kind: 'process',
+      pid: server.pid!,
+      startTime: processStartTime(server.pid!)!,
+      label: 'echo',
+    });
+    await new Promise<void>((resolve) =>
+      server.stdout.once('data', () => {
+        resolve();
+      }),
+    );
+  });
+
+  afterAll(async () => {
+    if (serverPid !== undefined) {
+      try {
+        process.kill(-serverPid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await net?.close();
+    registry?.releaseAll();
+    delete process.env.MALLORY_STATE_DIR;
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it('gives each node its own address in a private /24 and connects nodes and the fuzzer', async () => {
+    expect(net.subnet).toMatch(/^10\.\d+\.\d+\.0\/24$/);
+    expect(net.listen('n1', 'peer').host).not.toBe(net.listen('n2', 'peer').host);
+    expect(ping('n1', 'n2').code).toBe(0);
+    expect(await pingFromRoot('n2')).toBe(true);
+    const listed = execFileSync('ip', ['netns', 'list']).toString();
+    expect(listed).toContain(net.hubNamespace);
+  });
+
+  it('captures node-to-node segments as send/recv events sharing a msg id', async () => {
+    events.length = 0;
+    expect(ping('n1', 'n2').code).toBe(0);
+    await new Promise((r) => setTimeout(r, 500));
+    const sends = events.filter((e) => e.type === 'send' && e.node === 'n1' && e.attrs?.peer === 'n2');
+    expect(sends.length).toBeGreaterThan(0);
+    const recv = events.find(
+      (e) => e.type === 'recv' && e.node === 'n2' && e.attrs?.msg === sends[0].attrs?.msg,
+    );
+    expect(recv).toBeDefined();
+    expect(recv!.attrs?.bytes).toBe(4);
+    expect(recv!.ts).toBeGreaterThan(sends[0].ts);
+    // client traffic from the root namespace is not a node-to-node event
+    expect(events.every((e) => NODES.includes(String(e.attrs?.peer)))).toBe(true);
+  });
+
+  it('cuts a directed link while client traffic stays up, and heals it', async () => {
+    await net.cut([['n1', 'n2']]);
+    expect(ping('n1', 'n2', 800).code).toBe(3);
+    expect(await pingFromRoot('n2')).toBe(true);
+    await net.heal();
+    expect(ping('n1', 'n2').code).toBe(0);
+  });
+
+  it('drops and duplicates packets with iptables statistic rules, and heal removes them', async () => {
+    await net.degrade([['n1', 'n2']], { target: 'one', lossPct: 100 });
+    const rules = execFileSync('ip', ['netns', 'exec', net.namespace('n2'), 'iptables-save']).toString();
+    expect(rules).toMatch(/-m statistic --mode random --probability 1(\.0+)? -j DROP/);
+    expect(ping('n1', 'n2', 800).code).toBe(3);
+    await net.degrade([['n1', 'n2']], { target: 'one', lossPct: 0, dupPct: 50 });
+    const dup = execFileSync('ip', ['netns', 'exec', net.namespace('n1'), 'iptables-save']).toString();
+    expect(dup).toMatch(/-m statistic --mode random --probability 0\.5(0*) -j TEE --gateway /);
+    expect(ping('n1', 'n2').code).toBe(0);
+    await net.heal();
+    for (const node of NODES) {
+      const rules = execFileSync('ip', ['netns', 'exec', net.namespace(node), 'iptables-save']).toString();
+      expect(rules).not.toMatch(/^-A /m);
+    }
+  });
+
+  it('delays a link through the delay proxy', async () => {
+    const DELAY_MS = 300;
+    await net.degrade(
+      [
+        ['n1', 'n2'],
+        ['n2', 'n1'],
+      ],
+      { target: 'one', delayMs: DELAY_MS },
+    );
+    const slow = ping('n1', 'n2', 5000);
+    expect(slow.code).toBe(0);
+    expect(slow.ms).toBeGreaterThanOrEqual(DELAY_MS);
+    await net.heal();
+    const fast = ping('n1', 'n2');
+    expect(fast.code).toBe(0);
+    expect(fast.ms).toBeLessThan(DELAY_MS);
+  });
+
+  it('leaves no namespace, route, rule or link behind after close', async () => {
+    const hub = net.hubNamespace;
+    if (serverPid !== undefined) process.kill(-serverPid, 'SIGKILL');
+    serverPid = undefined;
+    await net.close();
+    const listed = execFileSync('ip', ['netns', 'list']).toString();
+    expect(listed).not.toContain(hub.replace(/hub$/, ''));
+    expect(rootState()).toBe(before);
+  });
+});

@@ -1,0 +1,223 @@
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { BIN, mallory, REPO, registryFiles, type Sandbox, sandbox } from './helpers.js';
+
+interface Summary {
+  readonly status: string;
+  readonly runDir: string;
+  readonly schedules: number;
+  readonly ops: { readonly ok: number };
+  readonly bugs: readonly { readonly kind: string; readonly message: string }[];
+  readonly error?: string;
+}
+
+const isRoot = process.getuid?.() === 0;
+const has = (bin: string): boolean => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0;
+function reason(bins: readonly string[]): string | undefined {
+  if (!isRoot) return 'not root (the namespace backend needs CAP_NET_ADMIN)';
+  const missing = bins.filter((b) => !has(b));
+  return missing.length > 0 ? `not installed: ${missing.join(', ')}` : undefined;
+}
+
+function sh(argv: readonly string[]): string {
+  return execFileSync(argv[0], argv.slice(1)).toString();
+}
+
+function namespaces(): string[] {
+  return sh(['ip', 'netns', 'list'])
+    .split('\n')
+    .map((l) => l.split(' ')[0])
+    .filter((n) => n !== '');
+}
+
+/** The unreachable guard routes (one per live run). */
+function guardRoutes(): string[] {
+  return sh(['ip', '-4', 'route', 'show', 'table', 'all'])
+    .split('\n')
+    .filter((l) => l.startsWith('unreachable 10.') && l.includes('metric 4242'))
+    .map((l) => l.split(' ')[1]);
+}
+
+/**
+ * What one run (by id) still has in the root namespace: its namespaces, its root veth, routes
+ * through it, and guard routes that no live run (a connected route on an `mlr` veth) explains.
+ * Other sessions may run at the same time, so only this run's names count.
+ */
+function leftovers(runId: string, guardsBefore: readonly string[]): string[] {
+  const short = createHash('sha256').update(runId).digest('hex').slice(0, 6);
+  const routes = sh(['ip', '-4', 'route', 'show', 'table', 'all']);
+  const live = new Set(
+    routes
+      .split('\n')
+      .filter((l) => / dev mlr[0-9a-f]{6} /.test(l))
+      .map((l) => l.split(' ')[0]),
+  );
+  return [
+    ...namespaces().filter((n) => n.startsWith(`mallory-${short}-`)),
+    ...(sh(['ip', '-o', 'link', 'show']).includes(`mlr${short}`) ? [`link mlr${short}`] : []),
+    ...routes.split('\n').filter((l) => l.includes(`mlr${short}`)),
+    ...guardRoutes()
+      .filter((g) => !guardsBefore.includes(g) && !live.has(g))
+      .map((g) => `guard ${g}`),
+  ];
+}
+
+function runId(runDir: string): string {
+  const db = new Database(join(runDir, 'run.db'), { readonly: true });
+  try {
+    return (db.prepare('SELECT id FROM run').get() as { id: string }).id;
+  } finally {
+    db.close();
+  }
+}
+
+function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const tick = (): void => {
+      if (check()) resolve();
+      else if (Date.now() > deadline) reject(new Error('timed out waiting'));
+      else setTimeout(tick, 200);
+    };
+    tick();
+  });
+}
+
+describe('mallory run against real systems in network namespaces', () => {
+  const boxes: Sandbox[] = [];
+  afterEach(() => {
+    for (const b of boxes.splice(0)) rmSync(join(b.store, '..'), { recursive: true, force: true });
+  });
+  function box(): Sandbox {
+    const b = sandbox();
+    boxes.push(b);
+    return b;
+  }
+
+  it.skipIf(reason(['etcd']) !== undefined)(
+    `etcd: a short fault-heavy campaign finds nothing and leaves the root namespace unchanged${reason(['etcd']) ? ` (skipped: ${reason(['etcd'])})` : ''}`,
+    async () => {
+      const b = box();
+      const guards = guardRoutes();
+      const r = await mallory(
+        ['run', '--system', 'etcd', '--time', '30s', '--seed', '21', '--store', b.store, '--json'],
+        b,
+      );
+      const summary = JSON.parse(r.stdout) as Summary;
+      expect(summary.status).toBe('complete');
+      expect(summary.ops.ok).toBeGreaterThan(200);
+      expect(summary.bugs).toEqual([]);
+      expect(r.code).toBe(0);
+      expect(leftovers(runId(summary.runDir), guards)).toEqual([]);
+      expect(registryFiles(b)).toEqual([]);
+    },
+  );
+
+  it.skipIf(reason(['redis-server', 'redis-sentinel']) !== undefined)(
+    `redis: isolating the primary loses acknowledged writes, reported as a linearizability bug${reason(['redis-server', 'redis-sentinel']) ? ` (skipped: ${reason(['redis-server', 'redis-sentinel'])})` : ''}`,
+    async () => {
+      const b = box();
+      const schedule = join(mkdtempSync(join(tmpdir(), 'mallory-e2e-schedule-')), 'schedule.jsonl');
+      writeFileSync(
+        schedule,
+        [
+          { atMs: 1000, f: 'start-partition', value: 'leader' },
+          { atMs: 8000, f: 'stop-partition', value: null },
+        ]
+          .map((e) => JSON.stringify(e))
+          .join('\n') + '\n',
+      );
+      const r = await mallory(
+        ['run', '--system', 'redis', '--schedule', schedule, '--seed', '7', '--store', b.store, '--json'],
+        b,
+      );
+      rmSync(join(schedule, '..'), { recursive: true, force: true });
+      const summary = JSON.parse(r.stdout) as Summary;
+      expect(summary.status).toBe('complete');
+      expect(summary.bugs.map((x) => x.kind)).toContain('linearizability');
+      expect(r.code).toBe(1);
+      const bugDir = join(summary.runDir, 'bugs', '1');
+      expect(readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8')).toContain('start-partition');
+    },
+  );
+
+  it.skipIf(reason(['dqlite-demo', 'dqlite']) !== undefined)(
+    `dqlite: a campaign with membership changes runs without harness errors${reason(['dqlite-demo', 'dqlite']) ? ` (skipped: ${reason(['dqlite-demo', 'dqlite'])})` : ''}`,
+    async () => {
+      const b = box();
+      const guards = guardRoutes();
+      const r = await mallory(
+        [
+          'run',
+          '--system',
+          'dqlite',
+          '--nodes',
+          '3',
+          '--time',
+          '30s',
+          '--seed',
+          '5',
+          '--store',
+          b.store,
+          '--json',
+        ],
+        b,
+      );
+      const summary = JSON.parse(r.stdout) as Summary;
+      expect(summary.error).toBeUndefined();
+      expect(summary.status).toBe('complete');
+      expect(summary.ops.ok).toBeGreaterThan(100);
+      expect([0, 1]).toContain(r.code);
+      expect(leftovers(runId(summary.runDir), guards)).toEqual([]);
+      expect(registryFiles(b)).toEqual([]);
+    },
+  );
+
+  it.skipIf(reason(['etcd']) !== undefined)(
+    `after SIGKILL of the fuzzer, cleanup removes the run's namespaces, veth, guard route and processes${reason(['etcd']) ? ` (skipped: ${reason(['etcd'])})` : ''}`,
+    async () => {
+      const b = box();
+      const guards = guardRoutes();
+      const child = spawn(
+        process.execPath,
+        [BIN, 'run', '--system', 'etcd', '--time', '5m', '--store', b.store],
+        {
+          env: b.env,
+          cwd: REPO,
+          stdio: 'ignore',
+        },
+      );
+      const history = (): string => {
+        try {
+          return readFileSync(join(realpathSync(join(b.store, 'latest')), 'history.jsonl'), 'utf8');
+        } catch {
+          return '';
+        }
+      };
+      await waitFor(() => history().length > 5000, 60_000);
+      const id = runId(realpathSync(join(b.store, 'latest')));
+      const during = leftovers(id, guards);
+      expect(during.filter((x) => x.startsWith('mallory-')).length).toBe(4); // hub + 3 nodes
+      expect(during).toContain(`link mlr${createHash('sha256').update(id).digest('hex').slice(0, 6)}`);
+      const registry = readFileSync(join(b.state, registryFiles(b)[0]), 'utf8');
+      const pids = [...registry.matchAll(/"pid":(\d+)/g)]
+        .map((m) => Number(m[1]))
+        .filter((p) => p !== child.pid);
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+      const cleanup = await mallory(['cleanup'], b);
+      expect(cleanup.code).toBe(0);
+      await waitFor(() => pids.every((p) => !existsSync(`/proc/${p}`)), 5000);
+      expect(leftovers(id, guards)).toEqual([]);
+      expect(registryFiles(b)).toEqual([]);
+    },
+  );
+});

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { dqlite } from '../../src/systems/dqlite/dqlite.js';
+import { parseDqliteLog } from '../../src/systems/dqlite/log.js';
+import { skipReason, TestCluster, waitFor } from './_helpers/cluster.js';
+
+const reason = skipReason(['dqlite-demo', 'dqlite']);
+const NODES = ['n1', 'n2', 'n3'];
+const TIMEOUT_MS = 3_000;
+
+describe.skipIf(reason !== undefined)(
+  `dqlite-demo (real servers)${reason ? `: skipped, ${reason}` : ''}`,
+  () => {
+    const adapter = dqlite.create({ bugs: [] });
+    let cluster: TestCluster;
+
+    beforeAll(async () => {
+      cluster = await TestCluster.create(adapter, NODES);
+      cluster.startAll();
+      await cluster.waitReady(60_000);
+    });
+
+    afterAll(async () => {
+      await cluster?.close();
+    });
+
+    it('reads and writes through any node, and says it has no cas', async () => {
+      expect(adapter.supportsCas).toBe(false);
+      const a = adapter.client('n1', cluster, TIMEOUT_MS);
+      const b = adapter.client('n3', cluster, TIMEOUT_MS);
+      expect(await a.read('x')).toEqual({ type: 'ok', value: null });
+      expect(await a.write('x', 1)).toEqual({ type: 'ok' });
+      expect(await b.read('x')).toEqual({ type: 'ok', value: 1 });
+      expect(await b.write('x', 2)).toEqual({ type: 'ok' });
+      expect(await a.read('x')).toEqual({ type: 'ok', value: 2 });
+      expect((await a.cas('x', 2, 3)).type).toBe('fail');
+      await a.close();
+      await b.close();
+    });
+
+    it('elects a new leader after the leader is killed and keeps the data', async () => {
+      const leader = await waitFor(() => adapter.leader!(cluster), 10_000, 'leader');
+      const t0 = Date.now();
+      await cluster.kill(leader);
+      cluster.members = NODES.filter((n) => n !== leader);
+      const next = await waitFor(
+        async () => {
+          const l = await adapter.leader!(cluster);
+          return l !== undefined && l !== leader ? l : undefined;
+        },
+        20_000,
+        'new leader',
+      );
+      console.log(`dqlite failover after leader kill: ${Date.now() - t0} ms (${leader} → ${next})`);
+      const client = adapter.client(next, cluster, TIMEOUT_MS);
+      expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
+      await client.close();
+      expect(cluster.exits.get(leader)?.[0]?.signal).toBe('SIGKILL');
+      const events = (cluster.lines.get(next) ?? []).map(parseDqliteLog);
+      expect(events.some((e) => e?.type === 'became-leader')).toBe(true);
+      cluster.members = [...NODES];
+      cluster.start(leader);
+      await cluster.waitReady(60_000);
+    });
+
+    it('removes a member through the shell and re-adds it with a fresh data dir', async () => {
+      const leader = await waitFor(() => adapter.leader!(cluster), 10_000, 'leader');
+      const node = NODES.find((n) => n !== leader)!;
+      await adapter.memberRemove!(node, cluster);
+      await cluster.kill(node);
+      cluster.members = NODES.filter((n) => n !== node);
+      cluster.wipe(node);
+      await adapter.memberAdd!(node, cluster);
+      cluster.members = [...NODES];
+      cluster.start(node, true);
+      await cluster.waitReady(60_000);
+      const client = adapter.client(node, cluster, TIMEOUT_MS);
+      expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
+      await client.close();
+    });
+  },
+);
