@@ -2,6 +2,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Address } from '../../cluster/net/backend.js';
+import { sleep } from '../../core/clock.js';
 import { checkBinary } from '../_internals/doctor.js';
 import { httpCall } from '../_internals/http.js';
 import type {
@@ -21,6 +22,9 @@ import { dqliteShell, parseClusterJson } from './shell.js';
 export const DQLITE_PORTS = { api: 8001, db: 9001 } as const;
 const READY_TIMEOUT_MS = 2_000;
 const READY_KEY = 'mallory-ready';
+const REMOVE_CHECKS = 3;
+const LEADER_TIMEOUT_MS = 2_000;
+const REMOVE_CHECK_INTERVAL_MS = 500;
 
 function hostPort(address: Address): string {
   return `${address.host}:${address.port}`;
@@ -119,10 +123,20 @@ class DqliteAdapter implements SystemAdapter {
     return new DqliteClient(cluster.clientAddress(node, 'api'), timeoutMs);
   }
 
+  /** The leader most members name, each asked on its own (a paused member only costs a timeout). */
   async leader(cluster: ClusterView): Promise<string | undefined> {
-    const shell = await dqliteShell(this.servers(cluster), ['.leader']);
-    const address = shell.code === 0 ? shell.stdout.trim() : '';
-    return cluster.nodes.find((n) => hostPort(cluster.clientAddress(n, 'db')) === address);
+    const answers = await Promise.all(
+      cluster.members.map((n) =>
+        dqliteShell([cluster.clientAddress(n, 'db')], ['.leader'], LEADER_TIMEOUT_MS),
+      ),
+    );
+    const votes = new Map<string, number>();
+    for (const a of answers) {
+      const address = a.code === 0 ? a.stdout.trim() : '';
+      if (address !== '') votes.set(address, (votes.get(address) ?? 0) + 1);
+    }
+    const best = [...votes.entries()].sort((x, y) => y[1] - x[1])[0] as [string, number] | undefined;
+    return best && cluster.nodes.find((n) => hostPort(cluster.clientAddress(n, 'db')) === best[0]);
   }
 
   /**
@@ -131,11 +145,20 @@ class DqliteAdapter implements SystemAdapter {
    * brings it back empty through `--join`.
    */
   async memberRemove(node: string, cluster: ClusterView): Promise<void> {
-    const shell = await dqliteShell(this.servers(cluster, node), [
-      `.remove ${hostPort(cluster.clientAddress(node, 'db'))}`,
-    ]);
-    if (shell.code !== 0)
-      throw new Error(`dqlite .remove ${node} failed (exit ${shell.code}): ${shell.stderr.trim()}`);
+    const address = hostPort(cluster.clientAddress(node, 'db'));
+    const shell = await dqliteShell(this.servers(cluster, node), [`.remove ${address}`]);
+    if (shell.code === 0) return;
+    // "lost leadership" and timeouts leave the outcome open: the configuration says what happened.
+    for (let attempt = 0; attempt < REMOVE_CHECKS; attempt++) {
+      const listing = await dqliteShell(this.servers(cluster, node), ['.cluster', '--format', 'json']);
+      const members = listing.code === 0 ? parseClusterJson(listing.stdout) : undefined;
+      if (members && !members.some((m) => m.address === address)) return;
+      if (members) break;
+      await sleep(REMOVE_CHECK_INTERVAL_MS);
+    }
+    throw new Error(
+      `dqlite .remove ${node} failed (exit ${shell.code}): ${shell.stderr.trim().split('\n')[0]}`,
+    );
   }
 
   /** Nothing to do before the start: a fresh node joins by itself (`--join`) when launched. */
