@@ -11,6 +11,11 @@ import type { Window } from '../timeline/window.js';
  * Intra-node pairs follow the artifact (mediator `LayeredChangeAwareSet::insert`): when an event b
  * occurs on a node, the pair (a, b) is added for every type a seen earlier on that node in the
  * window — all ordered pairs, not only consecutive ones; (a, a) when a repeats.
+ *
+ * One difference: pairs are formed per (node, source). A node's probe file and its log are two
+ * streams whose events are stamped differently (probes when emitted, log lines when read, up to a
+ * poll period later), so their interleaving is noise; the artifact had one stream per node. For a
+ * system observed through one source only, this is exactly the artifact's definition.
  */
 export function isInternal(e: Event): boolean {
   if (e.source !== 'probe' && e.source !== 'log') return false;
@@ -35,10 +40,11 @@ export function intraPairs(events: readonly Event[], out: Set<string>, label?: L
   const nodes = new Map<string, NodeSeen>();
   for (const e of events) {
     if (!isInternal(e)) continue;
-    let seen = nodes.get(e.node);
+    const stream = e.source + '\u0000' + e.node;
+    let seen = nodes.get(stream);
     if (!seen) {
       seen = { types: new Set(), version: 0, pairedAt: new Map() };
-      nodes.set(e.node, seen);
+      nodes.set(stream, seen);
     }
     const b = label ? label(e) + e.type : e.type;
     // The artifact's shortcut: if nothing new was seen since b last paired, no new pair can form.
@@ -57,25 +63,34 @@ export function intraPairs(events: readonly Event[], out: Set<string>, label?: L
 /**
  * Cross-node causal pairs: for each happens-before edge from X to Y (X ≠ Y), the last internal event
  * on X before the send and the first internal event on Y after the receive, within the window
- * (`^` when X had none before the send, `$` when Y had none after the receive).
+ * (`^` when X had none before the send, `$` when Y had none after the receive); for probe edges only
+ * probe events are used (their stamps are exact; log lines are stamped when read). A message kind
+ * (`attrs.kind` on the send, e.g. `append`) is kept in the pair: `a >append> b`.
  */
 export function crossPairs(window: Window, out: Set<string>, label?: Labeler): Set<string> {
   const edges = window.edges ?? [];
   if (edges.length === 0) return out;
   const byNode = new Map<string, Event[]>();
+  const probesByNode = new Map<string, Event[]>();
+  const push = (m: Map<string, Event[]>, e: Event): void => {
+    const list = m.get(e.node);
+    if (list) list.push(e);
+    else m.set(e.node, [e]);
+  };
   for (const e of window.events) {
     if (!isInternal(e)) continue;
-    let list = byNode.get(e.node);
-    if (!list) byNode.set(e.node, (list = []));
-    list.push(e);
+    push(byNode, e);
+    if (e.source === 'probe') push(probesByNode, e);
   }
   for (const { send, recv } of edges) {
     if (send.node === recv.node) continue;
-    const before = lastBefore(byNode.get(send.node), send.ts);
-    const after = firstAfter(byNode.get(recv.node), recv.ts);
+    const streams = send.source === 'probe' ? probesByNode : byNode;
+    const before = lastBefore(streams.get(send.node), send.ts);
+    const after = firstAfter(streams.get(recv.node), recv.ts);
     const a = before ? (label ? label(before) : '') + before.type : '^';
     const b = after ? (label ? label(after) : '') + after.type : '$';
-    out.add(a + PAIR_SEPARATOR + b);
+    const kind = send.attrs?.kind;
+    out.add(a + (typeof kind === 'string' ? ` >${kind}> ` : PAIR_SEPARATOR) + b);
   }
   return out;
 }

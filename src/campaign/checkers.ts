@@ -1,4 +1,6 @@
+import { checkInvariants } from '../check/invariants.js';
 import { checkOps } from '../check/linearizable.js';
+import { renderLinearizabilityHtml } from '../check/linearizable-html.js';
 import type { Finding, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
 
@@ -8,6 +10,7 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
     name: 'linearizable',
     async check(input): Promise<Finding[]> {
       const clientOps = input.ops.filter((op) => op.process !== 'nemesis');
+      const nemesisOps = input.ops.filter((op) => op.process === 'nemesis');
       const result = await checkOps(clientOps, { model: 'kv', timeLimitMs });
       if (result.valid !== false) return [];
       const ce = result.counterexample;
@@ -24,13 +27,33 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
             key: ce?.key,
             ops: ce ? clientOps.filter((op) => (op.value as unknown[])[0] === ce.key) : [],
           },
+          html: renderLinearizabilityHtml(result, clientOps, nemesisOps, {
+            title: `schedule ${input.schedule + 1}: key ${String(ce?.key ?? '?')} is not linearizable`,
+          }),
         },
       ];
     },
   };
 }
 
+/** Raft safety over the schedule's probe events (two leaders in a term, a vote given twice, …). */
+export function invariantChecker(): ScheduleChecker {
+  return {
+    name: 'invariants',
+    check(input): Promise<Finding[]> {
+      return Promise.resolve(
+        checkInvariants(input.events).map((v) => ({
+          kind: 'invariant' as const,
+          name: v.name,
+          message: v.message,
+          evidence: { events: v.events },
+        })),
+      );
+    },
+  };
+}
+
 /** The checks every campaign runs on each schedule (beyond the log and recovery checks). */
 export function defaultCheckers(config: RunConfig): ScheduleChecker[] {
-  return [linearizabilityChecker(config.checkTimeLimitMs)];
+  return [linearizabilityChecker(config.checkTimeLimitMs), invariantChecker()];
 }

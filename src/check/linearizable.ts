@@ -1,7 +1,7 @@
 import type { Op } from '../core/op.js';
 import { HistoryBuilder } from './_internals/history-builder.js';
 import type { Partition } from './_internals/partition.js';
-import { type PartitionVerdict, searchPartition } from './_internals/search.js';
+import { runPartitions } from './_internals/run-partitions.js';
 import { type Model, type ModelName } from './model.js';
 import { modelByName } from './models/by-name.js';
 
@@ -13,6 +13,12 @@ export interface CheckOptions {
   readonly model: ModelName | Model;
   /** Give up after this long and answer `'unknown'`. Default: no limit. */
   readonly timeLimitMs?: number;
+  /**
+   * Threads to check partitions on, this one included. Default: worker threads (as many as cores)
+   * only for built-in models and long histories of long partitions, where they pay off (see
+   * WORKER_MIN_OPS). Worker threads need the compiled code (dist/); from source, one thread.
+   */
+  readonly threads?: number;
 }
 
 /** Why a history is not linearizable, in terms a person can follow. */
@@ -44,40 +50,46 @@ function resolveModel(model: ModelName | Model): Model {
   return typeof model === 'string' ? modelByName(model) : model;
 }
 
-function checkPartitions(
+async function checkPartitions(
   partitions: readonly Partition[],
   model: Model,
+  options: CheckOptions,
   ops: number,
   startMs: number,
-  timeLimitMs: number | undefined,
-): LinearizabilityResult<number> {
-  const deadlineMs = timeLimitMs === undefined ? Infinity : startMs + timeLimitMs;
+): Promise<LinearizabilityResult<number>> {
+  const deadlineMs = options.timeLimitMs === undefined ? Infinity : startMs + options.timeLimitMs;
+  const verdicts = await runPartitions(partitions, model, {
+    modelName: typeof options.model === 'string' ? options.model : undefined,
+    threads: options.threads,
+    deadlineMs,
+  });
   let cacheEntries = 0;
-  let unknown = false;
-  const done = (valid: true | false | 'unknown', extra: Partial<LinearizabilityResult<number>> = {}) => ({
+  let valid: true | false | 'unknown' = true;
+  let counterexample: Counterexample<number> | undefined;
+  verdicts.forEach((verdict, i) => {
+    if (verdict === undefined) return;
+    cacheEntries += verdict.cacheEntries;
+    if (verdict.valid === 'unknown' && valid === true) valid = 'unknown';
+    if (verdict.valid === false && counterexample === undefined) {
+      const partition = partitions[i];
+      valid = false;
+      counterexample = {
+        ...(partition.key === undefined ? {} : { key: partition.key }),
+        longestPrefix: verdict.prefix.map((slot) => partition.representativePos(slot)),
+        failingOp: partition.representativePos(verdict.failing),
+        stateBefore: verdict.stateBefore,
+      };
+    }
+  });
+  return {
     valid,
     model: model.name,
     partitions: partitions.length,
     ops,
     elapsedMs: performance.now() - startMs,
     cacheEntries,
-    ...extra,
-  });
-  for (const partition of partitions) {
-    const verdict: PartitionVerdict = searchPartition(partition, model, deadlineMs);
-    cacheEntries += verdict.cacheEntries;
-    if (verdict.valid === 'unknown') unknown = true;
-    if (verdict.valid === false) {
-      const counterexample: Counterexample<number> = {
-        ...(partition.key === undefined ? {} : { key: partition.key }),
-        longestPrefix: verdict.prefix.map((slot) => partition.representativePos(slot)),
-        failingOp: partition.representativePos(verdict.failing),
-        stateBefore: verdict.stateBefore,
-      };
-      return done(false, { counterexample });
-    }
-  }
-  return done(unknown ? 'unknown' : true);
+    ...(counterexample === undefined ? {} : { counterexample }),
+  };
 }
 
 /**
@@ -85,22 +97,22 @@ function checkPartitions(
  * model. Never throws because the history is not linearizable; throws `HistoryError` when ops do
  * not pair up or the model cannot read one.
  */
-export function checkOps(ops: readonly Op[], options: CheckOptions): Promise<LinearizabilityResult> {
+export async function checkOps(ops: readonly Op[], options: CheckOptions): Promise<LinearizabilityResult> {
   const startMs = performance.now();
   const model = resolveModel(options.model);
   const builder = new HistoryBuilder(model);
   for (const op of ops) builder.add(op);
-  const result = checkPartitions(builder.finish(), model, builder.ops, startMs, options.timeLimitMs);
+  const result = await checkPartitions(builder.finish(), model, options, builder.ops, startMs);
   const { counterexample, ...rest } = result;
-  if (counterexample === undefined) return Promise.resolve(rest);
-  return Promise.resolve({
+  if (counterexample === undefined) return rest;
+  return {
     ...rest,
     counterexample: {
       ...counterexample,
       longestPrefix: counterexample.longestPrefix.map((position) => ops[position]),
       failingOp: ops[counterexample.failingOp],
     },
-  });
+  };
 }
 
 /**
@@ -119,5 +131,5 @@ export async function checkOpStream(
   } else {
     for await (const op of ops) builder.add(op);
   }
-  return checkPartitions(builder.finish(), model, builder.ops, startMs, options.timeLimitMs);
+  return checkPartitions(builder.finish(), model, options, builder.ops, startMs);
 }

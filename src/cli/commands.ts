@@ -1,7 +1,15 @@
+import { registerCheck } from './check.js';
 import { registerCleanup } from './cleanup.js';
 import type { RegisterCommand } from './command.js';
+import { registerCompare } from './compare.js';
 import { registerDoctor } from './doctor.js';
 import { registerRun } from './run.js';
 
 /** Every `mallory` subcommand, in the order `--help` lists them. */
-export const COMMANDS: readonly RegisterCommand[] = [registerRun, registerCleanup, registerDoctor];
+export const COMMANDS: readonly RegisterCommand[] = [
+  registerRun,
+  registerCheck,
+  registerCompare,
+  registerDoctor,
+  registerCleanup,
+];

@@ -17,6 +17,7 @@ export interface NodeExit {
   readonly signal: NodeJS.Signals | null;
   readonly expected: boolean;
   readonly ts: number;
+  readonly wallMs: number;
 }
 
 interface NodeProcess {
@@ -173,7 +174,7 @@ export class Cluster implements ClusterView {
         this.procs.delete(node);
         if (!proc.expectExit) this.status.set(node, 'exited');
       }
-      this.onExit?.({ node, code, signal, expected: proc.expectExit, ts: monoNs() });
+      this.onExit?.({ node, code, signal, expected: proc.expectExit, ts: monoNs(), wallMs: Date.now() });
       resolveExit();
     });
   }

@@ -9,6 +9,12 @@
  * within a run (a template keeps its id when it generalises). One `Drain` per run, shared by all
  * nodes, so the same log statement on two nodes has one type.
  *
+ * One departure from Drain: two lines whose tokens differ in *constant text* (a token with no
+ * digit and no masked part, e.g. `MsgVoteResp` vs `MsgAppResp`, `accepted` vs `rejected`,
+ * `role=leader` vs `role=follower`) are kept apart even when they are similar enough, because such
+ * words usually name what happened. Variables that survive masking are words too sometimes (a
+ * user's key): once a leaf holds `wordSplitLimit` templates, it falls back to plain Drain.
+ *
  * Usage: `const drain = new Drain(); const {id} = drain.add('became leader at term 3');`
  */
 
@@ -23,6 +29,10 @@ export interface DrainOptions {
   readonly maxChildren?: number;
   /** Lines longer than this many tokens are cut (keeps the work per line bounded). */
   readonly maxTokens?: number;
+  /** Templates kept; lines that would found more get the type `L0` (memory stays bounded). */
+  readonly maxTemplates?: number;
+  /** Templates per leaf while differing constant words keep lines apart (0: plain Drain). */
+  readonly wordSplitLimit?: number;
 }
 
 export interface LogTemplate {
@@ -37,6 +47,10 @@ const DEFAULT_DEPTH = 4;
 const DEFAULT_SIMILARITY = 0.4;
 const DEFAULT_MAX_CHILDREN = 100;
 const DEFAULT_MAX_TOKENS = 64;
+const DEFAULT_MAX_TEMPLATES = 10_000;
+const DEFAULT_WORD_SPLIT_LIMIT = 8;
+/** The template of lines mined once `maxTemplates` is reached. */
+export const OVERFLOW_TEMPLATE_ID = 'L0';
 /** Exact masked-line cache; cleared when full so memory stays bounded. */
 const LINE_CACHE_MAX = 4096;
 
@@ -84,6 +98,9 @@ export class Drain {
   private readonly similarity: number;
   private readonly maxChildren: number;
   private readonly maxTokens: number;
+  private readonly maxTemplates: number;
+  private readonly wordSplitLimit: number;
+  private readonly overflow: Cluster = { id: OVERFLOW_TEMPLATE_ID, tokens: [WILDCARD], size: 0 };
   private readonly root = newNode();
   private readonly clusters: Cluster[] = [];
   private readonly cache = new Map<string, Cluster>();
@@ -93,6 +110,8 @@ export class Drain {
     this.similarity = options.similarity ?? DEFAULT_SIMILARITY;
     this.maxChildren = options.maxChildren ?? DEFAULT_MAX_CHILDREN;
     this.maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    this.maxTemplates = options.maxTemplates ?? DEFAULT_MAX_TEMPLATES;
+    this.wordSplitLimit = options.wordSplitLimit ?? DEFAULT_WORD_SPLIT_LIMIT;
     if (!Number.isInteger(this.depth) || this.depth < 3) {
       throw new RangeError(`Drain depth should be an integer ≥ 3, got ${this.depth}`);
     }
@@ -115,8 +134,9 @@ export class Drain {
     let best: Cluster | undefined;
     let bestSim = -1;
     let bestParams = -1;
+    const splitWords = leaf.clusters.length < this.wordSplitLimit;
     for (const c of leaf.clusters) {
-      const [sim, params] = this.compare(c.tokens, tokens);
+      const [sim, params] = this.compare(c.tokens, tokens, splitWords);
       if (sim > bestSim || (sim === bestSim && params > bestParams)) {
         best = c;
         bestSim = sim;
@@ -129,6 +149,9 @@ export class Drain {
       for (let i = 0; i < tokens.length; i++) {
         if (cluster.tokens[i] !== tokens[i]) cluster.tokens[i] = WILDCARD;
       }
+      cluster.size++;
+    } else if (this.clusters.length >= this.maxTemplates) {
+      cluster = this.overflow;
       cluster.size++;
     } else {
       cluster = { id: `L${this.clusters.length + 1}`, tokens: [...tokens], size: 1 };
@@ -200,13 +223,21 @@ export class Drain {
     return created;
   }
 
-  /** [share of equal non-wildcard tokens, number of wildcards in the template]. */
-  private compare(template: readonly string[], tokens: readonly string[]): [number, number] {
+  /**
+   * [share of equal non-wildcard tokens, number of wildcards in the template]; similarity −1 when
+   * `splitWords` and the two differ in constant text.
+   */
+  private compare(
+    template: readonly string[],
+    tokens: readonly string[],
+    splitWords: boolean,
+  ): [number, number] {
     let equal = 0;
     let params = 0;
     for (let i = 0; i < template.length; i++) {
       if (template[i] === WILDCARD) params++;
       else if (template[i] === tokens[i]) equal++;
+      else if (splitWords && !isVariable(template[i]) && !isVariable(tokens[i])) return [-1, params];
     }
     return [template.length === 0 ? 1 : equal / template.length, params];
   }

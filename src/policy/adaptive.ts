@@ -7,16 +7,19 @@ import type { DecideContext, Policy, PolicyValue, Transition } from './policy.js
  * - actions are concrete (kind, value) pairs — target and shape are learned, not drawn;
  * - reward: count-based novelty, 1/√(n + 1) for a state seen n times before (1 when new);
  * - values: Q(s, a) with a shrinkage prior towards the action's global value G(a), so what pays
- *   off in one state is tried first in the many states seen for the first time; G is learned even
- *   when the window's state was late;
+ *   off in one state is tried first in the many states seen for the first time; an action never
+ *   tried starts from its kind's value K(kind) (what `kill` earned tells about `kill:leader`);
+ *   G and K are learned even when the window's state was late;
  * - exploration: UCB1 on those values (untried actions first, then what paid off), plus a small ε;
  * - sequences: an undo (stop-partition, start, resume, stop-packet, member-add) is only offered
  *   while its fault is active in this schedule, and after `stagnationSteps` windows with nothing
- *   new, an undo is preferred with probability `undoBias` (heal, then fault again elsewhere).
+ *   new, an undo is preferred with probability `undoBias`, rising by 0.25 per further such window
+ *   (heal a dead cluster, then fault again elsewhere).
  *
  * Campaign wiring, per step: `fault = policy.decide(ctx)` (the policy assumes the fault is enacted);
  * close the window; `policy.learn({state, action: fault, next, seenBefore})`; `resetEpisode()` at
- * each schedule's start. Saved rows: `(state, action, Q, visits)` and `('*', action, G, visits)`.
+ * each schedule's start. Saved rows: `(state, action, Q, visits)`, `('*', action, G, visits)` and
+ * `('*kind', kind, K, visits)`.
  */
 export interface AdaptiveOptions {
   readonly alpha?: number;
@@ -33,6 +36,9 @@ export interface AdaptiveOptions {
 }
 
 export const GLOBAL_STATE = '*';
+export const KIND_STATE = '*kind';
+/** Extra undo preference per window of stagnation beyond `stagnationSteps`. */
+const UNDO_BIAS_STEP = 0.25;
 const DEFAULTS = {
   alpha: 0.3,
   gamma: 0.3,
@@ -54,6 +60,12 @@ const UNDO_OF: Partial<Record<FaultKind, FaultKind>> = {
   'member-add': 'member-remove',
 };
 
+/** The kind part of an action key (`kill:leader` → `kill`, `noop` → `noop`). */
+function kindOf(key: string): string {
+  const i = key.indexOf(':');
+  return i < 0 ? key : key.slice(0, i);
+}
+
 /** Novelty reward for a state seen `seenBefore` times before this window. */
 export function noveltyReward(seenBefore: number): number {
   return 1 / Math.sqrt(seenBefore + 1);
@@ -69,6 +81,7 @@ export class AdaptivePolicy implements Policy {
   private readonly o: Required<AdaptiveOptions>;
   private readonly q = new Map<string, Map<string, Entry>>();
   private readonly global = new Map<string, Entry>();
+  private readonly kinds = new Map<string, Entry>();
   private decisions = 0;
   private stagnant = 0;
   private readonly active = new Map<FaultKind, number>();
@@ -90,7 +103,8 @@ export class AdaptivePolicy implements Policy {
     this.decisions++;
     const candidates = concreteActions(ctx.space).filter((a) => this.valid(a));
     let pool = candidates;
-    if (this.stagnant >= this.o.stagnationSteps && ctx.rng.chance(this.o.undoBias)) {
+    const undoChance = this.o.undoBias + UNDO_BIAS_STEP * (this.stagnant - this.o.stagnationSteps);
+    if (this.stagnant >= this.o.stagnationSteps && ctx.rng.chance(Math.min(1, undoChance))) {
       const undos = candidates.filter((a) => a !== null && UNDO_OF[a.f] !== undefined);
       if (undos.length > 0) pool = undos;
     }
@@ -103,10 +117,8 @@ export class AdaptivePolicy implements Policy {
     const reward = noveltyReward(t.seenBefore);
     this.stagnant = t.seenBefore > 0 ? this.stagnant + 1 : 0;
     const key = actionKey(t.action);
-    const g = this.global.get(key) ?? { value: 0, visits: 0 };
-    g.visits++;
-    g.value += Math.max(1 / g.visits, MIN_GLOBAL_STEP) * (reward - g.value);
-    this.global.set(key, g);
+    this.average(this.global, key, reward);
+    this.average(this.kinds, kindOf(key), reward);
     if (t.state === undefined) return;
     let nextMax = 0;
     const next = this.q.get(t.next);
@@ -123,6 +135,8 @@ export class AdaptivePolicy implements Policy {
     const out: PolicyValue[] = [];
     for (const [action, e] of this.global)
       out.push({ state: GLOBAL_STATE, action, value: e.value, visits: e.visits });
+    for (const [action, e] of this.kinds)
+      out.push({ state: KIND_STATE, action, value: e.value, visits: e.visits });
     for (const [state, row] of this.q) {
       for (const [action, e] of row) out.push({ state, action, value: e.value, visits: e.visits });
     }
@@ -132,6 +146,10 @@ export class AdaptivePolicy implements Policy {
   load(values: readonly PolicyValue[]): void {
     for (const v of values) {
       const entry = { value: v.value, visits: v.visits };
+      if (v.state === KIND_STATE) {
+        this.kinds.set(v.action, entry);
+        continue;
+      }
       if (v.state === GLOBAL_STATE) {
         this.global.set(v.action, entry);
         this.decisions += v.visits;
@@ -176,7 +194,15 @@ export class AdaptivePolicy implements Policy {
   }
 
   private globalValue(key: string): number {
-    return this.global.get(key)?.value ?? this.o.initialValue;
+    return this.global.get(key)?.value ?? this.kinds.get(kindOf(key))?.value ?? this.o.initialValue;
+  }
+
+  /** A running mean whose step never falls below `MIN_GLOBAL_STEP` (rewards drift). */
+  private average(table: Map<string, Entry>, key: string, reward: number): void {
+    const e = table.get(key) ?? { value: 0, visits: 0 };
+    e.visits++;
+    e.value += Math.max(1 / e.visits, MIN_GLOBAL_STEP) * (reward - e.value);
+    table.set(key, e);
   }
 
   private valid(a: Fault | null): boolean {

@@ -49,6 +49,48 @@ describe('ArtifactAbstraction', () => {
 });
 
 describe('CausalAbstraction', () => {
+  it('does not depend on node ids either (roles replace them)', () => {
+    fc.assert(
+      fc.property(rawEvents, fc.constantFrom([1, 2, 0], [2, 0, 1], [0, 2, 1]), (raw, perm) => {
+        const events: Event[] = [];
+        const edges: { send: Event; recv: Event }[] = [];
+        raw.forEach((r, i) => {
+          const e: Event = { ts: 2 * i, node: r.node, source: 'probe', type: r.type };
+          events.push(e);
+          if (i % 3 === 0) {
+            const to = NODES[(NODES.indexOf(r.node) + 1) % NODES.length];
+            const send: Event = {
+              ts: 2 * i + 1,
+              node: r.node,
+              source: 'probe',
+              type: 'send',
+              attrs: { msg: `m${i}` },
+            };
+            const recv: Event = {
+              ts: 2 * i + 1,
+              node: to,
+              source: 'probe',
+              type: 'recv',
+              attrs: { msg: `m${i}` },
+            };
+            events.push(send, recv);
+            edges.push({ send, recv });
+          }
+        });
+        const rename = (e: Event): Event => ({ ...e, node: NODES[perm[NODES.indexOf(e.node)]] });
+        const renamed = new Map(events.map((e) => [e, rename(e)]));
+        const s1 = new CausalAbstraction().abstract(win(events, edges));
+        const s2 = new CausalAbstraction().abstract(
+          win(
+            events.map((e) => renamed.get(e)!),
+            edges.map(({ send, recv }) => ({ send: renamed.get(send)!, recv: renamed.get(recv)! })),
+          ),
+        );
+        expect(s2).toEqual(s1);
+      }),
+    );
+  });
+
   it('labels pairs with roles, adds cross-node pairs, leader count, silent nodes and term buckets', () => {
     const c = new CausalAbstraction();
     const send: Event = { ts: 4, node: 'n1', source: 'probe', type: 'send', attrs: { msg: 'm', peer: 'n2' } };
@@ -59,11 +101,11 @@ describe('CausalAbstraction', () => {
       { ts: 3, node: 'n1', source: 'probe', type: 'append' },
       send,
       recv,
-      { ts: 6, node: 'n2', source: 'log', type: 'L2', attrs: { role: 'follower', term: 7 } },
+      { ts: 6, node: 'n2', source: 'probe', type: 'ack', attrs: { role: 'follower', term: 7 } },
     ];
     const s = c.abstract(win(events, [{ send, recv }]));
     expect(s.features).toContain('p:L:become-leader > L:append');
-    expect(s.features).toContain('x:L:append > F:L2');
+    expect(s.features).toContain('x:L:append > F:ack');
     expect(s.features).toContain('s:leaders=1');
     expect(s.features).toContain('s:silent=0');
     expect(s.features).toContain(`b:term=${log2Bucket(5)}`);

@@ -52,6 +52,7 @@ describe('intraPairs', () => {
 describe('crossPairs', () => {
   it('pairs the last event before a send with the first after its receive', () => {
     const send: Event = { ts: 3, node: 'n1', source: 'net', type: 'send', attrs: { msg: 'm', peer: 'n2' } };
+    const typed: Event = { ...send, attrs: { msg: 'm', peer: 'n2', kind: 'append' } };
     const recv: Event = { ts: 5, node: 'n2', source: 'net', type: 'recv', attrs: { msg: 'm', peer: 'n1' } };
     const events = [
       log(1, 'n1', 'a'),
@@ -66,5 +67,33 @@ describe('crossPairs', () => {
     expect([...crossPairs(window, new Set())]).toEqual(['b > c']);
     const bare = { ...window, events: [send, recv], edges: [{ send, recv }] };
     expect([...crossPairs(bare, new Set())]).toEqual(['^ > $']);
+    const kinded = { ...window, edges: [{ send: typed, recv }] };
+    expect([...crossPairs(kinded, new Set())]).toEqual(['b >append> c']);
+  });
+});
+
+describe('pairs across sources', () => {
+  it('does not pair a node’s probe events with its log lines (their stamps are not comparable)', () => {
+    const events: Event[] = [
+      { ts: 1, node: 'n1', source: 'probe', type: 'p1' },
+      { ts: 2, node: 'n1', source: 'log', type: 'L1' },
+      { ts: 3, node: 'n1', source: 'probe', type: 'p2' },
+    ];
+    expect([...intraPairs(events, new Set())]).toEqual(['p1 > p2']);
+  });
+
+  it('uses probe events only around probe edges', () => {
+    const send: Event = { ts: 3, node: 'n1', source: 'probe', type: 'send', attrs: { msg: 'm' } };
+    const recv: Event = { ts: 5, node: 'n2', source: 'probe', type: 'recv', attrs: { msg: 'm' } };
+    const events: Event[] = [
+      { ts: 1, node: 'n1', source: 'probe', type: 'a' },
+      { ts: 2, node: 'n1', source: 'log', type: 'L1' },
+      send,
+      recv,
+      { ts: 6, node: 'n2', source: 'log', type: 'L2' },
+      { ts: 7, node: 'n2', source: 'probe', type: 'b' },
+    ];
+    const window = { index: 0, startTs: 0, endTs: 10, events, edges: [{ send, recv }] };
+    expect([...crossPairs(window, new Set())]).toEqual(['a > b']);
   });
 });

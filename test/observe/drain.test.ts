@@ -77,3 +77,36 @@ describe('Drain.load', () => {
     }).toThrow(/without gaps/);
   });
 });
+
+describe('Drain.maxTemplates', () => {
+  it('sends lines beyond the template budget to the overflow type', () => {
+    const d = new Drain({ maxTemplates: 2 });
+    expect(d.add('alpha beta').id).toBe('L1');
+    expect(d.add('gamma delta epsilon').id).toBe('L2');
+    expect(d.add('zeta eta theta iota').id).toBe('L0');
+    expect(d.add('alpha beta').id).toBe('L1');
+    expect(d.templates()).toHaveLength(2);
+  });
+});
+
+describe('Drain constant words', () => {
+  it('keeps lines apart that differ in constant words, but still merges variables', () => {
+    const d = new Drain();
+    const a = d.add('7e3a9b1c received MsgVoteResp from 5f1e2d3c at term 3');
+    const b = d.add('7e3a9b1c received MsgAppResp from 5f1e2d3c at term 3');
+    const c = d.add('n1 append accepted role=leader');
+    const e = d.add('n1 append rejected role=leader');
+    const f = d.add('n2 append accepted role=leader');
+    expect(new Set([a.id, b.id, c.id, e.id]).size).toBe(4);
+    expect(f.id).toBe(c.id);
+  });
+
+  it('falls back to plain Drain once a leaf is crowded by variable words', () => {
+    const d = new Drain({ wordSplitLimit: 3 });
+    const ids = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'].map(
+      (k) => d.add(`lookup failed for key ${k}`).id,
+    );
+    expect(new Set(ids).size).toBe(3);
+    expect(new Drain({ wordSplitLimit: 0 }).add('x accepted').id).toBe('L1');
+  });
+});

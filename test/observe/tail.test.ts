@@ -70,4 +70,17 @@ describe('FileTail', () => {
     expect(seen[0].ts).toBeGreaterThanOrEqual(t0);
     await tail.stop();
   });
+
+  it('releases its watcher, timer and file handle on stop', async () => {
+    const path = join(dir, 'leak');
+    writeFileSync(path, 'a\n');
+    const before = process.getActiveResourcesInfo().length;
+    const tails = Array.from({ length: 5 }, () => new FileTail(path, () => undefined, { pollMs: 10 }));
+    for (const t of tails) t.start();
+    await new Promise((r) => setTimeout(r, 40));
+    expect(process.getActiveResourcesInfo().length).toBeGreaterThan(before);
+    await Promise.all(tails.map((t) => t.stop()));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(process.getActiveResourcesInfo().length).toBeLessThanOrEqual(before);
+  });
 });

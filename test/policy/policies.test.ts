@@ -208,3 +208,23 @@ describe('createPolicy', () => {
     expect(() => createPolicy('greedy')).toThrow(/random, mallory, adaptive/);
   });
 });
+
+describe('AdaptivePolicy kind prior', () => {
+  it('starts an untried value of a kind from what the kind earned', () => {
+    const p = new AdaptivePolicy();
+    for (let i = 0; i < 5; i++)
+      p.learn({ state: 's', action: { f: 'kill', value: 'one' }, next: 's', seenBefore: 99 });
+    expect(p.value(undefined, { f: 'kill', value: 'leader' })).toBeCloseTo(
+      p.value(undefined, { f: 'kill', value: 'one' }),
+      12,
+    );
+    expect(p.value(undefined, { f: 'kill', value: 'leader' })).toBeLessThan(0.2);
+    expect(p.value(undefined, { f: 'pause', value: 'one' })).toBe(1);
+    const q = new AdaptivePolicy();
+    q.load(p.save());
+    expect(q.value(undefined, { f: 'kill', value: 'leader' })).toBeCloseTo(
+      p.value(undefined, { f: 'kill', value: 'leader' }),
+      12,
+    );
+  });
+});

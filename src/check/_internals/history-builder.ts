@@ -25,23 +25,21 @@ export class HistoryBuilder {
   add(op: Op): void {
     const position = this.position++;
     if (op.process === 'nemesis') return;
-    const fail = (message: string): never => {
-      throw new HistoryError(
-        `op ${op.index} (process ${op.process}, ${op.type} ${op.f}): ${message}`,
-        position,
-      );
-    };
     if (op.type === 'invoke') {
       const already = this.open.get(op.process);
       if (already !== undefined)
-        fail(`the process's op ${already.index} is still open: a process runs one op at a time`);
+        this.fail(
+          op,
+          position,
+          `the process's op ${already.index} is still open: a process runs one op at a time`,
+        );
       let key: PartitionKey | undefined;
       let input: unknown;
       try {
         key = this.model.partitionKey?.(op.f, op.value);
         input = this.model.input(op.f, op.value);
       } catch (error) {
-        fail(error instanceof Error ? error.message : String(error));
+        this.fail(op, position, error instanceof Error ? error.message : String(error));
       }
       let partition = this.byKey.get(key);
       if (partition === undefined) {
@@ -52,7 +50,8 @@ export class HistoryBuilder {
       return;
     }
     const open = this.open.get(op.process);
-    if (open === undefined) return fail('it completes no invoke: the process has no open op');
+    if (open === undefined)
+      return this.fail(op, position, 'it completes no invoke: the process has no open op');
     this.open.delete(op.process);
     switch (op.type) {
       case 'ok': {
@@ -60,7 +59,7 @@ export class HistoryBuilder {
         try {
           output = this.model.output(op.f, op.value);
         } catch (error) {
-          fail(error instanceof Error ? error.message : String(error));
+          this.fail(op, position, error instanceof Error ? error.message : String(error));
         }
         open.partition.complete(open.slot, OK, output, position);
         this.ops++;
@@ -74,8 +73,15 @@ export class HistoryBuilder {
         open.partition.complete(open.slot, FAILED, undefined, position);
         return;
       default:
-        fail(`unknown type: use invoke, ok, fail or info`);
+        this.fail(op, position, `unknown type: use invoke, ok, fail or info`);
     }
+  }
+
+  private fail(op: Op, position: number, message: string): never {
+    throw new HistoryError(
+      `op ${op.index} (process ${op.process}, ${op.type} ${op.f}): ${message}`,
+      position,
+    );
   }
 
   /** The partitions, in the order their first op appeared. Open invokes count as `info`. */

@@ -18,7 +18,8 @@ export class LinearizedSet {
   /** Non-zero words of the info region: [infoLo, infoHi). */
   infoLo: number;
   infoHi: number;
-  hash = 0;
+  /** Zobrist hash of the required bits only (info bits are compared by subset, not hashed). */
+  requiredHash = 0;
 
   constructor(requiredBits: number, infoBits: number) {
     this.requiredWords = (requiredBits + 31) >>> 5;
@@ -36,8 +37,8 @@ export class LinearizedSet {
     const w = bit >>> 5;
     const words = this.words;
     words[w] |= 1 << (bit & 31);
-    this.hash ^= mix32(bit + 0x3c6ef372);
     if (w < this.requiredWords) {
+      this.requiredHash ^= mix32(bit + 0x3c6ef372);
       if (w >= this.hi) this.hi = w + 1;
       let lo = this.lo;
       while (lo < this.requiredWords && words[lo] === -1) lo++;
@@ -56,8 +57,8 @@ export class LinearizedSet {
     const w = bit >>> 5;
     const words = this.words;
     words[w] &= ~(1 << (bit & 31));
-    this.hash ^= mix32(bit + 0x3c6ef372);
     if (w < this.requiredWords) {
+      this.requiredHash ^= mix32(bit + 0x3c6ef372);
       if (w < this.lo) this.lo = w;
       let hi = this.hi;
       while (hi > this.lo && words[hi - 1] === 0) hi--;

@@ -1,34 +1,50 @@
 import { mix32 } from './hash.js';
 import type { LinearizedSet } from './linearized-set.js';
 
-const HEADER_INTS = 6;
+const HEADER_INTS = 5;
+const INFO_HEADER_INTS = 3;
 const INITIAL_SLOTS = 1 << 10;
 const INITIAL_POOL_INTS = 1 << 14;
+const NONE = -1;
+
+function grown(pool: Int32Array<ArrayBuffer>, used: number, need: number): Int32Array<ArrayBuffer> {
+  if (used + need <= pool.length) return pool;
+  const bigger = new Int32Array(Math.max(pool.length * 2, used + need));
+  bigger.set(pool.subarray(0, used));
+  return bigger;
+}
 
 /**
- * The configurations (linearized set, model state id) the search has already reached: an
- * open-addressing hash table over a pool of packed keys
- * `[hash, stateId, lo, hiLen, infoLo, infoLen, ...words]`.
+ * The configurations (linearized set, model state) the search has reached, with dominance over
+ * `info` ops: (R, I, s) need not be explored when (R, I', s) was, for I' ⊆ I — every way to finish
+ * from the former finishes from the latter too (leave the extra info ops out; info ops constrain no
+ * one). So the table is keyed by (required set, state) and each key keeps the minimal info sets seen.
+ *
+ * Keys live in `pool` as `[hash, stateId, lo, hiLen, infoHead, ...required words]`; info sets in
+ * `infoPool` as linked nodes `[next, infoLo, infoLen, ...words]`.
  */
 export class MemoCache {
   private slots = new Int32Array(INITIAL_SLOTS);
   private pool = new Int32Array(INITIAL_POOL_INTS);
+  private infoPool = new Int32Array(INITIAL_POOL_INTS);
   private used = 0;
+  private infoUsed = 0;
   private count = 0;
 
+  /** Configurations stored (keys plus extra info sets). */
   get size(): number {
     return this.count;
   }
 
-  /** Adds the configuration; false when it was already there. */
+  /** Adds the configuration; false when it, or one that dominates it, was already there. */
   add(set: LinearizedSet, stateId: number): boolean {
-    const hash = mix32(set.hash ^ Math.imul(stateId + 1, 0x9e3779b1));
+    const hash = mix32(set.requiredHash ^ Math.imul(stateId + 1, 0x9e3779b1));
     const mask = this.slots.length - 1;
     let slot = hash & mask;
     for (;;) {
       const at = this.slots[slot];
       if (at === 0) break;
-      if (this.matches(at - 1, hash, set, stateId)) return false;
+      if (this.matches(at - 1, hash, set, stateId)) return this.addInfo(at - 1, set);
       slot = (slot + 1) & mask;
     }
     this.slots[slot] = this.append(hash, set, stateId) + 1;
@@ -40,37 +56,77 @@ export class MemoCache {
   private matches(at: number, hash: number, set: LinearizedSet, stateId: number): boolean {
     const pool = this.pool;
     if (pool[at] !== hash || pool[at + 1] !== stateId) return false;
-    const hiLen = set.hi - set.lo;
-    const infoLen = set.infoHi - set.infoLo;
-    if (pool[at + 2] !== set.lo || pool[at + 3] !== hiLen) return false;
-    if (pool[at + 4] !== set.infoLo || pool[at + 5] !== infoLen) return false;
+    if (pool[at + 2] !== set.lo || pool[at + 3] !== set.hi - set.lo) return false;
     const words = set.words;
     let p = at + HEADER_INTS;
     for (let w = set.lo; w < set.hi; w++) if (pool[p++] !== words[w]) return false;
-    for (let w = set.infoLo; w < set.infoHi; w++) if (pool[p++] !== words[w]) return false;
     return true;
+  }
+
+  /** Records the info set under an existing key unless a subset of it is there already. */
+  private addInfo(at: number, set: LinearizedSet): boolean {
+    const info = this.infoPool;
+    const words = set.words;
+    let previous = NONE;
+    let node = this.pool[at + 4];
+    while (node !== NONE) {
+      const lo = info[node + 1];
+      const len = info[node + 2];
+      let storedIsSubset = true;
+      for (let i = 0; i < len; i++) {
+        if ((info[node + INFO_HEADER_INTS + i] & ~words[lo + i]) !== 0) {
+          storedIsSubset = false;
+          break;
+        }
+      }
+      if (storedIsSubset) return false;
+      let storedIsSuperset = true;
+      for (let w = set.infoLo; w < set.infoHi; w++) {
+        const stored = w >= lo && w < lo + len ? info[node + INFO_HEADER_INTS + w - lo] : 0;
+        if ((words[w] & ~stored) !== 0) {
+          storedIsSuperset = false;
+          break;
+        }
+      }
+      const next = info[node];
+      if (storedIsSuperset) {
+        if (previous === NONE) this.pool[at + 4] = next;
+        else info[previous] = next;
+      } else {
+        previous = node;
+      }
+      node = next;
+    }
+    this.pool[at + 4] = this.appendInfo(set, this.pool[at + 4]);
+    this.count++;
+    return true;
+  }
+
+  private appendInfo(set: LinearizedSet, next: number): number {
+    const len = set.infoHi - set.infoLo;
+    this.infoPool = grown(this.infoPool, this.infoUsed, INFO_HEADER_INTS + len);
+    const node = this.infoUsed;
+    const info = this.infoPool;
+    info[node] = next;
+    info[node + 1] = set.infoLo;
+    info[node + 2] = len;
+    info.set(set.words.subarray(set.infoLo, set.infoHi), node + INFO_HEADER_INTS);
+    this.infoUsed += INFO_HEADER_INTS + len;
+    return node;
   }
 
   private append(hash: number, set: LinearizedSet, stateId: number): number {
     const hiLen = set.hi - set.lo;
-    const infoLen = set.infoHi - set.infoLo;
-    const need = HEADER_INTS + hiLen + infoLen;
-    if (this.used + need > this.pool.length) {
-      const bigger = new Int32Array(Math.max(this.pool.length * 2, this.used + need));
-      bigger.set(this.pool.subarray(0, this.used));
-      this.pool = bigger;
-    }
+    this.pool = grown(this.pool, this.used, HEADER_INTS + hiLen);
     const pool = this.pool;
     const at = this.used;
     pool[at] = hash;
     pool[at + 1] = stateId;
     pool[at + 2] = set.lo;
     pool[at + 3] = hiLen;
-    pool[at + 4] = set.infoLo;
-    pool[at + 5] = infoLen;
     pool.set(set.words.subarray(set.lo, set.hi), at + HEADER_INTS);
-    pool.set(set.words.subarray(set.infoLo, set.infoHi), at + HEADER_INTS + hiLen);
-    this.used += need;
+    this.used += HEADER_INTS + hiLen;
+    pool[at + 4] = this.appendInfo(set, NONE);
     return at;
   }
 

@@ -7,6 +7,17 @@ export const FAILED = 3;
 
 export type PartitionKey = string | number;
 
+/** What the search needs of a partition: plain arrays, so it can be sent to a worker thread. */
+export interface PartitionData<I = unknown, O = unknown> {
+  readonly size: number;
+  readonly inputs: readonly I[];
+  readonly outputs: readonly (O | undefined)[];
+  readonly status: Int32Array;
+  readonly invokePos: Int32Array;
+  readonly completePos: Int32Array;
+  readonly events: Int32Array;
+}
+
 /**
  * The ops of one partition as they arrive, by slot (invoke order). `events` lists call
  * (`slot * 2`) and return (`slot * 2 + 1`) entries in history order.
@@ -51,5 +62,20 @@ export class Partition<I = unknown, O = unknown> {
   /** Where the op of this slot shows best in the history: its `ok` completion, else its invoke. */
   representativePos(slot: number): number {
     return this.status.get(slot) === OK ? this.completePos.get(slot) : this.invokePos.get(slot);
+  }
+
+  /** The search's view; `copy` gives arrays of their own (to send to a worker), else views. */
+  data(copy: boolean): PartitionData<I, O> {
+    const trim = (vec: IntVec): Int32Array =>
+      copy ? vec.data.slice(0, vec.length) : vec.data.subarray(0, vec.length);
+    return {
+      size: this.size,
+      inputs: this.inputs,
+      outputs: this.outputs,
+      status: trim(this.status),
+      invokePos: trim(this.invokePos),
+      completePos: trim(this.completePos),
+      events: trim(this.events),
+    };
   }
 }

@@ -6,18 +6,23 @@ import { parseJepsenLog } from './jepsen-log.js';
 import { parseHistoryJsonl } from './jsonl.js';
 import type { ParsedHistory } from './parsed-history.js';
 
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Tells our `history.jsonl`, Jepsen's `history.edn` and Jepsen log lines apart by content. */
 export function parseHistory(text: string, file: string): ParsedHistory {
   const start = /\S/.exec(text);
   if (start === null) throw new HistoryError(`${file}:1: the file is empty`);
-  const firstLine = text.slice(start.index, text.indexOf('\n', start.index) >>> 0 || undefined);
-  if (firstLine.startsWith('{') && !firstLine.startsWith('{:')) {
-    try {
-      JSON.parse(firstLine);
-      return parseHistoryJsonl(text, file);
-    } catch {
-      // not JSON: EDN maps may also start with "{"
-    }
+  const lineEnd = text.indexOf('\n', start.index);
+  const firstLine = text.slice(start.index, lineEnd < 0 ? undefined : lineEnd).trim();
+  if (firstLine.startsWith('{') && !firstLine.startsWith('{:') && isJson(firstLine)) {
+    return parseHistoryJsonl(text, file);
   }
   if (/^[{[(#;]/.test(firstLine)) return parseJepsenEdn(text, file);
   if (/\bjepsen\.util\s+-/.test(text)) return parseJepsenLog(text, file);

@@ -149,6 +149,18 @@ class KvraftAdapter implements SystemAdapter {
     return undefined;
   }
 
+  private async membershipDone(
+    op: 'add-member' | 'remove-member',
+    node: string,
+    cluster: ClusterView,
+  ): Promise<boolean> {
+    const leader = await findLeader(cluster);
+    if (leader === undefined) return false;
+    const status = await nodeStatus(leader, cluster);
+    if (!status || status.commit < status.lastIndex) return false;
+    return status.members.includes(node) === (op === 'add-member');
+  }
+
   private async changeMembership(
     op: 'add-member' | 'remove-member',
     node: string,
@@ -165,9 +177,9 @@ class KvraftAdapter implements SystemAdapter {
         );
         if ('ok' in response && response.ok) return;
         last = 'error' in response ? response.error : 'unexpected response';
-        // An unknown outcome may still commit: do not retry it blindly as a new change.
-        if ('kind' in response && response.kind === 'unknown') break;
       }
+      // An unknown outcome may still have committed: the retry sees it and answers ok at once.
+      if (await this.membershipDone(op, node, cluster)) return;
       await sleep(ADMIN_RETRY_MS);
     }
     throw new Error(`kvraft ${op} ${node} failed: ${last}`);

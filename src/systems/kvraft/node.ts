@@ -10,8 +10,6 @@ import { Transport } from './_internals/transport.js';
  * --peer H:P --peers n1=H:P,n2=H:P,... --members n1,n2,n3 [--join] [--bug NAME]...`
  */
 const HEARTBEAT_MS = 50;
-const ELECTION_MIN_MS = 300;
-const ELECTION_MAX_MS = 600;
 const REQUEST_TIMEOUT_MS = 2000;
 const LAZY_VOTE_DELAY_MS = 1500;
 
@@ -33,9 +31,10 @@ function main(): void {
       join: args.join,
       bugs: args.bugs,
       snapshotEvery: args.snapshotEvery,
+      snapshotTrailing: args.snapshotEvery,
       heartbeatMs: HEARTBEAT_MS,
-      electionMinMs: ELECTION_MIN_MS,
-      electionMaxMs: ELECTION_MAX_MS,
+      electionMinMs: args.electionMinMs,
+      electionMaxMs: args.electionMaxMs,
       requestTimeoutMs: REQUEST_TIMEOUT_MS,
       lazyVoteDelayMs: LAZY_VOTE_DELAY_MS,
     },
@@ -59,7 +58,9 @@ function main(): void {
     `kvraft ${args.id} started: client ${args.client.host}:${args.client.port} ` +
       `peer ${args.peer.host}:${args.peer.port} bugs [${[...args.bugs].join(',')}]\n`,
   );
-  const stop = (): void => {
+  const stop = (signal: NodeJS.Signals): void => {
+    // Nothing in the harness sends these (it kills with SIGKILL): say so, for whoever reads the log.
+    process.stderr.write(`kvraft ${args.id}: received ${signal}, stopping\n`);
     raft.close();
     transport.close();
     server.close();

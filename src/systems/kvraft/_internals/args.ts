@@ -12,13 +12,19 @@ export interface NodeArgs {
   readonly join: boolean;
   readonly bugs: ReadonlySet<KvraftBug>;
   readonly snapshotEvery: number;
+  /** Election timeout range; tests pin it to make elections deterministic. */
+  readonly electionMinMs: number;
+  readonly electionMaxMs: number;
 }
 
 export const USAGE =
   'usage: node node.js --id ID --data DIR --client HOST:PORT --peer HOST:PORT ' +
-  '--peers ID=HOST:PORT,... --members ID,... [--join] [--bug NAME]... [--snapshot-every N]';
+  '--peers ID=HOST:PORT,... --members ID,... [--join] [--bug NAME]... [--snapshot-every N] ' +
+  '[--election-ms MIN-MAX]';
 
 export const DEFAULT_SNAPSHOT_EVERY = 64;
+export const DEFAULT_ELECTION_MIN_MS = 300;
+export const DEFAULT_ELECTION_MAX_MS = 600;
 
 function hostPort(text: string, what: string): HostPort {
   const m = /^(.+):(\d+)$/.exec(text);
@@ -62,6 +68,11 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
   if (!Number.isInteger(snapshotEvery) || snapshotEvery < 1) {
     throw new Error('--snapshot-every must be a positive integer');
   }
+  const election = values.get('election-ms') ?? `${DEFAULT_ELECTION_MIN_MS}-${DEFAULT_ELECTION_MAX_MS}`;
+  const range = /^(\d+)-(\d+)$/.exec(election);
+  if (!range || Number(range[1]) < 1 || Number(range[1]) > Number(range[2])) {
+    throw new Error(`--election-ms must be MIN-MAX in ms with 0 < MIN <= MAX, got "${election}"`);
+  }
   return {
     id: need('id'),
     dataDir: need('data'),
@@ -72,5 +83,7 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
     join,
     bugs,
     snapshotEvery,
+    electionMinMs: Number(range[1]),
+    electionMaxMs: Number(range[2]),
   };
 }

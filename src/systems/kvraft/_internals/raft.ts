@@ -26,6 +26,8 @@ export interface RaftOptions {
   readonly join: boolean;
   readonly bugs: ReadonlySet<KvraftBug>;
   readonly snapshotEvery: number;
+  /** Entries kept in the log behind a snapshot, so slightly lagging followers get entries. */
+  readonly snapshotTrailing: number;
   readonly heartbeatMs: number;
   readonly electionMinMs: number;
   readonly electionMaxMs: number;
@@ -74,7 +76,6 @@ export function assertionFailed(message: string, probe: Probe): never {
   probe.emit('assertion-failed');
   probe.flush();
   process.stderr.write(`ASSERTION FAILED: ${message}\n`);
-  process.stdout.write(`ASSERTION FAILED: ${message}\n`);
   process.exit(1);
 }
 
@@ -92,7 +93,10 @@ export class RaftNode {
   private leader: string | null = null;
 
   private snapshot: Snapshot;
+  /** Entries after `logStart`; those up to the snapshot index are kept as a trailing window. */
   private log: Entry[] = [];
+  private logStart = 0;
+  private logStartTerm = 0;
   /** Entries appended by this leader that are not yet on disk. */
   private unpersisted: Entry[] = [];
   private persistScheduled = false;
@@ -137,7 +141,9 @@ export class RaftNode {
     if (!loaded.snapshot && loaded.entries.length === 0 && loaded.meta.term === 0) {
       storage.saveSnapshot(initial);
     }
-    this.log = [...loaded.entries];
+    // The trailing entries behind the snapshot are not needed after a restart.
+    this.resetLog(this.snapshot);
+    this.log = loaded.entries.filter((e) => e.index > this.snapshot.lastIndex);
     this.commit = this.snapshot.lastIndex;
     this.applied = this.snapshot.lastIndex;
     this.kv = new Map(this.snapshot.kv);
@@ -251,7 +257,13 @@ export class RaftNode {
   // ---- log helpers ----------------------------------------------------------------------------
 
   private lastIndex(): number {
-    return this.snapshot.lastIndex + this.log.length;
+    return this.logStart + this.log.length;
+  }
+
+  private resetLog(snapshot: Snapshot): void {
+    this.log = [];
+    this.logStart = snapshot.lastIndex;
+    this.logStartTerm = snapshot.lastTerm;
   }
 
   private lastTerm(): number {
@@ -259,10 +271,11 @@ export class RaftNode {
   }
 
   private entryAt(index: number): Entry | undefined {
-    return this.log[index - this.snapshot.lastIndex - 1];
+    return index > this.logStart ? this.log[index - this.logStart - 1] : undefined;
   }
 
   private termAt(index: number): number | undefined {
+    if (index === this.logStart) return this.logStartTerm;
     if (index === this.snapshot.lastIndex) return this.snapshot.lastTerm;
     return this.entryAt(index)?.term;
   }
@@ -363,8 +376,10 @@ export class RaftNode {
   private electionTimeout(): void {
     this.resetElectionTimer();
     if (this.role === 'leader' || !this.isMember(this.options.id)) return;
-    this.setTerm(this.term + 1);
+    // The new term and the vote for ourselves reach the disk in one write.
+    this.term += 1;
     this.votedFor = this.options.id;
+    this.voteDirty = false;
     this.persistMeta();
     this.role = 'candidate';
     this.leader = null;
@@ -490,7 +505,7 @@ export class RaftNode {
       next = this.lastIndex() + 1;
       this.next.set(peer, next);
     }
-    if (next <= this.snapshot.lastIndex) {
+    if (next <= this.logStart) {
       const now = Date.now();
       if (now - (this.snapshotSentAt.get(peer) ?? 0) < SNAPSHOT_RESEND_MS) return;
       this.snapshotSentAt.set(peer, now);
@@ -503,10 +518,7 @@ export class RaftNode {
       return;
     }
     const prevIndex = next - 1;
-    const entries = this.log.slice(
-      next - this.snapshot.lastIndex - 1,
-      next - this.snapshot.lastIndex - 1 + MAX_BATCH,
-    );
+    const entries = this.log.slice(next - this.logStart - 1, next - this.logStart - 1 + MAX_BATCH);
     this.send(peer, {
       kind: 'append-entries',
       term: this.term,
@@ -532,9 +544,12 @@ export class RaftNode {
       this.advanceCommit();
       if (match < this.lastIndex()) this.sendAppend(m.from);
     } else {
-      const floor = (this.match.get(m.from) ?? 0) + 1;
-      this.next.set(m.from, Math.max(floor, Math.min(m.conflictIndex, this.lastIndex() + 1)));
-      this.sendAppend(m.from);
+      // The follower may have lost its log (wiped and re-added), so match can go down as well.
+      const next = Math.max(1, Math.min(m.conflictIndex, this.lastIndex() + 1));
+      this.match.set(m.from, Math.min(this.match.get(m.from) ?? 0, next - 1));
+      const before = this.next.get(m.from);
+      this.next.set(m.from, next);
+      if (next !== before) this.sendAppend(m.from);
     }
     this.serveReads();
   }
@@ -662,9 +677,14 @@ export class RaftNode {
       kv: [...this.kv],
     };
     this.storage.saveSnapshot(snapshot);
-    this.log = this.log.filter((e) => e.index > at);
     this.snapshot = snapshot;
-    this.storage.rewriteLog(this.log);
+    const start = Math.max(this.logStart, at - this.options.snapshotTrailing);
+    if (start > this.logStart) {
+      this.logStartTerm = this.termAt(start) ?? 0;
+      this.log = this.log.slice(start - this.logStart);
+      this.logStart = start;
+      this.storage.rewriteLog(this.log);
+    }
     this.emit('snapshot-taken', {
       term: this.term,
       index: at,
@@ -763,11 +783,11 @@ export class RaftNode {
     let prevIndex = m.prevIndex;
     let prevTerm = m.prevTerm;
     let entries = m.entries;
-    if (prevIndex < this.snapshot.lastIndex) {
-      // Entries covered by our snapshot are committed, hence identical: skip them.
-      entries = entries.filter((e) => e.index > this.snapshot.lastIndex);
-      prevIndex = this.snapshot.lastIndex;
-      prevTerm = this.snapshot.lastTerm;
+    if (prevIndex < this.logStart) {
+      // Entries we compacted away are committed, hence identical: skip them.
+      entries = entries.filter((e) => e.index > this.logStart);
+      prevIndex = this.logStart;
+      prevTerm = this.logStartTerm;
     }
     if (prevIndex > this.lastIndex()) {
       this.emit('append-rejected', { term: this.term, index: prevIndex, last: this.lastIndex() });
@@ -777,7 +797,7 @@ export class RaftNode {
     const localPrevTerm = this.termAt(prevIndex);
     if (localPrevTerm !== prevTerm) {
       let conflict = prevIndex;
-      while (conflict - 1 > this.snapshot.lastIndex && this.termAt(conflict - 1) === localPrevTerm) {
+      while (conflict - 1 > this.logStart && this.termAt(conflict - 1) === localPrevTerm) {
         conflict--;
       }
       this.emit('append-rejected', { term: this.term, index: prevIndex, last: this.lastIndex() });
@@ -823,7 +843,7 @@ export class RaftNode {
         this.probe,
       );
     }
-    this.log = this.log.slice(0, index - this.snapshot.lastIndex - 1);
+    this.log = this.log.slice(0, index - this.logStart - 1);
     this.storage.rewriteLog(this.log);
     this.emit('log-truncated', { term: this.term, index });
     if (this.config.index < index) return;
@@ -862,7 +882,9 @@ export class RaftNode {
     if (s.lastIndex > this.commit) {
       const keep = this.termAt(s.lastIndex) === s.lastTerm;
       const previousConfig = this.config.index;
-      this.log = keep ? this.log.filter((e) => e.index > s.lastIndex) : [];
+      const suffix = keep ? this.log.filter((e) => e.index > s.lastIndex) : [];
+      this.resetLog(s);
+      this.log = suffix;
       this.snapshot = s;
       this.storage.saveSnapshot(s);
       this.storage.rewriteLog(this.log);

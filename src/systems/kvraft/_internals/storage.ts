@@ -61,7 +61,7 @@ export class Storage {
         break; // a torn last line from a crash mid-append: it was never acknowledged
       }
       if (entry.index <= after) continue;
-      if (entry.index !== after + entries.length + 1) break;
+      if (entry.index !== after + entries.length + 1) break; // a gap: nothing after it is usable
       entries.push(entry);
     }
     return { meta, snapshot, entries };

@@ -35,7 +35,8 @@ class Link {
     this.connect();
   }
 
-  write(line: string): boolean {
+  /** Writes `line` if the link is up; `onSend` runs just before, so a send precedes its receive. */
+  write(line: string, onSend: () => void): boolean {
     const socket = this.socket;
     if (!socket || !this.connected) return false;
     const now = Date.now();
@@ -45,6 +46,7 @@ class Link {
       return false;
     }
     if (socket.writableLength > MAX_BUFFERED_BYTES) return false;
+    onSend();
     socket.write(line);
     return true;
   }
@@ -143,9 +145,9 @@ export class Transport {
     }
     const msg = `${this.self}-${++this.seq}`;
     const message = { ...body, from: this.self, to, msg };
-    if (link.write(JSON.stringify(message) + '\n')) {
+    link.write(JSON.stringify(message) + '\n', () => {
       this.probe.emit('send', { peer: to, msg, kind: body.kind });
-    }
+    });
   }
 
   close(): void {

@@ -1,0 +1,28 @@
+import { parentPort, workerData } from 'node:worker_threads';
+
+import type { ModelName } from '../model.js';
+import { modelByName } from '../models/by-name.js';
+import type { PartitionData } from './partition.js';
+import { type PartitionVerdict, searchPartition } from './search.js';
+
+/** What a worker thread is given: partitions of one bucket, in history order. */
+export interface WorkerInput {
+  readonly model: ModelName;
+  readonly remainingMs: number;
+  readonly partitions: readonly PartitionData[];
+}
+
+/** Checks its partitions in order and stops at the first that is not linearizable. */
+function run(input: WorkerInput): PartitionVerdict[] {
+  const deadlineMs = performance.now() + input.remainingMs;
+  const model = modelByName(input.model);
+  const verdicts: PartitionVerdict[] = [];
+  for (const partition of input.partitions) {
+    const verdict = searchPartition(partition, model, deadlineMs);
+    verdicts.push(verdict);
+    if (verdict.valid === false) break;
+  }
+  return verdicts;
+}
+
+parentPort?.postMessage(run(workerData as WorkerInput));

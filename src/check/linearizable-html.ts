@@ -1,0 +1,338 @@
+import { NS_PER_MS } from '../core/clock.js';
+import type { Op } from '../core/op.js';
+import type { LinearizabilityResult } from './linearizable.js';
+
+const MAX_INTERVALS = 2000;
+const AXIS_WIDTH_PX = 1100;
+const LABEL_WIDTH_PX = 110;
+const ROW_HEIGHT_PX = 24;
+const BAR_HEIGHT_PX = 14;
+const AXIS_HEIGHT_PX = 30;
+const AXIS_TICKS = 10;
+const RIGHT_MARGIN_PX = 60;
+
+export interface HtmlOptions {
+  readonly title?: string;
+}
+
+/** One client op: invoke to completion (an `info` or unfinished op runs to the end of the axis). */
+interface Interval {
+  readonly process: number;
+  readonly invoke: Op;
+  readonly complete: Op | undefined;
+  readonly start: number;
+  readonly end: number;
+}
+
+interface FaultInterval {
+  readonly f: string;
+  readonly value: unknown;
+  readonly start: number;
+  readonly end: number;
+}
+
+const FAULT_PAIRS: Readonly<Record<string, string>> = {
+  kill: 'start',
+  pause: 'resume',
+  'member-remove': 'member-add',
+};
+
+/** [min, max] of the times, or the fallbacks when there are none (no spread: histories are long). */
+function timeRange(times: readonly number[], emptyMin: number, emptyMax: number): [number, number] {
+  if (times.length === 0) return [emptyMin, emptyMax];
+  let min = Infinity;
+  let max = -Infinity;
+  for (const t of times) {
+    if (t < min) min = t;
+    if (t > max) max = t;
+  }
+  return [min, max];
+}
+
+/** Times are ns in our histories; a history without times (Jepsen log lines) has op positions. */
+function tickLabel(sinceStart: number, span: number): string {
+  return span >= NS_PER_MS ? `${(sinceStart / NS_PER_MS).toFixed(1)} ms` : `t=${sinceStart.toFixed(0)}`;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function pairIntervals(ops: readonly Op[], end: number): Interval[] {
+  const open = new Map<number, Op>();
+  const intervals: Interval[] = [];
+  for (const op of ops) {
+    if (op.process === 'nemesis') continue;
+    if (op.type === 'invoke') {
+      open.set(op.process, op);
+      continue;
+    }
+    const invoke = open.get(op.process);
+    if (invoke === undefined) continue;
+    open.delete(op.process);
+    if (op.type === 'fail') continue;
+    intervals.push({
+      process: op.process,
+      invoke,
+      complete: op,
+      start: invoke.time,
+      end: op.type === 'info' ? end : op.time,
+    });
+  }
+  for (const [process, invoke] of open) {
+    intervals.push({ process, invoke, complete: undefined, start: invoke.time, end });
+  }
+  return intervals;
+}
+
+function closerOf(f: string): string | undefined {
+  if (f.startsWith('start-')) return `stop-${f.slice('start-'.length)}`;
+  return FAULT_PAIRS[f];
+}
+
+/** Nemesis ops as shaded intervals: start-X to stop-X, kill to start, pause to resume. */
+function faultIntervals(faults: readonly Op[], end: number): FaultInterval[] {
+  const nemesis = faults.filter((op) => op.process === 'nemesis');
+  const completions = nemesis.filter((op) => op.type !== 'invoke');
+  const events = completions.length > 0 ? completions : nemesis;
+  const open = new Map<string, Op>();
+  const intervals: FaultInterval[] = [];
+  for (const op of events) {
+    const opener = [...open.entries()].find(([, started]) => closerOf(started.f) === op.f);
+    if (opener !== undefined) {
+      open.delete(opener[0]);
+      intervals.push({ f: opener[1].f, value: opener[1].value, start: opener[1].time, end: op.time });
+    } else if (closerOf(op.f) !== undefined) {
+      open.set(`${op.f}#${op.index}`, op);
+    } else {
+      intervals.push({ f: op.f, value: op.value, start: op.time, end: op.time });
+    }
+  }
+  for (const op of open.values()) intervals.push({ f: op.f, value: op.value, start: op.time, end });
+  return intervals;
+}
+
+function sameKey(value: unknown, key: string | number): boolean {
+  if (!Array.isArray(value) || value.length !== 2) return false;
+  const k: unknown = value[0];
+  return k === key || (typeof k !== 'string' && typeof k !== 'number' && JSON.stringify(k) === key);
+}
+
+/** What to print on a bar: a read's result, otherwise what the op was asked to do. */
+function shortValue(interval: Interval, withoutKey: boolean): string {
+  const { invoke, complete } = interval;
+  let value: unknown = invoke.f === 'read' && complete?.type === 'ok' ? complete.value : invoke.value;
+  if (withoutKey && Array.isArray(value) && value.length === 2) value = value[1];
+  const text = value === null || value === undefined ? 'nil' : JSON.stringify(value);
+  return text.length > 24 ? `${text.slice(0, 23)}…` : text;
+}
+
+function describeInterval(interval: Interval, order: number | undefined, failing: boolean): string {
+  const { invoke, complete } = interval;
+  const outcome =
+    complete === undefined
+      ? 'never completed'
+      : complete.type === 'info'
+        ? 'info (outcome unknown)'
+        : `ok ${JSON.stringify(complete.value)}`;
+  const lines = [
+    `process ${interval.process}: ${invoke.f} ${JSON.stringify(invoke.value)} → ${outcome}`,
+    `invoke index ${invoke.index} at ${invoke.time} ns${complete === undefined ? '' : `, completion index ${complete.index} at ${complete.time} ns`}`,
+  ];
+  if (order !== undefined) lines.push(`linearized #${order}`);
+  if (failing) lines.push('cannot be placed after the linearized prefix');
+  return lines.join('\n');
+}
+
+/**
+ * A self-contained HTML page showing a checked history: one row per client with its op intervals
+ * on a time axis, the longest linearization found (order numbers), the op that cannot be placed,
+ * and faults (nemesis ops in `faults`, default those in `ops`) shaded on the same axis.
+ */
+export function renderLinearizabilityHtml(
+  result: LinearizabilityResult,
+  ops: readonly Op[],
+  faults?: readonly Op[],
+  options: HtmlOptions = {},
+): string {
+  const example = result.counterexample;
+  const [t0, lastTime] = timeRange(
+    ops.map((op) => op.time),
+    0,
+    1,
+  );
+  const tEnd = lastTime + Math.max(1, (lastTime - t0) * 0.02);
+
+  let intervals = pairIntervals(ops, tEnd);
+  const notes: string[] = [];
+  if (example?.key !== undefined) {
+    const key = example.key;
+    const before = intervals.length;
+    intervals = intervals.filter((interval) => sameKey(interval.invoke.value, key));
+    notes.push(
+      `Showing key ${JSON.stringify(key)} only (${before - intervals.length} ops on other keys hidden).`,
+    );
+  }
+
+  const order = new Map<Op, number>();
+  example?.longestPrefix.forEach((op, i) => order.set(op, i + 1));
+  const byIndex = new Map<number, Op>();
+  for (const op of order.keys()) byIndex.set(op.index, op);
+  const orderOf = (interval: Interval): number | undefined => {
+    for (const op of [interval.complete, interval.invoke]) {
+      if (op === undefined) continue;
+      const n = order.get(op) ?? order.get(byIndex.get(op.index) ?? op);
+      if (n !== undefined) return n;
+    }
+    return undefined;
+  };
+  const isFailing = (interval: Interval): boolean =>
+    example !== undefined &&
+    [interval.invoke, interval.complete].some(
+      (op) => op !== undefined && (op === example.failingOp || op.index === example.failingOp.index),
+    );
+
+  if (intervals.length > MAX_INTERVALS) {
+    const failing = intervals.find(isFailing);
+    const centre = failing?.start ?? intervals[0].start;
+    const kept = [...intervals]
+      .sort((a, b) => Math.abs(a.start - centre) - Math.abs(b.start - centre))
+      .slice(0, MAX_INTERVALS);
+    notes.push(`Showing the ${MAX_INTERVALS} ops nearest the failing op in time (of ${intervals.length}).`);
+    intervals = kept.sort((a, b) => a.start - b.start);
+  }
+
+  const [viewStart, lastEnd] = timeRange(
+    intervals.flatMap((i) => [i.start, i.end >= tEnd ? lastTime : i.end]),
+    t0,
+    lastTime,
+  );
+  const viewEnd = lastEnd + Math.max(1, (lastTime - t0) * 0.02);
+  const span = Math.max(1, viewEnd - viewStart);
+  const x = (t: number): number =>
+    LABEL_WIDTH_PX + (Math.min(Math.max(t, viewStart), viewEnd) - viewStart) * (AXIS_WIDTH_PX / span);
+
+  const processes = [...new Set(intervals.map((i) => i.process))].sort((a, b) => a - b);
+  const rowOf = new Map(processes.map((p, i) => [p, i]));
+  const height = AXIS_HEIGHT_PX + processes.length * ROW_HEIGHT_PX + 10;
+  const width = LABEL_WIDTH_PX + AXIS_WIDTH_PX + RIGHT_MARGIN_PX;
+
+  const svg: string[] = [];
+  const faultList = faultIntervals(faults ?? ops, viewEnd).filter(
+    (f) => f.end >= viewStart && f.start <= viewEnd,
+  );
+  for (const fault of faultList) {
+    const x1 = x(fault.start);
+    const w = Math.max(2, x(fault.end) - x1);
+    svg.push(
+      `<rect class="fault" x="${x1.toFixed(1)}" y="${AXIS_HEIGHT_PX}" width="${w.toFixed(1)}" height="${height - AXIS_HEIGHT_PX}"><title>${escapeHtml(`${fault.f} ${JSON.stringify(fault.value)}`)}</title></rect>`,
+      `<text class="fault-label" x="${(x1 + 2).toFixed(1)}" y="${AXIS_HEIGHT_PX - 4}">${escapeHtml(fault.f)}</text>`,
+    );
+  }
+  for (let i = 0; i <= AXIS_TICKS; i++) {
+    const t = viewStart + (span * i) / AXIS_TICKS;
+    const tx = x(t);
+    svg.push(
+      `<line class="tick" x1="${tx.toFixed(1)}" y1="${AXIS_HEIGHT_PX - 18}" x2="${tx.toFixed(1)}" y2="${height}"/>`,
+      `<text class="tick-label" x="${(tx + 2).toFixed(1)}" y="10">${tickLabel(t - t0, span)}</text>`,
+    );
+  }
+  for (const process of processes) {
+    const y = AXIS_HEIGHT_PX + rowOf.get(process)! * ROW_HEIGHT_PX;
+    svg.push(`<text class="row-label" x="4" y="${y + BAR_HEIGHT_PX}">process ${process}</text>`);
+  }
+  for (const interval of intervals) {
+    const y =
+      AXIS_HEIGHT_PX + rowOf.get(interval.process)! * ROW_HEIGHT_PX + (ROW_HEIGHT_PX - BAR_HEIGHT_PX) / 2;
+    const n = orderOf(interval);
+    const failing = isFailing(interval);
+    const open = interval.complete === undefined || interval.complete.type === 'info';
+    const classes = [
+      'op',
+      failing ? 'failing' : n !== undefined ? 'linearized' : 'other',
+      open ? 'open' : '',
+    ];
+    const x1 = x(interval.start);
+    const w = Math.max(3, x(interval.end) - x1);
+    const label = `${n === undefined ? '' : `#${n} `}${interval.invoke.f} ${shortValue(interval, example?.key !== undefined)}${failing ? ' ✗' : ''}`;
+    svg.push(
+      `<g class="${classes.join(' ').trim()}" data-index="${interval.invoke.index}"${n === undefined ? '' : ` data-order="${n}"`}>` +
+        `<svg x="${x1.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${BAR_HEIGHT_PX}">` +
+        `<rect width="100%" height="100%" rx="3"/>` +
+        `<text x="3" y="${BAR_HEIGHT_PX - 3}">${escapeHtml(label)}</text></svg>` +
+        `<title>${escapeHtml(describeInterval(interval, n, failing))}</title></g>`,
+    );
+  }
+
+  const verdict =
+    result.valid === true
+      ? 'linearizable'
+      : result.valid === false
+        ? 'not linearizable'
+        : 'unknown (time limit reached)';
+  const summary: string[] = [
+    `<p class="verdict ${result.valid === true ? 'valid' : result.valid === false ? 'invalid' : 'unknown'}">${escapeHtml(verdict)}</p>`,
+    `<p>Model ${escapeHtml(result.model)}; ${result.partitions} partition(s); ${result.ops} ops; checked in ${result.elapsedMs.toFixed(1)} ms.</p>`,
+  ];
+  if (example !== undefined) {
+    summary.push(
+      `<p>${example.key === undefined ? '' : `Key ${escapeHtml(JSON.stringify(example.key))}: `}after the ${example.longestPrefix.length} ops numbered below the state is <code>${escapeHtml(example.stateBefore)}</code>, and <span class="failing-text">${escapeHtml(`${example.failingOp.f} ${JSON.stringify(example.failingOp.value)}`)}</span> by process ${escapeHtml(String(example.failingOp.process))} (index ${example.failingOp.index}) cannot be placed.</p>`,
+      `<ol class="prefix">${example.longestPrefix
+        .map(
+          (op) =>
+            `<li>${escapeHtml(`process ${op.process}: ${op.f} ${JSON.stringify(op.value)} (index ${op.index})`)}</li>`,
+        )
+        .join('')}</ol>`,
+    );
+  }
+  for (const note of notes) summary.push(`<p class="note">${escapeHtml(note)}</p>`);
+
+  const title = options.title ?? 'Linearizability';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>${escapeHtml(title)}: ${escapeHtml(verdict)}</title>
+<style>
+body { font: 13px system-ui, sans-serif; margin: 16px; color: #222; }
+.verdict { font-size: 18px; font-weight: 600; }
+.verdict.valid { color: #1a7f37; } .verdict.invalid { color: #c62828; } .verdict.unknown { color: #9a6700; }
+.failing-text { color: #c62828; font-weight: 600; }
+.prefix { max-height: 160px; overflow: auto; font-family: ui-monospace, monospace; font-size: 12px; }
+svg text { font-size: 11px; }
+.tick { stroke: #eee; } .tick-label { fill: #888; }
+.row-label { fill: #444; }
+.fault { fill: #f4a261; opacity: 0.22; } .fault-label { fill: #b5651d; font-size: 10px; }
+.op rect { fill: #cfd8dc; stroke: #90a4ae; }
+.op.linearized rect { fill: #c8e6c9; stroke: #43a047; }
+.op.failing rect { fill: #ffcdd2; stroke: #c62828; stroke-width: 2; }
+.op.open rect { stroke-dasharray: 4 2; }
+.op.highlight rect { stroke: #1565c0; stroke-width: 2; }
+.legend span { display: inline-block; margin-right: 12px; padding: 0 6px; border: 1px solid #999; }
+</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+${summary.join('\n')}
+<p class="legend"><span style="background:#c8e6c9">#n linearized, in order</span><span style="background:#ffcdd2">cannot be placed</span><span style="background:#cfd8dc">not in the prefix</span><span style="border-style:dashed">info / unfinished: may take effect any time after invoke</span><span style="background:#f4a26155">fault</span></p>
+<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">
+${svg.join('\n')}
+</svg>
+<p id="selection">Click an op to highlight it.</p>
+<script>
+(() => {
+  const selection = document.getElementById('selection');
+  for (const op of document.querySelectorAll('#timeline .op')) {
+    op.addEventListener('click', () => {
+      for (const other of document.querySelectorAll('#timeline .op.highlight')) other.classList.remove('highlight');
+      op.classList.add('highlight');
+      selection.textContent = op.querySelector('title').textContent;
+    });
+  }
+  document.body.dataset.ops = String(document.querySelectorAll('#timeline .op').length);
+})();
+</script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,152 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+import { Option } from 'commander';
+
+import { parseDurationMs } from '../core/clock.js';
+import { UsageError } from '../core/errors.js';
+import type { Op } from '../core/op.js';
+import { defaultModel } from '../check/history/default-model.js';
+import { HistoryError } from '../check/history/history-error.js';
+import type { ParsedHistory } from '../check/history/parsed-history.js';
+import { readHistoryFile } from '../check/history/read-history.js';
+import { type LinearizabilityResult, checkOps } from '../check/linearizable.js';
+import { renderLinearizabilityHtml } from '../check/linearizable-html.js';
+import { MODEL_NAMES, type ModelName } from '../check/model.js';
+import type { RegisterCommand } from './command.js';
+
+const EXIT_VALID = 0;
+const EXIT_INVALID = 1;
+const EXIT_UNKNOWN = 2;
+
+interface CheckCliOptions {
+  readonly model?: ModelName;
+  readonly timeLimit?: string;
+  readonly json?: boolean;
+  readonly html?: string;
+}
+
+/** What `--json` prints for one file. */
+interface FileReport {
+  readonly file: string;
+  readonly format?: string;
+  readonly valid: true | false | 'unknown';
+  readonly result?: LinearizabilityResult;
+  readonly error?: string;
+  readonly html?: string;
+  /** The line of the op that cannot be placed, when not linearizable. */
+  readonly failingLine?: number;
+}
+
+function describeOp(op: Op, line: number | undefined): string {
+  return `${op.f} ${JSON.stringify(op.value)} by process ${op.process} (index ${op.index}${line === undefined ? '' : `, line ${line}`})`;
+}
+
+function verdictWord(valid: true | false | 'unknown'): string {
+  return valid === true ? 'linearizable' : valid === false ? 'NOT linearizable' : 'unknown (time limit)';
+}
+
+function htmlPath(out: string, file: string, several: boolean): string {
+  return several ? path.join(out, `${path.basename(file)}.html`) : out;
+}
+
+async function checkFile(
+  file: string,
+  options: CheckCliOptions,
+  timeLimitMs: number | undefined,
+  several: boolean,
+): Promise<FileReport> {
+  let history: ParsedHistory;
+  try {
+    history = await readHistoryFile(file);
+  } catch (error) {
+    if (error instanceof HistoryError) return { file, valid: 'unknown', error: error.message };
+    throw error;
+  }
+  const model = options.model ?? defaultModel(history);
+  let result: LinearizabilityResult;
+  try {
+    result = await checkOps(history.ops, { model, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
+  } catch (error) {
+    if (!(error instanceof HistoryError)) throw error;
+    const line = error.position === undefined ? 1 : history.lines[error.position];
+    return { file, format: history.format, valid: 'unknown', error: `${file}:${line}: ${error.message}` };
+  }
+  let html: string | undefined;
+  if (options.html !== undefined) {
+    html = htmlPath(options.html, file, several);
+    await mkdir(path.dirname(path.resolve(html)), { recursive: true });
+    await writeFile(html, renderLinearizabilityHtml(result, history.ops, undefined, { title: file }));
+  }
+  const failing = result.counterexample?.failingOp;
+  const failingPosition = failing === undefined ? -1 : history.ops.indexOf(failing);
+  return {
+    file,
+    format: history.format,
+    valid: result.valid,
+    result,
+    ...(html === undefined ? {} : { html }),
+    ...(failingPosition < 0 ? {} : { failingLine: history.lines[failingPosition] }),
+  };
+}
+
+function printReport(report: FileReport): void {
+  const { result } = report;
+  if (result === undefined) return;
+  const partitions = `${result.partitions} partition${result.partitions === 1 ? '' : 's'}`;
+  process.stdout.write(
+    `${report.file}: ${verdictWord(result.valid)} (${result.model}, ${partitions}, ${result.ops} ops, ${result.elapsedMs.toFixed(1)} ms)\n`,
+  );
+  const example = result.counterexample;
+  if (example !== undefined) {
+    const key = example.key === undefined ? '' : `key ${JSON.stringify(example.key)}: `;
+    process.stdout.write(
+      `  ${key}after ${example.longestPrefix.length} linearized ops the state is ${example.stateBefore}, and ${describeOp(example.failingOp, report.failingLine)} cannot be placed\n`,
+    );
+  }
+  if (report.html !== undefined) process.stdout.write(`  visualization: ${report.html}\n`);
+}
+
+/** `mallory check FILE…`: checks histories for linearizability. */
+export const registerCheck: RegisterCommand = (program, setExit) => {
+  program
+    .command('check')
+    .description(
+      'check histories (history.jsonl, Jepsen history.edn or Jepsen log lines) for linearizability',
+    )
+    .argument('<files...>', 'history files')
+    .addOption(
+      new Option('--model <model>', 'the model (default: guessed from the history)').choices(MODEL_NAMES),
+    )
+    .option('--time-limit <duration>', 'give up on a file after this long (e.g. 60s): verdict unknown')
+    .option('--json', 'print one JSON document')
+    .option('--html <out>', 'write an HTML visualization (a file; a directory when checking several files)')
+    .action(async (files: string[], options: CheckCliOptions) => {
+      let timeLimitMs: number | undefined;
+      if (options.timeLimit !== undefined) {
+        try {
+          timeLimitMs = parseDurationMs(options.timeLimit);
+        } catch (error) {
+          throw new UsageError(
+            'BAD_TIME_LIMIT',
+            `--time-limit: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        }
+      }
+      const several = files.length > 1;
+      const reports: FileReport[] = [];
+      for (const file of files) {
+        const report = await checkFile(file, options, timeLimitMs, several);
+        reports.push(report);
+        if (report.error !== undefined) process.stderr.write(`mallory check: ${report.error}\n`);
+        else if (options.json !== true) printReport(report);
+      }
+      const anyInvalid = reports.some((r) => r.valid === false);
+      const allValid = reports.every((r) => r.valid === true);
+      const overall = anyInvalid ? false : allValid ? true : 'unknown';
+      if (options.json === true) {
+        process.stdout.write(`${JSON.stringify({ valid: overall, files: reports }, null, 2)}\n`);
+      }
+      setExit(overall === true ? EXIT_VALID : overall === false ? EXIT_INVALID : EXIT_UNKNOWN);
+    });
+};

@@ -1,0 +1,120 @@
+import { POLICIES, type PolicyName } from '../campaign/config.js';
+import { comparePolicies, type CompareResult } from '../campaign/compare.js';
+import type { Reporter } from '../campaign/reporter.js';
+import { UsageError } from '../core/errors.js';
+import type { RegisterCommand } from './command.js';
+import { configFromFlags } from './run.js';
+
+interface CompareFlags {
+  system: string;
+  policies: string;
+  runs: string;
+  time: string;
+  seed?: string;
+  nodes?: string;
+  faults: string;
+  bug: string[];
+  store: string;
+  json?: boolean;
+}
+
+function fmt(n: number): string {
+  return Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : 'inf';
+}
+
+function table(result: CompareResult): string {
+  const lines = [
+    `${'metric'.padEnd(24)} ${'policy'.padEnd(9)} ${'mean'.padStart(8)} ${'base'.padStart(8)} ${'ratio'.padStart(6)} ${'A12'.padStart(5)} ${'p'.padStart(6)}`,
+  ];
+  for (const c of result.comparisons) {
+    lines.push(
+      `${c.metric.padEnd(24)} ${c.policy.padEnd(9)} ${fmt(c.mean).padStart(8)} ${fmt(c.baselineMean).padStart(8)} ${fmt(c.ratio).padStart(6)} ${c.a12.toFixed(2).padStart(5)} ${c.p.toFixed(3).padStart(6)}`,
+    );
+  }
+  lines.push('', 'time to first detection (median over the runs that found it):');
+  for (const [policy, bugs] of Object.entries(result.timeToBug)) {
+    for (const [name, t] of Object.entries(bugs)) {
+      lines.push(
+        `  ${policy.padEnd(9)} ${name.padEnd(36)} found ${t.found}/${t.runs}  ${t.medianMs === null ? '-' : `${(t.medianMs / 1000).toFixed(1)} s`}`,
+      );
+    }
+  }
+  lines.push('', `plot: ${result.plot}`, `data: ${result.dir}/compare.json`);
+  return lines.join('\n');
+}
+
+export const registerCompare: RegisterCommand = (program, setExit) => {
+  program
+    .command('compare')
+    .description('run policies side by side (same system, budget and seeds) and compare coverage and bugs')
+    .option('--system <name>', 'system under test', 'kvraft')
+    .option('--policies <list>', 'policies to compare', 'adaptive,random')
+    .option('--runs <n>', 'runs per policy', '5')
+    .option('--time <duration>', 'time budget per run', '10m')
+    .option('--seed <n>', 'first seed (run i uses seed + i, the same for every policy)')
+    .option('--nodes <n>', 'cluster size')
+    .option('--faults <list>', 'fault families', 'partition,kill,pause,packet,member')
+    .option(
+      '--bug <name>',
+      'switch on a known bug (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    )
+    .option('--store <dir>', 'where runs are stored', 'store')
+    .option('--json', 'print the result as one JSON document on stdout')
+    .action(async (flags: CompareFlags) => {
+      const policies = flags.policies.split(',').map((p) => p.trim());
+      for (const p of policies) {
+        if (!(POLICIES as readonly string[]).includes(p)) {
+          throw new UsageError(
+            'bad-flag',
+            `--policies: unknown policy "${p}": choose from ${POLICIES.join(', ')}`,
+          );
+        }
+      }
+      if (policies.length < 2)
+        throw new UsageError('bad-flag', '--policies needs at least two policies, e.g. adaptive,random');
+      const runs = Number(flags.runs);
+      if (!Number.isInteger(runs) || runs < 1)
+        throw new UsageError('bad-flag', `--runs needs a whole number ≥ 1, got "${flags.runs}"`);
+      const base = configFromFlags({
+        system: flags.system,
+        time: flags.time,
+        policy: 'random',
+        faults: flags.faults,
+        workload: 'register',
+        bug: flags.bug,
+        store: flags.store,
+        network: 'auto',
+        ...(flags.nodes !== undefined ? { nodes: flags.nodes } : {}),
+      });
+      const controller = new AbortController();
+      const onSignal = (): void => {
+        controller.abort();
+      };
+      process.on('SIGINT', onSignal);
+      const reporter: Reporter = {
+        runEnded: (s) => {
+          process.stderr.write(
+            `compare: ${s.policy} seed ${s.seed}: ${s.status}, ${s.metrics.states_causal ?? 0} states, ${s.bugs.length} bugs (${s.runDir})\n`,
+          );
+        },
+      };
+      try {
+        const total = runs * policies.length;
+        process.stderr.write(`compare: ${total} campaigns of ${flags.time} each on ${base.system}\n`);
+        const result = await comparePolicies({
+          base,
+          policies: policies as PolicyName[],
+          runs,
+          seed: flags.seed === undefined ? Math.floor(Math.random() * 2 ** 30) : Number(flags.seed),
+          signal: controller.signal,
+          reporter,
+        });
+        process.stdout.write(flags.json ? JSON.stringify(result, null, 2) + '\n' : table(result) + '\n');
+        setExit(controller.signal.aborted ? 130 : 0);
+      } finally {
+        process.off('SIGINT', onSignal);
+      }
+    });
+};

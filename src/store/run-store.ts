@@ -1,0 +1,269 @@
+import { closeSync, existsSync, mkdirSync, openSync, readlinkSync, renameSync, symlinkSync, unlinkSync, writeSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+import Database from 'better-sqlite3';
+
+import type { Op } from '../core/op.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS run (
+  id TEXT PRIMARY KEY, system TEXT NOT NULL, seed INTEGER NOT NULL, policy TEXT NOT NULL,
+  config TEXT NOT NULL, started_at TEXT NOT NULL, ended_at TEXT, status TEXT NOT NULL, summary TEXT
+);
+CREATE TABLE IF NOT EXISTS schedules (
+  idx INTEGER PRIMARY KEY, started_ms INTEGER NOT NULL, ended_ms INTEGER, ops INTEGER,
+  check_result TEXT, recovery_ms INTEGER
+);
+CREATE TABLE IF NOT EXISTS steps (
+  schedule INTEGER NOT NULL, step INTEGER NOT NULL, started_ms INTEGER NOT NULL, ended_ms INTEGER,
+  fault TEXT, state TEXT, state_arrived INTEGER, reward REAL, metrics TEXT,
+  PRIMARY KEY (schedule, step)
+);
+CREATE TABLE IF NOT EXISTS faults (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, schedule INTEGER NOT NULL, step INTEGER, at_ms INTEGER NOT NULL,
+  f TEXT NOT NULL, value TEXT, nodes TEXT, outcome TEXT NOT NULL, error TEXT
+);
+CREATE TABLE IF NOT EXISTS states (
+  abstraction TEXT NOT NULL, id TEXT NOT NULL, features TEXT NOT NULL, first_schedule INTEGER,
+  first_step INTEGER, visits INTEGER NOT NULL, PRIMARY KEY (abstraction, id)
+);
+CREATE TABLE IF NOT EXISTS policy_values (
+  policy TEXT NOT NULL, state TEXT NOT NULL, action TEXT NOT NULL, value REAL NOT NULL,
+  visits INTEGER NOT NULL, PRIMARY KEY (policy, state, action)
+);
+CREATE TABLE IF NOT EXISTS bugs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, schedule INTEGER NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,
+  message TEXT NOT NULL, evidence TEXT NOT NULL, fault_schedule TEXT NOT NULL, seed INTEGER NOT NULL,
+  found_at_ms INTEGER NOT NULL, html TEXT
+);
+CREATE TABLE IF NOT EXISTS metrics (
+  at_ms INTEGER NOT NULL, schedule INTEGER NOT NULL, step INTEGER NOT NULL, values_json TEXT NOT NULL
+);
+`;
+
+export type RunStatus = 'running' | 'complete' | 'incomplete' | 'interrupted' | 'error';
+
+export interface RunInfo {
+  readonly id: string;
+  readonly system: string;
+  readonly seed: number;
+  readonly policy: string;
+  readonly config: unknown;
+}
+
+export interface FaultRow {
+  readonly schedule: number;
+  readonly step: number | null;
+  readonly atMs: number;
+  readonly f: string;
+  readonly value: unknown;
+  readonly nodes: readonly string[];
+  readonly outcome: 'ok' | 'skipped' | 'error';
+  readonly error?: string;
+}
+
+export interface BugRow {
+  readonly schedule: number;
+  readonly kind: string;
+  readonly name: string;
+  readonly message: string;
+  readonly evidence: unknown;
+  readonly faultSchedule: readonly unknown[];
+  readonly seed: number;
+  readonly foundAtMs: number;
+  readonly html?: string;
+}
+
+/** `YYYYMMDDTHHMMSS.mmmZ`-style names sort by time, as Jepsen's store does. */
+export function timestampName(date = new Date()): string {
+  return date.toISOString().replace(/[-:]/g, '').replace('.', '-');
+}
+
+/**
+ * One run's directory: `store/<system>/<timestamp>/` with `run.db`, `history.jsonl` and
+ * `nodes/<n>/`. Everything is written as the run goes, so a killed run keeps what it had.
+ */
+export class RunStore {
+  readonly dir: string;
+  readonly db: Database.Database;
+  private readonly historyFd: number;
+  private readonly insertFault: Database.Statement;
+  private readonly upsertStep: Database.Statement;
+
+  private constructor(dir: string) {
+    this.dir = dir;
+    this.db = new Database(join(dir, 'run.db'));
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(SCHEMA);
+    this.historyFd = openSync(join(dir, 'history.jsonl'), 'a');
+    this.insertFault = this.db.prepare(
+      'INSERT INTO faults (schedule, step, at_ms, f, value, nodes, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.upsertStep = this.db.prepare(
+      `INSERT INTO steps (schedule, step, started_ms, ended_ms, fault, state, state_arrived, reward, metrics)
+       VALUES (@schedule, @step, @startedMs, @endedMs, @fault, @state, @stateArrived, @reward, @metrics)
+       ON CONFLICT (schedule, step) DO UPDATE SET ended_ms = excluded.ended_ms, fault = excluded.fault,
+       state = excluded.state, state_arrived = excluded.state_arrived, reward = excluded.reward,
+       metrics = excluded.metrics`,
+    );
+  }
+
+  /** Creates `<storeDir>/<system>/<timestamp>/` and points `<storeDir>/latest` at it. */
+  static create(storeDir: string, info: RunInfo): RunStore {
+    const systemDir = join(storeDir, info.system);
+    mkdirSync(systemDir, { recursive: true });
+    let dir = join(systemDir, timestampName());
+    for (let i = 1; existsSync(dir); i++) dir = join(systemDir, `${timestampName()}-${i}`);
+    mkdirSync(join(dir, 'nodes'), { recursive: true });
+    const store = new RunStore(dir);
+    store.db
+      .prepare('INSERT INTO run (id, system, seed, policy, config, started_at, status) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(info.id, info.system, info.seed, info.policy, JSON.stringify(info.config), new Date().toISOString(), 'running');
+    pointLatest(storeDir, dir);
+    return store;
+  }
+
+  /** Opens an existing run directory (for report, replay, cleanup). */
+  static open(dir: string): RunStore {
+    if (!existsSync(join(dir, 'run.db'))) throw new Error(`${dir} is not a run directory (no run.db)`);
+    return new RunStore(dir);
+  }
+
+  appendOp(op: Op): void {
+    writeSync(this.historyFd, JSON.stringify(op) + '\n');
+  }
+
+  scheduleStarted(idx: number, startedMs: number): void {
+    this.db.prepare('INSERT OR REPLACE INTO schedules (idx, started_ms) VALUES (?, ?)').run(idx, startedMs);
+  }
+
+  scheduleEnded(idx: number, endedMs: number, ops: number, checkResult: unknown, recoveryMs: number | null): void {
+    this.db
+      .prepare('UPDATE schedules SET ended_ms = ?, ops = ?, check_result = ?, recovery_ms = ? WHERE idx = ?')
+      .run(endedMs, ops, JSON.stringify(checkResult), recoveryMs, idx);
+  }
+
+  step(row: {
+    schedule: number;
+    step: number;
+    startedMs: number;
+    endedMs: number | null;
+    fault: unknown;
+    state: string | null;
+    stateArrived: boolean | null;
+    reward: number | null;
+    metrics: unknown;
+  }): void {
+    this.upsertStep.run({
+      ...row,
+      fault: JSON.stringify(row.fault),
+      stateArrived: row.stateArrived === null ? null : row.stateArrived ? 1 : 0,
+      metrics: row.metrics === null ? null : JSON.stringify(row.metrics),
+    });
+  }
+
+  fault(row: FaultRow): void {
+    this.insertFault.run(
+      row.schedule,
+      row.step,
+      row.atMs,
+      row.f,
+      JSON.stringify(row.value),
+      JSON.stringify(row.nodes),
+      row.outcome,
+      row.error ?? null,
+    );
+  }
+
+  metrics(atMs: number, schedule: number, step: number, values: Readonly<Record<string, number>>): void {
+    this.db
+      .prepare('INSERT INTO metrics (at_ms, schedule, step, values_json) VALUES (?, ?, ?, ?)')
+      .run(atMs, schedule, step, JSON.stringify(values));
+  }
+
+  state(abstraction: string, id: string, features: readonly string[], schedule: number, step: number): void {
+    this.db
+      .prepare(
+        `INSERT INTO states (abstraction, id, features, first_schedule, first_step, visits) VALUES (?, ?, ?, ?, ?, 1)
+         ON CONFLICT (abstraction, id) DO UPDATE SET visits = visits + 1`,
+      )
+      .run(abstraction, id, JSON.stringify(features), schedule, step);
+  }
+
+  savePolicy(policy: string, values: readonly { state: string; action: string; value: number; visits: number }[]): void {
+    const insert = this.db.prepare(
+      'INSERT OR REPLACE INTO policy_values (policy, state, action, value, visits) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM policy_values WHERE policy = ?').run(policy);
+      for (const v of values) insert.run(policy, v.state, v.action, v.value, v.visits);
+    })();
+  }
+
+  bug(row: BugRow): number {
+    const result = this.db
+      .prepare(
+        `INSERT INTO bugs (schedule, kind, name, message, evidence, fault_schedule, seed, found_at_ms, html)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        row.schedule,
+        row.kind,
+        row.name,
+        row.message,
+        JSON.stringify(row.evidence),
+        JSON.stringify(row.faultSchedule),
+        row.seed,
+        row.foundAtMs,
+        row.html ?? null,
+      );
+    return Number(result.lastInsertRowid);
+  }
+
+  finish(status: RunStatus, summary: unknown): void {
+    this.db
+      .prepare('UPDATE run SET ended_at = ?, status = ?, summary = ?')
+      .run(new Date().toISOString(), status, JSON.stringify(summary));
+  }
+
+  close(): void {
+    closeSync(this.historyFd);
+    this.db.close();
+  }
+}
+
+/** Marks a run that a crashed fuzzer left `running` as `incomplete` (used by `mallory cleanup`). */
+export function markIncomplete(dir: string): boolean {
+  if (!existsSync(join(dir, 'run.db'))) return false;
+  const db = new Database(join(dir, 'run.db'));
+  try {
+    const changed = db
+      .prepare("UPDATE run SET status = 'incomplete', ended_at = ? WHERE status = 'running'")
+      .run(new Date().toISOString()).changes;
+    return changed > 0;
+  } finally {
+    db.close();
+  }
+}
+
+function pointLatest(storeDir: string, dir: string): void {
+  const link = join(storeDir, 'latest');
+  const tmp = `${link}.${process.pid}`;
+  try {
+    unlinkSync(tmp);
+  } catch {
+    // no stale temp link
+  }
+  symlinkSync(relative(storeDir, dir), tmp);
+  renameSync(tmp, link);
+}
+
+/** The run directory `store/latest` points at. */
+export function latestRun(storeDir: string): string | undefined {
+  try {
+    return join(storeDir, readlinkSync(join(storeDir, 'latest')));
+  } catch {
+    return undefined;
+  }
+}

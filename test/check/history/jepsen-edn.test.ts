@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+
+import { parseJepsenEdn } from '../../../src/check/history/jepsen-edn.js';
+
+describe('parseJepsenEdn', () => {
+  it('reads Jepsen op maps, independent [k v] values and nemesis ops', () => {
+    const text = `{:type :invoke, :f :write, :value [:x 3], :process 0, :time 123, :index 0}
+{:type :info, :f :start-partition, :value :majority, :process :nemesis, :time 150, :index 1}
+{:type :ok, :f :write, :value [:x 3], :process 0, :time 200, :index 2}`;
+    const parsed = parseJepsenEdn(text, 'history.edn');
+    expect(parsed.format).toBe('edn');
+    expect(parsed.ops).toEqual([
+      { index: 0, time: 123, type: 'invoke', process: 0, f: 'write', value: ['x', 3] },
+      { index: 1, time: 150, type: 'info', process: 'nemesis', f: 'start-partition', value: 'majority' },
+      { index: 2, time: 200, type: 'ok', process: 0, f: 'write', value: ['x', 3] },
+    ]);
+  });
+
+  it('fills a missing index and time with the position and a missing value with nil', () => {
+    const parsed = parseJepsenEdn('[{:type :invoke :f :read :process 2}]', 'h.edn');
+    expect(parsed.ops).toEqual([{ index: 0, time: 0, type: 'invoke', process: 2, f: 'read', value: null }]);
+  });
+
+  it('names the file and line of a form that is not an op', () => {
+    expect(() => parseJepsenEdn('{:type :invoke :f :read :process 0}\n[1 2]', 'h.edn')).toThrow(
+      /^h\.edn:2: an op must be a map/,
+    );
+    expect(() =>
+      parseJepsenEdn('{:type :invoke :f :read :process 0}\n\n{:type :ok :process 0}', 'h.edn'),
+    ).toThrow(/^h\.edn:3: f must be a name/);
+  });
+});

@@ -1,0 +1,130 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+import { describe, expect, it } from 'vitest';
+
+import type { Op } from '../../src/core/op.js';
+import { checkOps } from '../../src/check/linearizable.js';
+import { renderLinearizabilityHtml } from '../../src/check/linearizable-html.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_TIMEOUT_MS = 90_000;
+const run = promisify(execFile);
+
+function history(...rows: readonly (readonly [number | 'nemesis', Op['type'], string, unknown])[]): Op[] {
+  return rows.map(([process, type, f, value], index) => ({
+    index,
+    time: index * 1_000_000,
+    type,
+    process,
+    f,
+    value,
+  }));
+}
+
+/** Key "a" is fine; key "b" has a stale read while a partition is in force. */
+const OPS = history(
+  [0, 'invoke', 'write', ['b', 1]],
+  [0, 'ok', 'write', ['b', 1]],
+  ['nemesis', 'invoke', 'start-partition', 'majority'],
+  ['nemesis', 'info', 'start-partition', 'majority'],
+  [1, 'invoke', 'write', ['a', '<script>alert(1)</script>']],
+  [0, 'invoke', 'write', ['b', 2]],
+  [0, 'ok', 'write', ['b', 2]],
+  [1, 'ok', 'write', ['a', '<script>alert(1)</script>']],
+  [2, 'invoke', 'read', ['b', null]],
+  [3, 'invoke', 'write', ['b', 3]],
+  [2, 'ok', 'read', ['b', 1]],
+  [3, 'info', 'write', ['b', 3]],
+  ['nemesis', 'invoke', 'stop-partition', null],
+  ['nemesis', 'info', 'stop-partition', null],
+  ['nemesis', 'info', 'kill', 'n1'],
+);
+
+function count(html: string, pattern: RegExp): number {
+  return [...html.matchAll(pattern)].length;
+}
+
+async function chromium(args: readonly string[]): Promise<string> {
+  const profile = await mkdtemp(path.join(tmpdir(), 'mallory-chromium-'));
+  try {
+    const { stdout } = await run(
+      CHROMIUM,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        `--user-data-dir=${profile}`,
+        ...args,
+      ],
+      { timeout: CHROMIUM_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 },
+    );
+    return stdout;
+  } finally {
+    await rm(profile, { recursive: true, force: true });
+  }
+}
+
+describe('renderLinearizabilityHtml', () => {
+  it('shows the failing key, its op intervals, the linearization order, the failing op and the faults', async () => {
+    const result = await checkOps(OPS, { model: 'kv' });
+    expect(result.valid).toBe(false);
+    const html = renderLinearizabilityHtml(result, OPS);
+    expect(html).toMatch(/^<!doctype html>/);
+    expect(html).toContain('not linearizable');
+    expect(html).toContain('Showing key &#34;b&#34; only (1 ops on other keys hidden)');
+    expect(count(html, /<g class="op /g)).toBe(4);
+    expect(count(html, /<g class="op failing/g)).toBe(1);
+    expect(html).toMatch(/<g class="op failing" data-index="8"/);
+    expect(count(html, /<g class="op linearized/g)).toBe(result.counterexample!.longestPrefix.length);
+    expect(html).toContain('data-order="1"');
+    expect(html).toMatch(/<g class="op other open" data-index="9"/);
+    expect(count(html, /<rect class="fault"/g)).toBe(2);
+    expect(html).toContain('>start-partition</text>');
+    expect(html).toContain('>kill</text>');
+    expect(html).not.toContain('<script>alert');
+  });
+
+  it('draws every client op of a valid history, with no failing op', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', 1],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', 1],
+      [0, 'ok', 'write', 1],
+    );
+    const result = await checkOps(ops, { model: 'register' });
+    const html = renderLinearizabilityHtml(result, ops, [], { title: 'two ops' });
+    expect(html).toContain('<title>two ops: linearizable</title>');
+    expect(count(html, /<g class="op other/g)).toBe(2);
+    expect(html).not.toContain('class="op failing');
+    expect(html).not.toContain('class="fault"');
+  });
+
+  it.skipIf(!existsSync(CHROMIUM))(
+    'renders in headless Chromium, script included (skipped when /usr/bin/chromium is not installed)',
+    async () => {
+      const result = await checkOps(OPS, { model: 'kv' });
+      const dir = await mkdtemp(path.join(tmpdir(), 'mallory-html-'));
+      const file = path.join(dir, 'check.html');
+      await writeFile(file, renderLinearizabilityHtml(result, OPS));
+      const dom = await chromium(['--dump-dom', `file://${file}`]);
+      expect(dom).toContain('<body data-ops="4">');
+      expect(dom).toMatch(/<g class="op failing" data-index="8"/);
+      const png = path.join(dir, 'check.png');
+      await chromium(['--window-size=1300,700', `--screenshot=${png}`, `file://${file}`]);
+      const header = (await readFile(png)).subarray(1, 4).toString('latin1');
+      expect(header).toBe('PNG');
+      expect((await stat(png)).size).toBeGreaterThan(10_000);
+      await rm(dir, { recursive: true, force: true });
+    },
+    CHROMIUM_TIMEOUT_MS * 2,
+  );
+});

@@ -1,0 +1,286 @@
+import { describe, expect, it } from 'vitest';
+
+import type { Op } from '../../src/core/op.js';
+import { HistoryError, type Model, checkOpStream, checkOps } from '../../src/check/linearizable.js';
+
+/** Builds a history from compact rows: [process, type, f, value]; index and time are positions. */
+function history(...rows: readonly (readonly [number | 'nemesis', Op['type'], string, unknown])[]): Op[] {
+  return rows.map(([process, type, f, value], index) => ({
+    index,
+    time: index * 1000,
+    type,
+    process,
+    f,
+    value,
+  }));
+}
+
+describe('checkOps on a register', () => {
+  it('accepts overlapping ops that can be ordered', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', 1],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', 1],
+      [0, 'ok', 'write', 1],
+    );
+    const result = await checkOps(ops, { model: 'register' });
+    expect(result).toMatchObject({ valid: true, partitions: 1, ops: 2, model: 'register' });
+    expect(result.counterexample).toBeUndefined();
+  });
+
+  it('reads nil before any write as the initial value', async () => {
+    const ops = history([0, 'invoke', 'read', null], [0, 'ok', 'read', null]);
+    expect((await checkOps(ops, { model: 'cas-register' })).valid).toBe(true);
+  });
+
+  it('rejects a stale read and names the op that cannot be placed', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', 1],
+      [0, 'ok', 'write', 1],
+      [0, 'invoke', 'write', 2],
+      [0, 'ok', 'write', 2],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', 1],
+    );
+    const result = await checkOps(ops, { model: 'register' });
+    expect(result.valid).toBe(false);
+    expect(result.counterexample).toEqual({
+      longestPrefix: [ops[1], ops[3]],
+      failingOp: ops[5],
+      stateBefore: '2',
+    });
+  });
+
+  it('lets an info write take effect late, long after its invoke', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', 1],
+      [0, 'info', 'write', 'timeout'],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', null],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', 1],
+    );
+    expect((await checkOps(ops, { model: 'register' })).valid).toBe(true);
+  });
+
+  it('lets an info write never happen', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', 1],
+      [0, 'info', 'write', 'timeout'],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', null],
+    );
+    expect((await checkOps(ops, { model: 'register' })).valid).toBe(true);
+  });
+
+  it('treats an invoke with no completion as info', async () => {
+    const ops = history([0, 'invoke', 'write', 7], [1, 'invoke', 'read', null], [1, 'ok', 'read', 7]);
+    expect((await checkOps(ops, { model: 'register' })).valid).toBe(true);
+  });
+
+  it('still rejects an info op that would have to take effect before its invoke', async () => {
+    const ops = history(
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', 1],
+      [0, 'invoke', 'write', 1],
+      [0, 'info', 'write', 'timeout'],
+    );
+    expect((await checkOps(ops, { model: 'register' })).valid).toBe(false);
+  });
+
+  it('ignores fail ops (they did not happen) and nemesis ops', async () => {
+    const ops = history(
+      ['nemesis', 'info', 'start-partition', 'majority'],
+      [0, 'invoke', 'write', 1],
+      [0, 'fail', 'write', 1],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', null],
+      ['nemesis', 'info', 'stop-partition', null],
+    );
+    const result = await checkOps(ops, { model: 'register' });
+    expect(result).toMatchObject({ valid: true, ops: 1 });
+  });
+
+  it('applies a successful cas and rejects a read the cas could not have produced', async () => {
+    const ok = history(
+      [0, 'invoke', 'write', 1],
+      [0, 'ok', 'write', 1],
+      [0, 'invoke', 'cas', [1, 2]],
+      [0, 'ok', 'cas', [1, 2]],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', 2],
+    );
+    expect((await checkOps(ok, { model: 'cas-register' })).valid).toBe(true);
+    const bad = history([0, 'invoke', 'cas', [1, 2]], [0, 'ok', 'cas', [1, 2]]);
+    const result = await checkOps(bad, { model: 'cas-register' });
+    expect(result.valid).toBe(false);
+    expect(result.counterexample?.stateBefore).toBe('nil');
+  });
+
+  it('refuses cas under the plain register model, saying which model to use', async () => {
+    const ops = history([0, 'invoke', 'cas', [1, 2]], [0, 'ok', 'cas', [1, 2]]);
+    await expect(checkOps(ops, { model: 'register' })).rejects.toThrow(/--model cas-register/);
+  });
+
+  it('throws HistoryError for ops that do not pair up, with the op position', async () => {
+    const orphan = history([0, 'ok', 'read', 1]);
+    await expect(checkOps(orphan, { model: 'register' })).rejects.toBeInstanceOf(HistoryError);
+    const twice = history([0, 'invoke', 'read', null], [0, 'invoke', 'read', null]);
+    const error = await checkOps(twice, { model: 'register' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HistoryError);
+    expect((error as HistoryError).position).toBe(1);
+    expect((error as HistoryError).message).toMatch(/still open/);
+  });
+});
+
+describe('checkOps on kv (partitioned by key)', () => {
+  it('checks keys independently and reports the failing key', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', ['a', 1]],
+      [0, 'ok', 'write', ['a', 1]],
+      [1, 'invoke', 'read', ['b', null]],
+      [1, 'ok', 'read', ['b', null]],
+      [0, 'invoke', 'cas', ['b', [null, 3]]],
+      [0, 'ok', 'cas', ['b', [null, 3]]],
+      [1, 'invoke', 'read', ['a', null]],
+      [1, 'ok', 'read', ['a', 2]],
+    );
+    const result = await checkOps(ops, { model: 'kv' });
+    expect(result.valid).toBe(false);
+    expect(result.partitions).toBe(2);
+    expect(result.counterexample).toEqual({
+      key: 'a',
+      longestPrefix: [ops[1]],
+      failingOp: ops[7],
+      stateBefore: '1',
+    });
+  });
+
+  it('is valid when every key is', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', ['a', 1]],
+      [1, 'invoke', 'write', ['b', 2]],
+      [1, 'ok', 'write', ['b', 2]],
+      [0, 'ok', 'write', ['a', 1]],
+      [2, 'invoke', 'read', ['b', null]],
+      [2, 'ok', 'read', ['b', 2]],
+    );
+    expect(await checkOps(ops, { model: 'kv' })).toMatchObject({ valid: true, partitions: 2 });
+  });
+
+  it('rejects a value that is not [key, v]', async () => {
+    const ops = history([0, 'invoke', 'write', 3]);
+    await expect(checkOps(ops, { model: 'kv' })).rejects.toThrow(/\[key, value\]/);
+  });
+});
+
+describe('checkOps on set and counter', () => {
+  it('set: a read must return every element added before it and nothing never added', async () => {
+    const base = history(
+      [0, 'invoke', 'add', 1],
+      [0, 'ok', 'add', 1],
+      [1, 'invoke', 'add', 2],
+      [2, 'invoke', 'read', null],
+      [2, 'ok', 'read', [1]],
+      [1, 'ok', 'add', 2],
+      [2, 'invoke', 'read', null],
+      [2, 'ok', 'read', [2, 1]],
+    );
+    expect((await checkOps(base, { model: 'set' })).valid).toBe(true);
+    const lost = history(
+      [0, 'invoke', 'add', 1],
+      [0, 'ok', 'add', 1],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', []],
+    );
+    const result = await checkOps(lost, { model: 'set' });
+    expect(result.valid).toBe(false);
+    expect(result.counterexample?.stateBefore).toBe('#{1}');
+  });
+
+  it('counter: reads see the adds that completed before them', async () => {
+    const ops = history(
+      [0, 'invoke', 'add', 2],
+      [0, 'ok', 'add', 2],
+      [1, 'invoke', 'add', 3],
+      [2, 'invoke', 'read', null],
+      [2, 'ok', 'read', 5],
+      [1, 'ok', 'add', 3],
+    );
+    expect((await checkOps(ops, { model: 'counter' })).valid).toBe(true);
+    const bad = history(
+      [0, 'invoke', 'add', 2],
+      [0, 'ok', 'add', 2],
+      [2, 'invoke', 'read', null],
+      [2, 'ok', 'read', 1],
+    );
+    expect((await checkOps(bad, { model: 'counter' })).valid).toBe(false);
+  });
+});
+
+describe('checkOps with a model of its own and a time limit', () => {
+  /** A queue: enqueue x, dequeue returns the oldest element (null when empty). States are arrays. */
+  const queueModel: Model<readonly number[], { f: string; value: unknown }> = {
+    name: 'queue',
+    input: (f, value) => ({ f, value }),
+    output: (_f, value) => value,
+    init: () => [],
+    step(state, input, output) {
+      if (input.f === 'enqueue') return [...state, input.value as number];
+      const head = state.length === 0 ? null : state[0];
+      return output === undefined || output === head ? state.slice(1) : undefined;
+    },
+    hash: (state) => state.reduce((h, x) => Math.imul(h ^ x, 16777619), 2166136261),
+    equal: (a, b) => a.length === b.length && a.every((x, i) => x === b[i]),
+    describe: (state) => `[${state.join(' ')}]`,
+  };
+
+  it('checks against an adapter-defined model with object states', async () => {
+    const fifo = history(
+      [0, 'invoke', 'enqueue', 1],
+      [0, 'ok', 'enqueue', 1],
+      [0, 'invoke', 'enqueue', 2],
+      [0, 'ok', 'enqueue', 2],
+      [1, 'invoke', 'dequeue', null],
+      [1, 'ok', 'dequeue', 2],
+    );
+    const result = await checkOps(fifo, { model: queueModel });
+    expect(result.valid).toBe(false);
+    expect(result.counterexample?.stateBefore).toBe('[1 2]');
+  });
+
+  it('answers unknown when the time limit runs out', async () => {
+    // Many concurrent writes of distinct values and a read of a value nobody wrote: the search
+    // must try every order of the writes before it can say no.
+    const writers = 18;
+    const rows: [number, Op['type'], string, unknown][] = [];
+    for (let p = 0; p < writers; p++) rows.push([p, 'invoke', 'write', p]);
+    rows.push([writers, 'invoke', 'read', null], [writers, 'ok', 'read', -1]);
+    for (let p = 0; p < writers; p++) rows.push([p, 'ok', 'write', p]);
+    const result = await checkOps(history(...rows), { model: 'register', timeLimitMs: 0 });
+    expect(result.valid).toBe('unknown');
+    expect(result.counterexample).toBeUndefined();
+  });
+});
+
+describe('checkOpStream', () => {
+  it('checks an async stream of ops and names counterexample ops by stream position', async () => {
+    const ops = history(
+      ['nemesis', 'info', 'kill', 'n1'],
+      [0, 'invoke', 'write', ['a', 1]],
+      [0, 'ok', 'write', ['a', 1]],
+      [1, 'invoke', 'read', ['a', null]],
+      [1, 'ok', 'read', ['a', 2]],
+    );
+    async function* stream(): AsyncGenerator<Op> {
+      for (const op of ops) {
+        await Promise.resolve();
+        yield op;
+      }
+    }
+    const result = await checkOpStream(stream(), { model: 'kv' });
+    expect(result).toMatchObject({ valid: false, partitions: 1, ops: 2 });
+    expect(result.counterexample).toEqual({ key: 'a', longestPrefix: [2], failingOp: 4, stateBefore: '1' });
+    expect(await checkOpStream(ops.slice(0, 3), { model: 'kv' })).toMatchObject({ valid: true });
+  });
+});

@@ -1,0 +1,147 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+import { beforeAll, describe, expect, it } from 'vitest';
+
+import { REPO_ROOT, sharedDataDir } from '../check/data-dir.js';
+
+const MALLORY = path.join(REPO_ROOT, 'bin', 'mallory.js');
+const ETCD_DIR = path.join(sharedDataDir(), 'porcupine-etcd');
+const run = promisify(execFile);
+
+interface Outcome {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the built CLI (`npm test` builds first). */
+async function mallory(...args: string[]): Promise<Outcome> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [MALLORY, ...args], { timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+let dir: string;
+
+beforeAll(async () => {
+  if (!existsSync(path.join(REPO_ROOT, 'dist', 'cli', 'check.js'))) {
+    throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
+  }
+  dir = await mkdtemp(path.join(tmpdir(), 'mallory-check-cli-'));
+});
+
+describe('mallory check', () => {
+  it('exits 0 for a linearizable Jepsen etcd log, printing the verdict and time', async () => {
+    const { code, stdout } = await mallory('check', path.join(ETCD_DIR, 'etcd_002.log'));
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/etcd_002\.log: linearizable \(cas-register, 1 partition, \d+ ops, [\d.]+ ms\)/);
+  });
+
+  it('exits 1 for a non-linearizable one, naming the op that cannot be placed and its line', async () => {
+    const { code, stdout } = await mallory('check', path.join(ETCD_DIR, 'etcd_000.log'));
+    expect(code).toBe(1);
+    expect(stdout).toContain('etcd_000.log: NOT linearizable');
+    expect(stdout).toMatch(
+      /after \d+ linearized ops the state is \d+, and read \d+ by process \d+ \(index \d+, line \d+\) cannot be placed/,
+    );
+  });
+
+  it('prints one JSON document with --json and writes HTML with --html', async () => {
+    const html = path.join(dir, 'out');
+    const files = ['etcd_000.log', 'etcd_002.log'].map((f) => path.join(ETCD_DIR, f));
+    const { code, stdout } = await mallory('check', ...files, '--json', '--html', html);
+    expect(code).toBe(1);
+    const doc = JSON.parse(stdout) as {
+      valid: unknown;
+      files: { file: string; valid: unknown; html: string }[];
+    };
+    expect(doc.valid).toBe(false);
+    expect(doc.files.map((f) => [path.basename(f.file), f.valid])).toEqual([
+      ['etcd_000.log', false],
+      ['etcd_002.log', true],
+    ]);
+    const page = await readFile(path.join(html, 'etcd_000.log.html'), 'utf8');
+    expect(page).toContain('class="op failing');
+    expect(doc.files[1].html).toBe(path.join(html, 'etcd_002.log.html'));
+  });
+
+  it('guesses kv for a history.jsonl with [key, v] values and checks it by key', async () => {
+    const file = path.join(dir, 'history.jsonl');
+    const ops = [
+      { index: 0, time: 1, type: 'invoke', process: 0, f: 'write', value: ['x', 1] },
+      { index: 1, time: 2, type: 'ok', process: 0, f: 'write', value: ['x', 1] },
+      { index: 2, time: 3, type: 'invoke', process: 1, f: 'read', value: ['y', null] },
+      { index: 3, time: 4, type: 'ok', process: 1, f: 'read', value: ['y', 1] },
+    ];
+    await writeFile(file, ops.map((op) => JSON.stringify(op)).join('\n'));
+    const { code, stdout } = await mallory('check', file);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/NOT linearizable \(kv, 2 partitions, 2 ops/);
+    expect(stdout).toContain(
+      'key "y": after 0 linearized ops the state is nil, and read ["y",1] by process 1 (index 3, line 4)',
+    );
+    expect((await mallory('check', file, '--model', 'cas-register')).code).toBe(1);
+  });
+
+  it('reads a Jepsen history.edn', async () => {
+    const file = path.join(dir, 'history.edn');
+    await writeFile(
+      file,
+      '{:type :invoke, :f :write, :value 3, :process 0, :time 1, :index 0}\n' +
+        '{:type :ok, :f :write, :value 3, :process 0, :time 2, :index 1}\n' +
+        '{:type :invoke, :f :read, :value nil, :process 1, :time 3, :index 2}\n' +
+        '{:type :ok, :f :read, :value 3, :process 1, :time 4, :index 3}\n',
+    );
+    const { code, stdout } = await mallory('check', file, '--model', 'register');
+    expect(code).toBe(0);
+    expect(stdout).toContain('linearizable (register, 1 partition, 2 ops');
+  });
+
+  it('exits 2 with one line naming file:line for a malformed file', async () => {
+    const file = path.join(dir, 'broken.jsonl');
+    await writeFile(
+      file,
+      '{"index":0,"time":1,"type":"invoke","process":0,"f":"read","value":null}\n{"index":1,\n',
+    );
+    const { code, stderr, stdout } = await mallory('check', file);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^mallory check: ${file}:2: not JSON`)),
+    ]);
+  });
+
+  it('exits 2 naming the line of ops that do not pair up', async () => {
+    const file = path.join(dir, 'orphan.jsonl');
+    await writeFile(file, '\n{"index":7,"time":1,"type":"ok","process":0,"f":"read","value":null}\n');
+    const { code, stderr } = await mallory('check', file);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(new RegExp(`${file}:2: op 7 .*completes no invoke`));
+  });
+
+  it('exits 2 (unknown) when the time limit runs out, and for a bad --time-limit', async () => {
+    const file = path.join(dir, 'hard.jsonl');
+    const writers = 18;
+    const ops: object[] = [];
+    for (let p = 0; p < writers; p++) ops.push({ type: 'invoke', process: p, f: 'write', value: p });
+    ops.push({ type: 'invoke', process: writers, f: 'read', value: null });
+    ops.push({ type: 'ok', process: writers, f: 'read', value: -1 });
+    for (let p = 0; p < writers; p++) ops.push({ type: 'ok', process: p, f: 'write', value: p });
+    await writeFile(file, ops.map((op) => JSON.stringify(op)).join('\n'));
+    const { code, stdout } = await mallory('check', file, '--time-limit', '1ms');
+    expect(code).toBe(2);
+    expect(stdout).toContain('unknown (time limit)');
+    const bad = await mallory('check', file, '--time-limit', 'soon');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--time-limit: cannot read duration "soon"');
+  });
+});

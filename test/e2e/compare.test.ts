@@ -1,0 +1,65 @@
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { mallory, sandbox } from './helpers.js';
+
+describe('mallory compare (kvraft, real processes)', () => {
+  const box = sandbox();
+  afterAll(() => {
+    rmSync(join(box.store, '..'), { recursive: true, force: true });
+  });
+
+  it('runs each policy on the same seeds and prints the comparison as JSON, with a coverage plot', async () => {
+    const r = await mallory(
+      [
+        'compare',
+        '--policies',
+        'adaptive,random',
+        '--runs',
+        '1',
+        '--time',
+        '15s',
+        '--seed',
+        '21',
+        '--store',
+        box.store,
+        '--json',
+      ],
+      box,
+    );
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.stdout) as {
+      policies: Record<
+        string,
+        { runs: { seed: number; metrics: Record<string, number>; bugs: unknown[] }[] }
+      >;
+      comparisons: {
+        metric: string;
+        policy: string;
+        baseline: string;
+        ratio: number;
+        a12: number;
+        p: number;
+      }[];
+      plot: string;
+    };
+    expect(Object.keys(result.policies).sort()).toEqual(['adaptive', 'random']);
+    expect(result.policies.adaptive.runs[0].seed).toBe(21);
+    expect(result.policies.random.runs[0].seed).toBe(21);
+    expect(result.policies.adaptive.runs[0].metrics.windows).toBeGreaterThan(0);
+    const states = result.comparisons.find((c) => c.metric.includes('states'));
+    expect(states).toMatchObject({ policy: 'adaptive', baseline: 'random' });
+    expect(states!.a12).toBeGreaterThanOrEqual(0);
+    expect(states!.a12).toBeLessThanOrEqual(1);
+    expect(existsSync(result.plot)).toBe(true);
+    expect(readFileSync(result.plot, 'utf8')).toContain('<svg');
+  });
+
+  it('refuses a single policy', async () => {
+    const r = await mallory(['compare', '--policies', 'adaptive', '--store', box.store], box);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('at least two policies');
+  });
+});

@@ -1,0 +1,168 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
+import { ProxyBackend } from '../../src/cluster/net/proxy.js';
+import { ResourceRegistry } from '../../src/cluster/resources.js';
+import { sleep } from '../../src/core/clock.js';
+import { Rng } from '../../src/core/random.js';
+import { Nemesis } from '../../src/nemesis/nemesis.js';
+import { kvraft } from '../../src/systems/kvraft/index.js';
+import type { SystemAdapter } from '../../src/systems/system.js';
+
+const NODES = ['n1', 'n2', 'n3'];
+
+/** Polls until `f` gives a defined value. */
+async function eventually<T>(f: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(100);
+  }
+}
+
+describe('nemesis against real kvraft nodes', () => {
+  const root = mkdtempSync(join(tmpdir(), 'mallory-nemesis-'));
+  const stateDir = join(root, 'state');
+  let system: SystemAdapter;
+  let net: ProxyBackend;
+  let cluster: Cluster;
+  let nemesis: Nemesis;
+  let registry: ResourceRegistry;
+  const exits: NodeExit[] = [];
+
+  beforeAll(async () => {
+    process.env.MALLORY_STATE_DIR = stateDir;
+    system = kvraft.create({ bugs: [] });
+    net = await ProxyBackend.create({
+      nodes: NODES,
+      services: system.services,
+      peerServices: system.peerServices,
+      seed: 5,
+    });
+    registry = new ResourceRegistry('nemesis-test', root);
+    cluster = new Cluster({
+      system,
+      nodes: NODES,
+      runDir: root,
+      runId: `nemesis${process.pid}`,
+      network: net,
+      registry,
+      onExit: (e) => exits.push(e),
+    });
+    nemesis = new Nemesis(cluster, net, system, new Rng(5), [
+      'partition',
+      'kill',
+      'pause',
+      'packet',
+      'member',
+    ]);
+    await cluster.startAll();
+    expect(await cluster.waitReady(20_000)).toBe(true);
+  });
+
+  afterAll(async () => {
+    await cluster.close();
+    await net.close();
+    registry.releaseAll();
+    delete process.env.MALLORY_STATE_DIR;
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const leader = (): Promise<string | undefined> => system.leader!(cluster);
+
+  it('offers only what the system supports, with Jepsen names', () => {
+    const space = nemesis.actionSpace();
+    expect(space.kinds).toEqual(
+      expect.arrayContaining([
+        'start-partition',
+        'stop-partition',
+        'kill',
+        'start',
+        'pause',
+        'resume',
+        'start-packet',
+        'member-remove',
+        'member-add',
+      ]),
+    );
+    expect(space.valuesOf('kill')).toContain('leader');
+    expect(space.valuesOf('start-partition')).toEqual(
+      expect.arrayContaining(['halves', 'isolate', 'bridge', 'leader']),
+    );
+  });
+
+  it('kill leader: the leader process dies, another node takes over; start brings it back', async () => {
+    const old = await eventually(leader, 10_000);
+    const out = await nemesis.enact({ f: 'kill', value: 'leader' });
+    expect(out).toMatchObject({ outcome: 'ok', nodes: [old] });
+    expect(cluster.statusOf(old)).toBe('killed');
+    const next = await eventually(async () => {
+      const l = await leader();
+      return l !== undefined && l !== old ? l : undefined;
+    }, 15_000);
+    expect(next).not.toBe(old);
+    const start = await nemesis.enact({ f: 'start', value: 'all' });
+    expect(start.nodes).toEqual([old]);
+    expect(cluster.statusOf(old)).toBe('running');
+    expect(await cluster.waitReady(15_000)).toBe(true);
+    expect(exits.filter((e) => !e.expected)).toEqual([]);
+  });
+
+  it('isolating the leader makes the majority elect a new one; healing restores a single cluster', async () => {
+    const old = await eventually(leader, 10_000);
+    const out = await nemesis.enact({ f: 'start-partition', value: 'leader' });
+    expect(out.outcome).toBe('ok');
+    expect(out.links).toEqual(expect.arrayContaining([[old, NODES.find((n) => n !== old)]]));
+    // the isolated node still answers clients, but the majority's leader has the higher term
+    const fresh = await eventually(async () => {
+      const l = await leader();
+      return l !== undefined && l !== old ? l : undefined;
+    }, 15_000);
+    expect(fresh).not.toBe(old);
+    await nemesis.enact({ f: 'stop-partition', value: null });
+    expect(await cluster.waitReady(15_000)).toBe(true);
+  });
+
+  it('pause freezes a node (SIGSTOP) and resume thaws it', async () => {
+    const out = await nemesis.enact({ f: 'pause', value: ['n2'] });
+    expect(out.nodes).toEqual(['n2']);
+    expect(cluster.statusOf('n2')).toBe('paused');
+    const client = system.client('n2', cluster, 300);
+    const r = await client.read('x');
+    await client.close();
+    expect(r.type).not.toBe('ok');
+    await nemesis.enact({ f: 'resume', value: 'all' });
+    expect(cluster.statusOf('n2')).toBe('running');
+  });
+
+  it('member-remove takes a node out of the configuration; member-add brings it back with a fresh data dir', async () => {
+    const out = await nemesis.enact({ f: 'member-remove', value: 'one' });
+    expect(out.outcome).toBe('ok');
+    const removed = out.nodes[0];
+    expect(cluster.members).not.toContain(removed);
+    expect(cluster.statusOf(removed)).toBe('removed');
+    // a second removal would leave fewer than 2 members: skipped
+    expect((await nemesis.enact({ f: 'member-remove', value: 'one' })).outcome).toBe('skipped');
+    expect(await cluster.waitReady(15_000)).toBe(true);
+    const add = await nemesis.enact({ f: 'member-add', value: 'one' });
+    expect(add).toMatchObject({ outcome: 'ok', nodes: [removed] });
+    expect(cluster.members).toContain(removed);
+    expect(await cluster.waitReady(15_000)).toBe(true);
+  });
+
+  it('healAll undoes a pile of faults and the cluster serves again', async () => {
+    await nemesis.enact({ f: 'kill', value: ['n1'] });
+    await nemesis.enact({ f: 'pause', value: ['n2'] });
+    await nemesis.enact({ f: 'start-packet', value: { target: 'all', delayMs: 100 } });
+    expect(await nemesis.healAll()).toEqual([]);
+    expect(cluster.nodesIn('running')).toEqual(NODES);
+    expect(await cluster.waitReady(20_000)).toBe(true);
+    expect(exits.filter((e) => !e.expected)).toEqual([]);
+  });
+});

@@ -1,0 +1,64 @@
+import path from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { kvraft } from '../../../src/systems/kvraft/index.js';
+import { Harness } from './_helpers/harness.js';
+
+let harness: Harness | undefined;
+
+afterEach(async () => {
+  await harness?.cleanup();
+  harness = undefined;
+});
+
+describe('kvraft adapter', () => {
+  it('builds the node command line from the cluster view', async () => {
+    const h = (harness = await Harness.create(3));
+    const adapter = kvraft.create({ bugs: ['stale-read', 'lazy-vote'] });
+    const spec = adapter.launch('n2', h.view, { join: true });
+    expect(spec.command).toBe(process.execPath);
+    expect(spec.args[0]).toMatch(/dist\/systems\/kvraft\/node\.js$/);
+    const arg = (flag: string) => spec.args[spec.args.indexOf(flag) + 1];
+    expect(arg('--id')).toBe('n2');
+    expect(arg('--data')).toBe(h.view.dataDir('n2'));
+    const peers = new Map(
+      arg('--peers')
+        .split(',')
+        .map((p) => p.split('=') as [string, string]),
+    );
+    const hp = (a: { host: string; port: number }) => `${a.host}:${a.port}`;
+    expect(peers.get('n1')).toBe(hp(h.view.dial('n2', 'n1', 'peer')));
+    expect(peers.get('n3')).toBe(hp(h.view.dial('n2', 'n3', 'peer')));
+    expect(peers.get('n2')).toBe(hp(h.view.listen('n2', 'peer')));
+    expect(arg('--client')).toBe(hp(h.view.listen('n2', 'client')));
+    expect(arg('--members')).toBe('n1,n2,n3');
+    expect(spec.args).toContain('--join');
+    expect(spec.args.filter((a) => a === '--bug')).toHaveLength(2);
+    expect(spec.env?.MALLORY_PROBE_FILE).toBe(path.join(h.view.runDir, 'nodes', 'n2', 'probe.jsonl'));
+    expect(() => kvraft.create({ bugs: ['no-such-bug'] })).toThrow(/choose from ack-before-commit/);
+    expect(kvraft.bugs).toHaveLength(5);
+    expect(adapter.crashPatterns.some((p) => p.test('ASSERTION FAILED: x'))).toBe(true);
+  });
+
+  it('reports readiness and the leader, and a hung node as info', async () => {
+    const h = (harness = await Harness.create(3));
+    const adapter = kvraft.create({ bugs: [] });
+    h.startAll();
+    expect(await adapter.ready(h.view, AbortSignal.timeout(10_000))).toBe(true);
+    const leader = await adapter.leader!(h.view);
+    expect(leader).toBe((await h.waitLeader()).id);
+    const follower = h.nodes.find((n) => n !== leader)!;
+    h.pause(follower);
+    const client = adapter.client(follower, h.view, 300);
+    expect((await client.read('x')).type).toBe('info');
+    await client.close();
+    h.resume(follower);
+  });
+
+  it('is not ready while no node runs', async () => {
+    const h = (harness = await Harness.create(3));
+    const adapter = kvraft.create({ bugs: [] });
+    expect(await adapter.ready(h.view, AbortSignal.timeout(500))).toBe(false);
+  });
+});

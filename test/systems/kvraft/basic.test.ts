@@ -1,0 +1,101 @@
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { Harness } from './_helpers/harness.js';
+
+let harness: Harness | undefined;
+
+afterEach(async () => {
+  await harness?.cleanup();
+  harness = undefined;
+});
+
+describe('kvraft basics (real processes)', () => {
+  it('elects one leader, replicates writes to every node and serves read/write/cas', async () => {
+    const h = (harness = await Harness.create(3));
+    h.startAll();
+    const leader = await h.waitLeader();
+    const follower = h.nodes.find((n) => n !== leader.id)!;
+
+    // A client on a follower follows the leader hint once.
+    const client = h.client(follower);
+    expect(await client.write('x', 1)).toEqual({ type: 'ok' });
+    expect(await client.read('x')).toEqual({ type: 'ok', value: 1 });
+    expect(await client.read('missing')).toEqual({ type: 'ok', value: null });
+    expect(await client.cas('x', 1, 2)).toEqual({ type: 'ok' });
+    expect(await client.cas('x', 1, 3)).toMatchObject({ type: 'fail', error: 'cas mismatch' });
+    expect(await client.cas('missing', 0, 3)).toMatchObject({ type: 'fail' });
+    expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
+    for (let i = 0; i < 20; i++) expect((await client.write(`k${i}`, i)).type).toBe('ok');
+    await client.close();
+
+    const leaderNow = await h.status(leader.id);
+    const target = leaderNow!.commit;
+    for (const node of h.nodes) {
+      const s = await h.waitFor(`${node} to apply ${target}`, async () => {
+        const st = await h.status(node);
+        return st && st.applied >= target ? st : undefined;
+      });
+      expect(s.term).toBe(leader.term);
+      expect(s.leader).toBe(leader.id);
+    }
+  });
+
+  it('refuses on a follower with a leader hint, and reports unreachable nodes as fail', async () => {
+    const h = (harness = await Harness.create(3));
+    h.startAll();
+    const leader = await h.waitLeader();
+    const follower = h.nodes.find((n) => n !== leader.id)!;
+    const { requestOnce } = await import('../../../src/systems/kvraft/_internals/connection.js');
+    const response = await requestOnce(
+      h.view.clientAddress(follower, 'client'),
+      { op: 'write', key: 'a', value: 1 },
+      1000,
+    );
+    expect(response).toMatchObject({ ok: false, definite: true, error: 'not leader', leader: leader.id });
+    await h.kill(follower);
+    const client = h.client(follower, 500);
+    expect((await client.read('a')).type).toBe('fail');
+    await client.close();
+  });
+
+  it('emits probe events with matching send/recv message ids', async () => {
+    const h = (harness = await Harness.create(3));
+    h.startAll();
+    const leader = await h.waitLeader();
+    const client = h.client(leader.id);
+    expect((await client.write('x', 1)).type).toBe('ok');
+    await client.close();
+    await new Promise((r) => setTimeout(r, 200));
+    const events = h.allEvents();
+    const types = new Set(events.map((e) => e.type));
+    for (const t of [
+      'node-start',
+      'become-candidate',
+      'become-leader',
+      'vote-granted',
+      'commit-advance',
+      'append-accepted',
+      'send',
+      'recv',
+    ]) {
+      expect(types).toContain(t);
+    }
+    const leaderEvent = events.find((e) => e.type === 'become-leader')!;
+    expect(leaderEvent.node).toBe(leader.id);
+    expect(leaderEvent.attrs?.term).toBe(leader.term);
+    const sends = new Map(events.filter((e) => e.type === 'send').map((e) => [e.attrs!.msg, e]));
+    const recvs = events.filter((e) => e.type === 'recv');
+    expect(recvs.length).toBeGreaterThan(10);
+    let matched = 0;
+    for (const r of recvs) {
+      const s = sends.get(r.attrs!.msg);
+      if (!s) continue;
+      matched++;
+      expect(s.attrs!.peer).toBe(r.node);
+      expect(r.attrs!.peer).toBe(s.node);
+      expect(s.attrs!.kind).toBe(r.attrs!.kind);
+      expect(s.ts).toBeLessThanOrEqual(r.ts);
+    }
+    expect(matched).toBeGreaterThan(recvs.length * 0.9);
+  });
+});

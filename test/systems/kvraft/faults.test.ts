@@ -1,0 +1,202 @@
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { Harness } from './_helpers/harness.js';
+
+let harness: Harness | undefined;
+
+afterEach(async () => {
+  await harness?.cleanup();
+  harness = undefined;
+});
+
+async function writeMany(h: Harness, node: string, prefix: string, count: number): Promise<void> {
+  const client = h.client(node);
+  for (let i = 0; i < count; i++) {
+    expect(await client.write(`${prefix}${i}`, i)).toEqual({ type: 'ok' });
+  }
+  await client.close();
+}
+
+async function expectValues(h: Harness, node: string, prefix: string, count: number): Promise<void> {
+  const client = h.client(node);
+  for (let i = 0; i < count; i++) {
+    expect(await client.read(`${prefix}${i}`)).toEqual({ type: 'ok', value: i });
+  }
+  await client.close();
+}
+
+describe('kvraft under faults (real processes)', () => {
+  it('elects a new leader after the leader is killed and loses no acknowledged write', async () => {
+    const h = (harness = await Harness.create(3));
+    h.startAll();
+    const first = await h.waitLeader();
+    await writeMany(h, first.id, 'a', 10);
+    const killedAt = Date.now();
+    await h.kill(first.id);
+    const survivors = h.nodes.filter((n) => n !== first.id);
+    const second = await h.waitLeader(survivors, 5000, first.term);
+    const failoverMs = Date.now() - killedAt;
+    console.log(`kvraft failover after leader kill: ${failoverMs} ms`);
+    expect(failoverMs).toBeLessThan(3000);
+    await expectValues(h, second.id, 'a', 10);
+    // The old leader comes back as a follower and catches up.
+    h.start(first.id);
+    await writeMany(h, second.id, 'b', 5);
+    const back = await h.waitFor('old leader to catch up', async () => {
+      const s = await h.status(first.id);
+      const l = await h.status(second.id);
+      return s && l && s.role === 'follower' && s.applied >= l.commit ? s : undefined;
+    });
+    expect(back.leader).not.toBe(first.id);
+  });
+
+  it('keeps its data across a restart of every node', async () => {
+    const h = (harness = await Harness.create(3));
+    h.startAll();
+    const leader = await h.waitLeader();
+    await writeMany(h, leader.id, 'p', 10);
+    for (const n of h.nodes) await h.kill(n);
+    h.startAll();
+    const again = await h.waitLeader();
+    expect(again.term).toBeGreaterThan(leader.term);
+    await expectValues(h, again.id, 'p', 10);
+  });
+
+  it('fails over when the leader is paused, and the resumed leader steps down', async () => {
+    const h = (harness = await Harness.create(3));
+    h.startAll();
+    const first = await h.waitLeader();
+    await writeMany(h, first.id, 's', 5);
+    h.pause(first.id);
+    const others = h.nodes.filter((n) => n !== first.id);
+    const second = await h.waitLeader(others, 5000, first.term);
+    await writeMany(h, second.id, 't', 5);
+    h.resume(first.id);
+    const stepped = await h.waitFor('paused leader to step down', async () => {
+      const s = await h.status(first.id);
+      return s && s.role === 'follower' && s.term >= second.term ? s : undefined;
+    });
+    expect(stepped.leader).not.toBe(first.id);
+    await h.waitFor('step-down event', () =>
+      h.events(first.id).some((e) => e.type === 'step-down') ? true : undefined,
+    );
+    const now = await h.waitLeader();
+    await expectValues(h, now.id, 's', 5);
+    await expectValues(h, now.id, 't', 5);
+  });
+
+  it('a partitioned leader cannot serve reads or writes; after healing one leader remains', async () => {
+    const h = (harness = await Harness.create(3));
+    h.startAll();
+    const first = await h.waitLeader();
+    await writeMany(h, first.id, 'x', 1);
+    h.isolate(first.id);
+    const others = h.nodes.filter((n) => n !== first.id);
+    const second = await h.waitLeader(others, 5000, first.term);
+    await writeMany(h, second.id, 'x', 2);
+    const stale = h.client(first.id, 1000);
+    const read = await stale.read('x1');
+    expect(read.type).not.toBe('ok');
+    const write = await stale.write('y', 1);
+    expect(write.type).toBe('info');
+    await stale.close();
+    h.heal();
+    await h.waitFor('old leader to step down', async () => {
+      const s = await h.status(first.id);
+      return s?.role === 'follower' ? s : undefined;
+    });
+    const leader = await h.waitLeader();
+    await expectValues(h, leader.id, 'x', 2);
+  });
+});
+
+describe('kvraft snapshots (real processes)', () => {
+  it('compacts its log and brings a lagging follower up to date with a snapshot', async () => {
+    const h = (harness = await Harness.create(3));
+    h.startAll({ snapshotEvery: 8 });
+    const leader = await h.waitLeader();
+    const lagging = h.nodes.find((n) => n !== leader.id)!;
+    await h.kill(lagging);
+    await writeMany(h, leader.id, 'k', 40);
+    const ls = await h.status(leader.id);
+    expect(ls!.snapshotIndex).toBeGreaterThanOrEqual(32);
+    expect(h.events(leader.id).some((e) => e.type === 'snapshot-taken')).toBe(true);
+    h.start(lagging, { snapshotEvery: 8 });
+    await h.waitFor('snapshot install', () =>
+      h.events(lagging).some((e) => e.type === 'snapshot-installed') ? true : undefined,
+    );
+    const caught = await h.waitFor('lagging follower to catch up', async () => {
+      const s = await h.status(lagging);
+      return s && s.applied >= ls!.commit ? s : undefined;
+    });
+    expect(caught.snapshotIndex).toBeGreaterThan(0);
+    // The follower serves the data once it leads.
+    await h.kill(leader.id);
+    await h.waitLeader(
+      h.nodes.filter((n) => n !== leader.id),
+      5000,
+      leader.term,
+    );
+    const now = await h.waitLeader(h.nodes.filter((n) => n !== leader.id));
+    await expectValues(h, now.id, 'k', 40);
+  });
+
+  it('restores a wiped follower from a snapshot', async () => {
+    const h = (harness = await Harness.create(3));
+    h.startAll({ snapshotEvery: 8 });
+    const leader = await h.waitLeader();
+    await writeMany(h, leader.id, 'w', 30);
+    const wiped = h.nodes.find((n) => n !== leader.id)!;
+    await h.kill(wiped);
+    h.wipe(wiped);
+    h.start(wiped, { join: true, snapshotEvery: 8 });
+    const s = await h.waitFor('wiped follower to catch up', async () => {
+      const st = await h.status(wiped);
+      const ls = await h.status(leader.id);
+      return st && ls && st.applied >= ls.commit && st.members.length === 3 ? st : undefined;
+    });
+    expect(s.snapshotIndex).toBeGreaterThan(0);
+    await h.waitFor('snapshot-installed event', () =>
+      h.events(wiped).some((e) => e.type === 'snapshot-installed') ? true : undefined,
+    );
+  });
+});
+
+describe('kvraft membership (real processes)', () => {
+  it('removes a member, keeps serving, then adds a fresh node that catches up', async () => {
+    const h = (harness = await Harness.create(4));
+    h.members.splice(h.members.indexOf('n4'), 1);
+    for (const n of ['n1', 'n2', 'n3']) h.start(n, { snapshotEvery: 8 });
+    const leader = await h.waitLeader(['n1', 'n2', 'n3']);
+    const adapter = (await import('../../../src/systems/kvraft/index.js')).kvraft.create({ bugs: [] });
+    await writeMany(h, leader.id, 'm', 20);
+    const removed = ['n1', 'n2', 'n3'].find((n) => n !== leader.id)!;
+    await adapter.memberRemove!(removed, h.view);
+    h.members.splice(h.members.indexOf(removed), 1);
+    await h.kill(removed);
+    expect((await h.status(leader.id))!.members).toEqual(['n1', 'n2', 'n3'].filter((n) => n !== removed));
+    await writeMany(h, leader.id, 'r', 5); // two members, both needed
+
+    h.start('n4', { join: true, snapshotEvery: 8 });
+    await adapter.memberAdd!('n4', h.view);
+    h.members.push('n4');
+    const s4 = await h.waitFor('n4 to catch up', async () => {
+      const st = await h.status('n4');
+      const ls = await h.status(leader.id);
+      return st && ls && st.applied >= ls.commit ? st : undefined;
+    });
+    expect([...s4.members].sort()).toEqual([...h.members].sort());
+    const types = h.events(leader.id).map((e) => e.type);
+    expect(types).toContain('config-appended');
+    expect(types).toContain('config-committed');
+    // n4 is a voter now: with the leader gone the remaining two elect a leader.
+    await h.kill(leader.id);
+    const next = await h.waitLeader(
+      h.members.filter((n) => n !== leader.id),
+      5000,
+      leader.term,
+    );
+    await expectValues(h, next.id, 'm', 20);
+    await expectValues(h, next.id, 'r', 5);
+  });
+});

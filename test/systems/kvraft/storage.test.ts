@@ -1,0 +1,94 @@
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { parseNodeArgs } from '../../../src/systems/kvraft/_internals/args.js';
+import type { Entry } from '../../../src/systems/kvraft/_internals/messages.js';
+import { Storage } from '../../../src/systems/kvraft/_internals/storage.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const d = mkdtempSync(path.join(os.tmpdir(), 'kvraft-storage-'));
+  dirs.push(d);
+  return d;
+}
+
+const put = (index: number, term: number): Entry => ({
+  index,
+  term,
+  command: { type: 'put', key: `k${index}`, value: index },
+});
+
+describe('kvraft storage', () => {
+  it('reads back meta, snapshot and the entries after the snapshot, ignoring a torn last line', () => {
+    const dir = tempDir();
+    const s = new Storage(dir);
+    s.saveMeta({ term: 3, votedFor: 'n2' });
+    s.append([put(1, 1), put(2, 1), put(3, 2)]);
+    s.saveSnapshot({ lastIndex: 1, lastTerm: 1, members: ['n1'], configIndex: 0, kv: [['k1', 1]] });
+    s.close();
+    appendFileSync(path.join(dir, 'log.jsonl'), '{"index":4,"te');
+    const loaded = new Storage(dir).load();
+    expect(loaded.meta).toEqual({ term: 3, votedFor: 'n2' });
+    expect(loaded.snapshot?.lastIndex).toBe(1);
+    expect(loaded.entries.map((e) => e.index)).toEqual([2, 3]);
+  });
+
+  it('rewrites the log on truncation and keeps appending after it', () => {
+    const dir = tempDir();
+    const s = new Storage(dir);
+    s.append([put(1, 1), put(2, 1), put(3, 1)]);
+    s.rewriteLog([put(1, 1)]);
+    s.append([put(2, 2)]);
+    s.close();
+    const lines = readFileSync(path.join(dir, 'log.jsonl'), 'utf8').trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as Entry).term)).toEqual([1, 2]);
+    expect(new Storage(dir).load().entries.map((e) => [e.index, e.term])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+  });
+});
+
+describe('kvraft node arguments', () => {
+  const base = ['--id', 'n1', '--data', '/d', '--client', '127.0.0.1:1', '--peer', '127.0.0.1:2'];
+
+  it('reads every option', () => {
+    const a = parseNodeArgs([
+      ...base,
+      '--peers',
+      'n1=127.0.0.1:2,n2=127.0.0.1:9',
+      '--members',
+      'n1,n2',
+      '--join',
+      '--bug',
+      'lazy-vote',
+      '--bug',
+      'stale-read',
+      '--snapshot-every',
+      '8',
+      '--election-ms',
+      '100-200',
+    ]);
+    expect(a.peers.get('n2')).toEqual({ host: '127.0.0.1', port: 9 });
+    expect(a.members).toEqual(['n1', 'n2']);
+    expect(a.join).toBe(true);
+    expect([...a.bugs]).toEqual(['lazy-vote', 'stale-read']);
+    expect([a.snapshotEvery, a.electionMinMs, a.electionMaxMs]).toEqual([8, 100, 200]);
+  });
+
+  it('names the bad option and what to write', () => {
+    expect(() => parseNodeArgs(base)).toThrow('missing --peers');
+    expect(() => parseNodeArgs([...base, '--peers', 'n1=x'])).toThrow(/must be HOST:PORT/);
+    expect(() => parseNodeArgs([...base, '--peers', 'n1=h:1', '--bug', 'nope'])).toThrow(
+      /unknown bug "nope": known bugs are ack-before-commit/,
+    );
+    expect(() => parseNodeArgs([...base, '--peers', 'n1=h:1', '--election-ms', '5'])).toThrow(/MIN-MAX/);
+  });
+});
