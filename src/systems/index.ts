@@ -1,12 +1,18 @@
 import { UsageError } from '../core/errors.js';
-import { dqlite } from './dqlite/dqlite.js';
+import { dqlite, dqliteApp } from './dqlite/dqlite.js';
 import { etcd } from './etcd/etcd.js';
 import { kvraft } from './kvraft/index.js';
 import { redis } from './redis/redis.js';
 import type { SystemDefinition } from './system.js';
 
 /** Every system `mallory run --system NAME` knows. */
-export const SYSTEMS: Readonly<Record<string, SystemDefinition>> = { kvraft, dqlite, etcd, redis };
+export const SYSTEMS: Readonly<Record<string, SystemDefinition>> = {
+  kvraft,
+  dqlite,
+  'dqlite-app': dqliteApp,
+  etcd,
+  redis,
+};
 
 export function findSystem(name: string): SystemDefinition {
   const system = SYSTEMS[name];

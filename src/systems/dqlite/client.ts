@@ -10,13 +10,14 @@ function keyPath(key: string): string {
   return `/${encodeURIComponent(key)}`;
 }
 
-/** Reads and writes through dqlite-demo's HTTP API (GET/PUT /KEY). It has no compare-and-set. */
+/** Reads and writes through dqlite-demo's HTTP API (GET/PUT /KEY), and cas through our app's POST. */
 export class DqliteClient implements KvClient {
   private readonly agent = clientAgent();
 
   constructor(
     private readonly address: Address,
     private readonly timeoutMs: number,
+    private readonly withCas = false,
   ) {}
 
   async read(key: string): Promise<ClientResult> {
@@ -57,9 +58,26 @@ export class DqliteClient implements KvClient {
       : { type: 'info', error };
   }
 
-  /** dqlite-demo offers only GET and PUT: the adapter says `supportsCas: false`. */
-  cas(): Promise<ClientResult> {
-    return Promise.resolve({ type: 'fail', error: 'dqlite-demo has no compare-and-set' });
+  /** Our app's POST /KEY?cas=OLD; dqlite-demo has no cas (its adapter says `supportsCas: false`). */
+  async cas(key: string, expected: number, value: number): Promise<ClientResult> {
+    if (!this.withCas) return { type: 'fail', error: 'dqlite-demo has no compare-and-set' };
+    const outcome = await httpCall({
+      address: this.address,
+      method: 'POST',
+      path: `${keyPath(key)}?cas=${encodeURIComponent(String(expected))}`,
+      body: String(value),
+      contentType: 'text/plain',
+      timeoutMs: this.timeoutMs,
+      agent: this.agent,
+    });
+    if (outcome.kind !== 'response') return transportResult(outcome);
+    const body = outcome.body.trim();
+    if (outcome.status === 200 && body === 'done') return { type: 'ok' };
+    const error = body.slice(0, 200);
+    if (/cas mismatch/.test(body)) return { type: 'fail', error: `value is not ${expected}` };
+    return DEFINITE_WRITE_ERRORS.some((re) => re.test(body))
+      ? { type: 'fail', error }
+      : { type: 'info', error };
   }
 
   close(): Promise<void> {

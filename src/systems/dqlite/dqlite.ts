@@ -1,7 +1,8 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Address } from '../../cluster/net/backend.js';
+import { sleep } from '../../core/clock.js';
 import { checkBinary } from '../_internals/doctor.js';
 import { httpCall } from '../_internals/http.js';
 import type {
@@ -14,6 +15,7 @@ import type {
   SystemAdapter,
   SystemDefinition,
 } from '../system.js';
+import { buildDqliteApp, DEBIAN_GOPATH } from './app-source.js';
 import { DqliteClient } from './client.js';
 import { parseDqliteLog } from './log.js';
 import { dqliteShell, parseClusterJson } from './shell.js';
@@ -21,6 +23,9 @@ import { dqliteShell, parseClusterJson } from './shell.js';
 export const DQLITE_PORTS = { api: 8001, db: 9001 } as const;
 const READY_TIMEOUT_MS = 2_000;
 const READY_KEY = 'mallory-ready';
+const REMOVE_CHECKS = 3;
+const LEADER_TIMEOUT_MS = 2_000;
+const REMOVE_CHECK_INTERVAL_MS = 500;
 
 function hostPort(address: Address): string {
   return `${address.host}:${address.port}`;
@@ -31,14 +36,30 @@ function hostPort(address: Address): string {
  * SQLite table), with raft and dqlite traces on. The first node bootstraps the cluster; the others
  * (and a node re-added after a removal, with a fresh data dir) join through `--join`.
  */
+/** Raft entries between snapshots (and kept after one) in our app: often enough for faults to meet. */
+export const APP_SNAPSHOT_THRESHOLD = 128;
+
+interface Variant {
+  readonly name: 'dqlite' | 'dqlite-app';
+  /** Our app (built from Debian's go-dqlite sources) instead of dqlite-demo: cas, frequent snapshots. */
+  readonly app: boolean;
+}
+
 class DqliteAdapter implements SystemAdapter {
-  readonly name = 'dqlite';
+  readonly name: Variant['name'];
+  readonly supportsCas: boolean;
+  private command = 'dqlite-demo';
+
+  constructor(private readonly variant: Variant) {
+    this.name = variant.name;
+    this.supportsCas = variant.app;
+  }
+
   readonly services = ['api', 'db'] as const;
   readonly peerServices = ['db'] as const;
   readonly ports = DQLITE_PORTS;
   readonly supportsLeader = true;
   readonly supportsMembership = true;
-  readonly supportsCas = false;
   readonly crashPatterns = [
     /^panic: /,
     /fatal error: /,
@@ -51,10 +72,27 @@ class DqliteAdapter implements SystemAdapter {
   ];
 
   doctor(): Promise<readonly DoctorFinding[]> {
+    const shell = checkBinary('dqlite', ['--help'], 'go-dqlite', 'dqlite shell');
+    if (!this.variant.app) {
+      return Promise.all([checkBinary('dqlite-demo', ['--help'], 'go-dqlite', 'dqlite-demo'), shell]);
+    }
+    const sources: DoctorFinding = existsSync(join(DEBIAN_GOPATH, 'src/github.com/canonical/go-dqlite/app'))
+      ? { ok: true, what: 'go-dqlite sources (to build our dqlite app)' }
+      : {
+          ok: false,
+          what: 'go-dqlite sources (to build our dqlite app) not found',
+          fix: 'apt-get install -y golang-github-canonical-go-dqlite-dev',
+        };
     return Promise.all([
-      checkBinary('dqlite-demo', ['--help'], 'go-dqlite', 'dqlite-demo'),
-      checkBinary('dqlite', ['--help'], 'go-dqlite', 'dqlite shell'),
+      checkBinary('go', ['version'], 'golang-go', 'go compiler'),
+      Promise.resolve(sources),
+      shell,
     ]);
+  }
+
+  /** Builds our app once (cached by source hash) before the first launch. */
+  async prepare(): Promise<void> {
+    if (this.variant.app) this.command = await buildDqliteApp();
   }
 
   private dir(node: string, cluster: ClusterView): string {
@@ -72,9 +110,18 @@ class DqliteAdapter implements SystemAdapter {
         ? []
         : [bootstrap];
     const join = peers.map((p) => hostPort(cluster.dial(node, p, 'db')));
+    const snapshots = this.variant.app
+      ? [
+          '--snapshot-threshold',
+          String(APP_SNAPSHOT_THRESHOLD),
+          '--snapshot-trailing',
+          String(APP_SNAPSHOT_THRESHOLD),
+        ]
+      : [];
     return {
-      command: 'dqlite-demo',
+      command: this.command,
       args: [
+        ...snapshots,
         '--api',
         hostPort(cluster.listen(node, 'api')),
         '--db',
@@ -116,13 +163,23 @@ class DqliteAdapter implements SystemAdapter {
   }
 
   client(node: string, cluster: ClusterView, timeoutMs: number): KvClient {
-    return new DqliteClient(cluster.clientAddress(node, 'api'), timeoutMs);
+    return new DqliteClient(cluster.clientAddress(node, 'api'), timeoutMs, this.variant.app);
   }
 
+  /** The leader most members name, each asked on its own (a paused member only costs a timeout). */
   async leader(cluster: ClusterView): Promise<string | undefined> {
-    const shell = await dqliteShell(this.servers(cluster), ['.leader']);
-    const address = shell.code === 0 ? shell.stdout.trim() : '';
-    return cluster.nodes.find((n) => hostPort(cluster.clientAddress(n, 'db')) === address);
+    const answers = await Promise.all(
+      cluster.members.map((n) =>
+        dqliteShell([cluster.clientAddress(n, 'db')], ['.leader'], LEADER_TIMEOUT_MS),
+      ),
+    );
+    const votes = new Map<string, number>();
+    for (const a of answers) {
+      const address = a.code === 0 ? a.stdout.trim() : '';
+      if (address !== '') votes.set(address, (votes.get(address) ?? 0) + 1);
+    }
+    const best = [...votes.entries()].sort((x, y) => y[1] - x[1])[0] as [string, number] | undefined;
+    return best && cluster.nodes.find((n) => hostPort(cluster.clientAddress(n, 'db')) === best[0]);
   }
 
   /**
@@ -131,11 +188,20 @@ class DqliteAdapter implements SystemAdapter {
    * brings it back empty through `--join`.
    */
   async memberRemove(node: string, cluster: ClusterView): Promise<void> {
-    const shell = await dqliteShell(this.servers(cluster, node), [
-      `.remove ${hostPort(cluster.clientAddress(node, 'db'))}`,
-    ]);
-    if (shell.code !== 0)
-      throw new Error(`dqlite .remove ${node} failed (exit ${shell.code}): ${shell.stderr.trim()}`);
+    const address = hostPort(cluster.clientAddress(node, 'db'));
+    const shell = await dqliteShell(this.servers(cluster, node), [`.remove ${address}`]);
+    if (shell.code === 0) return;
+    // "lost leadership" and timeouts leave the outcome open: the configuration says what happened.
+    for (let attempt = 0; attempt < REMOVE_CHECKS; attempt++) {
+      const listing = await dqliteShell(this.servers(cluster, node), ['.cluster', '--format', 'json']);
+      const members = listing.code === 0 ? parseClusterJson(listing.stdout) : undefined;
+      if (members && !members.some((m) => m.address === address)) return;
+      if (members) break;
+      await sleep(REMOVE_CHECK_INTERVAL_MS);
+    }
+    throw new Error(
+      `dqlite .remove ${node} failed (exit ${shell.code}): ${shell.stderr.trim().split('\n')[0]}`,
+    );
   }
 
   /** Nothing to do before the start: a fresh node joins by itself (`--join`) when launched. */
@@ -153,5 +219,16 @@ export const dqlite: SystemDefinition = {
   name: 'dqlite',
   defaultNodes: 5,
   bugs: [],
-  create: () => new DqliteAdapter(),
+  create: () => new DqliteAdapter({ name: 'dqlite', app: false }),
+};
+
+/**
+ * dqlite through our own small go-dqlite app (built offline from Debian's go-dqlite sources): the
+ * demo's API plus compare-and-set, and a snapshot every 128 raft entries instead of 1024.
+ */
+export const dqliteApp: SystemDefinition = {
+  name: 'dqlite-app',
+  defaultNodes: 5,
+  bugs: [],
+  create: () => new DqliteAdapter({ name: 'dqlite-app', app: true }),
 };
