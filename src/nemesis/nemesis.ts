@@ -38,6 +38,8 @@ export interface ScheduleEntry {
 }
 
 const MIN_MEMBERS_AFTER_REMOVE = 2;
+const RE_ADD_ATTEMPTS = 3;
+const RE_ADD_READY_MS = 10_000;
 
 const PACKET_CHOICES: readonly PacketParams[] = [
   { target: 'one', delayMs: 200 },
@@ -262,10 +264,17 @@ export class Nemesis {
       }
     }
     for (const n of c.nodes.filter((x) => !c.isMember(x))) {
-      try {
-        await this.addBack(n);
-      } catch (error) {
-        errors.push(`member-add ${n}: ${error instanceof Error ? error.message : String(error)}`);
+      // Adding a member needs a leader: after restarts, give the cluster time to elect one.
+      for (let attempt = 1; attempt <= RE_ADD_ATTEMPTS; attempt++) {
+        await c.waitReady(RE_ADD_READY_MS);
+        try {
+          await this.addBack(n);
+          break;
+        } catch (error) {
+          if (attempt === RE_ADD_ATTEMPTS) {
+            errors.push(`member-add ${n}: ${error instanceof Error ? error.message : String(error)}`);
+          }
+        }
       }
     }
     return errors;
