@@ -372,7 +372,6 @@ export class Campaign {
     const abstraction = this.policyAbstraction();
     const timeline = this.observation!.timeline;
     let observed: { step: number; state: string } | undefined;
-    let previous: string | undefined;
     let pending: Promise<void> | undefined;
     let windowStartTs = monoNs();
     for (this.step = 0; this.step < this.config.steps; this.step++) {
@@ -386,8 +385,9 @@ export class Campaign {
         this.decisions++;
         if (arrived) this.decisionsWithState++;
       }
+      const decidedWith = arrived ? observed!.state : undefined;
       const fault = policy.decide({
-        state: arrived ? observed!.state : undefined,
+        state: decidedWith,
         space,
         rng,
         schedule: this.schedule,
@@ -406,8 +406,8 @@ export class Campaign {
         const obs = this.coverage.observe(window, fault);
         const next = obs.states[abstraction];
         const seenBefore = obs.seenBefore[abstraction];
-        policy.learn({ state: previous, action: fault, next: next.id, seenBefore });
-        previous = next.id;
+        // As in the artifact: a decision taken without its state (late) teaches nothing about it.
+        policy.learn({ state: decidedWith, action: fault, next: next.id, seenBefore });
         observed = { step, state: next.id };
         for (const [name, state] of Object.entries(obs.states)) {
           if (obs.seenBefore[name] === 0) store.state(name, state.id, state.features, schedule, step);
