@@ -95,7 +95,8 @@ export class NetnsBackend implements NetworkBackend {
   private constructor(
     private readonly options: NetnsOptions,
     prefix: string,
-    private readonly rootVeth: string,
+    /** The root namespace's end of the veth into the hub (`mlr` + 6 hex). */
+    readonly rootVeth: string,
     private readonly net: Subnet24,
     private readonly netem: boolean,
   ) {
