@@ -39,6 +39,7 @@ async function namespaceChecks(): Promise<DoctorRow[]> {
   const rows: DoctorRow[] = [];
   const name = `${NAMESPACE_PREFIX}doctor-${process.pid}`;
   const registry = new ResourceRegistry(`doctor-${process.pid}`, tmpdir());
+  let netem = false;
   try {
     const add = await run(['ip', 'netns', 'add', name]);
     if (add.code !== 0) {
@@ -141,14 +142,14 @@ async function namespaceChecks(): Promise<DoctorRow[]> {
         : {
             status: 'optional',
             area: 'iptables',
-            what: `TEE unavailable, dupPct is ignored: ${tee.stderr.trim()}`,
+            what: `TEE unavailable, packet duplication faults will fail: ${tee.stderr.trim()}`,
             fix: 'modprobe xt_TEE',
           },
     );
+    netem = await NetnsBackend.netemAvailable(`${name}-netem`, registry);
   } finally {
     registry.releaseAll();
   }
-  const netem = await NetnsBackend.netemAvailable();
   rows.push(
     netem
       ? row(true, 'netem', 'tc netem works: delay uses netem')

@@ -95,7 +95,8 @@ export class NetnsBackend implements NetworkBackend {
   private constructor(
     private readonly options: NetnsOptions,
     prefix: string,
-    private readonly rootVeth: string,
+    /** The root namespace's end of the veth into the hub (`mlr` + 6 hex). */
+    readonly rootVeth: string,
     private readonly net: Subnet24,
     private readonly netem: boolean,
   ) {
@@ -130,8 +131,12 @@ export class NetnsBackend implements NetworkBackend {
   }
 
   /** Whether this kernel has the netem qdisc (tried in a throwaway namespace). */
-  static async netemAvailable(probeName = `${NAMESPACE_PREFIX}netem-probe-${process.pid}`): Promise<boolean> {
+  static async netemAvailable(
+    probeName = `${NAMESPACE_PREFIX}netem-probe-${process.pid}`,
+    registry?: ResourceRegistry,
+  ): Promise<boolean> {
     if ((await run(['ip', 'netns', 'add', probeName])).code !== 0) return false;
+    const id = registry?.record({ kind: 'netns', name: probeName });
     try {
       await run(['ip', '-n', probeName, 'link', 'set', 'lo', 'up']);
       const result = await run([
@@ -151,7 +156,8 @@ export class NetnsBackend implements NetworkBackend {
       ]);
       return result.code === 0;
     } finally {
-      await run(['ip', 'netns', 'delete', probeName]);
+      if (id !== undefined) registry?.release(id);
+      else await run(['ip', 'netns', 'delete', probeName]);
     }
   }
 
@@ -172,7 +178,7 @@ export class NetnsBackend implements NetworkBackend {
     const routes = await mustRun(['ip', '-4', 'route', 'show', 'table', 'all']);
     const addresses = await mustRun(['ip', '-4', '-o', 'addr', 'show']);
     const net = chooseSubnet(options.runId, prefixesIn(routes + '\n' + addresses));
-    const netem = await NetnsBackend.netemAvailable(`${prefix}netem-probe`);
+    const netem = await NetnsBackend.netemAvailable(`${prefix}netem-probe`, options.registry);
     const backend = new NetnsBackend(options, prefix, `${ROOT_VETH_PREFIX}${short}`, net, netem);
     try {
       await backend.build();

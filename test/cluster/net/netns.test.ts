@@ -35,27 +35,21 @@ s.on('error', () => process.exit(2));
 setTimeout(() => process.exit(3), Number(process.argv[3]));
 `;
 
-function rootState(): string {
-  const routes = execFileSync('ip', ['-4', 'route', 'show', 'table', 'all']).toString();
-  const rules = execFileSync('iptables-save')
+/** Root namespace iptables rules: the backend never touches them. */
+function rootRules(): string {
+  return execFileSync('iptables-save')
     .toString()
     .split('\n')
     .filter((l) => !l.startsWith('#'))
     .map((l) => l.replace(/\[\d+:\d+\]/, ''))
     .join('\n');
-  const links = execFileSync('ip', ['-o', 'link', 'show'])
-    .toString()
-    .split('\n')
-    .map((l) => l.split(':')[1])
-    .join(',');
-  return `${routes}\n${rules}\n${links}`;
 }
 
 describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reason}` : ''}`, () => {
   let stateDir: string;
   let registry: ResourceRegistry;
   let net: NetnsBackend;
-  let before: string;
+  let rulesBefore: string;
   const events: Event[] = [];
   let serverPid: number | undefined;
 
@@ -100,7 +94,7 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
   beforeAll(async () => {
     stateDir = mkdtempSync(join(tmpdir(), 'mallory-test-state-'));
     process.env.MALLORY_STATE_DIR = stateDir;
-    before = rootState();
+    rulesBefore = rootRules();
     registry = new ResourceRegistry(`netns-test-${process.pid}`, stateDir);
     net = await NetnsBackend.create({
       runId: `netns-test-${process.pid}-${Date.now()}`,
@@ -151,6 +145,9 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
   });
 
   it('gives each node its own address in a private /24 and connects nodes and the fuzzer', async () => {
+    const routes = execFileSync('ip', ['-4', 'route', 'show', 'table', 'all']).toString();
+    expect(routes).toContain(`unreachable ${net.subnet} metric 4242`);
+    expect(routes).toMatch(new RegExp(`^${net.subnet.replace(/\./g, '\\.')} dev ${net.rootVeth} `, 'm'));
     expect(net.subnet).toMatch(/^10\.\d+\.\d+\.0\/24$/);
     expect(net.listen('n1', 'peer').host).not.toBe(net.listen('n2', 'peer').host);
     expect(ping('n1', 'n2').code).toBe(0);
@@ -222,8 +219,12 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
     if (serverPid !== undefined) process.kill(-serverPid, 'SIGKILL');
     serverPid = undefined;
     await net.close();
+    // Other runs may share the machine: look for this backend's names and subnet only.
     const listed = execFileSync('ip', ['netns', 'list']).toString();
     expect(listed).not.toContain(hub.replace(/hub$/, ''));
-    expect(rootState()).toBe(before);
+    expect(execFileSync('ip', ['-o', 'link', 'show']).toString()).not.toContain(net.rootVeth);
+    const routes = execFileSync('ip', ['-4', 'route', 'show', 'table', 'all']).toString();
+    expect(routes).not.toContain(net.subnet.replace(/\.0\/24$/, '.'));
+    expect(rootRules()).toBe(rulesBefore);
   });
 });
