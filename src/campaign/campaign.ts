@@ -67,6 +67,7 @@ export class Campaign {
   private readonly coverage = new Coverage();
   private observation: Observation | undefined;
   private decisions = 0;
+  private peakRssBytes = 0;
   private decisionsWithState = 0;
 
   constructor(private readonly options: CampaignOptions) {
@@ -301,6 +302,7 @@ export class Campaign {
       bugs: this.bugs,
       metrics: {
         ...this.coverage.snapshot(),
+        fuzzer_peak_rss_mb: Math.round(this.peakRssBytes / 2 ** 20),
         ...(this.decisions > 0
           ? { state_arrival_pct: Math.round((1000 * this.decisionsWithState) / this.decisions) / 10 }
           : {}),
@@ -509,6 +511,7 @@ export class Campaign {
   }
 
   private emitProgress(workload: RegisterWorkload | undefined): void {
+    this.peakRssBytes = Math.max(this.peakRssBytes, process.memoryUsage.rss());
     const counts = workload?.counts ?? { ok: 0, fail: 0, info: 0 };
     this.emit('progress', {
       elapsedMs: Date.now() - this.startMs,
