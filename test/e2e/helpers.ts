@@ -1,7 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+
+import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
+import { ProxyBackend } from '../../src/cluster/net/proxy.js';
+import { ResourceRegistry } from '../../src/cluster/resources.js';
+import { kvraft } from '../../src/systems/kvraft/index.js';
+import type { SystemAdapter } from '../../src/systems/system.js';
 
 export const REPO = resolve(import.meta.dirname, '..', '..');
 export const BIN = join(REPO, 'bin', 'mallory.js');
@@ -62,4 +68,65 @@ export function processesMentioning(needle: string): number[] {
 
 export function registryFiles(box: Sandbox): string[] {
   return existsSync(box.state) ? readdirSync(box.state).filter((f) => f.endsWith('.jsonl')) : [];
+}
+
+/** Polls `check` every 200 ms until it holds, or rejects after `timeoutMs`. */
+export function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const tick = (): void => {
+      if (check()) resolve();
+      else if (Date.now() > deadline) reject(new Error('timed out waiting'));
+      else setTimeout(tick, 200);
+    };
+    tick();
+  });
+}
+
+/** A real kvraft cluster on the proxy backend, for tests that drive the nemesis or clients directly. */
+export interface KvraftCluster {
+  readonly system: SystemAdapter;
+  readonly net: ProxyBackend;
+  readonly cluster: Cluster;
+  close(): Promise<void>;
+}
+
+export async function startKvraft(
+  nodes: readonly string[],
+  seed: number,
+  onExit?: (exit: NodeExit) => void,
+): Promise<KvraftCluster> {
+  const root = mkdtempSync(join(tmpdir(), 'mallory-kvraft-'));
+  process.env.MALLORY_STATE_DIR = join(root, 'state');
+  const system = kvraft.create({ bugs: [] });
+  const net = await ProxyBackend.create({
+    nodes,
+    services: system.services,
+    peerServices: system.peerServices,
+    seed,
+  });
+  const registry = new ResourceRegistry(`kvraft-test-${process.pid}`, root);
+  const cluster = new Cluster({
+    system,
+    nodes,
+    runDir: root,
+    runId: `kvtest${process.pid}`,
+    network: net,
+    registry,
+    ...(onExit ? { onExit } : {}),
+  });
+  await cluster.startAll();
+  if (!(await cluster.waitReady(20_000))) throw new Error('kvraft did not become ready');
+  return {
+    system,
+    net,
+    cluster,
+    async close() {
+      await cluster.close();
+      await net.close();
+      registry.releaseAll();
+      delete process.env.MALLORY_STATE_DIR;
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,17 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
-import { ProxyBackend } from '../../src/cluster/net/proxy.js';
-import { ResourceRegistry } from '../../src/cluster/resources.js';
+import type { Cluster, NodeExit } from '../../src/cluster/cluster.js';
 import { sleep } from '../../src/core/clock.js';
 import { Rng } from '../../src/core/random.js';
 import { Nemesis } from '../../src/nemesis/nemesis.js';
-import { kvraft } from '../../src/systems/kvraft/index.js';
 import type { SystemAdapter } from '../../src/systems/system.js';
+import { type KvraftCluster, startKvraft } from './helpers.js';
 
 const NODES = ['n1', 'n2', 'n3'];
 
@@ -27,51 +21,26 @@ async function eventually<T>(f: () => Promise<T | undefined>, timeoutMs: number)
 }
 
 describe('nemesis against real kvraft nodes', () => {
-  const root = mkdtempSync(join(tmpdir(), 'mallory-nemesis-'));
-  const stateDir = join(root, 'state');
+  let kv: KvraftCluster;
   let system: SystemAdapter;
-  let net: ProxyBackend;
   let cluster: Cluster;
   let nemesis: Nemesis;
-  let registry: ResourceRegistry;
   const exits: NodeExit[] = [];
 
   beforeAll(async () => {
-    process.env.MALLORY_STATE_DIR = stateDir;
-    system = kvraft.create({ bugs: [] });
-    net = await ProxyBackend.create({
-      nodes: NODES,
-      services: system.services,
-      peerServices: system.peerServices,
-      seed: 5,
-    });
-    registry = new ResourceRegistry('nemesis-test', root);
-    cluster = new Cluster({
-      system,
-      nodes: NODES,
-      runDir: root,
-      runId: `nemesis${process.pid}`,
-      network: net,
-      registry,
-      onExit: (e) => exits.push(e),
-    });
-    nemesis = new Nemesis(cluster, net, system, new Rng(5), [
+    kv = await startKvraft(NODES, 5, (e) => exits.push(e));
+    ({ system, cluster } = kv);
+    nemesis = new Nemesis(cluster, kv.net, system, new Rng(5), [
       'partition',
       'kill',
       'pause',
       'packet',
       'member',
     ]);
-    await cluster.startAll();
-    expect(await cluster.waitReady(20_000)).toBe(true);
   });
 
   afterAll(async () => {
-    await cluster.close();
-    await net.close();
-    registry.releaseAll();
-    delete process.env.MALLORY_STATE_DIR;
-    rmSync(root, { recursive: true, force: true });
+    await kv.close();
   });
 
   const leader = (): Promise<string | undefined> => system.leader!(cluster);

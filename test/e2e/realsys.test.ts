@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { BIN, mallory, REPO, registryFiles, type Sandbox, sandbox } from './helpers.js';
+import { BIN, mallory, REPO, registryFiles, type Sandbox, sandbox, waitFor } from './helpers.js';
 
 interface Summary {
   readonly status: string;
@@ -76,18 +76,6 @@ function runId(runDir: string): string {
   } finally {
     db.close();
   }
-}
-
-function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const tick = (): void => {
-      if (check()) resolve();
-      else if (Date.now() > deadline) reject(new Error('timed out waiting'));
-      else setTimeout(tick, 200);
-    };
-    tick();
-  });
 }
 
 describe('mallory run against real systems in network namespaces', () => {

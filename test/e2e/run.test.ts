@@ -5,19 +5,16 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { BIN, mallory, processesMentioning, REPO, registryFiles, type Sandbox, sandbox } from './helpers.js';
-
-function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const tick = (): void => {
-      if (check()) resolve();
-      else if (Date.now() > deadline) reject(new Error('timed out waiting'));
-      else setTimeout(tick, 200);
-    };
-    tick();
-  });
-}
+import {
+  BIN,
+  mallory,
+  processesMentioning,
+  REPO,
+  registryFiles,
+  type Sandbox,
+  sandbox,
+  waitFor,
+} from './helpers.js';
 
 describe('mallory run (kvraft, real processes)', () => {
   const boxes: Sandbox[] = [];

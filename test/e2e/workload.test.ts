@@ -1,50 +1,23 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { Cluster } from '../../src/cluster/cluster.js';
-import { ProxyBackend } from '../../src/cluster/net/proxy.js';
-import { ResourceRegistry } from '../../src/cluster/resources.js';
 import { monoNs, sleep } from '../../src/core/clock.js';
 import type { Op } from '../../src/core/op.js';
 import { Rng } from '../../src/core/random.js';
-import { kvraft } from '../../src/systems/kvraft/index.js';
 import { History } from '../../src/workload/history.js';
 import { RegisterWorkload } from '../../src/workload/register.js';
+import { type KvraftCluster, startKvraft } from './helpers.js';
 
 const NODES = ['n1', 'n2', 'n3'];
 const CONCURRENCY = 6;
 
 describe('register workload against real kvraft nodes', () => {
-  const root = mkdtempSync(join(tmpdir(), 'mallory-workload-'));
   const ops: Op[] = [];
-  let cluster: Cluster;
-  let net: ProxyBackend;
-  let registry: ResourceRegistry;
+  let kv: KvraftCluster;
   let workload: RegisterWorkload;
 
   beforeAll(async () => {
-    process.env.MALLORY_STATE_DIR = join(root, 'state');
-    const system = kvraft.create({ bugs: [] });
-    net = await ProxyBackend.create({
-      nodes: NODES,
-      services: system.services,
-      peerServices: system.peerServices,
-      seed: 3,
-    });
-    registry = new ResourceRegistry('workload-test', root);
-    cluster = new Cluster({
-      system,
-      nodes: NODES,
-      runDir: root,
-      runId: `workload${process.pid}`,
-      network: net,
-      registry,
-    });
-    await cluster.startAll();
-    expect(await cluster.waitReady(20_000)).toBe(true);
+    kv = await startKvraft(NODES, 3);
+    const { system, cluster } = kv;
     const history = new History(monoNs(), (op) => ops.push(op));
     workload = new RegisterWorkload(system, cluster, history, new Rng(3), {
       concurrency: CONCURRENCY,
@@ -64,11 +37,7 @@ describe('register workload against real kvraft nodes', () => {
   }, 60_000);
 
   afterAll(async () => {
-    await cluster.close();
-    await net.close();
-    registry.releaseAll();
-    delete process.env.MALLORY_STATE_DIR;
-    rmSync(root, { recursive: true, force: true });
+    await kv.close();
   });
 
   it('records every invocation with exactly one completion, in Jepsen shape and index order', () => {
