@@ -701,8 +701,8 @@ export class RaftNode {
   }
 
   private onRequestVote(m: RequestVote): void {
-    // Only voting members may disrupt: a removed node that never learnt it was removed is ignored.
-    if (!this.isMember(m.from)) return;
+    // Votes are answered whoever asks: a node whose configuration is stale (it missed a member-add)
+    // must still vote for a candidate of the newer configuration, or neither can ever win.
     if (m.term > this.term) this.becomeFollower(m.term, null);
     const logOk =
       this.options.bugs.has('vote-without-log-check') || this.upToDate(m.lastLogTerm, m.lastLogIndex);
