@@ -74,7 +74,13 @@ for (const bug of bugs) {
     }
   }
   times.sort((a, b) => a - b);
-  const median = times.length ? times[Math.floor((times.length - 1) / 2)] : undefined;
+  const mid = times.length / 2;
+  const median =
+    times.length === 0
+      ? undefined
+      : times.length % 2 === 1
+        ? times[Math.floor(mid)]
+        : (times[mid - 1] + times[mid]) / 2;
   console.log(
     `${(bug ?? 'none').padEnd(28)} ${`${times.length}/${runs}`.padEnd(6)} ${fmt(median).padEnd(8)} ` +
       `${fmt(times[0]).padEnd(8)} ${fmt(times.at(-1)).padEnd(8)} ${[...kinds].join(' ')}`,
