@@ -457,8 +457,7 @@ export class Campaign {
     faults: readonly ScheduleEntry[],
     seed: number,
   ): void {
-    const foundAtMs = Date.now() - this.startMs;
-    const id = store.bug({
+    const row = {
       schedule,
       kind: finding.kind,
       name: finding.name,
@@ -466,8 +465,9 @@ export class Campaign {
       evidence: finding.evidence,
       faultSchedule: faults,
       seed,
-      foundAtMs,
-    });
+      foundAtMs: Date.now() - this.startMs,
+    };
+    const id = store.bug(row);
     const dir = join(store.dir, 'bugs', String(id));
     mkdirSync(dir, { recursive: true });
     writeFileSync(
@@ -481,19 +481,7 @@ export class Campaign {
       writeFileSync(html, finding.html);
       store.db.prepare('UPDATE bugs SET html = ? WHERE id = ?').run(html, id);
     }
-    const bug: BugRecord = {
-      id,
-      schedule,
-      kind: finding.kind,
-      name: finding.name,
-      message: finding.message,
-      evidence: finding.evidence,
-      faultSchedule: faults,
-      seed,
-      foundAtMs,
-      dir,
-      ...(html !== undefined ? { html } : {}),
-    };
+    const bug: BugRecord = { ...row, id, dir, ...(html !== undefined ? { html } : {}) };
     this.bugs.push(bug);
     this.emit('bug', bug);
   }
