@@ -85,7 +85,7 @@ describe('mallory run (kvraft, real processes)', () => {
       return (
         dir !== undefined &&
         existsSync(join(dir, 'history.jsonl')) &&
-        readFileSync(join(dir, 'history.jsonl'), 'utf8').length > 5000
+        readFileSync(join(dir, 'history.jsonl'), 'utf8').length > 20_000
       );
     }, 60_000);
     const dir = runDir()!;
