@@ -264,7 +264,7 @@ export class Campaign {
           recoveryMs,
         );
         this.phase = 'fuzzing';
-        if (fixedSchedule) {
+        if (fixedSchedule || (config.stopOnBug && this.bugs.length > 0)) {
           this.schedule++;
           break;
         }

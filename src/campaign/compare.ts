@@ -1,8 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import Database from 'better-sqlite3';
 
+import { UsageError } from '../core/errors.js';
 import { a12, mannWhitneyU, mean, median } from '../report/stats.js';
 import { lineChartSvg, type Series } from '../report/plot.js';
 import { timestampName } from '../store/run-store.js';
@@ -29,16 +30,53 @@ export interface Comparison {
   readonly p: number;
 }
 
+export interface BugTiming {
+  /** Runs that found the bug. */
+  readonly found: number;
+  readonly runs: number;
+  /**
+   * Median ms to first detection over all runs, a run that did not find it counting as never
+   * (censored at the budget); null when half or more of the runs did not find it.
+   */
+  readonly medianMs: number | null;
+  /** Median over the runs that found it only. */
+  readonly medianFoundMs: number | null;
+  readonly minMs: number | null;
+  readonly maxMs: number | null;
+  /**
+   * Â12 that this policy finds it sooner than the baseline (times censored at the budget);
+   * absent for the baseline itself.
+   */
+  readonly a12Sooner?: number;
+  readonly p?: number;
+}
+
 export interface CompareResult {
+  readonly system: string;
+  readonly timeMs: number;
+  readonly baseline: string;
   readonly policies: Readonly<Record<string, { readonly runs: readonly CompareRun[] }>>;
   readonly comparisons: readonly Comparison[];
-  /** Per policy and bug name: median ms to first detection over the runs that found it. */
-  readonly timeToBug: Readonly<
-    Record<string, Readonly<Record<string, { found: number; runs: number; medianMs: number | null }>>>
-  >;
+  /** Per policy and bug name. */
+  readonly timeToBug: Readonly<Record<string, Readonly<Record<string, BugTiming>>>>;
   readonly dir: string;
   readonly plot: string;
 }
+
+/**
+ * Coverage metrics that also get an area-under-the-curve variant: the metric's mean over the run
+ * (its integral over time ÷ the budget), which rewards reaching coverage sooner — the only way
+ * to tell policies apart on a measure that every policy saturates within the budget.
+ */
+const AUC_METRICS = [
+  'states_causal',
+  'states_artifact',
+  'event_types',
+  'intra_pairs',
+  'cross_pairs',
+  'transitions_causal',
+  'transitions_artifact',
+];
 
 /** The coverage metric plotted over time. */
 const PLOT_METRIC = 'states_causal';
@@ -77,6 +115,29 @@ function meanSeries(runs: readonly [number, number][][], endMs: number): [number
   return out;
 }
 
+/** Per coverage metric, its mean over [0, timeMs] as a step function of the per-step samples. */
+export function aucMetrics(
+  series: Readonly<Record<string, readonly (readonly [number, number])[]>>,
+  timeMs: number,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [metric, points] of Object.entries(series)) {
+    let area = 0;
+    for (let i = 0; i < points.length; i++) {
+      const [at, y] = points[i];
+      if (at >= timeMs) break;
+      const next = i + 1 < points.length ? Math.min(points[i + 1][0], timeMs) : timeMs;
+      area += y * (next - at);
+    }
+    out[`${metric}_auc`] = Math.round((100 * area) / timeMs) / 100;
+  }
+  return out;
+}
+
+function runAucMetrics(runDir: string, timeMs: number): Record<string, number> {
+  return aucMetrics(Object.fromEntries(AUC_METRICS.map((m) => [m, readSeries(runDir, m)])), timeMs);
+}
+
 /**
  * Runs each policy `runs` times on the same system, budget and seeds (interleaved, one campaign at
  * a time so they do not compete for the cores), then compares every metric against the baseline.
@@ -110,6 +171,7 @@ export async function comparePolicies(options: {
         runDir: summary.runDir,
         metrics: {
           ...summary.metrics,
+          ...runAucMetrics(summary.runDir, base.timeMs),
           bugs: summary.bugs.length,
           distinct_bugs: new Set(summary.bugs.map(bugName)).size,
         },
@@ -117,6 +179,67 @@ export async function comparePolicies(options: {
       });
     }
   }
+  return summarise({
+    system: base.system,
+    timeMs: base.timeMs,
+    store: base.store,
+    results,
+    stopOnBug: base.stopOnBug,
+  });
+}
+
+/**
+ * Merges earlier comparisons (their `compare.json`) into one: the runs of each policy are pooled,
+ * so a long comparison can be split over several processes or machines and summarised together.
+ * They must be of the same system and budget.
+ */
+export function mergeComparisons(files: readonly string[], store: string): CompareResult {
+  if (files.length === 0) throw new UsageError('bad-flag', '--from needs at least one compare.json');
+  const results: Record<string, CompareRun[]> = {};
+  let first: { system: string; timeMs: number; file: string } | undefined;
+  for (const file of files) {
+    const path = file.endsWith('.json') ? file : join(file, 'compare.json');
+    if (!existsSync(path)) {
+      throw new UsageError(
+        'bad-flag',
+        `--from: ${path} does not exist: give a compare directory or its compare.json`,
+      );
+    }
+    let data: Partial<CompareResult>;
+    try {
+      data = JSON.parse(readFileSync(path, 'utf8')) as Partial<CompareResult>;
+    } catch (e) {
+      throw new UsageError(
+        'bad-input',
+        `--from: ${path} is not JSON (${e instanceof Error ? e.message : String(e)})`,
+      );
+    }
+    if (typeof data.system !== 'string' || typeof data.timeMs !== 'number' || data.policies === undefined) {
+      throw new UsageError('bad-input', `--from: ${path} is not a compare.json written by mallory compare`);
+    }
+    if (first === undefined) first = { system: data.system, timeMs: data.timeMs, file: path };
+    else if (first.system !== data.system || first.timeMs !== data.timeMs) {
+      throw new UsageError(
+        'bad-input',
+        `--from: ${path} is ${data.system} at ${data.timeMs} ms but ${first.file} is ${first.system} at ${first.timeMs} ms: only like comparisons can be merged`,
+      );
+    }
+    for (const [policy, { runs }] of Object.entries(data.policies)) {
+      (results[policy] ??= []).push(...runs);
+    }
+  }
+  return summarise({ system: first!.system, timeMs: first!.timeMs, store, results, stopOnBug: false });
+}
+
+function summarise(input: {
+  readonly system: string;
+  readonly timeMs: number;
+  readonly store: string;
+  readonly results: Readonly<Record<string, readonly CompareRun[]>>;
+  readonly stopOnBug: boolean;
+}): CompareResult {
+  const { results, timeMs } = input;
+  const policies = Object.keys(results);
   const baseline = policies.includes('random') ? 'random' : policies[policies.length - 1];
   const comparisons: Comparison[] = [];
   const metricNames = [
@@ -125,6 +248,8 @@ export async function comparePolicies(options: {
   for (const policy of policies) {
     if (policy === baseline) continue;
     for (const metric of metricNames) {
+      // With --stop-on-bug a run's coverage stops when it finds the bug: not comparable.
+      if (input.stopOnBug && metric !== 'bugs' && metric !== 'distinct_bugs') continue;
       const xs = results[policy].map((r) => r.metrics[metric] ?? 0);
       const ys = results[baseline].map((r) => r.metrics[metric] ?? 0);
       if (xs.length === 0 || ys.length === 0) continue;
@@ -142,37 +267,54 @@ export async function comparePolicies(options: {
       });
     }
   }
-  const timeToBug: Record<
-    string,
-    Record<string, { found: number; runs: number; medianMs: number | null }>
-  > = {};
+  const names = [
+    ...new Set(Object.values(results).flatMap((rs) => rs.flatMap((r) => r.bugs.map((b) => b.name)))),
+  ].sort();
+  /** First detection per run, Infinity when the run did not find it. */
+  const firsts = (policy: string, name: string): number[] =>
+    results[policy].map((r) => {
+      const times = r.bugs.filter((b) => b.name === name).map((b) => b.atMs);
+      return times.length > 0 ? Math.min(...times) : Infinity;
+    });
+  const timeToBug: Record<string, Record<string, BugTiming>> = {};
   for (const policy of policies) {
-    const names = new Set(
-      Object.values(results).flatMap((rs) => rs.flatMap((r) => r.bugs.map((b) => b.name))),
-    );
     timeToBug[policy] = {};
     for (const name of names) {
-      const firsts = results[policy].flatMap((r) => {
-        const times = r.bugs.filter((b) => b.name === name).map((b) => b.atMs);
-        return times.length > 0 ? [Math.min(...times)] : [];
-      });
+      const all = firsts(policy, name);
+      const found = all.filter((t) => Number.isFinite(t));
+      const censoredMedian = all.length > 0 ? median(all) : Infinity;
+      let vsBaseline: { a12Sooner: number; p: number } | undefined;
+      if (policy !== baseline && all.length > 0 && results[baseline].length > 0) {
+        // Sooner is better: compare negated times, a miss counting as one past the budget.
+        const cap = (t: number): number => -Math.min(t, timeMs + 1);
+        const xs = all.map(cap);
+        const ys = firsts(baseline, name).map(cap);
+        vsBaseline = { a12Sooner: a12(xs, ys), p: mannWhitneyU(xs, ys).p };
+      }
       timeToBug[policy][name] = {
-        found: firsts.length,
-        runs: results[policy].length,
-        medianMs: firsts.length > 0 ? median(firsts) : null,
+        found: found.length,
+        runs: all.length,
+        medianMs: Number.isFinite(censoredMedian) ? censoredMedian : null,
+        medianFoundMs: found.length > 0 ? median(found) : null,
+        minMs: found.length > 0 ? Math.min(...found) : null,
+        maxMs: found.length > 0 ? Math.max(...found) : null,
+        ...vsBaseline,
       };
     }
   }
-  const dir = join(resolve(base.store), 'compare', timestampName());
+  const dir = join(resolve(input.store), 'compare', timestampName());
   mkdirSync(dir, { recursive: true });
   const series: Series[] = policies.map((policy) => ({
     name: policy,
     points: meanSeries(
-      results[policy].map((r) => readSeries(r.runDir, PLOT_METRIC)),
-      base.timeMs,
+      results[policy]
+        .filter((r) => existsSync(join(r.runDir, 'run.db')))
+        .map((r) => readSeries(r.runDir, PLOT_METRIC)),
+      timeMs,
     ),
   }));
   const plot = join(dir, 'coverage.svg');
+  const runs = Math.max(...policies.map((p) => results[p].length));
   writeFileSync(
     plot,
     lineChartSvg(
@@ -183,7 +325,16 @@ export async function comparePolicies(options: {
     ),
   );
   const policiesOut = Object.fromEntries(policies.map((p) => [p, { runs: results[p] }]));
-  const result: CompareResult = { policies: policiesOut, comparisons, timeToBug, dir, plot };
+  const result: CompareResult = {
+    system: input.system,
+    timeMs,
+    baseline,
+    policies: policiesOut,
+    comparisons,
+    timeToBug,
+    dir,
+    plot,
+  };
   writeFileSync(join(dir, 'compare.json'), JSON.stringify(result, null, 2) + '\n');
   return result;
 }

@@ -35,6 +35,8 @@ export const RunConfigSchema = z.object({
   recoveryTimeoutMs: z.number().int().positive().default(30_000),
   /** Linearizability check time limit per schedule. */
   checkTimeLimitMs: z.number().int().positive().default(30_000),
+  /** End the campaign after the first schedule that found a bug (for time-to-bug measurements). */
+  stopOnBug: z.boolean().default(false),
   /** A previous run whose policy values seed this one. */
   seedPolicyFrom: z.string().optional(),
 });

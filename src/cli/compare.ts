@@ -1,5 +1,5 @@
 import { POLICIES, type PolicyName } from '../campaign/config.js';
-import { comparePolicies, type CompareResult } from '../campaign/compare.js';
+import { comparePolicies, mergeComparisons, type CompareResult } from '../campaign/compare.js';
 import type { Reporter } from '../campaign/reporter.js';
 import { UsageError } from '../core/errors.js';
 import type { RegisterCommand } from './command.js';
@@ -15,6 +15,8 @@ interface CompareFlags {
   faults: string;
   bug: string[];
   store: string;
+  stopOnBug?: boolean;
+  from?: string[];
   json?: boolean;
 }
 
@@ -31,11 +33,15 @@ function table(result: CompareResult): string {
       `${c.metric.padEnd(24)} ${c.policy.padEnd(9)} ${fmt(c.mean).padStart(8)} ${fmt(c.baselineMean).padStart(8)} ${fmt(c.ratio).padStart(6)} ${c.a12.toFixed(2).padStart(5)} ${c.p.toFixed(3).padStart(6)}`,
     );
   }
-  lines.push('', 'time to first detection (median over the runs that found it):');
+  const secs = (ms: number | null): string => (ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
+  lines.push(
+    '',
+    `time to first detection (median over all runs, a miss counting as never; then min / median / max of the runs that found it; Â12 that it is found sooner than by ${result.baseline}):`,
+  );
   for (const [policy, bugs] of Object.entries(result.timeToBug)) {
     for (const [name, t] of Object.entries(bugs)) {
       lines.push(
-        `  ${policy.padEnd(9)} ${name.padEnd(36)} found ${t.found}/${t.runs}  ${t.medianMs === null ? '-' : `${(t.medianMs / 1000).toFixed(1)} s`}`,
+        `  ${policy.padEnd(9)} ${name.padEnd(36)} found ${t.found}/${t.runs}  median ${t.medianMs === null ? `> ${secs(result.timeMs)}` : secs(t.medianMs)}  (${secs(t.minMs)} / ${secs(t.medianFoundMs)} / ${secs(t.maxMs)})${t.a12Sooner === undefined ? '' : `  A12 ${t.a12Sooner.toFixed(2)} p ${(t.p ?? 1).toFixed(3)}`}`,
       );
     }
   }
@@ -61,8 +67,24 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
       [],
     )
     .option('--store <dir>', 'where runs are stored', 'store')
+    .option(
+      '--stop-on-bug',
+      'end each campaign at its first bug (time-to-bug runs; coverage is then not compared)',
+    )
+    .option(
+      '--from <dir>',
+      'do not run: merge earlier comparisons (their directories or compare.json files, repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [],
+    )
     .option('--json', 'print the result as one JSON document on stdout')
     .action(async (flags: CompareFlags) => {
+      if (flags.from !== undefined && flags.from.length > 0) {
+        const merged = mergeComparisons(flags.from, flags.store);
+        process.stdout.write(flags.json ? JSON.stringify(merged, null, 2) + '\n' : table(merged) + '\n');
+        setExit(0);
+        return;
+      }
       const policies = flags.policies.split(',').map((p) => p.trim());
       for (const p of policies) {
         if (!(POLICIES as readonly string[]).includes(p)) {
@@ -86,6 +108,7 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
         bug: flags.bug,
         store: flags.store,
         network: 'auto',
+        stopOnBug: flags.stopOnBug === true,
         ...(flags.nodes !== undefined ? { nodes: flags.nodes } : {}),
       });
       const controller = new AbortController();

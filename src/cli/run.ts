@@ -27,6 +27,7 @@ interface RunFlags {
   steps?: string;
   step?: string;
   network: string;
+  stopOnBug?: boolean;
   json?: boolean;
 }
 
@@ -74,6 +75,7 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     steps: int('steps', flags.steps),
     stepMs: duration('step', flags.step),
     network: flags.network,
+    stopOnBug: flags.stopOnBug,
   };
   const parsed = RunConfigSchema.safeParse(
     Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)),
@@ -111,6 +113,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .addOption(
       new Option('--network <kind>', 'network backend').choices(['auto', 'proxy', 'netns']).default('auto'),
     )
+    .option('--stop-on-bug', 'end the campaign after the first schedule that finds a bug')
     .option('--json', 'print the summary as one JSON document on stdout')
     .action(async (flags: RunFlags) => {
       const config = configFromFlags(flags);

@@ -55,6 +55,18 @@ describe('mallory compare (kvraft, real processes)', () => {
     expect(states!.a12).toBeLessThanOrEqual(1);
     expect(existsSync(result.plot)).toBe(true);
     expect(readFileSync(result.plot, 'utf8')).toContain('<svg');
+    expect(result.policies.adaptive.runs[0].metrics.states_causal_auc).toBeGreaterThan(0);
+
+    // The same comparison merged with itself pools the runs: two per policy, no campaign run.
+    const dir = (JSON.parse(r.stdout) as { dir: string }).dir;
+    const merged = await mallory(['compare', '--from', dir, '--from', dir, '--store', box.store], box);
+    expect(merged.code).toBe(0);
+    expect(merged.stdout).toMatch(/states_causal\s+adaptive/);
+    expect(merged.stdout).toContain('compare.json');
+    const pooled = JSON.parse(readFileSync(merged.stdout.match(/data: (\S+compare\.json)/)![1], 'utf8')) as {
+      policies: Record<string, { runs: unknown[] }>;
+    };
+    expect(pooled.policies.random.runs).toHaveLength(2);
   });
 
   it('refuses a single policy', async () => {
