@@ -25,7 +25,8 @@ import type { Finding, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
 import { Observation } from './observation.js';
 import type { Progress, Reporter, RunSummary } from './reporter.js';
-import { readSchedule } from './schedule-file.js';
+import { readSchedule, type ScheduleItem } from './schedule-file.js';
+import { ScheduleRunner, type ScheduleRunnerDeps } from './schedule-runner.js';
 
 const STARTUP_READY_MS = 60_000;
 const PROGRESS_INTERVAL_MS = 500;
@@ -158,6 +159,7 @@ export class Campaign {
       });
       observation.start();
       const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults);
+      const live = cluster;
       const logCheck = new LogCheck(store.dir, system.crashPatterns);
       workload = new RegisterWorkload(system, cluster, history, rng.fork('workload'), {
         concurrency: config.concurrency ?? 2 * nodeCount,
@@ -217,7 +219,26 @@ export class Campaign {
           }
         };
         if (fixedSchedule) {
-          await this.runFixed(fixedSchedule, scheduleStart, enact);
+          await this.runFixed(
+            fixedSchedule,
+            scheduleStart,
+            {
+              leader: () => nemesis.leader(),
+              nodes: () => live.nodes,
+              running: () => live.nodesIn('running').filter((n) => live.isMember(n)),
+              onEvent: (listener) => observation.onEvent(listener),
+            },
+            enact,
+            (item, reason) => {
+              history.record({
+                type: 'info',
+                process: 'nemesis',
+                f: 'let' in item ? 'let' : item.f,
+                value: 'let' in item ? item.let : item.value,
+                error: `skipped: ${reason}`,
+              });
+            },
+          );
         } else {
           await this.runSteps(policy!, policyRng, nemesis, store, scheduleStart, budgetEnd, enact);
         }
@@ -341,19 +362,24 @@ export class Campaign {
   }
 
   private async runFixed(
-    entries: readonly ScheduleEntry[],
+    items: readonly ScheduleItem[],
     scheduleStart: number,
+    deps: Pick<ScheduleRunnerDeps, 'leader' | 'nodes' | 'running' | 'onEvent'>,
     enact: (fault: Fault, step: number | null, recorded?: ScheduleEntry) => Promise<void>,
+    skip: (item: ScheduleItem, reason: string) => void,
   ): Promise<void> {
-    const lastAt = entries.reduce((m, e) => Math.max(m, e.atMs), 0);
+    const lastAt = items.reduce((m, e) => Math.max(m, e.atMs + (e.delayMs ?? 0)), 0);
     const endAt = Math.max(this.config.steps * this.config.stepMs, lastAt + this.config.stepMs);
-    for (const entry of entries) {
-      await sleep(scheduleStart + entry.atMs - Date.now(), this.signal);
-      if (this.signal.aborted) return;
-      this.step = Math.floor(entry.atMs / this.config.stepMs);
-      await enact({ f: entry.f, value: entry.value }, this.step, entry);
-    }
-    await sleep(scheduleStart + endAt - Date.now(), this.signal);
+    const runner = new ScheduleRunner(items, {
+      ...deps,
+      signal: this.signal,
+      skip,
+      enact: async (fault, recorded, atMs) => {
+        this.step = Math.floor(atMs / this.config.stepMs);
+        await enact(fault, this.step, { atMs, ...fault, ...recorded });
+      },
+    });
+    await runner.run(scheduleStart, endAt);
   }
 
   /** The abstraction whose states the policy learns on: the artifact's for `mallory`, ours otherwise. */

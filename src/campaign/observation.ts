@@ -20,6 +20,7 @@ export class Observation {
   readonly logEvents: LogEvents;
   private readonly tails: FileTail[] = [];
   private scheduleEvents: Event[] = [];
+  private readonly listeners = new Set<(event: Event) => void>();
 
   constructor(
     private readonly runDir: string,
@@ -50,8 +51,17 @@ export class Observation {
     for (const tail of this.tails) tail.start();
   }
 
+  /** Calls `listener` with every event as it is ingested; returns the unsubscribe. */
+  onEvent(listener: (event: Event) => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
   ingest(event: Event, keep = false): void {
     this.timeline.ingest(event);
+    for (const listener of this.listeners) listener(event);
     if (keep && this.scheduleEvents.length < MAX_SCHEDULE_EVENTS) this.scheduleEvents.push(event);
   }
 

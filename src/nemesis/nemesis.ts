@@ -88,7 +88,8 @@ export class Nemesis {
     return { kinds, valuesOf: (kind) => values[kind] ?? [null] };
   }
 
-  private async leader(): Promise<string | undefined> {
+  /** The system's current leader, if it has one and answers. */
+  async leader(): Promise<string | undefined> {
     try {
       return await this.system.leader?.(this.cluster);
     } catch {

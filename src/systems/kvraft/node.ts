@@ -12,6 +12,8 @@ import { Transport } from './_internals/transport.js';
 const HEARTBEAT_MS = 50;
 const REQUEST_TIMEOUT_MS = 2000;
 const LAZY_VOTE_DELAY_MS = 1500;
+/** The log keeps this many snapshot intervals of entries behind each snapshot. */
+const SNAPSHOT_TRAILING_FACTOR = 4;
 
 function main(): void {
   let args: NodeArgs;
@@ -31,7 +33,7 @@ function main(): void {
       join: args.join,
       bugs: args.bugs,
       snapshotEvery: args.snapshotEvery,
-      snapshotTrailing: args.snapshotEvery,
+      snapshotTrailing: SNAPSHOT_TRAILING_FACTOR * args.snapshotEvery,
       heartbeatMs: HEARTBEAT_MS,
       electionMinMs: args.electionMinMs,
       electionMaxMs: args.electionMaxMs,

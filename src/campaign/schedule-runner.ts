@@ -1,0 +1,216 @@
+import type { Link } from '../cluster/net/backend.js';
+import { monoNs, sleep } from '../core/clock.js';
+import type { Event } from '../core/event.js';
+import type { Fault } from '../core/fault.js';
+import type { ScheduleEntry } from '../nemesis/nemesis.js';
+import { type FaultItem, isLet, type LetItem, type ScheduleItem, type Trigger } from './schedule-file.js';
+
+/** What the runner needs from the campaign. */
+export interface ScheduleRunnerDeps {
+  /** Enacts one resolved fault (the campaign records it). */
+  enact(fault: Fault, recorded: Pick<ScheduleEntry, 'nodes' | 'links'>, atMs: number): Promise<void>;
+  /** Records a line that could not run (an unbound name, no node for a role). */
+  skip(item: ScheduleItem, reason: string): void;
+  /** Every node of the cluster, members or not. */
+  nodes(): readonly string[];
+  /** The current leader, if the system knows one. */
+  leader(): Promise<string | undefined>;
+  /** Running members, for `follower`. */
+  running(): readonly string[];
+  /** Subscribes to observed events; returns the unsubscribe. */
+  onEvent(listener: (event: Event) => void): () => void;
+  readonly signal: AbortSignal;
+}
+
+interface TriggerGroup {
+  readonly atMs: number;
+  readonly on: Trigger;
+  readonly items: ScheduleItem[];
+  armedAtNs: number | undefined;
+  fired: boolean;
+}
+
+class Unresolved extends Error {}
+
+/**
+ * Runs a schedule file: timed lines at their time, triggered lines when their event is observed,
+ * all enacted one at a time in the order they became due (the nemesis is never driven twice at once).
+ */
+export class ScheduleRunner {
+  private readonly vars = new Map<string, string>();
+  private chain: Promise<void> = Promise.resolve();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private scheduleStart = 0;
+
+  constructor(
+    private readonly items: readonly ScheduleItem[],
+    private readonly deps: ScheduleRunnerDeps,
+  ) {}
+
+  /** Runs until `endAtMs` after `scheduleStart` (and until every due line has run). */
+  async run(scheduleStart: number, endAtMs: number): Promise<void> {
+    this.scheduleStart = scheduleStart;
+    const groups = new Map<string, TriggerGroup>();
+    const timed: (ScheduleItem | TriggerGroup)[] = [];
+    for (const item of this.items) {
+      if (item.on === undefined) {
+        timed.push(item);
+        continue;
+      }
+      const key = `${item.atMs}\u0000${JSON.stringify(item.on)}`;
+      let group = groups.get(key);
+      if (!group) {
+        group = { atMs: item.atMs, on: item.on, items: [], armedAtNs: undefined, fired: false };
+        groups.set(key, group);
+        timed.push(group);
+      }
+      group.items.push(item);
+    }
+    timed.sort((a, b) => a.atMs - b.atMs);
+    const armed: TriggerGroup[] = [];
+    const unsubscribe = this.deps.onEvent((event) => {
+      for (const group of armed) {
+        if (group.fired || group.armedAtNs === undefined || event.ts < group.armedAtNs) continue;
+        if (
+          group.on.withinMs !== undefined &&
+          Date.now() > this.scheduleStart + group.atMs + group.on.withinMs
+        ) {
+          continue;
+        }
+        if (!this.matches(group.on, event)) continue;
+        group.fired = true;
+        for (const item of group.items) this.later(item, event, item.delayMs ?? 0);
+      }
+    });
+    try {
+      for (const entry of timed) {
+        await sleep(scheduleStart + entry.atMs - Date.now(), this.deps.signal);
+        if (this.deps.signal.aborted) return;
+        if ('items' in entry) {
+          entry.armedAtNs = monoNs();
+          armed.push(entry);
+        } else {
+          await this.enqueue(entry, undefined);
+        }
+      }
+      await sleep(scheduleStart + endAtMs - Date.now(), this.deps.signal);
+    } finally {
+      unsubscribe();
+      for (const t of this.timers) clearTimeout(t);
+      this.timers.clear();
+      await this.chain;
+    }
+  }
+
+  private later(item: ScheduleItem, event: Event, delayMs: number): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      void this.enqueue(item, event);
+    }, delayMs);
+    this.timers.add(timer);
+  }
+
+  private enqueue(item: ScheduleItem, event: Event | undefined): Promise<void> {
+    const run = this.chain.then(() => (this.deps.signal.aborted ? undefined : this.execute(item, event)));
+    this.chain = run.catch(() => undefined);
+    return this.chain;
+  }
+
+  private matches(on: Trigger, event: Event): boolean {
+    if (event.type !== on.type) return false;
+    if (on.node !== undefined && event.node !== this.name(on.node)) return false;
+    for (const [k, v] of Object.entries(on.attrs ?? {})) {
+      const actual = event.attrs?.[k];
+      if (actual === undefined || String(actual) !== String(typeof v === 'string' ? this.name(v) : v)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A name as written: `$X` is the variable's node (undefined if unbound), anything else itself. */
+  private name(text: string): string | undefined {
+    return text.startsWith('$') ? this.vars.get(text.slice(1)) : text;
+  }
+
+  private resolve(text: string): string {
+    const node = this.name(text);
+    if (node === undefined) throw new Unresolved(`${text} is not bound`);
+    return node;
+  }
+
+  /** `["*", "!$C"]` → every node but C's. */
+  private resolveNodes(list: readonly string[]): string[] {
+    const out: string[] = [];
+    for (const entry of list) {
+      if (entry === '*') out.push(...this.deps.nodes().filter((n) => !out.includes(n)));
+      else if (entry.startsWith('!')) {
+        const gone = this.resolve(entry.slice(1));
+        out.splice(0, out.length, ...out.filter((n) => n !== gone));
+      } else {
+        const n = this.resolve(entry);
+        if (!out.includes(n)) out.push(n);
+      }
+    }
+    return out;
+  }
+
+  private groupLinks(groups: readonly (readonly string[])[]): Link[] {
+    const named = groups.map((g) => this.resolveNodes(g.filter((n) => n !== '*')));
+    const taken = new Set(named.flat());
+    const rest = this.deps.nodes().filter((n) => !taken.has(n));
+    const resolved = groups.map((g, i) => (g.includes('*') ? [...named[i], ...rest] : named[i]));
+    const links: Link[] = [];
+    for (let i = 0; i < resolved.length; i++) {
+      for (let j = 0; j < resolved.length; j++) {
+        if (i === j) continue;
+        for (const a of resolved[i]) for (const b of resolved[j]) if (a !== b) links.push([a, b]);
+      }
+    }
+    return links;
+  }
+
+  private async execute(item: ScheduleItem, event: Event | undefined): Promise<void> {
+    try {
+      if (isLet(item)) await this.bind(item, event);
+      else await this.fault(item);
+    } catch (e) {
+      if (e instanceof Unresolved) this.deps.skip(item, e.message);
+      else throw e;
+    }
+  }
+
+  private async bind(item: LetItem, event: Event | undefined): Promise<void> {
+    const chosen: string[] = [];
+    let leader: string | undefined;
+    const unbound: string[] = [];
+    for (const [name, role] of Object.entries(item.let)) {
+      let node: string | undefined;
+      if (role === 'leader') node = leader ??= await this.deps.leader();
+      else if (role === 'follower') {
+        leader ??= await this.deps.leader();
+        node = this.deps.running().find((n) => n !== leader && !chosen.includes(n));
+      } else if (role === 'node') node = event?.node;
+      else {
+        const value = event?.attrs?.[role.slice('attrs.'.length)];
+        node = value === undefined ? undefined : String(value);
+      }
+      if (node === undefined) {
+        this.vars.delete(name);
+        unbound.push(`${name} (${role})`);
+      } else {
+        this.vars.set(name, node);
+        chosen.push(node);
+      }
+    }
+    if (unbound.length > 0) throw new Unresolved(`no node for ${unbound.join(', ')}`);
+  }
+
+  private async fault(item: FaultItem): Promise<void> {
+    const recorded: { nodes?: readonly string[]; links?: readonly Link[] } = {};
+    if (item.nodes) recorded.nodes = this.resolveNodes(item.nodes);
+    if (item.links) recorded.links = item.links.map(([a, b]): Link => [this.resolve(a), this.resolve(b)]);
+    if (item.groups) recorded.links = this.groupLinks(item.groups);
+    await this.deps.enact({ f: item.f, value: item.value }, recorded, Date.now() - this.scheduleStart);
+  }
+}

@@ -1,0 +1,146 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { readSchedule } from '../../src/campaign/schedule-file.js';
+import { ScheduleRunner } from '../../src/campaign/schedule-runner.js';
+import { monoNs, sleep } from '../../src/core/clock.js';
+import type { Event } from '../../src/core/event.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mallory-runner-'));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function schedule(lines: object[]): ReturnType<typeof readSchedule> {
+  const file = join(dir, `s${Math.random()}.jsonl`);
+  writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n'));
+  return readSchedule(file);
+}
+
+/** A runner on a three-node cluster whose leader is n2; events are pushed by the test. */
+function harness(items: ReturnType<typeof readSchedule>) {
+  const enacted: {
+    f: string;
+    nodes?: readonly string[];
+    links?: readonly (readonly string[])[];
+    atMs: number;
+  }[] = [];
+  const skipped: string[] = [];
+  const listeners = new Set<(e: Event) => void>();
+  const runner = new ScheduleRunner(items, {
+    enact: (fault, recorded, atMs) => {
+      enacted.push({ f: fault.f, ...recorded, atMs });
+      return Promise.resolve();
+    },
+    skip: (_item, reason) => skipped.push(reason),
+    nodes: () => ['n1', 'n2', 'n3'],
+    running: () => ['n1', 'n2', 'n3'],
+    leader: () => Promise.resolve('n2'),
+    onEvent: (l) => {
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
+    signal: new AbortController().signal,
+  });
+  const emit = (node: string, type: string, attrs?: Record<string, string | number>): void => {
+    for (const l of listeners) l({ ts: monoNs(), node, source: 'probe', type, ...(attrs ? { attrs } : {}) });
+  };
+  return { runner, enacted, skipped, emit };
+}
+
+describe('ScheduleRunner', () => {
+  it('binds roles and resolves $names, * and ! in nodes and groups', async () => {
+    const h = harness(
+      schedule([
+        { atMs: 0, let: { L: 'leader', F: 'follower', G: 'follower' } },
+        { atMs: 10, f: 'kill', nodes: ['*', '!$L'] },
+        { atMs: 20, f: 'start-partition', groups: [['$L'], ['*']] },
+        { atMs: 30, f: 'pause', nodes: ['$G'] },
+      ]),
+    );
+    await h.runner.run(Date.now(), 50);
+    expect(h.enacted.map((e) => [e.f, e.nodes ?? e.links])).toEqual([
+      ['kill', ['n1', 'n3']],
+      [
+        'start-partition',
+        [
+          ['n2', 'n1'],
+          ['n2', 'n3'],
+          ['n1', 'n2'],
+          ['n3', 'n2'],
+        ],
+      ],
+      ['pause', ['n3']],
+    ]);
+    expect(h.skipped).toEqual([]);
+  });
+
+  it('runs triggered lines on the first matching event after they are armed, with their delay', async () => {
+    const h = harness(
+      schedule([
+        { atMs: 20, on: { type: 'become-leader' }, let: { C: 'node', T: 'attrs.term' } },
+        { atMs: 20, on: { type: 'become-leader' }, f: 'kill', nodes: ['*', '!$C'] },
+        { atMs: 20, on: { type: 'become-leader' }, delayMs: 40, f: 'start', nodes: ['$C'] },
+      ]),
+    );
+    const start = Date.now();
+    const done = h.runner.run(start, 200);
+    h.emit('n1', 'become-leader', { term: 2 }); // before the line is armed: ignored
+    await sleep(40);
+    h.emit('n3', 'vote-granted');
+    expect(h.enacted).toEqual([]);
+    h.emit('n3', 'become-leader', { term: 3 });
+    h.emit('n1', 'become-leader', { term: 4 }); // the group has fired: ignored
+    await sleep(10);
+    expect(h.enacted.map((e) => [e.f, e.nodes])).toEqual([['kill', ['n1', 'n2']]]);
+    await done;
+    expect(h.enacted.map((e) => [e.f, e.nodes])).toEqual([
+      ['kill', ['n1', 'n2']],
+      ['start', ['n3']],
+    ]);
+    expect(h.enacted[1].atMs - h.enacted[0].atMs).toBeGreaterThanOrEqual(35);
+  });
+
+  it('matches node and attributes, and a trigger past its window never fires', async () => {
+    const h = harness(
+      schedule([
+        { atMs: 0, let: { L: 'leader' } },
+        {
+          atMs: 5,
+          on: { type: 'snapshot-taken', node: '$L', attrs: { index: 64 } },
+          f: 'kill',
+          nodes: ['$L'],
+        },
+        { atMs: 5, on: { type: 'step-down', withinMs: 10 }, f: 'pause', nodes: ['n1'] },
+      ]),
+    );
+    const done = h.runner.run(Date.now(), 80);
+    await sleep(30);
+    h.emit('n2', 'step-down');
+    h.emit('n1', 'snapshot-taken', { index: 64 });
+    h.emit('n2', 'snapshot-taken', { index: 63 });
+    h.emit('n2', 'snapshot-taken', { index: 64 });
+    await done;
+    expect(h.enacted.map((e) => [e.f, e.nodes])).toEqual([['kill', ['n2']]]);
+  });
+
+  it('skips, and says why, a line whose name is not bound', async () => {
+    const h = harness(schedule([{ atMs: 0, f: 'kill', nodes: ['$X'] }]));
+    await h.runner.run(Date.now(), 10);
+    expect(h.enacted).toEqual([]);
+    expect(h.skipped).toEqual(['$X is not bound']);
+  });
+});
+
+describe('readSchedule (triggers and names)', () => {
+  it('refuses groups on a fault other than start-partition, unknown roles and unknown fields', () => {
+    expect(() => schedule([{ atMs: 0, f: 'kill', groups: [['n1'], ['n2']] }])).toThrow(
+      /only start-partition/,
+    );
+    expect(() => schedule([{ atMs: 0, let: { L: 'boss' } }])).toThrow(/leader, follower, node or attrs/);
+    expect(() => schedule([{ atMs: 0, f: 'kill', when: 3 }])).toThrow(/Unrecognized key/);
+  });
+});
