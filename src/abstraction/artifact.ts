@@ -22,6 +22,10 @@ export class ArtifactAbstraction implements Abstraction {
     this.clusters = new StateClusters(options);
   }
 
+  seed(features: readonly string[]): void {
+    this.clusters.assign(features);
+  }
+
   abstract(window: Window): State {
     const features = [...intraPairs(window.events, new Set())].sort();
     return { id: this.clusters.assign(features), features };

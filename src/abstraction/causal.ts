@@ -61,6 +61,10 @@ export class CausalAbstraction implements Abstraction {
     this.roles.clear();
   }
 
+  seed(features: readonly string[]): void {
+    this.clusters.assign(features);
+  }
+
   abstract(window: Window): State {
     const { labels, leaders } = this.followRoles(window.events);
     const label: Labeler | undefined = this.useRoles

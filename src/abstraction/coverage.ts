@@ -32,6 +32,8 @@ export interface CoverageObservation {
 export class Coverage {
   readonly abstractions: readonly Abstraction[];
   private readonly stateCounts = new Map<string, Map<string, number>>();
+  /** Visits per state in the campaigns this one was seeded from: they count as seen, not as coverage. */
+  private readonly priorCounts = new Map<string, Map<string, number>>();
   private readonly transitions = new Map<string, Set<string>>();
   private readonly eventTypes = new Set<string>();
   private readonly intra = new Set<string>();
@@ -63,7 +65,7 @@ export class Coverage {
       const n = counts.get(state.id) ?? 0;
       counts.set(state.id, n + 1);
       states[a.name] = state;
-      seenBefore[a.name] = n;
+      seenBefore[a.name] = n + (this.priorCounts.get(a.name)?.get(state.id) ?? 0);
       this.transitions.get(a.name)!.add(`${action}\u0000${state.id}`);
     }
     for (const e of window.events) if (isInternal(e)) this.eventTypes.add(e.type);
@@ -74,6 +76,19 @@ export class Coverage {
 
   resetEpisode(): void {
     for (const a of this.abstractions) a.resetEpisode?.();
+  }
+
+  /**
+   * Seeds one state of an earlier campaign (call in the order they were first seen): the
+   * abstraction re-creates its cluster, and its visits make the novelty reward see it as known.
+   */
+  seed(abstraction: string, id: string, features: readonly string[], visits: number): void {
+    const a = this.abstractions.find((x) => x.name === abstraction);
+    if (!a) return;
+    a.seed?.(features);
+    let prior = this.priorCounts.get(abstraction);
+    if (!prior) this.priorCounts.set(abstraction, (prior = new Map<string, number>()));
+    prior.set(id, (prior.get(id) ?? 0) + visits);
   }
 
   /** Visits per state id under one abstraction (to save, or to seed a later campaign). */

@@ -13,7 +13,7 @@ import { describeFault, type Fault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
 import { Nemesis, type FaultOutcome, type ScheduleEntry } from '../nemesis/nemesis.js';
 import { createPolicy } from '../policy/index.js';
-import type { Policy } from '../policy/policy.js';
+import type { Policy, PolicyValue } from '../policy/policy.js';
 import { RunStore } from '../store/run-store.js';
 import { findSystem } from '../systems/index.js';
 import type { SystemAdapter } from '../systems/system.js';
@@ -27,6 +27,12 @@ import { Observation } from './observation.js';
 import type { Progress, Reporter, RunSummary } from './reporter.js';
 import { readSchedule, type ScheduleItem } from './schedule-file.js';
 import { ScheduleRunner, type ScheduleRunnerDeps } from './schedule-runner.js';
+
+/** What an earlier run gives a campaign seeded from it. */
+interface Seed {
+  readonly values: readonly PolicyValue[];
+  readonly states: readonly { abstraction: string; id: string; features: string; visits: number }[];
+}
 
 const STARTUP_READY_MS = 60_000;
 const PROGRESS_INTERVAL_MS = 500;
@@ -109,6 +115,10 @@ export class Campaign {
     const nodes = Array.from({ length: nodeCount }, (_, i) => `n${i + 1}`);
     const runId = newRunId();
     const policy = fixedSchedule ? undefined : createPolicy(config.policy);
+    const seedData =
+      policy && config.seedPolicyFrom
+        ? this.readSeed(config.seedPolicyFrom, definition.name, policy.name)
+        : undefined;
     const store = RunStore.create(resolve(config.store), {
       id: runId,
       system: definition.name,
@@ -138,7 +148,7 @@ export class Campaign {
         policy: policy?.name ?? 'schedule',
         nodes,
       });
-      if (policy && config.seedPolicyFrom) this.seedPolicy(policy, config.seedPolicyFrom);
+      if (policy && seedData) this.applySeed(policy, seedData);
       network = await this.createNetwork(system, nodes, seed, runId, registry);
       cluster = new Cluster({
         system,
@@ -512,15 +522,46 @@ export class Campaign {
     this.emit('bug', bug);
   }
 
-  private seedPolicy(policy: Policy, runDir: string): void {
-    const source = RunStore.open(runDir);
+  /**
+   * Reads what seeds this campaign from an earlier run of the same system and policy: the policy's
+   * values and the states it saw (with their visits). Read before this run's store exists, so a
+   * bad `--seed-from` leaves nothing behind.
+   */
+  private readSeed(runDir: string, system: string, policy: string): Seed {
+    let source: RunStore;
     try {
-      const rows = source.db
+      source = RunStore.open(runDir);
+    } catch {
+      throw new UsageError(
+        'bad-flag',
+        `--seed-from: ${runDir} is not a run directory (no run.db): give store/<system>/<run>`,
+      );
+    }
+    try {
+      const run = source.db.prepare('SELECT system, policy FROM run').get() as
+        { system: string; policy: string } | undefined;
+      if (!run || run.system !== system || run.policy !== policy) {
+        throw new UsageError(
+          'bad-flag',
+          `--seed-from: ${runDir} is a ${run?.policy ?? '?'} run on ${run?.system ?? '?'}; this is ${policy} on ${system}: seed from a run of the same system and policy`,
+        );
+      }
+      const values = source.db
         .prepare('SELECT state, action, value, visits FROM policy_values WHERE policy = ?')
-        .all(policy.name) as { state: string; action: string; value: number; visits: number }[];
-      policy.load(rows);
+        .all(policy) as PolicyValue[];
+      const states = source.db
+        .prepare('SELECT abstraction, id, features, visits FROM states ORDER BY rowid')
+        .all() as { abstraction: string; id: string; features: string; visits: number }[];
+      return { values, states };
     } finally {
       source.close();
+    }
+  }
+
+  private applySeed(policy: Policy, seed: Seed): void {
+    policy.load(seed.values);
+    for (const s of seed.states) {
+      this.coverage.seed(s.abstraction, s.id, JSON.parse(s.features) as string[], s.visits);
     }
   }
 

@@ -28,6 +28,7 @@ interface RunFlags {
   step?: string;
   network: string;
   stopOnBug?: boolean;
+  seedFrom?: string;
   json?: boolean;
 }
 
@@ -76,6 +77,7 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     stepMs: duration('step', flags.step),
     network: flags.network,
     stopOnBug: flags.stopOnBug,
+    seedPolicyFrom: flags.seedFrom,
   };
   const parsed = RunConfigSchema.safeParse(
     Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)),
@@ -114,6 +116,10 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       new Option('--network <kind>', 'network backend').choices(['auto', 'proxy', 'netns']).default('auto'),
     )
     .option('--stop-on-bug', 'end the campaign after the first schedule that finds a bug')
+    .option(
+      '--seed-from <run-dir>',
+      'start from what an earlier run (same system and policy) learnt: its policy values and the states it saw',
+    )
     .option('--json', 'print the summary as one JSON document on stdout')
     .action(async (flags: RunFlags) => {
       const config = configFromFlags(flags);

@@ -41,6 +41,24 @@ describe('Coverage', () => {
     expect(cov.counts('artifact').get(o1.states.artifact.id)).toBe(2);
   });
 
+  it('seeded states count as seen for the reward but not as this campaign’s coverage', () => {
+    const first = new Coverage();
+    const o = first.observe(win(0, ['a', 'b', 'c', 'd']), null);
+    const near = first.observe(win(1, ['a', 'b', 'c', 'd', 'e', 'f']), null);
+    const seeded = new Coverage();
+    for (const name of ['artifact', 'causal']) {
+      seeded.seed(name, o.states[name].id, o.states[name].features, 3);
+    }
+    const again = seeded.observe(win(0, ['a', 'b', 'c', 'd']), null);
+    expect(again.seenBefore).toEqual({ artifact: 3, causal: 3 });
+    expect(again.states.artifact.id).toBe(o.states.artifact.id);
+    expect(seeded.snapshot().states_artifact).toBe(1);
+    // A similar window joins the seeded cluster exactly as it did in the first campaign.
+    expect(seeded.observe(win(1, ['a', 'b', 'c', 'd', 'e', 'f']), null).states.artifact.id).toBe(
+      near.states.artifact.id,
+    );
+  });
+
   it('rejects two abstractions with one name', () => {
     expect(() => new Coverage([new ArtifactAbstraction(), new ArtifactAbstraction()])).toThrow(
       /distinct names/,

@@ -1,0 +1,60 @@
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { mallory, sandbox } from './helpers.js';
+
+interface Summary {
+  readonly runDir: string;
+  readonly status: string;
+}
+
+function globalVisits(runDir: string): number {
+  const db = new Database(join(runDir, 'run.db'), { readonly: true });
+  try {
+    const row = db
+      .prepare("SELECT SUM(visits) AS n FROM policy_values WHERE policy = 'adaptive' AND state = '*'")
+      .get() as { n: number | null };
+    return row.n ?? 0;
+  } finally {
+    db.close();
+  }
+}
+
+describe('mallory run --seed-from (kvraft, real processes)', () => {
+  const box = sandbox();
+  afterAll(() => {
+    rmSync(join(box.store, '..'), { recursive: true, force: true });
+  });
+
+  it('starts from what an earlier run learnt: its decisions add to the earlier ones', async () => {
+    const common = ['run', '--time', '12s', '--steps', '4', '--store', box.store, '--json'];
+    const first = await mallory([...common, '--seed', '31'], box);
+    expect(first.code).toBe(0);
+    const a = JSON.parse(first.stdout) as Summary;
+    const before = globalVisits(a.runDir);
+    expect(before).toBeGreaterThan(0);
+    const second = await mallory([...common, '--seed', '32', '--seed-from', a.runDir], box);
+    expect(second.code).toBe(0);
+    const b = JSON.parse(second.stdout) as Summary;
+    expect(globalVisits(b.runDir)).toBeGreaterThan(before);
+  });
+
+  it('refuses a directory that is not a run, or a run of another policy, and creates no run', async () => {
+    const runs = (): number => readdirSync(join(box.store, 'kvraft')).length;
+    const count = runs();
+    const bad = await mallory(['run', '--time', '5s', '--store', box.store, '--seed-from', box.store], box);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--seed-from: .* is not a run directory/);
+    const latest = join(box.store, 'kvraft', readdirSync(join(box.store, 'kvraft')).sort()[0]);
+    const other = await mallory(
+      ['run', '--time', '5s', '--policy', 'random', '--store', box.store, '--seed-from', latest],
+      box,
+    );
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('same system and policy');
+    expect(runs()).toBe(count);
+  });
+});
