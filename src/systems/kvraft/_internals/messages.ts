@@ -61,6 +61,8 @@ export interface AppendEntriesReply extends Header {
   /** On rejection: where the leader should retry from. */
   readonly conflictIndex: number;
   readonly round: number;
+  /** On rejection: the follower has no log and no configuration (it was wiped): send the snapshot. */
+  readonly blank?: boolean;
 }
 
 export interface InstallSnapshot extends Header {

@@ -115,6 +115,8 @@ export class RaftNode {
   private readonly match = new Map<string, number>();
   private readonly ackedRound = new Map<string, number>();
   private readonly snapshotSentAt = new Map<string, number>();
+  /** Peers that installed a snapshot from this leader: they know the configuration before entry 1. */
+  private readonly hasBase = new Set<string>();
   private round = 0;
 
   private readonly waiters = new Map<number, Waiter>();
@@ -246,6 +248,8 @@ export class RaftNode {
       return;
     }
     const next = add ? [...members, node].sort() : members.filter((m) => m !== node);
+    // A node added back may have been wiped: it needs the snapshot again before entries.
+    if (add) this.hasBase.delete(node);
     this.propose({ type: 'config', members: next }, reply);
   }
 
@@ -429,6 +433,7 @@ export class RaftNode {
     this.match.clear();
     this.ackedRound.clear();
     this.snapshotSentAt.clear();
+    this.hasBase.clear();
     for (const peer of this.others()) this.next.set(peer, this.lastIndex() + 1);
     this.emit('become-leader', { term: this.term, index: this.lastIndex(), commit: this.commit });
     this.appendLocal({ type: 'noop' });
@@ -508,7 +513,9 @@ export class RaftNode {
       next = this.lastIndex() + 1;
       this.next.set(peer, next);
     }
-    if (next <= this.logStart) {
+    // A follower with nothing (a wiped node that joined) also needs the configuration in effect
+    // before the first entry, which no entry carries: it gets the snapshot, not entries from 1.
+    if (next <= this.logStart || (next === 1 && !this.hasBase.has(peer))) {
       const now = Date.now();
       if (now - (this.snapshotSentAt.get(peer) ?? 0) < SNAPSHOT_RESEND_MS) return;
       this.snapshotSentAt.set(peer, now);
@@ -548,6 +555,7 @@ export class RaftNode {
       if (match < this.lastIndex()) this.sendAppend(m.from);
     } else {
       // The follower may have lost its log (wiped and re-added), so match can go down as well.
+      if (m.blank === true) this.hasBase.delete(m.from);
       const next = Math.max(1, Math.min(m.conflictIndex, this.lastIndex() + 1));
       this.match.set(m.from, Math.min(this.match.get(m.from) ?? 0, next - 1));
       const before = this.next.get(m.from);
@@ -568,6 +576,7 @@ export class RaftNode {
     this.match.set(m.from, match);
     this.next.set(m.from, match + 1);
     this.snapshotSentAt.delete(m.from);
+    this.hasBase.add(m.from);
     this.advanceCommit();
     if (match < this.lastIndex()) this.sendAppend(m.from);
     this.serveReads();
@@ -769,6 +778,7 @@ export class RaftNode {
   }
 
   private onAppendEntries(m: AppendEntries): void {
+    const blank = this.lastIndex() === 0 && this.snapshot.members.length === 0;
     const reject = (conflictIndex: number): void => {
       this.send(m.from, {
         kind: 'append-entries-reply',
@@ -777,6 +787,7 @@ export class RaftNode {
         matchIndex: 0,
         conflictIndex,
         round: m.round,
+        ...(blank ? { blank } : {}),
       });
     };
     if (!this.acceptLeader(m)) {
@@ -792,7 +803,8 @@ export class RaftNode {
       prevIndex = this.logStart;
       prevTerm = this.logStartTerm;
     }
-    if (prevIndex > this.lastIndex()) {
+    if (prevIndex > this.lastIndex() || (blank && entries.length > 0)) {
+      // A blank node cannot take entries from 1: it lacks the configuration they start from.
       this.emit('append-rejected', { term: this.term, index: prevIndex, last: this.lastIndex() });
       reject(this.lastIndex() + 1);
       return;
@@ -882,7 +894,9 @@ export class RaftNode {
       return;
     }
     const s = m.snapshot;
-    if (s.lastIndex > this.commit) {
+    // A node that joined with nothing takes even the initial snapshot: it carries the configuration.
+    const blank = this.lastIndex() === 0 && this.snapshot.members.length === 0;
+    if (s.lastIndex > this.commit || blank) {
       const keep = this.termAt(s.lastIndex) === s.lastTerm;
       const previousConfig = this.config.index;
       const suffix = keep ? this.log.filter((e) => e.index > s.lastIndex) : [];
