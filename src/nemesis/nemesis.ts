@@ -88,6 +88,15 @@ export class Nemesis {
     return { kinds, valuesOf: (kind) => values[kind] ?? [null] };
   }
 
+  /** The members in the system's own configuration, if it can tell. */
+  private async realMembers(): Promise<readonly string[] | undefined> {
+    try {
+      return await this.system.configuration?.(this.cluster);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The system's current leader, if it has one and answers. */
   async leader(): Promise<string | undefined> {
     try {
@@ -219,7 +228,13 @@ export class Nemesis {
         const nodes = (await this.targetNodes(fault.value, live, recorded?.nodes)).slice(0, 1);
         if (nodes.length === 0 || !this.system.memberRemove) return done([]);
         const node = nodes[0];
-        await this.system.memberRemove(node, c);
+        try {
+          await this.system.memberRemove(node, c);
+        } catch (error) {
+          // The call failed but the change may still have committed (e.g. leadership lost after
+          // appending it): then the node is out and must be stopped like any removed member.
+          if ((await this.realMembers())?.includes(node) !== false) throw error;
+        }
         c.setMember(node, false);
         await c.kill(node, 'removed');
         c.wipe(node);
@@ -241,7 +256,11 @@ export class Nemesis {
     const c = this.cluster;
     await c.kill(node, 'removed');
     c.wipe(node);
-    await this.system.memberAdd!(node, c);
+    try {
+      await this.system.memberAdd!(node, c);
+    } catch (error) {
+      if ((await this.realMembers())?.includes(node) !== true) throw error;
+    }
     c.setMember(node, true);
     await c.start(node, { join: true });
   }
@@ -262,6 +281,17 @@ export class Nemesis {
         await c.start(n);
       } catch (error) {
         errors.push(`start ${n}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    // A change whose outcome we could not see may have taken effect: a node the system no longer
+    // counts as a member is stopped and wiped (it would disrupt elections), then added back below.
+    if (this.system.configuration && c.nodes.some((x) => c.isMember(x))) {
+      await c.waitReady(RE_ADD_READY_MS);
+      const real = await this.realMembers();
+      for (const n of real ? c.nodes.filter((x) => c.isMember(x) && !real.includes(x)) : []) {
+        await c.kill(n, 'removed');
+        c.wipe(n);
+        c.setMember(n, false);
       }
     }
     for (const n of c.nodes.filter((x) => !c.isMember(x))) {

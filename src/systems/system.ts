@@ -83,6 +83,11 @@ export interface SystemAdapter {
   leader?(cluster: ClusterView): Promise<string | undefined>;
   memberRemove?(node: string, cluster: ClusterView): Promise<void>;
   memberAdd?(node: string, cluster: ClusterView): Promise<void>;
+  /**
+   * The members in the leader's configuration, if the system can tell: a membership change whose
+   * call failed may still have taken effect, and the nemesis reconciles with this.
+   */
+  configuration?(cluster: ClusterView): Promise<readonly string[] | undefined>;
   /** Per-system log parser: known internal events with numeric attributes. */
   parseLog?(line: string): ParsedLogEvent | undefined;
   /** Stops system-wide helpers (not node processes: the cluster runtime ends those). */

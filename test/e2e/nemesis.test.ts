@@ -134,4 +134,20 @@ describe('nemesis against real kvraft nodes', () => {
     expect(await cluster.waitReady(20_000)).toBe(true);
     expect(exits.filter((e) => !e.expected)).toEqual([]);
   });
+
+  it('healAll reconciles with the system: a member removed behind its back is stopped, wiped and added back', async () => {
+    expect(await cluster.waitReady(20_000)).toBe(true);
+    const l = await eventually(leader, 10_000);
+    const victim = NODES.find((n) => n !== l)!;
+    // As when a member-remove call fails after the change was appended: it commits anyway.
+    await system.memberRemove!(victim, cluster);
+    expect(await system.configuration!(cluster)).not.toContain(victim);
+    expect(cluster.isMember(victim)).toBe(true);
+    expect(await nemesis.healAll()).toEqual([]);
+    expect(await system.configuration!(cluster)).toContain(victim);
+    expect(cluster.isMember(victim)).toBe(true);
+    expect(cluster.nodesIn('running')).toEqual(NODES);
+    expect(await cluster.waitReady(20_000)).toBe(true);
+    expect(exits.filter((e) => !e.expected)).toEqual([]);
+  });
 });

@@ -145,6 +145,11 @@ class KvraftAdapter implements SystemAdapter {
     return this.changeMembership('remove-member', node, cluster);
   }
 
+  async configuration(cluster: ClusterView): Promise<readonly string[] | undefined> {
+    const leader = await findLeader(cluster);
+    return leader === undefined ? undefined : (await nodeStatus(leader, cluster))?.members;
+  }
+
   parseLog(): undefined {
     return undefined;
   }
