@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { Cluster, type NodeExit } from '../cluster/cluster.js';
@@ -510,6 +510,9 @@ export class Campaign {
       join(dir, 'schedule.jsonl'),
       faults.map((f) => JSON.stringify(f)).join('\n') + (faults.length ? '\n' : ''),
     );
+    // A schedule that reacts to events replays only from its own text: keep it beside what it did.
+    if (this.config.schedule !== undefined)
+      copyFileSync(this.config.schedule, join(dir, 'source-schedule.jsonl'));
     writeFileSync(join(dir, 'evidence.json'), JSON.stringify(finding.evidence, null, 2) + '\n');
     let html: string | undefined;
     if (finding.html !== undefined) {

@@ -55,6 +55,10 @@ describe('kvraft bug switches under scripted schedules (mallory run)', () => {
       expect(code).toBe(1);
       const found = new Set(summary.bugs.flatMap((b) => [b.kind, `${b.kind}/${b.name}`]));
       for (const name of c.names) expect(found).toContain(name);
+      // The bug keeps the schedule it was found with, to run again.
+      expect(readFileSync(join(summary.runDir, 'bugs', '1', 'source-schedule.jsonl'), 'utf8')).toBe(
+        readFileSync(join(SCHEDULES, `${c.bug}.jsonl`), 'utf8'),
+      );
     });
 
     it(`${c.bug}: the same schedule with the switch off is clean`, async () => {
