@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 
 import { dqlite } from '../../src/systems/dqlite/dqlite.js';
 import { parseDqliteLog } from '../../src/systems/dqlite/log.js';
-import { skipReason, waitFor } from './_helpers/cluster.js';
+import { skipReason, waitFor, waitForNewLeader } from './_helpers/cluster.js';
 import { describeRealSystem } from './_helpers/describe-real-system.js';
 
 const reason = skipReason(['dqlite-demo', 'dqlite']);
@@ -33,14 +33,7 @@ describeRealSystem(
       const t0 = Date.now();
       await cluster.kill(leader);
       cluster.members = NODES.filter((n) => n !== leader);
-      const next = await waitFor(
-        async () => {
-          const l = await adapter.leader!(cluster);
-          return l !== undefined && l !== leader ? l : undefined;
-        },
-        20_000,
-        'new leader',
-      );
+      const next = await waitForNewLeader(adapter, cluster, leader, 20_000);
       console.log(`dqlite failover after leader kill: ${Date.now() - t0} ms (${leader} → ${next})`);
       const client = adapter.client(next, cluster, TIMEOUT_MS);
       expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });

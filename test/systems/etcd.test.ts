@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 
 import { etcd } from '../../src/systems/etcd/etcd.js';
 import { parseEtcdLog } from '../../src/systems/etcd/log.js';
-import { skipReason, waitFor } from './_helpers/cluster.js';
+import { skipReason, waitFor, waitForNewLeader } from './_helpers/cluster.js';
 import { describeRealSystem } from './_helpers/describe-real-system.js';
 
 const reason = skipReason(['etcd']);
@@ -33,14 +33,7 @@ describeRealSystem(
       const t0 = Date.now();
       await cluster.kill(leader);
       cluster.members = NODES.filter((n) => n !== leader);
-      const next = await waitFor(
-        async () => {
-          const l = await adapter.leader!(cluster);
-          return l !== undefined && l !== leader ? l : undefined;
-        },
-        15_000,
-        'new leader',
-      );
+      const next = await waitForNewLeader(adapter, cluster, leader, 15_000);
       const failoverMs = Date.now() - t0;
       expect(next).not.toBe(leader);
       const client = adapter.client(next, cluster, TIMEOUT_MS);

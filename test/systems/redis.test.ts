@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import type { Link } from '../../src/cluster/net/backend.js';
 import { parseRedisLog } from '../../src/systems/redis/log.js';
 import { redis } from '../../src/systems/redis/redis.js';
-import { skipReason, waitFor } from './_helpers/cluster.js';
+import { skipReason, waitForNewLeader } from './_helpers/cluster.js';
 import { describeRealSystem } from './_helpers/describe-real-system.js';
 
 const reason = skipReason(['redis-server', 'redis-sentinel']);
@@ -30,14 +30,7 @@ describeRealSystem(
       const old = (await adapter.leader!(cluster))!;
       const t0 = Date.now();
       await cluster.kill(old);
-      const next = await waitFor(
-        async () => {
-          const l = await adapter.leader!(cluster);
-          return l !== undefined && l !== old ? l : undefined;
-        },
-        20_000,
-        'promoted replica',
-      );
+      const next = await waitForNewLeader(adapter, cluster, old, 20_000, 'promoted replica');
       console.log(`redis failover after primary kill: ${Date.now() - t0} ms (${old} → ${next})`);
       const client = adapter.client(old, cluster, TIMEOUT_MS);
       expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
