@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 
 import { DEBIAN_GOPATH } from '../../src/systems/dqlite/app-source.js';
 import { APP_SNAPSHOT_THRESHOLD, dqliteApp } from '../../src/systems/dqlite/dqlite.js';
 import { parseDqliteLog } from '../../src/systems/dqlite/log.js';
-import { skipReason, TestCluster } from './_helpers/cluster.js';
+import { skipReason } from './_helpers/cluster.js';
+import { describeRealSystem } from './_helpers/describe-real-system.js';
 
 const reason =
   skipReason(['go', 'dqlite']) ??
@@ -15,23 +16,11 @@ const reason =
 const NODES = ['n1', 'n2', 'n3'];
 const TIMEOUT_MS = 3_000;
 
-describe.skipIf(reason !== undefined)(
-  `our dqlite app (real servers)${reason ? `: skipped, ${reason}` : ''}`,
-  () => {
-    const adapter = dqliteApp.create({ bugs: [] });
-    let cluster: TestCluster;
-
-    beforeAll(async () => {
-      cluster = await TestCluster.create(adapter, NODES);
-      cluster.startAll();
-      await cluster.waitReady(60_000);
-    });
-
-    afterAll(async () => {
-      await cluster?.close();
-    });
-
+describeRealSystem(
+  { title: 'our dqlite app', skip: reason, system: dqliteApp, nodes: NODES, readyTimeoutMs: 60_000 },
+  (adapter, started) => {
     it('reads, writes and compare-and-sets', async () => {
+      const cluster = started();
       expect(adapter.supportsCas).toBe(true);
       const client = adapter.client('n2', cluster, TIMEOUT_MS);
       expect(await client.read('x')).toEqual({ type: 'ok', value: null });
@@ -43,6 +32,7 @@ describe.skipIf(reason !== undefined)(
     });
 
     it(`takes a snapshot every ${APP_SNAPSHOT_THRESHOLD} raft entries`, async () => {
+      const cluster = started();
       const client = adapter.client('n1', cluster, TIMEOUT_MS);
       for (let i = 0; i < 2 * APP_SNAPSHOT_THRESHOLD; i++)
         expect((await client.write('y', i)).type).toBe('ok');

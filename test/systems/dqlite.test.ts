@@ -1,30 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 
 import { dqlite } from '../../src/systems/dqlite/dqlite.js';
 import { parseDqliteLog } from '../../src/systems/dqlite/log.js';
-import { skipReason, TestCluster, waitFor } from './_helpers/cluster.js';
+import { skipReason, waitFor, waitForNewLeader } from './_helpers/cluster.js';
+import { describeRealSystem } from './_helpers/describe-real-system.js';
 
 const reason = skipReason(['dqlite-demo', 'dqlite']);
 const NODES = ['n1', 'n2', 'n3'];
 const TIMEOUT_MS = 3_000;
 
-describe.skipIf(reason !== undefined)(
-  `dqlite-demo (real servers)${reason ? `: skipped, ${reason}` : ''}`,
-  () => {
-    const adapter = dqlite.create({ bugs: [] });
-    let cluster: TestCluster;
-
-    beforeAll(async () => {
-      cluster = await TestCluster.create(adapter, NODES);
-      cluster.startAll();
-      await cluster.waitReady(60_000);
-    });
-
-    afterAll(async () => {
-      await cluster?.close();
-    });
-
+describeRealSystem(
+  { title: 'dqlite-demo', skip: reason, system: dqlite, nodes: NODES, readyTimeoutMs: 60_000 },
+  (adapter, started) => {
     it('reads and writes through any node, and says it has no cas', async () => {
+      const cluster = started();
       expect(adapter.supportsCas).toBe(false);
       const a = adapter.client('n1', cluster, TIMEOUT_MS);
       const b = adapter.client('n3', cluster, TIMEOUT_MS);
@@ -39,18 +28,12 @@ describe.skipIf(reason !== undefined)(
     });
 
     it('elects a new leader after the leader is killed and keeps the data', async () => {
+      const cluster = started();
       const leader = await waitFor(() => adapter.leader!(cluster), 10_000, 'leader');
       const t0 = Date.now();
       await cluster.kill(leader);
       cluster.members = NODES.filter((n) => n !== leader);
-      const next = await waitFor(
-        async () => {
-          const l = await adapter.leader!(cluster);
-          return l !== undefined && l !== leader ? l : undefined;
-        },
-        20_000,
-        'new leader',
-      );
+      const next = await waitForNewLeader(adapter, cluster, leader, 20_000);
       console.log(`dqlite failover after leader kill: ${Date.now() - t0} ms (${leader} → ${next})`);
       const client = adapter.client(next, cluster, TIMEOUT_MS);
       expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
@@ -64,6 +47,7 @@ describe.skipIf(reason !== undefined)(
     });
 
     it('removes a member through the shell and re-adds it with a fresh data dir', async () => {
+      const cluster = started();
       const leader = await waitFor(() => adapter.leader!(cluster), 10_000, 'leader');
       const node = NODES.find((n) => n !== leader)!;
       await adapter.memberRemove!(node, cluster);

@@ -1,31 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 
 import type { Link } from '../../src/cluster/net/backend.js';
 import { parseRedisLog } from '../../src/systems/redis/log.js';
 import { redis } from '../../src/systems/redis/redis.js';
-import { skipReason, TestCluster, waitFor } from './_helpers/cluster.js';
+import { skipReason, waitForNewLeader } from './_helpers/cluster.js';
+import { describeRealSystem } from './_helpers/describe-real-system.js';
 
 const reason = skipReason(['redis-server', 'redis-sentinel']);
 const NODES = ['n1', 'n2', 'n3'];
 const TIMEOUT_MS = 1_000;
 
-describe.skipIf(reason !== undefined)(
-  `redis + sentinel (real servers)${reason ? `: skipped, ${reason}` : ''}`,
-  () => {
-    const adapter = redis.create({ bugs: [] });
-    let cluster: TestCluster;
-
-    beforeAll(async () => {
-      cluster = await TestCluster.create(adapter, NODES);
-      cluster.startAll();
-      await cluster.waitReady(30_000);
-    });
-
-    afterAll(async () => {
-      await cluster?.close();
-    });
-
+describeRealSystem(
+  { title: 'redis + sentinel', skip: reason, system: redis, nodes: NODES, readyTimeoutMs: 30_000 },
+  (adapter, started) => {
     it('reads, writes and compare-and-sets on the primary the sentinels name', async () => {
+      const cluster = started();
       expect(await adapter.leader!(cluster)).toBe('n1');
       const client = adapter.client('n2', cluster, TIMEOUT_MS);
       expect(await client.read('x')).toEqual({ type: 'ok', value: null });
@@ -37,17 +26,11 @@ describe.skipIf(reason !== undefined)(
     });
 
     it('fails over when the primary is killed, and the old primary rejoins as a replica', async () => {
+      const cluster = started();
       const old = (await adapter.leader!(cluster))!;
       const t0 = Date.now();
       await cluster.kill(old);
-      const next = await waitFor(
-        async () => {
-          const l = await adapter.leader!(cluster);
-          return l !== undefined && l !== old ? l : undefined;
-        },
-        20_000,
-        'promoted replica',
-      );
+      const next = await waitForNewLeader(adapter, cluster, old, 20_000, 'promoted replica');
       console.log(`redis failover after primary kill: ${Date.now() - t0} ms (${old} → ${next})`);
       const client = adapter.client(old, cluster, TIMEOUT_MS);
       expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
@@ -60,6 +43,7 @@ describe.skipIf(reason !== undefined)(
     });
 
     it('loses acknowledged writes when the primary is cut off and a replica is promoted', async () => {
+      const cluster = started();
       const old = (await adapter.leader!(cluster))!;
       const others = NODES.filter((n) => n !== old);
       const links: Link[] = others.flatMap((n): Link[] => [

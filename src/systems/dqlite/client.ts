@@ -3,6 +3,7 @@ import { clientAgent, httpCall, transportResult } from '../_internals/http.js';
 import type { ClientResult, KvClient } from '../system.js';
 
 const NO_ROWS = /sql: no rows in result set/;
+const CAS_MISMATCH = /cas mismatch/;
 /** Errors after which the statement certainly did not run. */
 const DEFINITE_WRITE_ERRORS = [/database is locked/];
 
@@ -40,31 +41,31 @@ export class DqliteClient implements KvClient {
   }
 
   async write(key: string, value: number): Promise<ClientResult> {
-    const outcome = await httpCall({
-      address: this.address,
-      method: 'PUT',
-      path: keyPath(key),
-      body: String(value),
-      contentType: 'text/plain',
-      timeoutMs: this.timeoutMs,
-      agent: this.agent,
-    });
-    if (outcome.kind !== 'response') return transportResult(outcome);
-    const body = outcome.body.trim();
-    if (outcome.status === 200 && body === 'done') return { type: 'ok' };
-    const error = body.slice(0, 200);
-    return DEFINITE_WRITE_ERRORS.some((re) => re.test(body))
-      ? { type: 'fail', error }
-      : { type: 'info', error };
+    return this.send('PUT', keyPath(key), value);
   }
 
   /** Our app's POST /KEY?cas=OLD; dqlite-demo has no cas (its adapter says `supportsCas: false`). */
   async cas(key: string, expected: number, value: number): Promise<ClientResult> {
     if (!this.withCas) return { type: 'fail', error: 'dqlite-demo has no compare-and-set' };
+    return this.send(
+      'POST',
+      `${keyPath(key)}?cas=${encodeURIComponent(String(expected))}`,
+      value,
+      `value is not ${expected}`,
+    );
+  }
+
+  /** Sends `value` as the body; `mismatchError` is the failure a cas mismatch reply means. */
+  private async send(
+    method: 'PUT' | 'POST',
+    path: string,
+    value: number,
+    mismatchError?: string,
+  ): Promise<ClientResult> {
     const outcome = await httpCall({
       address: this.address,
-      method: 'POST',
-      path: `${keyPath(key)}?cas=${encodeURIComponent(String(expected))}`,
+      method,
+      path,
       body: String(value),
       contentType: 'text/plain',
       timeoutMs: this.timeoutMs,
@@ -73,8 +74,8 @@ export class DqliteClient implements KvClient {
     if (outcome.kind !== 'response') return transportResult(outcome);
     const body = outcome.body.trim();
     if (outcome.status === 200 && body === 'done') return { type: 'ok' };
+    if (mismatchError !== undefined && CAS_MISMATCH.test(body)) return { type: 'fail', error: mismatchError };
     const error = body.slice(0, 200);
-    if (/cas mismatch/.test(body)) return { type: 'fail', error: `value is not ${expected}` };
     return DEFINITE_WRITE_ERRORS.some((re) => re.test(body))
       ? { type: 'fail', error }
       : { type: 'info', error };

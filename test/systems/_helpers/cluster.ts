@@ -177,3 +177,21 @@ export async function waitFor<T>(
   }
   throw new Error(`${what}: not within ${timeoutMs} ms`);
 }
+
+/** Polls the adapter until it names a leader other than `old`. */
+export function waitForNewLeader(
+  adapter: SystemAdapter,
+  cluster: ClusterView,
+  old: string,
+  timeoutMs: number,
+  what = 'new leader',
+): Promise<string> {
+  return waitFor(
+    async () => {
+      const leader = await adapter.leader!(cluster);
+      return leader !== undefined && leader !== old ? leader : undefined;
+    },
+    timeoutMs,
+    what,
+  );
+}
