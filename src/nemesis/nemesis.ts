@@ -1,4 +1,5 @@
 import type { Cluster } from '../cluster/cluster.js';
+import { sleep } from '../core/clock.js';
 import type { Link, NetworkBackend } from '../cluster/net/backend.js';
 import {
   FAMILY_KINDS,
@@ -40,6 +41,8 @@ export interface ScheduleEntry {
 const MIN_MEMBERS_AFTER_REMOVE = 2;
 const RE_ADD_ATTEMPTS = 3;
 const RE_ADD_READY_MS = 10_000;
+const RECONCILE_ROUNDS = 2;
+const RECONCILE_POLL_MS = 200;
 
 const PACKET_CHOICES: readonly PacketParams[] = [
   { target: 'one', delayMs: 200 },
@@ -252,17 +255,47 @@ export class Nemesis {
     }
   }
 
+  /**
+   * Makes a removed node a member again with a fresh data dir. A membership change takes effect
+   * when the leader appends it, so a call that failed may still have done it, and then nothing
+   * commits until the node runs: when the system says it is in the configuration, or cannot say,
+   * the node is started as a joiner anyway (a joiner outside the configuration stays idle, and the
+   * next reset reconciles).
+   */
   private async addBack(node: string): Promise<void> {
     const c = this.cluster;
+    if ((await this.realMembers())?.includes(node) === true) {
+      c.setMember(node, true);
+      await c.start(node, { join: true });
+      return;
+    }
     await c.kill(node, 'removed');
     c.wipe(node);
     try {
       await this.system.memberAdd!(node, c);
     } catch (error) {
-      if ((await this.realMembers())?.includes(node) !== true) throw error;
+      if ((await this.realMembers())?.includes(node) === false) throw error;
     }
     c.setMember(node, true);
     await c.start(node, { join: true });
+  }
+
+  /** Stops and wipes the members the system no longer counts (they would disrupt elections). */
+  private async dropStrayMembers(): Promise<number> {
+    const c = this.cluster;
+    if (!this.system.configuration || !c.nodes.some((x) => c.isMember(x))) return 0;
+    let real: readonly string[] | undefined;
+    const deadline = Date.now() + RE_ADD_READY_MS;
+    while ((real = await this.realMembers()) === undefined && Date.now() < deadline) {
+      await sleep(RECONCILE_POLL_MS);
+    }
+    const stray = real ? c.nodes.filter((x) => c.isMember(x) && !real.includes(x)) : [];
+    for (const n of stray) {
+      await c.kill(n, 'removed');
+      c.wipe(n);
+      c.setMember(n, false);
+    }
+    return stray.length;
   }
 
   /**
@@ -283,30 +316,27 @@ export class Nemesis {
         errors.push(`start ${n}: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
-    // A change whose outcome we could not see may have taken effect: a node the system no longer
-    // counts as a member is stopped and wiped (it would disrupt elections), then added back below.
-    if (this.system.configuration && c.nodes.some((x) => c.isMember(x))) {
-      await c.waitReady(RE_ADD_READY_MS);
-      const real = await this.realMembers();
-      for (const n of real ? c.nodes.filter((x) => c.isMember(x) && !real.includes(x)) : []) {
-        await c.kill(n, 'removed');
-        c.wipe(n);
-        c.setMember(n, false);
-      }
-    }
-    for (const n of c.nodes.filter((x) => !c.isMember(x))) {
-      // Adding a member needs a leader: after restarts, give the cluster time to elect one.
-      for (let attempt = 1; attempt <= RE_ADD_ATTEMPTS; attempt++) {
-        await c.waitReady(RE_ADD_READY_MS);
-        try {
-          await this.addBack(n);
-          break;
-        } catch (error) {
-          if (attempt === RE_ADD_ATTEMPTS) {
-            errors.push(`member-add ${n}: ${error instanceof Error ? error.message : String(error)}`);
+    // A change whose outcome we could not see may have taken effect: reconcile with the system's
+    // own configuration, re-add what is missing, and check once more.
+    for (let round = 0; round < RECONCILE_ROUNDS; round++) {
+      const stray = await this.dropStrayMembers();
+      const missing = c.nodes.filter((x) => !c.isMember(x));
+      if (round > 0 && stray === 0) break;
+      for (const n of missing) {
+        // Adding a member needs a leader: after restarts, give the cluster time to elect one.
+        for (let attempt = 1; attempt <= RE_ADD_ATTEMPTS; attempt++) {
+          await c.waitReady(RE_ADD_READY_MS);
+          try {
+            await this.addBack(n);
+            break;
+          } catch (error) {
+            if (attempt === RE_ADD_ATTEMPTS) {
+              errors.push(`member-add ${n}: ${error instanceof Error ? error.message : String(error)}`);
+            }
           }
         }
       }
+      if (missing.length === 0 && stray === 0) break;
     }
     return errors;
   }

@@ -150,4 +150,20 @@ describe('nemesis against real kvraft nodes', () => {
     expect(await cluster.waitReady(20_000)).toBe(true);
     expect(exits.filter((e) => !e.expected)).toEqual([]);
   });
+
+  it('healAll starts a removed node that the system counts as a member again (an add whose call failed but took effect)', async () => {
+    expect(await cluster.waitReady(20_000)).toBe(true);
+    const out = await nemesis.enact({ f: 'member-remove', value: 'one' });
+    expect(out.outcome).toBe('ok');
+    const victim = out.nodes[0];
+    expect(cluster.statusOf(victim)).toBe('removed');
+    // The add commits (2 of 3 are up) but the node was never started.
+    await system.memberAdd!(victim, cluster);
+    expect(await system.configuration!(cluster)).toContain(victim);
+    expect(await nemesis.healAll()).toEqual([]);
+    expect(cluster.isMember(victim)).toBe(true);
+    expect(cluster.nodesIn('running')).toEqual(NODES);
+    expect(await cluster.waitReady(20_000)).toBe(true);
+    expect(exits.filter((e) => !e.expected)).toEqual([]);
+  });
 });
