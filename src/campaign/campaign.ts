@@ -287,6 +287,20 @@ export class Campaign {
           );
         }
         for (const finding of findings) this.recordBug(store, finding, s, faults, seed);
+        if (!recovered && !this.signal.aborted) {
+          // Healing was not enough: start the cluster afresh, or the rest of the campaign would
+          // only find the same stuck cluster again.
+          this.phase = 'resetting';
+          history.record({ type: 'info', process: 'nemesis', f: 'hard-reset', value: cluster.nodes });
+          await cluster.restartFresh();
+          const fresh = await cluster.waitReady(config.recoveryTimeoutMs, this.signal);
+          history.takeSegment();
+          if (!fresh && !this.signal.aborted) {
+            throw new Error(
+              `${definition.name} did not serve even after a fresh start of every node: see ${join(store.dir, 'nodes')}`,
+            );
+          }
+        }
         store.scheduleEnded(
           s,
           Date.now() - this.startMs,

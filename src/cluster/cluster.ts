@@ -125,6 +125,19 @@ export class Cluster implements ClusterView {
     for (const node of this.members) await this.start(node);
   }
 
+  /**
+   * A hard reset: stops every node, wipes every data dir and starts the whole cluster afresh, all
+   * nodes members again — for a cluster that no longer recovers by healing alone.
+   */
+  async restartFresh(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => this.kill(node, 'exited')));
+    for (const node of this.nodes) {
+      this.wipe(node);
+      this.memberSet.add(node);
+    }
+    await this.startAll();
+  }
+
   /** Starts a node that is not running (on its existing data dir, unless `join`). */
   async start(node: string, options: { join?: boolean } = {}): Promise<void> {
     const status = this.statusOf(node);

@@ -166,4 +166,21 @@ describe('nemesis against real kvraft nodes', () => {
     expect(await cluster.waitReady(20_000)).toBe(true);
     expect(exits.filter((e) => !e.expected)).toEqual([]);
   });
+
+  it('restartFresh (the hard reset) wipes every node and brings up a fresh cluster of all members', async () => {
+    expect(await cluster.waitReady(20_000)).toBe(true);
+    const l = await eventually(leader, 10_000);
+    const client = system.client(l, cluster, 2000);
+    expect((await client.write('fresh', 7)).type).toBe('ok');
+    await client.close();
+    await nemesis.enact({ f: 'member-remove', value: 'one' });
+    await cluster.restartFresh();
+    expect(cluster.members).toEqual(NODES);
+    expect(cluster.nodesIn('running')).toEqual(NODES);
+    expect(await cluster.waitReady(20_000)).toBe(true);
+    const after = system.client(await eventually(leader, 10_000), cluster, 2000);
+    expect(await after.read('fresh')).toMatchObject({ type: 'ok', value: null });
+    await after.close();
+    expect(exits.filter((e) => !e.expected)).toEqual([]);
+  });
 });
