@@ -78,6 +78,9 @@ const AUC_METRICS = [
   'transitions_artifact',
 ];
 
+/** The time-to-bug row for the first finding of any kind. */
+export const ANY_BUG = '(any)';
+
 /** The coverage metric plotted over time. */
 const PLOT_METRIC = 'states_causal';
 const PLOT_BUCKETS = 40;
@@ -267,13 +270,15 @@ function summarise(input: {
       });
     }
   }
-  const names = [
+  const found = [
     ...new Set(Object.values(results).flatMap((rs) => rs.flatMap((r) => r.bugs.map((b) => b.name)))),
   ].sort();
+  // With a bug switched on, any finding is that bug showing: time to the first of any kind.
+  const names = found.length > 0 ? [ANY_BUG, ...found] : [];
   /** First detection per run, Infinity when the run did not find it. */
   const firsts = (policy: string, name: string): number[] =>
     results[policy].map((r) => {
-      const times = r.bugs.filter((b) => b.name === name).map((b) => b.atMs);
+      const times = r.bugs.filter((b) => name === ANY_BUG || b.name === name).map((b) => b.atMs);
       return times.length > 0 ? Math.min(...times) : Infinity;
     });
   const timeToBug: Record<string, Record<string, BugTiming>> = {};
@@ -281,7 +286,7 @@ function summarise(input: {
     timeToBug[policy] = {};
     for (const name of names) {
       const all = firsts(policy, name);
-      const found = all.filter((t) => Number.isFinite(t));
+      const hits = all.filter((t) => Number.isFinite(t));
       const censoredMedian = all.length > 0 ? median(all) : Infinity;
       let vsBaseline: { a12Sooner: number; p: number } | undefined;
       if (policy !== baseline && all.length > 0 && results[baseline].length > 0) {
@@ -292,12 +297,12 @@ function summarise(input: {
         vsBaseline = { a12Sooner: a12(xs, ys), p: mannWhitneyU(xs, ys).p };
       }
       timeToBug[policy][name] = {
-        found: found.length,
+        found: hits.length,
         runs: all.length,
         medianMs: Number.isFinite(censoredMedian) ? censoredMedian : null,
-        medianFoundMs: found.length > 0 ? median(found) : null,
-        minMs: found.length > 0 ? Math.min(...found) : null,
-        maxMs: found.length > 0 ? Math.max(...found) : null,
+        medianFoundMs: hits.length > 0 ? median(hits) : null,
+        minMs: hits.length > 0 ? Math.min(...hits) : null,
+        maxMs: hits.length > 0 ? Math.max(...hits) : null,
         ...vsBaseline,
       };
     }

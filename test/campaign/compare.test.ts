@@ -76,7 +76,7 @@ describe('mergeComparisons', () => {
       timeMs: 60_000,
       policies: {
         adaptive: { runs: [run(3, 32, 30_000)] },
-        random: { runs: [run(3, 22, null)] },
+        random: { runs: [{ ...run(3, 22, null), bugs: [{ name: 'crash/crash-text', atMs: 40_000 }] }] },
       },
     });
     const merged = mergeComparisons([a, b], join(dir, 'store'));
@@ -95,6 +95,14 @@ describe('mergeComparisons', () => {
     // random found it once in three: its median over all runs is "never".
     const random = merged.timeToBug.random['linearizability/lost-write'];
     expect(random).toMatchObject({ found: 1, runs: 3, medianMs: null, medianFoundMs: 50_000 });
+    // The first finding of any kind: random's runs found a lost write or a crash, 2 in 3.
+    expect(merged.timeToBug.random['(any)']).toMatchObject({
+      found: 2,
+      runs: 3,
+      medianMs: 50_000,
+      medianFoundMs: 45_000,
+    });
+    expect(merged.timeToBug.adaptive['crash/crash-text']).toMatchObject({ found: 0, medianMs: null });
     const written = JSON.parse(readFileSync(join(merged.dir, 'compare.json'), 'utf8')) as { system: string };
     expect(written.system).toBe('kvraft');
   });
