@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { sleep } from '../../../src/core/clock.js';
 import { Harness } from './_helpers/harness.js';
 
 let harness: Harness | undefined;
@@ -163,6 +164,37 @@ describe('kvraft snapshots (real processes)', () => {
 });
 
 describe('kvraft membership (real processes)', () => {
+  it('a wiped node started to join, not yet added, does not vote (found by a campaign)', async () => {
+    // n1 goes down and misses everything after; n3 is wiped and restarted as a joiner. n1's old
+    // configuration still counts n3, so n3's vote would make n1 — whose log lacks committed
+    // entries — leader, and it would overwrite them.
+    const h = (harness = await Harness.create(3));
+    h.startAll();
+    const first = await h.waitLeader();
+    await writeMany(h, first.id, 'w', 5);
+    await h.kill('n1');
+    await h.kill('n2');
+    await h.kill('n3');
+    h.wipe('n3');
+    const earlier = h.events('n3').length;
+    h.start('n3', { join: true });
+    h.start('n1');
+    const denied = await h.waitFor('n3 to refuse n1', () =>
+      h.events('n3').find((e) => e.type === 'vote-denied' && e.attrs?.candidate === 'n1'),
+    );
+    expect(denied.attrs?.reason).toBe('not-member');
+    await sleep(1500);
+    expect(h.events('n1').some((e) => e.type === 'become-leader' && Number(e.attrs?.term) > first.term)).toBe(
+      false,
+    );
+    expect(
+      h
+        .events('n3')
+        .slice(earlier)
+        .some((e) => e.type === 'vote-granted'),
+    ).toBe(false);
+  });
+
   it('removes a member, keeps serving, then adds a fresh node that catches up', async () => {
     const h = (harness = await Harness.create(4));
     h.members.splice(h.members.indexOf('n4'), 1);

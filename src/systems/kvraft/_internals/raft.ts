@@ -719,7 +719,11 @@ export class RaftNode {
     const logOk =
       this.options.bugs.has('vote-without-log-check') || this.upToDate(m.lastLogTerm, m.lastLogIndex);
     const free = this.votedFor === null || this.votedFor === m.from;
-    const granted = m.term === this.term && free && logOk;
+    // A node outside its own configuration does not vote, as it does not campaign: a wiped node
+    // started to join, not yet added, would otherwise give a stale candidate (one that missed the
+    // change) the majority of its old configuration, and it would overwrite committed entries.
+    const voter = this.isMember(this.options.id);
+    const granted = m.term === this.term && free && logOk && voter;
     if (granted) {
       const first = this.votedFor === null;
       this.votedFor = m.from;
@@ -730,7 +734,7 @@ export class RaftNode {
       this.emit('vote-denied', {
         term: this.term,
         candidate: m.from,
-        reason: m.term < this.term ? 'term' : !free ? 'voted' : 'log',
+        reason: m.term < this.term ? 'term' : !free ? 'voted' : !logOk ? 'log' : 'not-member',
       });
     }
     const reply: Omit<RequestVoteReply, 'from' | 'to' | 'msg'> = {
