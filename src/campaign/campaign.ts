@@ -25,7 +25,7 @@ import type { Finding, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
 import { Observation } from './observation.js';
 import type { Progress, Reporter, RunSummary } from './reporter.js';
-import { readSchedule, type ScheduleItem } from './schedule-file.js';
+import { isLet, readSchedule, type ScheduleItem } from './schedule-file.js';
 import { ScheduleRunner, type ScheduleRunnerDeps } from './schedule-runner.js';
 
 /** What an earlier run gives a campaign seeded from it. */
@@ -243,8 +243,8 @@ export class Campaign {
               history.record({
                 type: 'info',
                 process: 'nemesis',
-                f: 'let' in item ? 'let' : item.f,
-                value: 'let' in item ? item.let : item.value,
+                f: isLet(item) ? 'let' : item.f,
+                value: isLet(item) ? item.let : item.value,
                 error: `skipped: ${reason}`,
               });
             },

@@ -90,14 +90,20 @@ function bugName(b: { kind: string; name: string }): string {
   return `${b.kind}/${b.name}`;
 }
 
-function readSeries(runDir: string, metric: string): [number, number][] {
+/** Each metric's per-step series from one run's `metrics` table (read and parsed once). */
+function readSeries(runDir: string, metrics: readonly string[]): Record<string, [number, number][]> {
   const db = new Database(join(runDir, 'run.db'), { readonly: true });
   try {
     const rows = db.prepare('SELECT at_ms, values_json FROM metrics ORDER BY at_ms').all() as {
       at_ms: number;
       values_json: string;
     }[];
-    return rows.map((r) => [r.at_ms, (JSON.parse(r.values_json) as Record<string, number>)[metric] ?? 0]);
+    const out: Record<string, [number, number][]> = Object.fromEntries(metrics.map((m) => [m, []]));
+    for (const r of rows) {
+      const values = JSON.parse(r.values_json) as Record<string, number>;
+      for (const m of metrics) out[m].push([r.at_ms, values[m] ?? 0]);
+    }
+    return out;
   } finally {
     db.close();
   }
@@ -138,7 +144,7 @@ export function aucMetrics(
 }
 
 function runAucMetrics(runDir: string, timeMs: number): Record<string, number> {
-  return aucMetrics(Object.fromEntries(AUC_METRICS.map((m) => [m, readSeries(runDir, m)])), timeMs);
+  return aucMetrics(readSeries(runDir, AUC_METRICS), timeMs);
 }
 
 /**
@@ -314,7 +320,7 @@ function summarise(input: {
     points: meanSeries(
       results[policy]
         .filter((r) => existsSync(join(r.runDir, 'run.db')))
-        .map((r) => readSeries(r.runDir, PLOT_METRIC)),
+        .map((r) => readSeries(r.runDir, [PLOT_METRIC])[PLOT_METRIC]),
       timeMs,
     ),
   }));

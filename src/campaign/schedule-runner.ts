@@ -141,12 +141,12 @@ export class ScheduleRunner {
 
   /** `["*", "!$C"]` → every node but C's. */
   private resolveNodes(list: readonly string[]): string[] {
-    const out: string[] = [];
+    let out: string[] = [];
     for (const entry of list) {
       if (entry === '*') out.push(...this.deps.nodes().filter((n) => !out.includes(n)));
       else if (entry.startsWith('!')) {
         const gone = this.resolve(entry.slice(1));
-        out.splice(0, out.length, ...out.filter((n) => n !== gone));
+        out = out.filter((n) => n !== gone);
       } else {
         const n = this.resolve(entry);
         if (!out.includes(n)) out.push(n);
