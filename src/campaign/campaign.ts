@@ -38,6 +38,8 @@ const STARTUP_READY_MS = 60_000;
 const PROGRESS_INTERVAL_MS = 500;
 const KEYS_PER_SCHEDULE = 5;
 const OPS_PER_KEY = 150;
+/** How long the final reads after a schedule may take (each key is read once). */
+const FINAL_READS_MS = 5_000;
 /** How long a decision waits for the previous window's state (the timeline's grace is 150 ms). */
 const STATE_WAIT_MS = 600;
 
@@ -261,6 +263,11 @@ export class Campaign {
         const recovered = await cluster.waitReady(config.recoveryTimeoutMs, this.signal);
         const recoveryMs = recovered ? Date.now() - recoveryStart : null;
         history.takeSegment(); // the reset's nemesis ops belong to no schedule's check
+        if (recovered && !this.signal.aborted) {
+          this.phase = 'checking';
+          await workload.finalReads(FINAL_READS_MS);
+          ops.push(...history.takeSegment());
+        }
         this.phase = 'checking';
         const scheduleEvents = observation.takeScheduleEvents();
         const findings: Finding[] = [];

@@ -39,6 +39,8 @@ export class RegisterWorkload {
   private running = false;
   private workers: Promise<void>[] = [];
   private keys: KeySlot[] = [];
+  /** Every key this schedule used (for the final reads). */
+  private used: string[] = [];
   private prefix = '';
   private keySeq = 0;
   private valueSeq = 0;
@@ -61,6 +63,7 @@ export class RegisterWorkload {
     if (this.running) throw new Error('workload already running');
     this.running = true;
     this.prefix = prefix;
+    this.used = [];
     this.keys = Array.from({ length: this.options.keys }, () => this.newKey());
     this.workers = this.processes.map((_, w) => this.worker(w));
   }
@@ -78,8 +81,66 @@ export class RegisterWorkload {
     this.abort.abort();
   }
 
+  /**
+   * Jepsen's final reads: once the faults are healed and the system serves again, read every key
+   * this schedule used, once each, so a write lost after the workload stopped (a demoted primary
+   * that resynchronises later, a rolled-back log) is seen by the check. A read that fails or gets no
+   * answer is retried, from the next node, until `deadlineMs` (a key never read is simply absent).
+   * Returns how many keys were read.
+   */
+  async finalReads(deadlineMs: number): Promise<number> {
+    if (this.running) throw new Error('final reads while the workload runs');
+    const nodes = this.cluster.nodes;
+    const end = Date.now() + deadlineMs;
+    const pending = [...this.used];
+    let read = 0;
+    const reader = async (w: number): Promise<void> => {
+      let attempt = 0;
+      let client: KvClient | undefined;
+      let node = nodes[w % nodes.length];
+      for (let key = pending.shift(); key !== undefined;) {
+        if (Date.now() >= end || this.abort.signal.aborted) break;
+        client ??= this.system.client(node, this.cluster, this.options.timeoutMs);
+        const process = this.processes[w];
+        this.history.record({ type: 'invoke', process, f: 'read', value: [key, null], node });
+        let result: ClientResult;
+        try {
+          result = await withTimeout(client.read(key), this.options.timeoutMs + 500);
+        } catch (error) {
+          result = { type: 'info', error: error instanceof Error ? error.message : String(error) };
+        }
+        if (result.type === 'ok') {
+          this.counts.ok++;
+          read++;
+          this.history.record({ type: 'ok', process, f: 'read', value: [key, result.value ?? null], node });
+          key = pending.shift();
+          continue;
+        }
+        this.counts[result.type]++;
+        this.history.record({
+          type: result.type,
+          process,
+          f: 'read',
+          value: [key, null],
+          node,
+          error: result.error,
+        });
+        if (result.type === 'info') this.processes[w] = process + this.options.concurrency;
+        await client.close().catch(() => undefined);
+        client = undefined;
+        node = nodes[(w + ++attempt) % nodes.length];
+        await sleep(FAIL_BACKOFF_MS, this.abort.signal);
+      }
+      await client?.close().catch(() => undefined);
+    };
+    await Promise.all(this.processes.map((_, w) => reader(w)));
+    return read;
+  }
+
   private newKey(): KeySlot {
-    return { name: `${this.prefix}-k${this.keySeq++}`, invocations: 0, lastSeen: null };
+    const name = `${this.prefix}-k${this.keySeq++}`;
+    this.used.push(name);
+    return { name, invocations: 0, lastSeen: null };
   }
 
   private pickKey(): KeySlot {

@@ -14,6 +14,8 @@ describe('register workload against real kvraft nodes', () => {
   const ops: Op[] = [];
   let kv: KvraftCluster;
   let workload: RegisterWorkload;
+  let stoppedAt = 0;
+  let finalRead = 0;
 
   beforeAll(async () => {
     kv = await startKvraft(NODES, 3);
@@ -34,6 +36,8 @@ describe('register workload against real kvraft nodes', () => {
     cluster.resume('n2');
     await sleep(500);
     await workload.stop();
+    stoppedAt = ops.length;
+    finalRead = await workload.finalReads(5_000);
   }, 60_000);
 
   afterAll(async () => {
@@ -41,7 +45,7 @@ describe('register workload against real kvraft nodes', () => {
   });
 
   it('records every invocation with exactly one completion, in Jepsen shape and index order', () => {
-    expect(ops.length).toBeGreaterThan(200);
+    expect(stoppedAt).toBeGreaterThan(200);
     ops.forEach((op, i) => {
       expect(op.index).toBe(i);
     });
@@ -79,6 +83,7 @@ describe('register workload against real kvraft nodes', () => {
     const keys = new Set(ops.map((op) => (op.value as [string, unknown])[0]));
     for (const k of keys) expect(k.startsWith('t-k')).toBe(true);
     expect(keys.size).toBeGreaterThan(3);
+    expect(finalRead).toBe(keys.size); // the final reads read each of them (n2 is back)
     const writes = ops
       .filter((op) => op.type === 'invoke' && op.f === 'write')
       .map((op) => (op.value as [string, number])[1]);
@@ -86,4 +91,51 @@ describe('register workload against real kvraft nodes', () => {
     const reads = ops.filter((op) => op.type === 'ok' && op.f === 'read');
     expect(reads.some((op) => typeof (op.value as [string, unknown])[1] === 'number')).toBe(true);
   });
+});
+
+describe('final reads (Jepsen: read every key once the faults are healed)', () => {
+  it('reads each key the schedule used once more, after the workload stopped, and sees its last value', async () => {
+    const ops: Op[] = [];
+    const kv = await startKvraft(NODES, 3);
+    try {
+      const history = new History(monoNs(), (op) => ops.push(op));
+      const workload = new RegisterWorkload(kv.system, kv.cluster, history, new Rng(4), {
+        concurrency: 4,
+        rate: 200,
+        timeoutMs: 1000,
+        keys: 2,
+        opsPerKey: 30,
+        cas: false,
+      });
+      await expect(workload.finalReads(1000)).resolves.toBe(0); // nothing used yet
+      workload.start('f');
+      await sleep(1500);
+      await workload.stop();
+      const stoppedAt = ops.length;
+      const used = new Set(ops.map((op) => (op.value as [string, unknown])[0]));
+      expect(used.size).toBeGreaterThan(2); // keys were retired and replaced
+      expect(await workload.finalReads(5000)).toBe(used.size);
+      const finals = ops.slice(stoppedAt).filter((op) => op.type === 'ok');
+      expect(finals.every((op) => op.f === 'read')).toBe(true);
+      expect(new Set(finals.map((op) => (op.value as [string, unknown])[0]))).toEqual(used);
+      // no faults: each final read sees a write that no other write followed in real time
+      const invokedAt = new Map<Op, number>();
+      const open = new Map<number | string, number>();
+      for (const op of ops.slice(0, stoppedAt)) {
+        if (op.type === 'invoke') open.set(op.process, op.index);
+        else invokedAt.set(op, open.get(op.process)!);
+      }
+      for (const key of used) {
+        const writes = ops
+          .slice(0, stoppedAt)
+          .filter((op) => op.type === 'ok' && op.f === 'write' && (op.value as [string, number])[0] === key);
+        const latest = writes.filter((w) => !writes.some((other) => invokedAt.get(other)! > w.index));
+        const final = finals.find((op) => (op.value as [string, unknown])[0] === key)!;
+        const expected = latest.length > 0 ? latest.map((w) => (w.value as [string, number])[1]) : [null];
+        expect(expected).toContain((final.value as [string, unknown])[1]);
+      }
+    } finally {
+      await kv.close();
+    }
+  }, 60_000);
 });

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math/rand"
 	"net"
 	"net/http"
 	"os"
@@ -34,6 +35,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	dqlite "github.com/canonical/go-dqlite"
 	"github.com/canonical/go-dqlite/app"
@@ -86,8 +88,17 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := conn.Exec(schema); err != nil {
-		log.Fatal(err)
+	// Nodes that start together all create the table; dqlite answers "database is locked" to all
+	// but one of them, so retry for a while before giving up.
+	for attempt := 1; ; attempt++ {
+		_, err := conn.Exec(schema)
+		if err == nil {
+			break
+		}
+		if attempt == 60 || !strings.Contains(err.Error(), "locked") {
+			log.Fatalf("can't create the table: %v", err)
+		}
+		time.Sleep(time.Duration(50+rand.Intn(200)) * time.Millisecond)
 	}
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%s\n", handle(conn, r))
