@@ -7,7 +7,7 @@ export interface ScheduleCheckInput {
   readonly schedule: number;
   readonly ops: readonly Op[];
   readonly faults: readonly ScheduleEntry[];
-  /** Probe and log events of the schedule's nodes. */
+  /** The probe events of the schedule that the invariant checks need (`InvariantEvents`). */
   readonly events: readonly Event[];
   readonly runDir: string;
 }

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 
+import { InvariantEvents } from '../check/invariants.js';
 import type { Event } from '../core/event.js';
 import { LogEvents } from '../observe/log-events.js';
 import { parseProbeLine } from '../observe/probe-events.js';
@@ -7,7 +8,7 @@ import { FileTail } from '../observe/tail.js';
 import type { SystemAdapter } from '../systems/system.js';
 import { Timeline } from '../timeline/timeline.js';
 
-/** Probe and log events kept per schedule for the invariant checks (net sends/receives are not). */
+/** A bound on the events kept per schedule for the invariant checks. */
 const MAX_SCHEDULE_EVENTS = 500_000;
 
 /**
@@ -20,6 +21,7 @@ export class Observation {
   readonly logEvents: LogEvents;
   private readonly tails: FileTail[] = [];
   private scheduleEvents: Event[] = [];
+  private readonly invariantEvents = new InvariantEvents();
   private readonly listeners = new Set<(event: Event) => void>();
 
   constructor(
@@ -37,14 +39,14 @@ export class Observation {
         this.tails.push(
           new FileTail(join(dir, stream), (line, ts) => {
             const event = this.logEvents.toEvent(node, line, ts);
-            if (event) this.ingest(event, true);
+            if (event) this.ingest(event);
           }),
         );
       }
       this.tails.push(
         new FileTail(join(dir, 'probe.jsonl'), (line) => {
           const event = parseProbeLine(node, line);
-          if (event) this.ingest(event, event.type !== 'send' && event.type !== 'recv');
+          if (event) this.ingest(event);
         }),
       );
     }
@@ -59,13 +61,15 @@ export class Observation {
     };
   }
 
-  ingest(event: Event, keep = false): void {
+  ingest(event: Event): void {
     this.timeline.ingest(event);
     for (const listener of this.listeners) listener(event);
-    if (keep && this.scheduleEvents.length < MAX_SCHEDULE_EVENTS) this.scheduleEvents.push(event);
+    if (this.invariantEvents.keep(event) && this.scheduleEvents.length < MAX_SCHEDULE_EVENTS) {
+      this.scheduleEvents.push(event);
+    }
   }
 
-  /** The probe and log events since the last call (one schedule's, for the invariant checks). */
+  /** The events since the last call that the invariant checks need (one schedule's). */
   takeScheduleEvents(): Event[] {
     const events = this.scheduleEvents;
     this.scheduleEvents = [];

@@ -23,6 +23,28 @@ function stringAttr(event: Event, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** The event types `checkInvariants` looks at by name (any other probe event counts only for its term). */
+const NAMED = new Set([NODE_START, 'become-leader', 'vote-granted', 'commit-advance', 'assertion-failed']);
+
+/**
+ * Decides, event by event in each node's order, which events `checkInvariants` could need, so a
+ * campaign keeps those and not every event of a schedule (most carry a term the node already had):
+ * the checks give the same violations on the kept events as on all of them.
+ */
+export class InvariantEvents {
+  private readonly terms = new Map<string, number>();
+
+  keep(event: Event): boolean {
+    if (event.source !== 'probe') return false;
+    if (event.type === NODE_START) this.terms.delete(event.node);
+    // Like the term check: the highest term of this incarnation; a lower one is always kept.
+    const term = numberAttr(event, 'term');
+    const highest = this.terms.get(event.node);
+    if (term !== undefined && (highest === undefined || term > highest)) this.terms.set(event.node, term);
+    return (term !== undefined && term !== highest) || NAMED.has(event.type);
+  }
+}
+
 /**
  * Checks Raft safety properties over probe events (`source: 'probe'`; other events are ignored):
  * - election-safety: at most one node becomes leader in a term (`become-leader`, attr `term`);

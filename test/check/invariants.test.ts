@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { checkInvariants } from '../../src/check/invariants.js';
+import { checkInvariants, InvariantEvents } from '../../src/check/invariants.js';
 import type { Event, EventAttrs } from '../../src/core/event.js';
 
 let clock = 0;
@@ -98,5 +98,55 @@ describe('checkInvariants', () => {
         },
       ),
     );
+  });
+
+  it('gives the same violations on the events InvariantEvents keeps as on all of them (property)', () => {
+    const types = [
+      'node-start',
+      'become-leader',
+      'vote-granted',
+      'commit-advance',
+      'append-accepted',
+      'send',
+      'assertion-failed',
+    ];
+    const arbEvent = fc.record({
+      node: fc.constantFrom('n1', 'n2', 'n3'),
+      type: fc.constantFrom(...types),
+      source: fc.constantFrom('probe' as const, 'probe' as const, 'log' as const),
+      term: fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined }),
+      commit: fc.integer({ min: 0, max: 5 }),
+      candidate: fc.constantFrom('n1', 'n2', 'n3'),
+    });
+    fc.assert(
+      fc.property(fc.array(arbEvent, { maxLength: 80 }), (specs) => {
+        const events: Event[] = specs.map((e, i) => ({
+          ts: i,
+          node: e.node,
+          source: e.source,
+          type: e.type,
+          attrs: {
+            ...(e.term !== undefined ? { term: e.term } : {}),
+            commit: e.commit,
+            candidate: e.candidate,
+          },
+        }));
+        const filter = new InvariantEvents();
+        const kept = events.filter((e) => filter.keep(e));
+        const all = checkInvariants(events).map((v) => v.message);
+        expect(checkInvariants(kept).map((v) => v.message)).toEqual(all);
+      }),
+    );
+  });
+
+  it('keeps far fewer events than a steady leader emits', () => {
+    const filter = new InvariantEvents();
+    let kept = 0;
+    for (let i = 0; i < 1000; i++) {
+      if (filter.keep(ev('n2', 'append-accepted', { term: 3, index: i, commit: i }))) kept++;
+      if (filter.keep({ ts: i, node: 'n2', source: 'probe', type: 'send', attrs: { peer: 'n1', msg: i } }))
+        kept++;
+    }
+    expect(kept).toBe(1); // the first one, for its term
   });
 });

@@ -412,14 +412,18 @@ export class RaftNode {
     }
   }
 
-  private becomeFollower(term: number, leader: string | null): void {
+  private becomeFollower(
+    term: number,
+    leader: string | null,
+    why: 'higher-term' | 'removed' = 'higher-term',
+  ): void {
     const wasLeader = this.role === 'leader';
     const previous = this.role;
     if (term > this.term) this.setTerm(term);
     this.role = 'follower';
     this.leader = leader;
     if (wasLeader) {
-      this.emit('step-down', { term: this.term, index: this.lastIndex(), commit: this.commit });
+      this.emit(`step-down-${why}`, { term: this.term, index: this.lastIndex(), commit: this.commit });
       this.failPending('leadership lost');
     }
     if (previous !== 'follower') this.emit('become-follower', { term: this.term });
@@ -634,7 +638,7 @@ export class RaftNode {
     }
     this.applyCommitted();
     if (this.role === 'leader' && !this.isMember(this.options.id) && this.config.index <= commit) {
-      this.becomeFollower(this.term, null);
+      this.becomeFollower(this.term, null, 'removed');
     }
   }
 
@@ -731,11 +735,8 @@ export class RaftNode {
       this.resetElectionTimer();
       this.emit('vote-granted', { term: this.term, candidate: m.from, index: this.lastIndex() });
     } else {
-      this.emit('vote-denied', {
-        term: this.term,
-        candidate: m.from,
-        reason: m.term < this.term ? 'term' : !free ? 'voted' : !logOk ? 'log' : 'not-member',
-      });
+      const reason = m.term < this.term ? 'term' : !free ? 'voted' : !logOk ? 'log' : 'not-member';
+      this.emit(`vote-denied-${reason}`, { term: this.term, candidate: m.from });
     }
     const reply: Omit<RequestVoteReply, 'from' | 'to' | 'msg'> = {
       kind: 'request-vote-reply',
@@ -795,6 +796,7 @@ export class RaftNode {
       });
     };
     if (!this.acceptLeader(m)) {
+      this.emit('append-rejected-term', { term: this.term, leaderTerm: m.term });
       reject(0);
       return;
     }
@@ -809,7 +811,11 @@ export class RaftNode {
     }
     if (prevIndex > this.lastIndex() || (blank && entries.length > 0)) {
       // A blank node cannot take entries from 1: it lacks the configuration they start from.
-      this.emit('append-rejected', { term: this.term, index: prevIndex, last: this.lastIndex() });
+      this.emit(blank && entries.length > 0 ? 'append-rejected-blank' : 'append-rejected-gap', {
+        term: this.term,
+        index: prevIndex,
+        last: this.lastIndex(),
+      });
       reject(this.lastIndex() + 1);
       return;
     }
@@ -819,7 +825,7 @@ export class RaftNode {
       while (conflict - 1 > this.logStart && this.termAt(conflict - 1) === localPrevTerm) {
         conflict--;
       }
-      this.emit('append-rejected', { term: this.term, index: prevIndex, last: this.lastIndex() });
+      this.emit('append-rejected-conflict', { term: this.term, index: prevIndex, last: this.lastIndex() });
       reject(conflict);
       return;
     }
@@ -889,6 +895,7 @@ export class RaftNode {
 
   private onInstallSnapshot(m: InstallSnapshot): void {
     if (!this.acceptLeader(m)) {
+      this.emit('snapshot-rejected-term', { term: this.term, leaderTerm: m.term });
       this.send(m.from, {
         kind: 'install-snapshot-reply',
         term: this.term,
@@ -927,6 +934,9 @@ export class RaftNode {
         commit: this.commit,
         configIndex: s.configIndex,
       });
+    } else {
+      // Everything it holds is committed here already (a resend, or a snapshot that crossed an append).
+      this.emit('snapshot-stale', { term: this.term, index: s.lastIndex, commit: this.commit });
     }
     this.send(m.from, {
       kind: 'install-snapshot-reply',
