@@ -1,4 +1,8 @@
-/** A replicated command. `config` carries the full voting membership it switches to. */
+/**
+ * A replicated command. `config` carries the full membership it switches to: the voters, and the
+ * learners — members added back that get entries but neither vote nor count for a quorum until
+ * they have caught up (then the leader promotes them), as etcd's learners.
+ */
 export type Command =
   | { readonly type: 'noop' }
   | { readonly type: 'put'; readonly key: string; readonly value: number }
@@ -8,7 +12,7 @@ export type Command =
       readonly expected: number;
       readonly value: number;
     }
-  | { readonly type: 'config'; readonly members: readonly string[] };
+  | { readonly type: 'config'; readonly members: readonly string[]; readonly learners?: readonly string[] };
 
 export interface Entry {
   readonly index: number;
@@ -21,6 +25,7 @@ export interface Snapshot {
   readonly lastIndex: number;
   readonly lastTerm: number;
   readonly members: readonly string[];
+  readonly learners?: readonly string[];
   /** Index of the entry that introduced `members` (0 for the initial configuration). */
   readonly configIndex: number;
   readonly kv: readonly (readonly [string, number])[];
@@ -138,7 +143,9 @@ export interface NodeStatus {
   readonly applied: number;
   readonly lastIndex: number;
   readonly snapshotIndex: number;
+  /** Every member: the voters, then the learners. */
   readonly members: readonly string[];
+  readonly learners: readonly string[];
 }
 
 export type Role = 'follower' | 'candidate' | 'leader';

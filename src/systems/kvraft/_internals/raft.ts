@@ -56,7 +56,10 @@ interface PendingRead {
 }
 
 interface Config {
+  /** The voters. */
   readonly members: readonly string[];
+  /** Members that get entries but do not vote yet (added back, not caught up). */
+  readonly learners: readonly string[];
   readonly index: number;
 }
 
@@ -159,6 +162,7 @@ export class RaftNode {
       index: this.lastIndex(),
       commit: this.commit,
       members: this.config.members.join(','),
+      learners: this.config.learners.join(','),
     });
     this.resetElectionTimer();
     this.heartbeatTimer = setInterval(() => {
@@ -202,7 +206,8 @@ export class RaftNode {
       applied: this.applied,
       lastIndex: this.lastIndex(),
       snapshotIndex: this.snapshot.lastIndex,
-      members: this.config.members,
+      members: [...this.config.members, ...this.config.learners],
+      learners: this.config.learners,
     };
   }
 
@@ -234,8 +239,8 @@ export class RaftNode {
 
   changeMembership(node: string, add: boolean, reply: Reply): void {
     if (!this.refuseUnlessLeader(reply)) return;
-    const members = this.config.members;
-    if (add === members.includes(node)) {
+    const { members, learners } = this.config;
+    if (add === (members.includes(node) || learners.includes(node))) {
       reply({ ok: true });
       return;
     }
@@ -247,10 +252,20 @@ export class RaftNode {
       reply({ ok: false, definite: true, error: 'leader has not committed in its term yet' });
       return;
     }
-    const next = add ? [...members, node].sort() : members.filter((m) => m !== node);
-    // A node added back may have been wiped: it needs the snapshot again before entries.
+    // A node is added as a learner: it may have been wiped, and a wiped node does not vote (it
+    // cannot tell a stale candidate from a current one), so it must not be needed for a quorum
+    // before it has caught up. A node added back also needs the snapshot again before entries.
     if (add) this.hasBase.delete(node);
-    this.propose({ type: 'config', members: next }, reply);
+    this.propose(
+      add
+        ? { type: 'config', members, learners: [...learners, node].sort() }
+        : {
+            type: 'config',
+            members: members.filter((m) => m !== node),
+            learners: learners.filter((m) => m !== node),
+          },
+      reply,
+    );
   }
 
   close(): void {
@@ -292,10 +307,14 @@ export class RaftNode {
     for (let i = this.log.length - 1; i >= 0; i--) {
       const entry = this.log[i];
       if (entry.index <= index && entry.command.type === 'config') {
-        return { members: entry.command.members, index: entry.index };
+        return { members: entry.command.members, learners: entry.command.learners ?? [], index: entry.index };
       }
     }
-    return { members: this.snapshot.members, index: this.snapshot.configIndex };
+    return {
+      members: this.snapshot.members,
+      learners: this.snapshot.learners ?? [],
+      index: this.snapshot.configIndex,
+    };
   }
 
   private isMember(node: string): boolean {
@@ -307,8 +326,21 @@ export class RaftNode {
     return members.filter(has).length * 2 > members.length;
   }
 
+  /** The other members, learners included: whom a leader replicates to. */
   private others(): string[] {
-    return this.config.members.filter((m) => m !== this.options.id);
+    return [...this.config.members, ...this.config.learners].filter((m) => m !== this.options.id);
+  }
+
+  /** A learner that has caught up with the commit index becomes a voter (one change at a time). */
+  private promoteIfCaughtUp(peer: string): void {
+    const { members, learners } = this.config;
+    if (this.role !== 'leader' || !learners.includes(peer)) return;
+    if ((this.match.get(peer) ?? 0) < this.commit || this.config.index > this.commit) return;
+    if (this.termAt(this.commit) !== this.term) return;
+    this.propose(
+      { type: 'config', members: [...members, peer].sort(), learners: learners.filter((m) => m !== peer) },
+      () => undefined,
+    );
   }
 
   // ---- persistence ----------------------------------------------------------------------------
@@ -491,17 +523,18 @@ export class RaftNode {
     const entry: Entry = { index: this.lastIndex() + 1, term: this.term, command };
     this.log.push(entry);
     this.unpersisted.push(entry);
-    if (command.type === 'config') this.adoptConfig(entry.index, command.members);
+    if (command.type === 'config') this.adoptConfig(entry.index, command.members, command.learners ?? []);
     this.schedulePersist();
     return entry;
   }
 
-  private adoptConfig(index: number, members: readonly string[]): void {
-    this.config = { members, index };
+  private adoptConfig(index: number, members: readonly string[], learners: readonly string[]): void {
+    this.config = { members, learners, index };
     this.emit('config-appended', {
       term: this.term,
       index,
       members: members.join(','),
+      learners: learners.join(','),
       size: members.length,
     });
   }
@@ -556,6 +589,7 @@ export class RaftNode {
       this.match.set(m.from, match);
       this.next.set(m.from, match + 1);
       this.advanceCommit();
+      this.promoteIfCaughtUp(m.from);
       if (match < this.lastIndex()) this.sendAppend(m.from);
     } else {
       // The follower may have lost its log (wiped and re-added), so match can go down as well.
@@ -582,6 +616,7 @@ export class RaftNode {
     this.snapshotSentAt.delete(m.from);
     this.hasBase.add(m.from);
     this.advanceCommit();
+    this.promoteIfCaughtUp(m.from);
     if (match < this.lastIndex()) this.sendAppend(m.from);
     this.serveReads();
   }
@@ -634,6 +669,7 @@ export class RaftNode {
         term: this.term,
         index: this.config.index,
         members: this.config.members.join(','),
+        learners: this.config.learners.join(','),
       });
     }
     this.applyCommitted();
@@ -689,6 +725,7 @@ export class RaftNode {
       lastIndex: at,
       lastTerm: this.termAt(at) ?? 0,
       members: config.members,
+      learners: config.learners,
       configIndex: config.index,
       kv: [...this.kv],
     };
@@ -842,7 +879,9 @@ export class RaftNode {
       this.log.push(...fresh);
       this.storage.append(fresh);
       for (const entry of fresh) {
-        if (entry.command.type === 'config') this.adoptConfig(entry.index, entry.command.members);
+        if (entry.command.type === 'config') {
+          this.adoptConfig(entry.index, entry.command.members, entry.command.learners ?? []);
+        }
       }
     }
     const matchIndex = prevIndex + entries.length;
@@ -886,6 +925,7 @@ export class RaftNode {
       index: from,
       to: this.config.index,
       members: this.config.members.join(','),
+      learners: this.config.learners.join(','),
     });
   }
 
@@ -926,6 +966,7 @@ export class RaftNode {
           index: previousConfig,
           to: this.config.index,
           members: this.config.members.join(','),
+          learners: this.config.learners.join(','),
         });
       }
       this.emit('snapshot-installed', {
