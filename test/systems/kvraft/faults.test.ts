@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { sleep } from '../../../src/core/clock.js';
 import { Harness } from './_helpers/harness.js';
+import { requestOnce } from '../../../src/systems/kvraft/_internals/connection.js';
 
 let harness: Harness | undefined;
 
@@ -268,5 +269,19 @@ describe('kvraft membership (real processes)', () => {
     await h.waitFor(`${back} to report the snapshot it installed`, () =>
       h.events(back).find((e) => e.type === 'snapshot-installed'),
     );
+  });
+
+  it('refuses to remove the only voter', async () => {
+    const h = (harness = await Harness.create(3));
+    h.startAll();
+    const leader = await h.waitLeader();
+    const adapter = (await import('../../../src/systems/kvraft/index.js')).kvraft.create({ bugs: [] });
+    for (const n of h.nodes.filter((x) => x !== leader.id)) await adapter.memberRemove!(n, h.view);
+    expect((await h.status(leader.id))!.members).toEqual([leader.id]);
+    const address = h.view.clientAddress(leader.id, 'client');
+    expect(await requestOnce(address, { op: 'remove-member', node: leader.id }, 2000)).toMatchObject({
+      ok: false,
+      error: 'cannot remove the only voter',
+    });
   });
 });

@@ -252,6 +252,10 @@ export class RaftNode {
       reply({ ok: false, definite: true, error: 'leader has not committed in its term yet' });
       return;
     }
+    if (!add && members.length === 1 && members[0] === node) {
+      reply({ ok: false, definite: true, error: 'cannot remove the only voter' });
+      return;
+    }
     // A node is added as a learner: it may have been wiped, and a wiped node does not vote (it
     // cannot tell a stale candidate from a current one), so it must not be needed for a quorum
     // before it has caught up. A node added back also needs the snapshot again before entries.
