@@ -145,9 +145,15 @@ class KvraftAdapter implements SystemAdapter {
     return this.changeMembership('remove-member', node, cluster);
   }
 
+  /**
+   * The leader's configuration once it is committed; undefined while a change is only appended (it
+   * may still be overwritten, so the nemesis must not act on it — it once wiped a leader whose
+   * self-removal never committed, and the two remaining members could not elect anyone).
+   */
   async configuration(cluster: ClusterView): Promise<readonly string[] | undefined> {
     const leader = await findLeader(cluster);
-    return leader === undefined ? undefined : (await nodeStatus(leader, cluster))?.members;
+    const status = leader === undefined ? undefined : await nodeStatus(leader, cluster);
+    return status && status.commit >= status.configIndex ? status.members : undefined;
   }
 
   parseLog(): undefined {
@@ -162,7 +168,7 @@ class KvraftAdapter implements SystemAdapter {
     const leader = await findLeader(cluster);
     if (leader === undefined) return false;
     const status = await nodeStatus(leader, cluster);
-    if (!status || status.commit < status.lastIndex) return false;
+    if (!status || status.commit < status.configIndex) return false;
     return status.members.includes(node) === (op === 'add-member');
   }
 

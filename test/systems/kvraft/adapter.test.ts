@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { kvraft } from '../../../src/systems/kvraft/index.js';
+import { requestOnce } from '../../../src/systems/kvraft/_internals/connection.js';
 import { Harness } from './_helpers/harness.js';
 
 let harness: Harness | undefined;
@@ -60,5 +61,28 @@ describe('kvraft adapter', () => {
     const h = (harness = await Harness.create(3));
     const adapter = kvraft.create({ bugs: [] });
     expect(await adapter.ready(h.view, AbortSignal.timeout(500))).toBe(false);
+  });
+
+  it('reports the configuration only once it is committed', async () => {
+    const h = (harness = await Harness.create(3));
+    h.startAll();
+    const leader = await h.waitLeader();
+    const adapter = kvraft.create({ bugs: [] });
+    expect([...((await adapter.configuration!(h.view)) ?? [])].sort()).toEqual(['n1', 'n2', 'n3']);
+    const followers = h.nodes.filter((n) => n !== leader.id);
+    for (const f of followers) h.pause(f);
+    // Appended on the leader, never committed: the nemesis must not take it as done.
+    await requestOnce(
+      h.view.clientAddress(leader.id, 'client'),
+      { op: 'remove-member', node: followers[0] },
+      500,
+    );
+    expect((await h.status(leader.id))!.members).not.toContain(followers[0]);
+    expect(await adapter.configuration!(h.view)).toBeUndefined();
+    for (const f of followers) h.resume(f);
+    // Then a leader commits either the removal or, if a follower wins the election first, the old
+    // configuration again (the change is overwritten): either way there is an answer once more.
+    const settled = await h.waitFor('a committed configuration', () => adapter.configuration!(h.view));
+    expect([2, 3]).toContain(settled.length);
   });
 });

@@ -146,6 +146,8 @@ export interface NodeStatus {
   /** Every member: the voters, then the learners. */
   readonly members: readonly string[];
   readonly learners: readonly string[];
+  /** Index of the entry that introduced this configuration: it is committed once `commit` reaches it. */
+  readonly configIndex: number;
 }
 
 export type Role = 'follower' | 'candidate' | 'leader';

@@ -208,6 +208,7 @@ export class RaftNode {
       snapshotIndex: this.snapshot.lastIndex,
       members: [...this.config.members, ...this.config.learners],
       learners: this.config.learners,
+      configIndex: this.config.index,
     };
   }
 
