@@ -196,6 +196,7 @@ export class Campaign {
         const s = this.schedule;
         const scheduleStart = Date.now();
         store.scheduleStarted(s, scheduleStart - this.startMs);
+        observation.setTimeline(!fixedSchedule);
         observation.timeline.discardBefore(monoNs());
         observation.takeScheduleEvents();
         this.coverage.resetEpisode();
@@ -254,6 +255,7 @@ export class Campaign {
         } else {
           await this.runSteps(policy!, policyRng, nemesis, store, scheduleStart, budgetEnd, enact);
         }
+        observation.setTimeline(false);
         this.phase = 'checking';
         await workload.stop();
         const ops = history.takeSegment();

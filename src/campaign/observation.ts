@@ -22,6 +22,7 @@ export class Observation {
   private readonly tails: FileTail[] = [];
   private scheduleEvents: Event[] = [];
   private readonly invariantEvents = new InvariantEvents();
+  private timelineOn = true;
   private readonly listeners = new Set<(event: Event) => void>();
 
   constructor(
@@ -61,8 +62,16 @@ export class Observation {
     };
   }
 
+  /**
+   * Whether events go to the timeline. Off between schedules (heal, recovery, checks) and under a
+   * fixed schedule, when no window is cut: they would only pile up until the next schedule.
+   */
+  setTimeline(on: boolean): void {
+    this.timelineOn = on;
+  }
+
   ingest(event: Event): void {
-    this.timeline.ingest(event);
+    if (this.timelineOn) this.timeline.ingest(event);
     for (const listener of this.listeners) listener(event);
     if (this.invariantEvents.keep(event) && this.scheduleEvents.length < MAX_SCHEDULE_EVENTS) {
       this.scheduleEvents.push(event);

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+
+import { Observation } from '../../src/campaign/observation.js';
+import type { Event } from '../../src/core/event.js';
+import type { SystemAdapter } from '../../src/systems/system.js';
+
+const system = {} as SystemAdapter; // no log parser: Observation asks for nothing else before start()
+
+function probe(ts: number, type: string, term: number): Event {
+  return { ts, node: 'n1', source: 'probe', type, attrs: { term } };
+}
+
+describe('Observation', () => {
+  it('keeps events out of the timeline while it is off, but still tells listeners and keeps invariant events', () => {
+    const observation = new Observation('/nonexistent', ['n1'], system);
+    const heard: string[] = [];
+    observation.onEvent((e) => heard.push(e.type));
+    observation.ingest(probe(1, 'append-accepted', 1));
+    expect(observation.timeline.stats.buffered).toBe(1);
+    observation.setTimeline(false);
+    for (let i = 0; i < 1000; i++) observation.ingest(probe(2 + i, 'send', 1));
+    observation.ingest(probe(2000, 'become-leader', 2));
+    expect(observation.timeline.stats.buffered).toBe(1); // nothing piled up
+    expect(heard).toHaveLength(1002);
+    expect(observation.takeScheduleEvents().map((e) => e.type)).toEqual(['append-accepted', 'become-leader']);
+    observation.setTimeline(true);
+    observation.ingest(probe(3000, 'commit-advance', 2));
+    expect(observation.timeline.stats.buffered).toBe(2);
+  });
+});
