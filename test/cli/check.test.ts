@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { REPO_ROOT, sharedDataDir } from '../check/data-dir.js';
 
@@ -37,6 +37,10 @@ beforeAll(async () => {
     throw new Error('dist/ is missing: run `npm run build` first (npm test does)');
   }
   dir = await mkdtemp(path.join(tmpdir(), 'mallory-check-cli-'));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
 });
 
 describe('mallory check', () => {

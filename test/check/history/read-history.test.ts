@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -21,11 +21,15 @@ describe('parseHistory', () => {
 
   it('reads a file, and names a file it cannot read', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'mallory-read-'));
-    const file = path.join(dir, 'history.jsonl');
-    await writeFile(file, '{"type":"invoke","process":0,"f":"read"}\n');
-    expect((await readHistoryFile(file)).ops).toHaveLength(1);
-    await expect(readHistoryFile(path.join(dir, 'missing.jsonl'))).rejects.toThrow(
-      /missing\.jsonl: cannot read/,
-    );
+    try {
+      const file = path.join(dir, 'history.jsonl');
+      await writeFile(file, '{"type":"invoke","process":0,"f":"read"}\n');
+      expect((await readHistoryFile(file)).ops).toHaveLength(1);
+      await expect(readHistoryFile(path.join(dir, 'missing.jsonl'))).rejects.toThrow(
+        /missing\.jsonl: cannot read/,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
