@@ -265,12 +265,11 @@ export class Campaign {
         const recovered = await cluster.waitReady(config.recoveryTimeoutMs, this.signal);
         const recoveryMs = recovered ? Date.now() - recoveryStart : null;
         history.takeSegment(); // the reset's nemesis ops belong to no schedule's check
+        this.phase = 'checking';
         if (recovered && !this.signal.aborted) {
-          this.phase = 'checking';
           await workload.finalReads(FINAL_READS_MS);
           ops.push(...history.takeSegment());
         }
-        this.phase = 'checking';
         const scheduleEvents = observation.takeScheduleEvents();
         const findings: Finding[] = [];
         for (const f of logCheck.scan(nodes, this.exits.splice(0))) {
