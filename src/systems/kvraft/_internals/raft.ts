@@ -116,6 +116,8 @@ export class RaftNode {
   private voteReplies = new Set<string>();
   private readonly next = new Map<string, number>();
   private readonly match = new Map<string, number>();
+  /** The last index carried by the latest append sent to each peer (what is in flight up to). */
+  private readonly sentUpTo = new Map<string, number>();
   private readonly ackedRound = new Map<string, number>();
   private readonly snapshotSentAt = new Map<string, number>();
   /** Peers that installed a snapshot from this leader: they know the configuration before entry 1. */
@@ -472,6 +474,7 @@ export class RaftNode {
     this.leader = this.options.id;
     this.next.clear();
     this.match.clear();
+    this.sentUpTo.clear();
     this.ackedRound.clear();
     this.snapshotSentAt.clear();
     this.hasBase.clear();
@@ -571,6 +574,7 @@ export class RaftNode {
     }
     const prevIndex = next - 1;
     const entries = this.log.slice(next - this.logStart - 1, next - this.logStart - 1 + MAX_BATCH);
+    this.sentUpTo.set(peer, prevIndex + entries.length);
     this.send(peer, {
       kind: 'append-entries',
       term: this.term,
@@ -595,7 +599,10 @@ export class RaftNode {
       this.next.set(m.from, match + 1);
       this.advanceCommit();
       this.promoteIfCaughtUp(m.from);
-      if (match < this.lastIndex()) this.sendAppend(m.from);
+      // The next batch goes at once only when this reply acknowledges everything sent: otherwise
+      // an append in flight already carries it, and answering every reply with another append
+      // would keep a chain going per write and heartbeat for as long as the follower lags.
+      if (match < this.lastIndex() && match >= (this.sentUpTo.get(m.from) ?? 0)) this.sendAppend(m.from);
     } else {
       // The follower may have lost its log (wiped and re-added), so match can go down as well.
       if (m.blank === true) this.hasBase.delete(m.from);

@@ -41,6 +41,8 @@ async function freePorts(count: number): Promise<number[]> {
 class LinkProxy {
   cut = false;
   dropKinds = new Set<string>();
+  /** Each message is held this long before it is passed on (order kept). */
+  delayMs = 0;
   private readonly sockets = new Set<net.Socket>();
   private readonly server: net.Server;
 
@@ -87,6 +89,18 @@ class LinkProxy {
     socket.on('close', end);
     upstream.on('close', end);
     let pending = '';
+    let lastDue = 0;
+    const forward = (line: string): void => {
+      if (this.delayMs <= 0 && lastDue <= Date.now()) {
+        upstream.write(line);
+        return;
+      }
+      const due = Math.max(Date.now() + this.delayMs, lastDue);
+      lastDue = due;
+      setTimeout(() => {
+        if (!upstream.destroyed) upstream.write(line);
+      }, due - Date.now());
+    };
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
       pending += chunk;
@@ -97,7 +111,7 @@ class LinkProxy {
         nl = pending.indexOf('\n');
         if (this.cut) continue;
         const kind = /"kind":"([a-z-]+)"/.exec(line)?.[1] ?? '';
-        if (!this.dropKinds.has(kind)) upstream.write(line);
+        if (!this.dropKinds.has(kind)) forward(line);
       }
     });
   }
@@ -239,10 +253,16 @@ export class Harness {
     return this.proxies.get(`${from}>${to}`)!;
   }
 
+  /** Delays every peer message by `ms` (0: no delay). */
+  delay(ms: number): void {
+    for (const proxy of this.proxies.values()) proxy.delayMs = ms;
+  }
+
   heal(): void {
     for (const proxy of this.proxies.values()) {
       proxy.setCut(false);
       proxy.dropKinds.clear();
+      proxy.delayMs = 0;
     }
   }
 
