@@ -100,7 +100,11 @@ export class Timeline {
       if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.ceil(waitMs)));
       return this.cut(index, startTs, endTs);
     });
-    this.chain = next.catch(() => undefined);
+    // The chain only orders closes: it must not hold on to the window once it is handed over.
+    this.chain = next.then(
+      () => undefined,
+      () => undefined,
+    );
     return next;
   }
 
