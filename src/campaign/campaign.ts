@@ -356,6 +356,8 @@ export class Campaign {
       metrics: {
         ...this.coverage.snapshot(),
         fuzzer_peak_rss_mb: Math.round(this.peakRssBytes / 2 ** 20),
+        // Events the timeline dropped to stay within its memory bound (a flood from the system).
+        events_shed: this.observation?.timeline.stats.shed ?? 0,
         ...(this.decisions > 0
           ? { state_arrival_pct: Math.round((1000 * this.decisionsWithState) / this.decisions) / 10 }
           : {}),

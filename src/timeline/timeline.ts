@@ -28,12 +28,15 @@ export interface TimelineOptions {
   readonly graceMs?: number;
   /** Host clock in ns (tests and benchmarks inject one). */
   readonly now?: () => number;
-  /** Events buffered before the oldest are dropped (a campaign that stops closing windows). */
+  /**
+   * Events buffered before the oldest quarter is dropped: a bound on memory (about 300 bytes an
+   * event) when a system floods its logs or the network, or windows stop being closed.
+   */
   readonly maxBuffered?: number;
 }
 
 export const DEFAULT_GRACE_MS = 150;
-const DEFAULT_MAX_BUFFERED = 1_000_000;
+const DEFAULT_MAX_BUFFERED = 250_000;
 
 export interface TimelineStats {
   readonly ingested: number;
@@ -41,6 +44,8 @@ export interface TimelineStats {
   readonly late: number;
   /** Dropped because the buffer was full or they fell between windows. */
   readonly dropped: number;
+  /** Of those, dropped because the buffer was full. */
+  readonly shed: number;
   readonly buffered: number;
 }
 
@@ -62,6 +67,7 @@ export class Timeline {
   private ingested = 0;
   private late = 0;
   private dropped = 0;
+  private shedCount = 0;
 
   constructor(options: TimelineOptions = {}) {
     const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
@@ -72,7 +78,13 @@ export class Timeline {
   }
 
   get stats(): TimelineStats {
-    return { ingested: this.ingested, late: this.late, dropped: this.dropped, buffered: this.buffer.length };
+    return {
+      ingested: this.ingested,
+      late: this.late,
+      dropped: this.dropped,
+      shed: this.shedCount,
+      buffered: this.buffer.length,
+    };
   }
 
   /** Adds one event from any source. Cheap: events are only sorted when a window is cut. */
@@ -156,6 +168,7 @@ export class Timeline {
     const n = Math.ceil(this.buffer.length / 4);
     this.buffer.splice(0, n);
     this.dropped += n;
+    this.shedCount += n;
   }
 }
 

@@ -104,6 +104,8 @@ describe('Timeline', () => {
     const tl = new Timeline({ graceMs: 0, now: () => 0, maxBuffered: 100 });
     for (let i = 0; i < 1000; i++) tl.ingest(ev(i, 'n1', 'a'));
     expect(tl.stats.buffered).toBeLessThanOrEqual(100);
+    expect(tl.stats.shed).toBe(tl.stats.dropped);
+    expect(tl.stats.shed).toBeGreaterThanOrEqual(900);
     tl.discardBefore(990);
     expect(tl.stats.buffered).toBe(10);
     tl.ingest(ev(980, 'n1', 'old'));
