@@ -100,32 +100,14 @@ export class RegisterWorkload {
       let node = nodes[w % nodes.length];
       for (let key = pending.shift(); key !== undefined;) {
         if (Date.now() >= end || this.abort.signal.aborted) break;
-        client ??= this.system.client(node, this.cluster, this.options.timeoutMs);
-        const process = this.processes[w];
-        this.history.record({ type: 'invoke', process, f: 'read', value: [key, null], node });
-        let result: ClientResult;
-        try {
-          result = await withTimeout(client.read(key), this.options.timeoutMs + 500);
-        } catch (error) {
-          result = { type: 'info', error: error instanceof Error ? error.message : String(error) };
-        }
+        const c = (client ??= this.system.client(node, this.cluster, this.options.timeoutMs));
+        const k = key;
+        const result = await this.invoke(w, node, 'read', [k, null], () => c.read(k));
         if (result.type === 'ok') {
-          this.counts.ok++;
           read++;
-          this.history.record({ type: 'ok', process, f: 'read', value: [key, result.value ?? null], node });
           key = pending.shift();
           continue;
         }
-        this.counts[result.type]++;
-        this.history.record({
-          type: result.type,
-          process,
-          f: 'read',
-          value: [key, null],
-          node,
-          error: result.error,
-        });
-        if (result.type === 'info') this.processes[w] = process + this.options.concurrency;
         await client.close().catch(() => undefined);
         client = undefined;
         node = nodes[(w + ++attempt) % nodes.length];
@@ -170,7 +152,6 @@ export class RegisterWorkload {
       await this.throttle();
       if (!this.running) break;
       client ??= this.system.client(node, this.cluster, this.options.timeoutMs);
-      const process = this.processes[w];
       const slot = this.pickKey();
       const choice = this.rng.int(this.options.cas ? 3 : 2);
       let f: 'read' | 'write' | 'cas';
@@ -193,35 +174,51 @@ export class RegisterWorkload {
         value = [key, [expected, v]];
         call = () => client!.cas(key, expected, v);
       }
-      this.history.record({ type: 'invoke', process, f, value, node });
-      let result: ClientResult;
-      try {
-        result = await withTimeout(call(), this.options.timeoutMs + 500);
-      } catch (error) {
-        result = { type: 'info', error: error instanceof Error ? error.message : String(error) };
-      }
+      const result = await this.invoke(w, node, f, value, call);
       if (result.type === 'ok') {
-        this.counts.ok++;
-        const completed = f === 'read' ? [key, result.value ?? null] : value;
         if (f === 'read') slot.lastSeen = result.value ?? null;
         else if (f === 'write') slot.lastSeen = (value as [string, number])[1];
         else slot.lastSeen = (value as [string, [number, number]])[1][1];
-        this.history.record({ type: 'ok', process, f, value: completed, node });
       } else if (result.type === 'fail') {
-        this.counts.fail++;
-        this.history.record({ type: 'fail', process, f, value, node, error: result.error });
         // A node that refuses (down, not leader) is retried after a pause, not hammered.
         await sleep(FAIL_BACKOFF_MS, this.abort.signal);
       } else {
-        this.counts.info++;
-        this.history.record({ type: 'info', process, f, value, node, error: result.error });
-        // Jepsen: a process whose op is indeterminate is never reused.
-        this.processes[w] = process + this.options.concurrency;
         await client.close().catch(() => undefined);
         client = undefined;
       }
     }
     await client?.close().catch(() => undefined);
+  }
+
+  /**
+   * One operation by worker `w`'s process: records the invocation and its completion (a read's
+   * value filled in), counts it, and retires the process when the outcome is indeterminate.
+   */
+  private async invoke(
+    w: number,
+    node: string,
+    f: 'read' | 'write' | 'cas',
+    value: unknown,
+    call: () => Promise<ClientResult>,
+  ): Promise<ClientResult> {
+    const process = this.processes[w];
+    this.history.record({ type: 'invoke', process, f, value, node });
+    let result: ClientResult;
+    try {
+      result = await withTimeout(call(), this.options.timeoutMs + 500);
+    } catch (error) {
+      result = { type: 'info', error: error instanceof Error ? error.message : String(error) };
+    }
+    this.counts[result.type]++;
+    if (result.type === 'ok') {
+      const completed = f === 'read' ? [(value as [string, null])[0], result.value ?? null] : value;
+      this.history.record({ type: 'ok', process, f, value: completed, node });
+    } else {
+      this.history.record({ type: result.type, process, f, value, node, error: result.error });
+      // Jepsen: a process whose op is indeterminate is never reused.
+      if (result.type === 'info') this.processes[w] = process + this.options.concurrency;
+    }
+    return result;
   }
 }
 
