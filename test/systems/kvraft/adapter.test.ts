@@ -85,4 +85,19 @@ describe('kvraft adapter', () => {
     const settled = await h.waitFor('a committed configuration', () => adapter.configuration!(h.view));
     expect([2, 3]).toContain(settled.length);
   });
+
+  it('does not answer ok to a change that is only appended (a retry of a removal that never committed)', async () => {
+    // Found by a campaign: an isolated leader was asked to remove itself; the first request timed
+    // out, the retry was answered ok because the appended configuration already lacked the node,
+    // and the nemesis wiped a node the rest of the cluster still counted as a voter.
+    const h = (harness = await Harness.create(3));
+    h.startAll();
+    const leader = await h.waitLeader();
+    h.isolate(leader.id);
+    const ask = (): Promise<unknown> =>
+      requestOnce(h.view.clientAddress(leader.id, 'client'), { op: 'remove-member', node: leader.id }, 500);
+    await ask();
+    expect((await h.status(leader.id))!.members).not.toContain(leader.id); // appended
+    expect(await ask()).toMatchObject({ ok: false });
+  });
 });

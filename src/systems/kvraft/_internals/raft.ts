@@ -243,12 +243,20 @@ export class RaftNode {
   changeMembership(node: string, add: boolean, reply: Reply): void {
     if (!this.refuseUnlessLeader(reply)) return;
     const { members, learners } = this.config;
-    if (add === (members.includes(node) || learners.includes(node))) {
-      reply({ ok: true });
+    const done = add === (members.includes(node) || learners.includes(node));
+    if (this.config.index > this.commit) {
+      // A retry of a change that is appended but not committed is not done: the entry may still
+      // be overwritten (an isolated leader's self-removal), and a caller that took it as done
+      // could wipe a node the others still count as a voter.
+      reply(
+        done
+          ? { ok: false, definite: false, error: 'the change is appended, not yet committed' }
+          : { ok: false, definite: true, error: 'a configuration change is in progress' },
+      );
       return;
     }
-    if (this.config.index > this.commit) {
-      reply({ ok: false, definite: true, error: 'a configuration change is in progress' });
+    if (done) {
+      reply({ ok: true });
       return;
     }
     if (this.termAt(this.commit) !== this.term) {
