@@ -99,7 +99,9 @@ async function lazyVote(bugOn: boolean) {
   const h = (harness = await Harness.create(3, bugOn ? ['lazy-vote'] : []));
   h.startAll(
     {},
-    { n1: { electionMs: FAST }, n2: { electionMs: [700, 750] }, n3: { electionMs: [1100, 1150] } },
+    // n3's timeout is far above n2's: on a loaded machine a margin of 400 ms was once not enough,
+    // n3 campaigned first and n2 never asked it for its vote.
+    { n1: { electionMs: FAST }, n2: { electionMs: [700, 750] }, n3: { electionMs: [2500, 2550] } },
   );
   const first = await h.waitLeader();
   expect(first.id).toBe('n1');
