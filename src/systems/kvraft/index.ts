@@ -165,11 +165,8 @@ class KvraftAdapter implements SystemAdapter {
     node: string,
     cluster: ClusterView,
   ): Promise<boolean> {
-    const leader = await findLeader(cluster);
-    if (leader === undefined) return false;
-    const status = await nodeStatus(leader, cluster);
-    if (!status || status.commit < status.configIndex) return false;
-    return status.members.includes(node) === (op === 'add-member');
+    const members = await this.configuration(cluster);
+    return members !== undefined && members.includes(node) === (op === 'add-member');
   }
 
   private async changeMembership(
