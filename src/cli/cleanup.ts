@@ -6,20 +6,31 @@ export const registerCleanup: RegisterCommand = (program, setExit) => {
   program
     .command('cleanup')
     .description('remove what crashed runs left behind: processes, temp dirs, namespaces, rules')
-    .option('--force', 'also clean runs whose fuzzer process still seems alive')
-    .action((flags: { force?: boolean }) => {
-      const report = cleanupRegistries({ force: flags.force ?? false });
-      for (const dir of report.runDirs) {
+    .option('--dry-run', 'only list what would be removed')
+    .option('--force', 'also clean runs whose fuzzer process is still alive (it may be a live run!)')
+    .action((flags: { force?: boolean; dryRun?: boolean }) => {
+      const dryRun = flags.dryRun ?? false;
+      const report = cleanupRegistries({ force: flags.force ?? false, dryRun });
+      const out = (text: string): boolean => process.stdout.write(text + '\n');
+      for (const run of report.runs) {
+        out(
+          `run ${run.runDir ?? '(no run dir)'} (fuzzer pid ${run.ownerPid ?? '?'} gone): ` +
+            `${run.resources.length} resources${dryRun ? ' would be removed' : ' removed'}`,
+        );
+        for (const resource of run.resources) out(`  ${resource}`);
+        if (dryRun || run.runDir === undefined) continue;
         try {
-          if (markIncomplete(dir)) process.stdout.write(`marked incomplete: ${dir}\n`);
+          if (markIncomplete(run.runDir)) out(`  marked incomplete: ${run.runDir}`);
         } catch {
           // the run dir is gone or unreadable: nothing to mark
         }
       }
-      process.stdout.write(
-        report.runs === 0
-          ? 'mallory cleanup: nothing left behind\n'
-          : `mallory cleanup: removed ${report.removed} resources of ${report.runs} runs\n`,
+      out(
+        report.runs.length === 0
+          ? 'mallory cleanup: nothing left behind'
+          : dryRun
+            ? `mallory cleanup --dry-run: would remove ${report.runs.reduce((n, r) => n + r.resources.length, 0)} resources of ${report.runs.length} runs`
+            : `mallory cleanup: removed ${report.removed} resources of ${report.runs.length} runs`,
       );
       setExit(0);
     });

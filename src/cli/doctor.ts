@@ -1,4 +1,3 @@
-import { tmpdir } from 'node:os';
 
 import { NAMESPACE_PREFIX, NetnsBackend } from '../cluster/net/netns.js';
 import { run } from '../cluster/net/_internals/exec.js';
@@ -38,9 +37,10 @@ async function tool(area: string, argv: readonly string[], pkg: string): Promise
 async function namespaceChecks(): Promise<DoctorRow[]> {
   const rows: DoctorRow[] = [];
   const name = `${NAMESPACE_PREFIX}doctor-${process.pid}`;
-  const registry = new ResourceRegistry(`doctor-${process.pid}`, tmpdir());
+  const registry = new ResourceRegistry(`doctor-${process.pid}`);
   let netem = false;
   try {
+    registry.record({ kind: 'netns', name });
     const add = await run(['ip', 'netns', 'add', name]);
     if (add.code !== 0) {
       rows.push(
@@ -48,7 +48,6 @@ async function namespaceChecks(): Promise<DoctorRow[]> {
       );
       return rows;
     }
-    registry.record({ kind: 'netns', name });
     rows.push(row(true, 'netns', 'network namespaces can be created'));
     const veth = await run([
       'ip',

@@ -70,8 +70,8 @@ export class Cluster implements ClusterView {
     this.registry = options.registry;
     this.onExit = options.onExit;
     this.root = dataRoot(options.runId);
-    mkdirSync(this.root, { recursive: true });
     this.registry.record({ kind: 'dir', path: this.root });
+    mkdirSync(this.root, { recursive: true });
     this.memberSet = new Set(options.nodes);
     for (const node of this.nodes) {
       this.status.set(node, 'exited');

@@ -3,14 +3,18 @@ import {
   appendFileSync,
   closeSync,
   fsyncSync,
-  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { crashPoint } from '../core/crash-point.js';
+import { UsageError } from '../core/errors.js';
+import { errorCode, makeDirs } from '../core/fs.js';
 
 /** Something a run created that must be removed when it ends, on Ctrl-C, or by `mallory cleanup`. */
 export type Resource =
@@ -20,13 +24,9 @@ export type Resource =
   /** Undone by running `undo` (argv) — e.g. `iptables -D …` for an inserted rule, `ip link del X`. */
   | { readonly kind: 'command'; readonly undo: readonly string[]; readonly label: string };
 
-interface Entry {
-  readonly id: number;
-  readonly resource: Resource;
-}
-
 type Line =
-  | { readonly t: 'owner'; readonly pid: number; readonly startTime: string; readonly runDir: string }
+  | { readonly t: 'owner'; readonly pid: number; readonly startTime: string; readonly runDir?: string }
+  | { readonly t: 'run-dir'; readonly runDir: string }
   | { readonly t: 'add'; readonly id: number; readonly resource: Resource }
   | { readonly t: 'release'; readonly id: number };
 
@@ -50,25 +50,66 @@ function isSameProcess(pid: number, startTime: string): boolean {
   return processStartTime(pid) === startTime;
 }
 
+const REGISTRY_SUFFIX = '.jsonl';
+/** A registry being born: `<runId>.jsonl.<pid>.tmp`, renamed into place once its owner line is on disk. */
+const BIRTH_SUFFIX = /\.jsonl\.(\d+)\.tmp$/;
+
+function appendDurably(file: string, line: Line): void {
+  const fd = openSync(file, 'a');
+  try {
+    appendFileSync(fd, JSON.stringify(line) + '\n');
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
- * The resources of one run, appended (and fsynced) to a registry file as they are created, so a
- * fuzzer killed at any moment leaves a complete list for `mallory cleanup`.
+ * The resources of one run, appended (and fsynced) to a registry file *before* each is created, so
+ * a fuzzer killed at any moment leaves a complete list for `mallory cleanup` (removing something
+ * that was never created is harmless). The file appears atomically with its owner line, so a
+ * cleanup running beside a starting run never mistakes it for a dead one.
  */
 export class ResourceRegistry {
   private nextId = 1;
   private readonly live = new Map<number, Resource>();
   readonly file: string;
 
-  constructor(runId: string, runDir: string) {
-    mkdirSync(registryDir(), { recursive: true });
-    this.file = join(registryDir(), `${runId}.jsonl`);
-    this.append({ t: 'owner', pid: process.pid, startTime: processStartTime(process.pid) ?? '', runDir });
+  constructor(runId: string, runDir?: string) {
+    const dir = registryDir();
+    makeDirs(dir, 'MALLORY_STATE_DIR');
+    this.file = join(dir, `${runId}${REGISTRY_SUFFIX}`);
+    const birth = `${this.file}.${process.pid}.tmp`;
+    const owner: Line = {
+      t: 'owner',
+      pid: process.pid,
+      startTime: processStartTime(process.pid) ?? '',
+      ...(runDir !== undefined ? { runDir } : {}),
+    };
+    try {
+      appendDurably(birth, owner);
+      renameSync(birth, this.file);
+    } catch (error) {
+      rmSync(birth, { force: true });
+      throw new UsageError(
+        'bad-state-dir',
+        `MALLORY_STATE_DIR ${dir}: cannot write the run's registry (${errorCode(error)}): point it at a writable directory`,
+      );
+    }
+    crashPoint('registry created');
   }
 
+  /** Names the run directory this registry belongs to, so `cleanup` can mark that run incomplete. */
+  setRunDir(runDir: string): void {
+    this.append({ t: 'run-dir', runDir });
+  }
+
+  /** Records a resource; call it *before* creating the resource. */
   record(resource: Resource): number {
     const id = this.nextId++;
     this.live.set(id, resource);
     this.append({ t: 'add', id, resource });
+    crashPoint(`record ${describeResource(resource)}`);
     return id;
   }
 
@@ -86,25 +127,43 @@ export class ResourceRegistry {
     this.append({ t: 'release', id });
   }
 
-  /** Removes everything still recorded, newest first, then the registry file itself. */
-  releaseAll(): void {
+  /** Removes everything still recorded, newest first; the registry file stays until `removeFile`. */
+  releaseResources(): void {
     const ids = [...this.live.keys()].sort((a, b) => b - a);
     for (const id of ids) this.release(id);
+  }
+
+  /** Deletes the registry file: call it once the run's final status is on disk. */
+  removeFile(): void {
     rmSync(this.file, { force: true });
   }
 
+  /** Removes everything still recorded, then the registry file itself. */
+  releaseAll(): void {
+    this.releaseResources();
+    this.removeFile();
+  }
+
   private append(line: Line): void {
-    const fd = openSync(this.file, 'a');
-    try {
-      appendFileSync(fd, JSON.stringify(line) + '\n');
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    appendDurably(this.file, line);
   }
 }
 
 const KILL_WAIT_MS = 2000;
+
+/** One line naming a resource, for `mallory cleanup`'s report. */
+export function describeResource(resource: Resource): string {
+  switch (resource.kind) {
+    case 'process':
+      return `process ${resource.pid} (${resource.label})`;
+    case 'dir':
+      return `dir ${resource.path}`;
+    case 'netns':
+      return `netns ${resource.name}`;
+    case 'command':
+      return resource.label;
+  }
+}
 
 /** Best effort removal of one resource; never throws. */
 export function removeResource(resource: Resource): void {
@@ -124,8 +183,9 @@ export function removeResource(resource: Resource): void {
         break;
     }
   } catch {
-    // Already gone, or not ours to remove any more.
+    // Already gone, never created (recorded before creation), or not ours to remove any more.
   }
+  crashPoint(`remove ${describeResource(resource)}`);
 }
 
 /** SIGKILLs the process group led by `pid`, if `pid` is still the process we started; waits for it. */
@@ -155,53 +215,97 @@ function isZombie(pid: number): boolean {
   }
 }
 
+/** What `mallory cleanup` found of one run whose fuzzer is gone. */
+export interface LeftoverRun {
+  readonly registry: string;
+  readonly ownerPid: number | undefined;
+  readonly runDir: string | undefined;
+  /** Newest first, the order they are removed in. */
+  readonly resources: readonly string[];
+}
+
 export interface CleanupReport {
-  readonly runs: number;
+  readonly runs: readonly LeftoverRun[];
   readonly removed: number;
+  /** The run dirs of the runs cleaned (to mark them incomplete). */
   readonly runDirs: readonly string[];
+}
+
+function readLines(file: string): Line[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .flatMap((l): Line[] => {
+      try {
+        return [JSON.parse(l) as Line];
+      } catch {
+        return []; // a line cut short by a crash
+      }
+    });
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
  * Removes what crashed runs left behind: every registry whose owner process is gone (or every
- * registry, with `force`). Returns the run dirs of the runs it cleaned (to mark them incomplete).
+ * registry, with `force`). With `dryRun` it only reports what it would remove.
  */
-export function cleanupRegistries(options: { force?: boolean } = {}): CleanupReport {
-  let runs = 0;
-  let removed = 0;
+export function cleanupRegistries(options: { force?: boolean; dryRun?: boolean } = {}): CleanupReport {
+  const runs: LeftoverRun[] = [];
   const runDirs: string[] = [];
-  let files: string[];
+  let removed = 0;
+  let names: string[];
   try {
-    files = readdirSync(registryDir()).filter((f) => f.endsWith('.jsonl'));
+    names = readdirSync(registryDir());
   } catch {
     return { runs, removed, runDirs };
   }
-  for (const name of files) {
+  for (const name of names) {
     const file = join(registryDir(), name);
-    const lines = readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .flatMap((l): Line[] => {
-        try {
-          return [JSON.parse(l) as Line];
-        } catch {
-          return []; // a line cut short by a crash
-        }
-      });
+    const birth = BIRTH_SUFFIX.exec(name);
+    // A registry whose creator died before renaming it into place holds an owner line only.
+    if (birth !== null) {
+      if (!pidAlive(Number(birth[1])) && !options.dryRun) rmSync(file, { force: true });
+      continue;
+    }
+    if (!name.endsWith(REGISTRY_SUFFIX)) continue;
+    const lines = readLines(file);
     const owner = lines.find((l) => l.t === 'owner');
-    if (owner && owner.t === 'owner' && !options.force && isSameProcess(owner.pid, owner.startTime)) continue;
+    if (owner && !options.force && isSameProcess(owner.pid, owner.startTime)) continue;
     const live = new Map<number, Resource>();
+    let runDir = owner?.runDir;
     for (const line of lines) {
       if (line.t === 'add') live.set(line.id, line.resource);
       else if (line.t === 'release') live.delete(line.id);
+      else if (line.t === 'run-dir') runDir = line.runDir;
     }
-    const entries: Entry[] = [...live.entries()].map(([id, resource]) => ({ id, resource }));
-    for (const entry of entries.sort((a, b) => b.id - a.id)) {
-      removeResource(entry.resource);
+    const entries = [...live.entries()].sort((a, b) => b[0] - a[0]).map(([, resource]) => resource);
+    runs.push({
+      registry: file,
+      ownerPid: owner?.pid,
+      runDir,
+      resources: entries.map(describeResource),
+    });
+    if (runDir !== undefined) runDirs.push(runDir);
+    if (options.dryRun) continue;
+    for (const resource of entries) {
+      removeResource(resource);
       removed++;
     }
     rmSync(file, { force: true });
-    runs++;
-    if (owner && owner.t === 'owner') runDirs.push(owner.runDir);
   }
   return { runs, removed, runDirs };
 }

@@ -71,8 +71,8 @@ interface Proxy {
  * sender's namespace; delay is netem where the kernel has it, else a userspace delay proxy in the
  * sender's namespace that iptables REDIRECTs the link's connections to (existing connections are
  * cut with `ss -K` so the redirect takes effect). Rules live only inside the run's namespaces and go
- * with them; the namespaces, the root veth, the guard route and every process are recorded in the
- * registry as they are created.
+ * with them; the namespaces, the root veth and the guard route are recorded in the registry before they are
+ * created (a crash in between leaves nothing unrecorded), every process as soon as it has a PID.
  */
 export class NetnsBackend implements NetworkBackend {
   readonly kind = 'netns' as const;
@@ -135,9 +135,9 @@ export class NetnsBackend implements NetworkBackend {
     probeName = `${NAMESPACE_PREFIX}netem-probe-${process.pid}`,
     registry?: ResourceRegistry,
   ): Promise<boolean> {
-    if ((await run(['ip', 'netns', 'add', probeName])).code !== 0) return false;
     const id = registry?.record({ kind: 'netns', name: probeName });
     try {
+      if ((await run(['ip', 'netns', 'add', probeName])).code !== 0) return false;
       await run(['ip', '-n', probeName, 'link', 'set', 'lo', 'up']);
       const result = await run([
         'ip',
@@ -198,12 +198,12 @@ export class NetnsBackend implements NetworkBackend {
 
   private async build(): Promise<void> {
     const cidr = this.net.cidr;
-    await mustRun(['ip', 'route', 'add', 'unreachable', cidr, 'metric', String(GUARD_METRIC)]);
     this.record({
       kind: 'command',
       undo: ['ip', 'route', 'del', 'unreachable', cidr, 'metric', String(GUARD_METRIC)],
       label: `guard route for ${cidr}`,
     });
+    await mustRun(['ip', 'route', 'add', 'unreachable', cidr, 'metric', String(GUARD_METRIC)]);
     const hub = this.hubNamespace;
     await this.addNamespace(hub);
     await mustRun(['ip', '-n', hub, 'link', 'add', BRIDGE, 'type', 'bridge']);
@@ -232,20 +232,20 @@ export class NetnsBackend implements NetworkBackend {
       await mustRun(['ip', '-n', ns, 'addr', 'add', `${this.nodeIp(node)}/24`, 'dev', NODE_IFACE]);
       await mustRun(['ip', '-n', ns, 'link', 'set', NODE_IFACE, 'up']);
     }
-    await mustRun(['ip', 'link', 'add', this.rootVeth, 'type', 'veth', 'peer', 'name', 'root', 'netns', hub]);
     this.record({
       kind: 'command',
       undo: ['ip', 'link', 'del', this.rootVeth],
       label: `root veth ${this.rootVeth}`,
     });
+    await mustRun(['ip', 'link', 'add', this.rootVeth, 'type', 'veth', 'peer', 'name', 'root', 'netns', hub]);
     await mustRun(['ip', '-n', hub, 'link', 'set', 'root', 'master', BRIDGE, 'up']);
     await mustRun(['ip', 'addr', 'add', `${this.clientHost}/24`, 'dev', this.rootVeth]);
     await mustRun(['ip', 'link', 'set', this.rootVeth, 'up']);
   }
 
   private async addNamespace(name: string): Promise<void> {
-    await mustRun(['ip', 'netns', 'add', name]);
     this.record({ kind: 'netns', name });
+    await mustRun(['ip', 'netns', 'add', name]);
     await mustRun(['ip', '-n', name, 'link', 'set', 'lo', 'up']);
   }
 

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 
+import { crashPoint } from '../../../core/crash-point.js';
+
 export interface CommandResult {
   readonly code: number;
   readonly stdout: string;
@@ -20,6 +22,7 @@ export function run(
       { timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        crashPoint(`ran ${argv.join(' ')}`);
         resolve({ code, stdout, stderr: stderr || (error && code !== 0 ? error.message : '') });
       },
     );
