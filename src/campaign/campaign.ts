@@ -30,6 +30,8 @@ import { ScheduleRunner, type ScheduleRunnerDeps } from './schedule-runner.js';
 
 /** What an earlier run gives a campaign seeded from it. */
 interface Seed {
+  readonly runDir: string;
+  readonly status: string;
   readonly values: readonly PolicyValue[];
   readonly states: readonly { abstraction: string; id: string; features: string; visits: number }[];
 }
@@ -49,8 +51,8 @@ export interface CampaignOptions {
   readonly signal: AbortSignal;
   /** Extra checks on each schedule (the linearizability and invariant checkers plug in here). */
   readonly checkers?: readonly ScheduleChecker[];
-  /** Resources are recorded here; exposed so a crash handler can release them. */
-  readonly onRegistry?: (registry: ResourceRegistry) => void;
+  /** Resources are recorded here; exposed so a crash handler can release them and record the status. */
+  readonly onRegistry?: (registry: ResourceRegistry, store: RunStore) => void;
 }
 
 function newRunId(): string {
@@ -121,15 +123,26 @@ export class Campaign {
       policy && config.seedPolicyFrom
         ? this.readSeed(config.seedPolicyFrom, definition.name, policy.name)
         : undefined;
-    const store = RunStore.create(resolve(config.store), {
-      id: runId,
-      system: definition.name,
-      seed,
-      policy: fixedSchedule ? 'schedule' : config.policy,
-      config: { ...config, seed, nodes: nodeCount },
-    });
-    const registry = new ResourceRegistry(runId, store.dir);
-    this.options.onRegistry?.(registry);
+    const useNetns = await this.wantsNetns(system);
+    const registry = new ResourceRegistry(runId);
+    let store: RunStore;
+    try {
+      store = RunStore.create(
+        resolve(config.store),
+        {
+          id: runId,
+          system: definition.name,
+          seed,
+          policy: fixedSchedule ? 'schedule' : config.policy,
+          config: { ...config, seed, nodes: nodeCount },
+        },
+        (dir) => { registry.setRunDir(dir); },
+      );
+    } catch (e) {
+      registry.releaseAll();
+      throw e;
+    }
+    this.options.onRegistry?.(registry, store);
     this.startMs = Date.now();
     const history = new History(monoNs(), (op) => {
       store.appendOp(op);
@@ -139,6 +152,7 @@ export class Campaign {
     let workload: RegisterWorkload | undefined;
     let status: RunSummary['status'] = 'complete';
     let error: string | undefined;
+    let usageError: UsageError | undefined;
     const ticker = setInterval(() => {
       this.emitProgress(workload);
     }, PROGRESS_INTERVAL_MS);
@@ -150,8 +164,11 @@ export class Campaign {
         policy: policy?.name ?? 'schedule',
         nodes,
       });
-      if (policy && seedData) this.applySeed(policy, seedData);
-      network = await this.createNetwork(system, nodes, seed, runId, registry);
+      if (policy && seedData) {
+        this.applySeed(policy, seedData);
+        this.emit('message', describeSeed(seedData));
+      }
+      network = await this.createNetwork(system, useNetns, nodes, seed, runId, registry);
       cluster = new Cluster({
         system,
         nodes,
@@ -235,6 +252,7 @@ export class Campaign {
           await this.runFixed(
             fixedSchedule,
             scheduleStart,
+            budgetEnd,
             {
               leader: () => nemesis.leader(),
               nodes: () => live.nodes,
@@ -316,6 +334,8 @@ export class Campaign {
           { findings: findings.length },
           recoveryMs,
         );
+        // Every schedule, so a run killed later still seeds the next one (`--seed-from`).
+        if (policy) store.savePolicy(policy.name, policy.save());
         this.phase = 'fuzzing';
         if (fixedSchedule || (config.stopOnBug && this.bugs.length > 0)) {
           this.schedule++;
@@ -326,10 +346,10 @@ export class Campaign {
       if (policy) store.savePolicy(policy.name, policy.save());
     } catch (e) {
       if (e instanceof Interrupted) status = 'interrupted';
-      else if (e instanceof UsageError) throw e;
       else {
         status = 'error';
         error = e instanceof Error ? e.message : String(e);
+        if (e instanceof UsageError) usageError = e;
       }
     } finally {
       clearInterval(ticker);
@@ -339,7 +359,7 @@ export class Campaign {
       await this.observation?.stop().catch(() => undefined);
       await cluster?.close().catch(() => undefined);
       await network?.close().catch(() => undefined);
-      registry.releaseAll();
+      registry.releaseResources();
     }
     const counts = workload?.counts ?? { ok: 0, fail: 0, info: 0 };
     const summary: RunSummary = {
@@ -366,17 +386,15 @@ export class Campaign {
     };
     store.finish(status, summary);
     store.close();
+    // Only now: until the final status is on disk, `mallory cleanup` must be able to find the run.
+    registry.removeFile();
+    if (usageError) throw usageError;
     this.emit('runEnded', summary);
     return summary;
   }
 
-  private async createNetwork(
-    system: SystemAdapter,
-    nodes: readonly string[],
-    seed: number,
-    runId: string,
-    registry: ResourceRegistry,
-  ): Promise<NetworkBackend> {
+  /** Whether the run uses namespaces; checked before the run dir exists, so a refusal leaves no run. */
+  private async wantsNetns(system: SystemAdapter): Promise<boolean> {
     const wanted = this.config.network;
     // auto: namespaces for the real systems (they declare their ports) when we are root.
     const useNetns =
@@ -384,6 +402,19 @@ export class Campaign {
     if (useNetns) {
       const availability = await NetnsBackend.available();
       if (!availability.ok) throw new UsageError('no-netns', availability.reason);
+    }
+    return useNetns;
+  }
+
+  private async createNetwork(
+    system: SystemAdapter,
+    useNetns: boolean,
+    nodes: readonly string[],
+    seed: number,
+    runId: string,
+    registry: ResourceRegistry,
+  ): Promise<NetworkBackend> {
+    if (useNetns) {
       return NetnsBackend.create({
         runId,
         nodes,
@@ -398,12 +429,16 @@ export class Campaign {
   private async runFixed(
     items: readonly ScheduleItem[],
     scheduleStart: number,
+    budgetEnd: number,
     deps: Pick<ScheduleRunnerDeps, 'leader' | 'nodes' | 'running' | 'onEvent'>,
     enact: (fault: Fault, step: number | null, recorded?: ScheduleEntry) => Promise<void>,
     skip: (item: ScheduleItem, reason: string) => void,
   ): Promise<void> {
     const lastAt = items.reduce((m, e) => Math.max(m, e.atMs + (e.delayMs ?? 0)), 0);
-    const endAt = Math.max(this.config.steps * this.config.stepMs, lastAt + this.config.stepMs);
+    const endAt = Math.min(
+      Math.max(this.config.steps * this.config.stepMs, lastAt + this.config.stepMs),
+      budgetEnd - scheduleStart,
+    );
     const runner = new ScheduleRunner(items, {
       ...deps,
       signal: this.signal,
@@ -565,8 +600,8 @@ export class Campaign {
       );
     }
     try {
-      const run = source.db.prepare('SELECT system, policy FROM run').get() as
-        { system: string; policy: string } | undefined;
+      const run = source.db.prepare('SELECT system, policy, status FROM run').get() as
+        { system: string; policy: string; status: string } | undefined;
       if (!run || run.system !== system || run.policy !== policy) {
         throw new UsageError(
           'bad-flag',
@@ -579,7 +614,7 @@ export class Campaign {
       const states = source.db
         .prepare('SELECT abstraction, id, features, visits FROM states ORDER BY rowid')
         .all() as { abstraction: string; id: string; features: string; visits: number }[];
-      return { values, states };
+      return { runDir, status: run.status, values, states };
     } finally {
       source.close();
     }
@@ -613,6 +648,13 @@ export class Campaign {
 }
 
 class Interrupted extends Error {}
+
+function describeSeed(seed: Seed): string {
+  const what = `seeded from ${seed.runDir} (${seed.status}): ${seed.values.length} policy values, ${seed.states.length} states`;
+  return seed.values.length > 0
+    ? what
+    : `${what} — it saved no policy values (it ended before its first schedule did): the policy starts fresh`;
+}
 
 /** Base of the ports given to services a system declares no port for (each netns node has its own address). */
 const NETNS_PORT_BASE = 7000;

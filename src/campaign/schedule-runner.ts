@@ -47,7 +47,10 @@ export class ScheduleRunner {
     private readonly deps: ScheduleRunnerDeps,
   ) {}
 
-  /** Runs until `endAtMs` after `scheduleStart` (and until every due line has run). */
+  /**
+   * Runs until `endAtMs` after `scheduleStart` (and until every due line has run); lines due after
+   * `endAtMs` are skipped.
+   */
   async run(scheduleStart: number, endAtMs: number): Promise<void> {
     this.scheduleStart = scheduleStart;
     const groups = new Map<string, TriggerGroup>();
@@ -83,7 +86,16 @@ export class ScheduleRunner {
       }
     });
     try {
-      for (const entry of timed) {
+      for (const [i, entry] of timed.entries()) {
+        if (entry.atMs > endAtMs) {
+          // Past the time budget: said in the history, never silently dropped.
+          for (const rest of timed.slice(i)) {
+            for (const item of 'items' in rest ? rest.items : [rest]) {
+              this.deps.skip(item, `at ${item.atMs} ms, past the end of the run (${endAtMs} ms)`);
+            }
+          }
+          break;
+        }
         await sleep(scheduleStart + entry.atMs - Date.now(), this.deps.signal);
         if (this.deps.signal.aborted) return;
         if ('items' in entry) {

@@ -4,12 +4,27 @@ import { Campaign } from '../campaign/campaign.js';
 import { POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
 import type { Reporter } from '../campaign/reporter.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
+import type { RunStore } from '../store/run-store.js';
 import { parseDurationMs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import { FAULT_FAMILIES } from '../core/fault.js';
 import { defaultCheckers } from '../campaign/checkers.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
+
+/** A closed terminal (SIGHUP) and `kill` (SIGTERM) stop a run the way Ctrl-C does. */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const EXIT_FOUND_BUG = 1;
+const EXIT_ERROR = 2;
+const EXIT_INTERRUPTED = 130;
+
+function say(text: string): void {
+  try {
+    process.stderr.write(text);
+  } catch {
+    // no terminal any more
+  }
+}
 
 interface RunFlags {
   system: string;
@@ -49,6 +64,15 @@ function duration(name: string, text: string | undefined): number | undefined {
   }
 }
 
+/** The flag that sets a config field, where the two names differ (errors name the flag). */
+const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
+  timeMs: 'time',
+  stepMs: 'step',
+  bugs: 'bug',
+  stopOnBug: 'stop-on-bug',
+  seedPolicyFrom: 'seed-from',
+};
+
 /** Flags → the one config schema (which supplies every default and validates). */
 export function configFromFlags(flags: RunFlags): RunConfig {
   const faults = flags.faults.split(',').map((f) => f.trim());
@@ -84,7 +108,8 @@ export function configFromFlags(flags: RunFlags): RunConfig {
   );
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new UsageError('bad-flag', `--${issue.path.join('.')}: ${issue.message}`);
+    const field = String(issue.path[0]);
+    throw new UsageError('bad-flag', `--${FLAG_OF_FIELD[field] ?? field}: ${issue.message}`);
   }
   return parsed.data;
 }
@@ -126,26 +151,40 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       const reporters: Reporter[] = [new ProgressReporter()];
       const controller = new AbortController();
       let registry: ResourceRegistry | undefined;
+      let store: RunStore | undefined;
       let interrupts = 0;
-      const onSignal = (): void => {
+      /** The last way out: remove what the run made and record how it ended, then exit. */
+      const exitNow = (status: 'interrupted' | 'error', code: number, reason: string): void => {
+        registry?.releaseResources();
+        try {
+          store?.finishIfRunning(status, { status, error: reason });
+        } catch {
+          // the store is unwritable: the registry stays, so `mallory cleanup` marks the run
+        }
+        registry?.removeFile();
+        process.exit(code);
+      };
+      const onSignal = (signal: NodeJS.Signals): void => {
         interrupts++;
         if (interrupts === 1) {
-          process.stderr.write('\nmallory: stopping (Ctrl-C again to stop at once)\n');
+          say(`\nmallory: ${signal}: stopping (Ctrl-C again to stop at once)\n`);
           controller.abort();
         } else {
-          registry?.releaseAll();
-          process.exit(130);
+          say(`mallory: ${signal} again: removing what the run made and stopping now\n`);
+          exitNow('interrupted', EXIT_INTERRUPTED, `${signal} twice`);
         }
       };
       const onCrash = (error: unknown): void => {
-        registry?.releaseAll();
-        process.stderr.write(
+        say(
           `mallory: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
         );
-        process.exit(2);
+        exitNow('error', EXIT_ERROR, error instanceof Error ? error.message : String(error));
       };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
+      // A closed terminal makes writes to it fail: that must not crash the run's teardown.
+      const ignore = (): void => undefined;
+      process.stdout.on('error', ignore);
+      process.stderr.on('error', ignore);
+      for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
       process.on('uncaughtException', onCrash);
       process.on('unhandledRejection', onCrash);
       try {
@@ -154,22 +193,24 @@ export const registerRun: RegisterCommand = (program, setExit) => {
           reporters,
           signal: controller.signal,
           checkers: defaultCheckers(config),
-          onRegistry: (r) => (registry = r),
+          onRegistry: (r, st) => {
+            registry = r;
+            store = st;
+          },
         });
         const summary = await campaign.run();
         if (flags.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
         setExit(
           summary.status === 'error'
-            ? 2
+            ? EXIT_ERROR
             : summary.bugs.length > 0
-              ? 1
+              ? EXIT_FOUND_BUG
               : summary.status === 'interrupted'
-                ? 130
+                ? EXIT_INTERRUPTED
                 : 0,
         );
       } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
+        for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
         process.off('uncaughtException', onCrash);
         process.off('unhandledRejection', onCrash);
       }

@@ -1,8 +1,10 @@
-import { closeSync, existsSync, mkdirSync, openSync, readlinkSync, renameSync, symlinkSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readlinkSync, renameSync, symlinkSync, unlinkSync, writeSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 import Database from 'better-sqlite3';
 
+import { crashPoint } from '../core/crash-point.js';
+import { makeDirs } from '../core/fs.js';
 import type { Op } from '../core/op.js';
 
 const SCHEMA = `
@@ -109,18 +111,26 @@ export class RunStore {
     );
   }
 
-  /** Creates `<storeDir>/<system>/<timestamp>/` and points `<storeDir>/latest` at it. */
-  static create(storeDir: string, info: RunInfo): RunStore {
+  /**
+   * Creates `<storeDir>/<system>/<timestamp>/` and points `<storeDir>/latest` at it; `onDir` hears
+   * the directory's name before it is created.
+   */
+  static create(storeDir: string, info: RunInfo, onDir?: (dir: string) => void): RunStore {
+    makeDirs(storeDir, '--store');
     const systemDir = join(storeDir, info.system);
-    mkdirSync(systemDir, { recursive: true });
+    makeDirs(systemDir, '--store');
     let dir = join(systemDir, timestampName());
     for (let i = 1; existsSync(dir); i++) dir = join(systemDir, `${timestampName()}-${i}`);
-    mkdirSync(join(dir, 'nodes'), { recursive: true });
+    // Named (to the run's registry) before it exists, so a crash from here on leaves a run that
+    // `mallory cleanup` can mark incomplete.
+    onDir?.(dir);
+    makeDirs(join(dir, 'nodes'), '--store');
     const store = new RunStore(dir);
     store.db
       .prepare('INSERT INTO run (id, system, seed, policy, config, started_at, status) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(info.id, info.system, info.seed, info.policy, JSON.stringify(info.config), new Date().toISOString(), 'running');
     pointLatest(storeDir, dir);
+    crashPoint('run store created');
     return store;
   }
 
@@ -227,7 +237,16 @@ export class RunStore {
       .run(new Date().toISOString(), status, JSON.stringify(summary));
   }
 
+  /** Records a final status unless the run already has one (for exits that skip the normal end). */
+  finishIfRunning(status: RunStatus, summary: unknown): void {
+    if (!this.db.open) return;
+    this.db
+      .prepare("UPDATE run SET ended_at = ?, status = ?, summary = ? WHERE status = 'running'")
+      .run(new Date().toISOString(), status, JSON.stringify(summary));
+  }
+
   close(): void {
+    if (!this.db.open) return;
     closeSync(this.historyFd);
     this.db.close();
   }

@@ -1,0 +1,189 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import {
+  BIN,
+  mallory,
+  processesMentioning,
+  REPO,
+  registryFiles,
+  type Sandbox,
+  sandbox,
+  waitFor,
+} from './helpers.js';
+
+/** Every way a run can end records a final status and leaves nothing behind. */
+
+function status(runDir: string): { status: string; id: string } {
+  const db = new Database(join(runDir, 'run.db'), { readonly: true });
+  try {
+    return db.prepare('SELECT status, id FROM run').get() as { status: string; id: string };
+  } finally {
+    db.close();
+  }
+}
+
+function startRun(box: Sandbox, args: readonly string[]) {
+  const child = spawn(process.execPath, [BIN, 'run', '--store', box.store, ...args], {
+    env: box.env,
+    cwd: REPO,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.once('exit', (code, signal) => {
+      r({ code, signal });
+    }),
+  );
+  return { child, exited, stderr: () => stderr };
+}
+
+describe('exit paths of mallory run (kvraft, real processes)', () => {
+  const boxes: Sandbox[] = [];
+  afterEach(() => {
+    for (const b of boxes.splice(0)) rmSync(join(b.store, '..'), { recursive: true, force: true });
+  });
+  function box(): Sandbox {
+    const b = sandbox();
+    boxes.push(b);
+    return b;
+  }
+
+  it.each(['SIGHUP', 'SIGTERM'] as const)(
+    '%s stops a run like Ctrl-C: status interrupted, exit 130, nothing left',
+    async (signal) => {
+      const b = box();
+      const run = startRun(b, ['--time', '5m', '--seed', '5']);
+      await waitFor(() => run.stderr().includes('run dir'), 30_000);
+      await new Promise((r) => setTimeout(r, 3000));
+      run.child.kill(signal);
+      const { code } = await run.exited;
+      expect(code).toBe(130);
+      const { status: s, id } = status(realpathSync(join(b.store, 'latest')));
+      expect(s).toBe('interrupted');
+      expect(processesMentioning(`mallory-${id}`)).toEqual([]);
+      expect(registryFiles(b)).toEqual([]);
+    },
+  );
+
+  it('a second Ctrl-C stops at once but still removes everything and records the status', async () => {
+    const b = box();
+    const run = startRun(b, ['--time', '5m', '--seed', '6']);
+    await waitFor(() => run.stderr().includes('run dir'), 30_000);
+    await new Promise((r) => setTimeout(r, 3000));
+    run.child.kill('SIGINT');
+    run.child.kill('SIGINT');
+    const { code } = await run.exited;
+    expect(code).toBe(130);
+    const { status: s, id } = status(realpathSync(join(b.store, 'latest')));
+    expect(s).toBe('interrupted');
+    expect(processesMentioning(`mallory-${id}`)).toEqual([]);
+    expect(registryFiles(b)).toEqual([]);
+  });
+
+  it('--schedule keeps to --time: a line past the budget is skipped and said so', async () => {
+    const b = box();
+    const schedule = join(b.store, '..', 'late.jsonl');
+    writeFileSync(schedule, '{"atMs": 60000, "f": "kill", "value": "one"}\n');
+    const started = Date.now();
+    const r = await mallory(['run', '--schedule', schedule, '--time', '8s', '--store', b.store], b);
+    const elapsedMs = Date.now() - started;
+    expect(r.code, r.stderr).toBe(0);
+    // 8 s of budget, plus start-up, the final reads, the check and the teardown: far below 60 s.
+    expect(elapsedMs).toBeLessThan(30_000);
+    const history = readFileSync(join(realpathSync(join(b.store, 'latest')), 'history.jsonl'), 'utf8');
+    expect(history).toMatch(/"f":"kill".*"error":"skipped: at 60000 ms, past the end of the run/);
+  });
+
+  it('policy values are saved every schedule: a killed run seeds the next one and says how much', async () => {
+    const b = box();
+    const run = startRun(b, ['--time', '5m', '--steps', '2', '--step', '1s', '--seed', '7']);
+    await waitFor(() => run.stderr().includes('run dir'), 30_000);
+    const dir = realpathSync(join(b.store, 'latest'));
+    const saved = (): number => {
+      const db = new Database(join(dir, 'run.db'), { readonly: true });
+      try {
+        return (db.prepare('SELECT count(*) AS n FROM policy_values').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    await waitFor(() => saved() > 0, 60_000);
+    run.child.kill('SIGKILL');
+    await run.exited;
+    expect((await mallory(['cleanup'], b)).code).toBe(0);
+    expect(status(dir).status).toBe('incomplete');
+    const seeded = await mallory(
+      ['run', '--seed-from', dir, '--time', '3s', '--steps', '1', '--step', '1s', '--store', b.store],
+      b,
+    );
+    expect(seeded.code, seeded.stderr).toBe(0);
+    expect(seeded.stderr).toMatch(
+      new RegExp(`seeded from ${dir} \\(incomplete\\): [1-9]\\d* policy values, [1-9]\\d* states`),
+    );
+  });
+});
+
+describe('bad settings are one line, exit 2, and leave no run behind', () => {
+  const boxes: Sandbox[] = [];
+  afterEach(() => {
+    for (const b of boxes.splice(0)) rmSync(join(b.store, '..'), { recursive: true, force: true });
+  });
+
+  it.each([
+    [['--store', '/proc/x'], /^mallory: --store \/proc\/x: cannot create \/proc\/x \(ENOENT\)/],
+    [['--store', '/etc/hostname'], /^mallory: --store \/etc\/hostname: \/etc\/hostname is not a directory/],
+    [['--time', '0'], /^mallory: --time: /],
+    [['--step', '0'], /^mallory: --step: /],
+  ])('run %j', async (args, message) => {
+    const b = sandbox();
+    boxes.push(b);
+    const r = await mallory(['run', ...args], b, 20_000);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(registryFiles(b)).toEqual([]);
+  });
+
+  it('a state dir that is a file: one line, and no run is created', async () => {
+    const b = sandbox();
+    boxes.push(b);
+    const r = await mallory(['run', '--time', '2s', '--store', b.store], {
+      ...b,
+      env: { ...b.env, MALLORY_STATE_DIR: '/etc/hostname' },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(/^mallory: MALLORY_STATE_DIR \/etc\/hostname: .* is not a directory/);
+    expect(existsSync(b.store)).toBe(false);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'namespaces asked for by a non-root user: one line, before any run dir exists',
+    async () => {
+      const b = sandbox();
+      boxes.push(b);
+      const root = join(b.store, '..');
+      chmodSync(root, 0o777);
+      const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(
+          process.execPath,
+          [BIN, 'run', '--network', 'netns', '--time', '2s', '--store', b.store],
+          { env: b.env, cwd: REPO, uid: 65534, gid: 65534, stdio: ['ignore', 'ignore', 'pipe'] },
+        );
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('close', (code) => {
+          resolve({ code, stderr });
+        });
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim()).toMatch(/^mallory: network namespaces need root/);
+      expect(existsSync(b.store) ? readdirSync(b.store) : []).toEqual([]);
+    },
+  );
+});
