@@ -1,12 +1,12 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { BIN, mallory, REPO, registryFiles, sandbox, type Sandbox } from './helpers.js';
+import { settledLeftovers, snapshot } from './host.js';
 
 /**
  * Kills the fuzzer right after its k-th external command or resource record (the
@@ -16,102 +16,6 @@ import { BIN, mallory, REPO, registryFiles, sandbox, type Sandbox } from './help
 
 const isRoot = process.getuid?.() === 0;
 const has = (bin: string): boolean => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0;
-
-function lines(argv: readonly string[]): string[] {
-  try {
-    return execFileSync(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'] })
-      .toString()
-      .split('\n')
-      .filter((l) => l.trim() !== '');
-  } catch {
-    return [];
-  }
-}
-
-function parentOf(pid: string): { ppid: string; zombie: boolean } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ppid: fields[1], zombie: fields[0] === 'Z' };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Live processes that are not this test's own descendants. */
-function foreignProcesses(): Map<string, string> {
-  const mine = String(process.pid);
-  const result = new Map<string, string>();
-  for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    let p = pid;
-    let ours = false;
-    for (let depth = 0; depth < 64 && p !== '0' && p !== '1'; depth++) {
-      if (p === mine) {
-        ours = true;
-        break;
-      }
-      const parent = parentOf(p);
-      if (parent === undefined) break;
-      p = parent.ppid;
-    }
-    const info = parentOf(pid);
-    // Kernel threads (children of kthreadd, PID 2) come and go on their own.
-    if (ours || info === undefined || info.zombie || info.ppid === '2' || pid === '2') continue;
-    try {
-      result.set(pid, readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim());
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return result;
-}
-
-interface HostSnapshot {
-  readonly pids: ReadonlySet<string>;
-  readonly state: Record<string, readonly string[]>;
-}
-
-function snapshot(): HostSnapshot {
-  return {
-    pids: new Set(foreignProcesses().keys()),
-    state: {
-      namespaces: lines(['ip', 'netns', 'list']).map((l) => l.split(' ')[0]),
-      links: lines(['ip', '-o', 'link', 'show']).map((l) => l.split(':')[1].trim().split('@')[0]),
-      routes: lines(['ip', '-4', 'route', 'show', 'table', 'all']),
-      iptables: lines(['iptables-save'])
-        .filter((l) => !l.startsWith('#'))
-        .map((l) => l.replace(/\[\d+:\d+\]/, '')),
-      shm: readdirSync('/dev/shm'),
-      tmp: readdirSync(tmpdir()),
-    },
-  };
-}
-
-/** What is on the host now and was not before (processes: new ones that are not ours). */
-function leftovers(before: HostSnapshot): string[] {
-  const now = snapshot();
-  const left: string[] = [];
-  for (const [kind, items] of Object.entries(now.state)) {
-    const had = new Set(before.state[kind]);
-    for (const item of items) if (!had.has(item)) left.push(`${kind}: ${item}`);
-    const has = new Set(items);
-    for (const item of before.state[kind]) if (!has.has(item)) left.push(`${kind} gone: ${item}`);
-  }
-  for (const [pid, cmd] of foreignProcesses()) if (!before.pids.has(pid)) left.push(`process ${pid}: ${cmd}`);
-  return left;
-}
-
-const SETTLE_MS = 3000;
-
-/** Leftovers, asked again for a moment: a process being reaped may still show for a few ms. */
-async function settledLeftovers(before: HostSnapshot): Promise<string[]> {
-  const deadline = Date.now() + SETTLE_MS;
-  for (;;) {
-    const left = leftovers(before);
-    if (left.length === 0 || Date.now() > deadline) return left;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function runDirs(store: string): string[] {
   if (!existsSync(store)) return [];
