@@ -1,6 +1,8 @@
 import { NS_PER_MS } from '../core/clock.js';
 import type { Op } from '../core/op.js';
+import { exactJson } from './_internals/exact-json.js';
 import type { LinearizabilityResult } from './linearizable.js';
+import { canonicalKey } from './models/value.js';
 
 const MAX_INTERVALS = 2000;
 const AXIS_WIDTH_PX = 1100;
@@ -112,10 +114,8 @@ function faultIntervals(faults: readonly Op[], end: number): FaultInterval[] {
   return intervals;
 }
 
-function sameKey(value: unknown, key: string | number): boolean {
-  if (!Array.isArray(value) || value.length !== 2) return false;
-  const k: unknown = value[0];
-  return k === key || (typeof k !== 'string' && typeof k !== 'number' && JSON.stringify(k) === key);
+function sameKey(value: unknown, key: string | number | bigint): boolean {
+  return Array.isArray(value) && value.length === 2 && canonicalKey(value[0]) === key;
 }
 
 /** What to print on a bar: a read's result, otherwise what the op was asked to do. */
@@ -123,7 +123,7 @@ function shortValue(interval: Interval, withoutKey: boolean): string {
   const { invoke, complete } = interval;
   let value: unknown = invoke.f === 'read' && complete?.type === 'ok' ? complete.value : invoke.value;
   if (withoutKey && Array.isArray(value) && value.length === 2) value = value[1];
-  const text = value === null || value === undefined ? 'nil' : JSON.stringify(value);
+  const text = value === null || value === undefined ? 'nil' : exactJson(value);
   return text.length > 24 ? `${text.slice(0, 23)}…` : text;
 }
 
@@ -134,9 +134,9 @@ function describeInterval(interval: Interval, order: number | undefined, failing
       ? 'never completed'
       : complete.type === 'info'
         ? 'info (outcome unknown)'
-        : `ok ${JSON.stringify(complete.value)}`;
+        : `ok ${exactJson(complete.value)}`;
   const lines = [
-    `process ${interval.process}: ${invoke.f} ${JSON.stringify(invoke.value)} → ${outcome}`,
+    `process ${interval.process}: ${invoke.f} ${exactJson(invoke.value)} → ${outcome}`,
     `invoke index ${invoke.index} at ${invoke.time} ns${complete === undefined ? '' : `, completion index ${complete.index} at ${complete.time} ns`}`,
   ];
   if (order !== undefined) lines.push(`linearized #${order}`);
@@ -169,9 +169,7 @@ export function renderLinearizabilityHtml(
     const key = example.key;
     const before = intervals.length;
     intervals = intervals.filter((interval) => sameKey(interval.invoke.value, key));
-    notes.push(
-      `Showing key ${JSON.stringify(key)} only (${before - intervals.length} ops on other keys hidden).`,
-    );
+    notes.push(`Showing key ${exactJson(key)} only (${before - intervals.length} ops on other keys hidden).`);
   }
 
   const order = new Map<Op, number>();
@@ -225,7 +223,7 @@ export function renderLinearizabilityHtml(
     const x1 = x(fault.start);
     const w = Math.max(2, x(fault.end) - x1);
     svg.push(
-      `<rect class="fault" x="${x1.toFixed(1)}" y="${AXIS_HEIGHT_PX}" width="${w.toFixed(1)}" height="${height - AXIS_HEIGHT_PX}"><title>${escapeHtml(`${fault.f} ${JSON.stringify(fault.value)}`)}</title></rect>`,
+      `<rect class="fault" x="${x1.toFixed(1)}" y="${AXIS_HEIGHT_PX}" width="${w.toFixed(1)}" height="${height - AXIS_HEIGHT_PX}"><title>${escapeHtml(`${fault.f} ${exactJson(fault.value)}`)}</title></rect>`,
       `<text class="fault-label" x="${(x1 + 2).toFixed(1)}" y="${AXIS_HEIGHT_PX - 4}">${escapeHtml(fault.f)}</text>`,
     );
   }
@@ -276,11 +274,11 @@ export function renderLinearizabilityHtml(
   ];
   if (example !== undefined) {
     summary.push(
-      `<p>${example.key === undefined ? '' : `Key ${escapeHtml(JSON.stringify(example.key))}: `}after the ${example.longestPrefix.length} ops numbered below the state is <code>${escapeHtml(example.stateBefore)}</code>, and <span class="failing-text">${escapeHtml(`${example.failingOp.f} ${JSON.stringify(example.failingOp.value)}`)}</span> by process ${escapeHtml(String(example.failingOp.process))} (index ${example.failingOp.index}) cannot be placed.</p>`,
+      `<p>${example.key === undefined ? '' : `Key ${escapeHtml(exactJson(example.key))}: `}after the ${example.longestPrefix.length} ops numbered below the state is <code>${escapeHtml(example.stateBefore)}</code>, and <span class="failing-text">${escapeHtml(`${example.failingOp.f} ${exactJson(example.failingOp.value)}`)}</span> by process ${escapeHtml(String(example.failingOp.process))} (index ${example.failingOp.index}) cannot be placed.</p>`,
       `<ol class="prefix">${example.longestPrefix
         .map(
           (op) =>
-            `<li>${escapeHtml(`process ${op.process}: ${op.f} ${JSON.stringify(op.value)} (index ${op.index})`)}</li>`,
+            `<li>${escapeHtml(`process ${op.process}: ${op.f} ${exactJson(op.value)} (index ${op.index})`)}</li>`,
         )
         .join('')}</ol>`,
     );

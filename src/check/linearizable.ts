@@ -24,7 +24,7 @@ export interface CheckOptions {
 /** Why a history is not linearizable, in terms a person can follow. */
 export interface Counterexample<T = Op> {
   /** The partition (key) that is not linearizable, when the model partitions the history. */
-  readonly key?: string | number;
+  readonly key?: string | number | bigint;
   /** The longest linearization found: ops in the order they took effect. */
   readonly longestPrefix: readonly T[];
   /** The op that cannot be placed after that prefix (its return comes before it could happen). */

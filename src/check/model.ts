@@ -10,9 +10,10 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
   readonly name: string;
   /**
    * P-compositionality: ops with different keys are checked as independent histories. Absent: the
-   * whole history is one partition. The key must be a string or a number.
+   * whole history is one partition. The key must be a string, a number or a bigint (an integer
+   * beyond 2^53, kept exact).
    */
-  readonly partitionKey?: (f: string, value: unknown) => string | number;
+  readonly partitionKey?: (f: string, value: unknown) => string | number | bigint;
   /** Reads the input of an op from its invoke; throws with a message saying what is wrong. */
   input(f: string, value: unknown): I;
   /** Reads the output of an op from its `ok` completion. */

@@ -6,6 +6,7 @@ import { Option } from 'commander';
 import { parseDurationMs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import type { Op } from '../core/op.js';
+import { exactJson } from '../check/_internals/exact-json.js';
 import { defaultModel } from '../check/history/default-model.js';
 import { HistoryError } from '../check/history/history-error.js';
 import type { ParsedHistory } from '../check/history/parsed-history.js';
@@ -39,7 +40,7 @@ interface FileReport {
 }
 
 function describeOp(op: Op, line: number | undefined): string {
-  return `${op.f} ${JSON.stringify(op.value)} by process ${op.process} (index ${op.index}${line === undefined ? '' : `, line ${line}`})`;
+  return `${op.f} ${exactJson(op.value)} by process ${op.process} (index ${op.index}${line === undefined ? '' : `, line ${line}`})`;
 }
 
 function verdictWord(valid: true | false | 'unknown'): string {
@@ -105,7 +106,7 @@ function printReport(report: FileReport): void {
   );
   const example = result.counterexample;
   if (example !== undefined) {
-    const key = example.key === undefined ? '' : `key ${JSON.stringify(example.key)}: `;
+    const key = example.key === undefined ? '' : `key ${exactJson(example.key)}: `;
     process.stdout.write(
       `  ${key}after ${example.longestPrefix.length} linearized ops the state is ${example.stateBefore}, and ${describeOp(example.failingOp, report.failingLine)} cannot be placed\n`,
     );
@@ -152,7 +153,7 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
       const allValid = reports.every((r) => r.valid === true);
       const overall = anyInvalid ? false : allValid ? true : 'unknown';
       if (options.json === true) {
-        process.stdout.write(`${JSON.stringify({ valid: overall, files: reports }, null, 2)}\n`);
+        process.stdout.write(`${exactJson({ valid: overall, files: reports }, 2)}\n`);
       }
       setExit(overall === true ? EXIT_VALID : overall === false ? EXIT_INVALID : EXIT_UNKNOWN);
     });

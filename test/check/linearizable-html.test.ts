@@ -93,6 +93,21 @@ describe('renderLinearizabilityHtml', () => {
     expect(html).not.toContain('<script>alert');
   });
 
+  it('shows integers beyond 2^53 and keys that differ beyond it exactly', async () => {
+    const big = 2n ** 53n;
+    const ops = history(
+      [0, 'invoke', 'write', [big + 1n, big + 1n]],
+      [0, 'ok', 'write', [big + 1n, big + 1n]],
+      [1, 'invoke', 'read', [big, null]],
+      [1, 'ok', 'read', [big, big + 1n]],
+    );
+    const result = await checkOps(ops, { model: 'kv' });
+    const html = renderLinearizabilityHtml(result, ops);
+    expect(html).toContain('Key 9007199254740992: after the 0 ops');
+    expect(html).toContain('read [9007199254740992,9007199254740993]</span>');
+    expect(html).toContain('1 ops on other keys hidden');
+  });
+
   it('draws every client op of a valid history, with no failing op', async () => {
     const ops = history(
       [0, 'invoke', 'write', 1],

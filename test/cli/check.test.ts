@@ -124,6 +124,64 @@ describe('mallory check', () => {
     ]);
   });
 
+  it('keeps integers beyond 2^53 exact: a read of 2^53 after a write of 2^53 + 1 is NOT linearizable', async () => {
+    const file = path.join(dir, 'big.jsonl');
+    await writeFile(
+      file,
+      [
+        '{"index":0,"time":1,"type":"invoke","process":0,"f":"write","value":9007199254740993}',
+        '{"index":1,"time":2,"type":"ok","process":0,"f":"write","value":9007199254740993}',
+        '{"index":2,"time":3,"type":"invoke","process":1,"f":"read","value":null}',
+        '{"index":3,"time":4,"type":"ok","process":1,"f":"read","value":9007199254740992}',
+      ].join('\n'),
+    );
+    const { code, stdout } = await mallory('check', file, '--model', 'register');
+    expect(code).toBe(1);
+    expect(stdout).toContain(
+      'the state is 9007199254740993, and read 9007199254740992 by process 1 (index 3, line 4) cannot be placed',
+    );
+    const json = await mallory('check', file, '--model', 'register', '--json');
+    expect(json.code).toBe(1);
+    expect(json.stdout).toContain('"value": 9007199254740992');
+    expect((JSON.parse(json.stdout) as { valid: unknown }).valid).toBe(false);
+  });
+
+  it('exits 2 with one line naming file:line for bytes that are not UTF-8, deep nesting and absurd fields', async () => {
+    const cases: [name: string, content: Buffer, message: string][] = [
+      [
+        'latin1.jsonl',
+        Buffer.concat([
+          Buffer.from(
+            '{"type":"invoke","process":0,"f":"write","value":"ok"}\n{"type":"ok","process":0,"f":"write","value":"',
+          ),
+          Buffer.from([0xff]),
+          Buffer.from('"}\n'),
+        ]),
+        ':2: not UTF-8',
+      ],
+      [
+        'deep.edn',
+        Buffer.from(`{:type :invoke, :f :read, :process 0}\n${'['.repeat(5000)}`),
+        ':2: nested deeper than 100 levels',
+      ],
+      [
+        'negative-time.jsonl',
+        Buffer.from('{"type":"invoke","process":0,"f":"read","time":-1}\n'),
+        ':1: time must be an integer >= 0',
+      ],
+    ];
+    for (const [name, content, message] of cases) {
+      const file = path.join(dir, name);
+      await writeFile(file, content);
+      const { code, stderr, stdout } = await mallory('check', file);
+      expect(code, name).toBe(2);
+      expect(stdout, name).toBe('');
+      expect(stderr.trim().split('\n'), name).toEqual([
+        expect.stringContaining(`mallory check: ${file}${message}`),
+      ]);
+    }
+  });
+
   it('exits 2 naming the line of ops that do not pair up', async () => {
     const file = path.join(dir, 'orphan.jsonl');
     await writeFile(file, '\n{"index":7,"time":1,"type":"ok","process":0,"f":"read","value":null}\n');

@@ -5,7 +5,7 @@ export const OK = 1;
 export const INFO = 2;
 export const FAILED = 3;
 
-export type PartitionKey = string | number;
+export type PartitionKey = string | number | bigint;
 
 /** What the search needs of a partition: plain arrays, so it can be sent to a worker thread. */
 export interface PartitionData<I = unknown, O = unknown> {

@@ -8,7 +8,7 @@ function isKvValue(value: unknown): boolean {
   return (
     Array.isArray(value) &&
     value.length === 2 &&
-    (typeof value[0] === 'string' || typeof value[0] === 'number')
+    (typeof value[0] === 'string' || typeof value[0] === 'number' || typeof value[0] === 'bigint')
   );
 }
 

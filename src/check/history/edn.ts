@@ -1,8 +1,15 @@
+import { exactJson } from '../_internals/exact-json.js';
 import { HistoryError } from './history-error.js';
+import { exactInteger, readNumber } from './read-number.js';
+import { setOwn } from './set-own.js';
+import { MAX_INTEGER_DIGITS, MAX_NESTING_DEPTH } from './value-limits.js';
 
-/** An EDN value as JS: keywords and symbols become strings without the colon; sets become arrays. */
+/**
+ * An EDN value as JS: keywords and symbols become strings without the colon; sets become arrays;
+ * integers beyond 2^53 become bigints (see readNumber).
+ */
 export type EdnValue =
-  null | boolean | number | string | readonly EdnValue[] | { readonly [key: string]: EdnValue };
+  null | boolean | number | bigint | string | readonly EdnValue[] | { readonly [key: string]: EdnValue };
 
 /** One top-level form (or element of a top-level vector) and the line it starts on (1-based). */
 export interface EdnForm {
@@ -16,6 +23,13 @@ const DELIMITER_CODES = new Uint8Array(128);
 for (const c of ' \t\n\r\f\v,') WHITESPACE_CODES[c.charCodeAt(0)] = DELIMITER_CODES[c.charCodeAt(0)] = 1;
 for (const c of '()[]{}";') DELIMITER_CODES[c.charCodeAt(0)] = 1;
 const OTHER_WHITESPACE = /\s/;
+
+/** A number token: decimal (N: BigInt, M: BigDecimal), or hexadecimal. */
+const NUMBER_TOKEN = /^[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?[NM]?$/;
+const HEX_TOKEN = /^([+-]?)0[xX]([0-9a-fA-F]+)N?$/;
+/** Clojure reads `010` as octal 8: refused rather than read as 10. */
+const OCTAL_TOKEN = /^[+-]?0\d+N?$/;
+const HEX4 = /^[0-9a-fA-F]{4}$/;
 
 function isWhitespace(text: string, at: number): boolean {
   const code = text.charCodeAt(at);
@@ -34,6 +48,7 @@ function isDelimiter(text: string, at: number): boolean {
  */
 class EdnReader {
   private at = 0;
+  private depth = 0;
 
   constructor(
     private readonly text: string,
@@ -85,6 +100,13 @@ class EdnReader {
   }
 
   read(): EdnValue {
+    if (++this.depth > MAX_NESTING_DEPTH) this.fail(`nested deeper than ${MAX_NESTING_DEPTH} levels`);
+    const value = this.readForm();
+    this.depth--;
+    return value;
+  }
+
+  private readForm(): EdnValue {
     if (!this.skip()) this.fail('unexpected end of file: a form is missing or a bracket is not closed');
     const text = this.text;
     const c = text[this.at];
@@ -111,6 +133,10 @@ class EdnReader {
         if (after === '{') {
           this.at += 2;
           return this.readSeq('}');
+        }
+        if (after === '#') {
+          this.at++;
+          this.fail(`cannot read #${this.readToken()}: non-finite numbers are not supported`);
         }
         this.at++;
         this.readToken();
@@ -143,9 +169,12 @@ class EdnReader {
         this.at++;
         return map;
       }
+      const keyLine = this.line;
       const key = this.read();
       if (!this.skip() || this.text[this.at] === '}') this.fail('a map has a key without a value');
-      map[typeof key === 'string' ? key : JSON.stringify(key)] = this.read();
+      const name = typeof key === 'string' ? key : exactJson(key);
+      if (Object.hasOwn(map, name)) this.fail(`the key ${exactJson(name)} appears twice in one map`, keyLine);
+      setOwn(map, name, this.read());
     }
   }
 
@@ -174,12 +203,14 @@ class EdnReader {
         f: '\f',
       };
       if (e === 'u') {
-        out += String.fromCharCode(parseInt(text.slice(this.at, this.at + 4), 16));
+        const hex = text.slice(this.at, this.at + 4);
+        if (!HEX4.test(hex)) this.fail(`bad string escape "\\u${hex}"`);
+        out += String.fromCharCode(parseInt(hex, 16));
         this.at += 4;
       } else if (e in escapes) {
         out += escapes[e];
       } else {
-        this.fail(`unknown string escape "\\${e}"`);
+        this.fail(`unknown string escape "\\${e ?? ''}"`);
       }
     }
   }
@@ -188,7 +219,13 @@ class EdnReader {
     this.at++;
     const token = this.readToken();
     const named: Readonly<Record<string, string>> = { newline: '\n', space: ' ', tab: '\t', return: '\r' };
-    if (token.length === 0) return this.text[this.at++];
+    if (token.length === 0) {
+      if (this.at >= this.text.length) this.fail('a character literal "\\" is cut off');
+      return this.text[this.at++];
+    }
+    if (token.length === 5 && token.startsWith('u') && HEX4.test(token.slice(1))) {
+      return String.fromCharCode(parseInt(token.slice(1), 16));
+    }
     return named[token] ?? token;
   }
 
@@ -203,13 +240,25 @@ class EdnReader {
     if (token === 'true') return true;
     if (token === 'false') return false;
     if (token.startsWith(':')) return token.slice(1);
-    if (/^[+-]?\d/.test(token)) {
-      const n = Number(token.replace(/[NM]$/, ''));
-      if (Number.isNaN(n)) this.fail(`cannot read number "${token}"`);
-      return n;
-    }
+    if (/^[+-]?\d/.test(token)) return this.readNumberToken(token);
     if (token.length === 0) this.fail(`unexpected "${this.text[this.at]}"`);
     return token;
+  }
+
+  private readNumberToken(token: string): number | bigint {
+    const hex = HEX_TOKEN.exec(token);
+    if (hex !== null) {
+      const [, sign, digits] = hex;
+      if (digits.length > MAX_INTEGER_DIGITS) this.fail(`number ${token} is out of range`);
+      const magnitude = BigInt(`0x${digits}`);
+      return exactInteger(sign === '-' ? -magnitude : magnitude);
+    }
+    if (!NUMBER_TOKEN.test(token)) this.fail(`cannot read number "${token}"`);
+    if (OCTAL_TOKEN.test(token))
+      this.fail(`cannot read number "${token}": Clojure reads a leading 0 as octal`);
+    const value = readNumber(token.replace(/[NM]$/, ''));
+    if (value === undefined) this.fail(`number ${token} is out of range`);
+    return value;
   }
 }
 

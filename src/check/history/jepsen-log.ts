@@ -3,6 +3,7 @@ import { readEdnValue } from './edn.js';
 import { HistoryError } from './history-error.js';
 import { opFromFields } from './op-fields.js';
 import type { ParsedHistory } from './parsed-history.js';
+import { readNumber } from './read-number.js';
 
 /** `… jepsen.util - <process> :<type> :<f> <value>` (tabs, or spaces in some logs). */
 const OP_LINE = /\bjepsen\.util\s+-\s+(\S+)\s+:(\S+)\s+(\S+)\s*(.*)$/;
@@ -23,7 +24,9 @@ export function parseJepsenLog(text: string, file: string): ParsedHistory {
     const m = OP_LINE.exec(row);
     if (m === null) throw new HistoryError(`${file}:${line}: cannot read this Jepsen op line`);
     const [, processText, type, fText, valueText] = m;
-    const process = /^\d+$/.test(processText) ? Number(processText) : processText.replace(/^:/, '');
+    const process = /^\d+$/.test(processText)
+      ? (readNumber(processText) ?? processText)
+      : processText.replace(/^:/, '');
     const f = fText.replace(/^:/, '');
     const value = valueText.trim() === '' ? null : readEdnValue(valueText.trim(), file, line);
     const position = ops.length;

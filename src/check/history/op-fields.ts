@@ -1,6 +1,26 @@
 import type { Op, OpType, ProcessId } from '../../core/op.js';
+import { exactJson } from '../_internals/exact-json.js';
 
 const OP_TYPES: readonly string[] = ['invoke', 'ok', 'fail', 'info'] satisfies readonly OpType[];
+
+/** How much of an offending field a message quotes, so it stays one short line. */
+const MAX_QUOTED_CHARS = 60;
+
+function quote(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = typeof value === 'number' && !Number.isFinite(value) ? String(value) : exactJson(value);
+  return text.length > MAX_QUOTED_CHARS ? `${text.slice(0, MAX_QUOTED_CHARS - 1)}…` : text;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** A time in ns; one beyond 2^53 ns (104 days) is rounded, as times only place ops on a drawing. */
+function readTime(time: unknown): number | undefined {
+  if (typeof time === 'bigint') return time >= 0n ? Number(time) : undefined;
+  return isCount(time) ? time : undefined;
+}
 
 /**
  * Builds an Op from fields read from a file, or says what is wrong with them (the caller adds the
@@ -9,27 +29,38 @@ const OP_TYPES: readonly string[] = ['invoke', 'ok', 'fail', 'info'] satisfies r
 export function opFromFields(fields: Readonly<Record<string, unknown>>, position: number): Op | string {
   const { type, f, process } = fields;
   if (typeof type !== 'string' || !OP_TYPES.includes(type)) {
-    return `type must be one of invoke, ok, fail, info; got ${JSON.stringify(type) ?? 'nothing'}`;
+    return `type must be one of invoke, ok, fail, info; got ${quote(type)}`;
   }
-  if (typeof f !== 'string')
-    return `f must be a name such as read or write; got ${JSON.stringify(f) ?? 'nothing'}`;
+  if (typeof f !== 'string' || f === '') return `f must be a name such as read or write; got ${quote(f)}`;
   let processId: ProcessId;
-  if (typeof process === 'number' && Number.isInteger(process)) processId = process;
+  if (isCount(process)) processId = process;
   else if (process === 'nemesis') processId = 'nemesis';
-  else return `process must be an integer or "nemesis"; got ${JSON.stringify(process) ?? 'nothing'}`;
+  else {
+    return `process must be an integer or "nemesis" (clients are numbered from 0); got ${quote(process)}`;
+  }
   const index = fields.index ?? position;
-  const time = fields.time ?? position;
-  if (typeof index !== 'number') return `index must be a number; got ${JSON.stringify(index)}`;
-  if (typeof time !== 'number') return `time must be a number (ns); got ${JSON.stringify(time)}`;
-  const op: Op = { index, time, type: type as OpType, process: processId, f, value: fields.value ?? null };
+  if (!isCount(index))
+    return `index must be an integer >= 0 (the op's place in the history); got ${quote(index)}`;
+  const time = readTime(fields.time ?? position);
+  if (time === undefined) {
+    return `time must be an integer >= 0 (ns since the test started); got ${quote(fields.time)}`;
+  }
   const { node, error } = fields;
+  if (node !== undefined && node !== null && typeof node !== 'string') {
+    return `node must be a name such as "n1"; got ${quote(node)}`;
+  }
   return {
-    ...op,
+    index,
+    time,
+    type: type as OpType,
+    process: processId,
+    f,
+    value: fields.value ?? null,
     ...(typeof node === 'string' ? { node } : {}),
     ...(typeof error === 'string'
       ? { error }
       : error !== undefined && error !== null
-        ? { error: JSON.stringify(error) }
+        ? { error: exactJson(error) }
         : {}),
   };
 }

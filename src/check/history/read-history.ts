@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { readFile } from 'node:fs/promises';
 
 import { HistoryError } from './history-error.js';
@@ -32,12 +33,35 @@ export function parseHistory(text: string, file: string): ParsedHistory {
   );
 }
 
-export async function readHistoryFile(file: string): Promise<ParsedHistory> {
-  let text: string;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const NEWLINE = 0x0a;
+
+/** The line (1-based) holding the first byte sequence that is not UTF-8; no sequence spans a newline. */
+function firstLineNotUtf8(bytes: Buffer): number {
+  let line = 1;
+  for (let start = 0; ; line++) {
+    const end = bytes.indexOf(NEWLINE, start);
+    if (end < 0 || !isUtf8(bytes.subarray(start, end))) return line;
+    start = end + 1;
+  }
+}
+
+/** A file's text, which must be UTF-8: a byte that is not would be read as U+FFFD, making distinct values equal. */
+async function readUtf8(file: string): Promise<string> {
+  let bytes: Buffer;
   try {
-    text = await readFile(file, 'utf8');
+    bytes = await readFile(file);
   } catch (error) {
     throw new HistoryError(`${file}: cannot read: ${error instanceof Error ? error.message : String(error)}`);
   }
-  return parseHistory(text, file);
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw new HistoryError(`${file}:${firstLineNotUtf8(bytes)}: not UTF-8: save the history as UTF-8 text`);
+  }
+}
+
+/** Reads a history file (its bytes are gone before the parse starts: a history can be large). */
+export async function readHistoryFile(file: string): Promise<ParsedHistory> {
+  return parseHistory(await readUtf8(file), file);
 }

@@ -1,4 +1,5 @@
 import type { Model } from '../model.js';
+import { exactJson } from '../_internals/exact-json.js';
 import { type Canonical, canonical, describeCanonical, hashCanonical } from './value.js';
 
 /** What a register op asks for: a read, a write of `value`, or a compare-and-set. */
@@ -20,7 +21,7 @@ function registerInput(modelName: string, f: string, value: unknown, allowCas: b
         throw new Error(`model ${modelName} has no cas: check with --model cas-register`);
       }
       if (!Array.isArray(value) || value.length !== 2) {
-        throw new Error(`a cas value must be [old, new], got ${JSON.stringify(value)}`);
+        throw new Error(`a cas value must be [old, new], got ${exactJson(value)}`);
       }
       return { f: 'cas', from: canonical(value[0]), to: canonical(value[1]) };
     default:

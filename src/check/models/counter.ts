@@ -1,3 +1,4 @@
+import { exactJson } from '../_internals/exact-json.js';
 import { hashNumber } from '../_internals/hash.js';
 import type { Model } from '../model.js';
 
@@ -5,9 +6,13 @@ export type CounterInput = { readonly f: 'add'; readonly delta: number } | { rea
 
 const READ: CounterInput = { f: 'read' };
 
+/** Counts are doubles, exact only up to 2^53: a count beyond is refused rather than rounded. */
 function toNumber(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new Error(`a counter ${what} must be a number, got ${JSON.stringify(value)}`);
+    throw new Error(`a counter ${what} must be a number, got ${exactJson(value)}`);
+  }
+  if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    throw new Error(`a counter ${what} must be within ±(2^53 - 1), got ${exactJson(value)}`);
   }
   return value;
 }

@@ -1,14 +1,13 @@
 import type { Model } from '../model.js';
+import { exactJson } from '../_internals/exact-json.js';
 import { type RegisterInput, casRegisterModel, stepRegister } from './cas-register.js';
-import { type Canonical, describeCanonical, hashCanonical } from './value.js';
+import { type Canonical, canonicalKey, describeCanonical, hashCanonical } from './value.js';
 
-function splitKv(value: unknown): readonly [key: string | number, v: unknown] {
+function splitKv(value: unknown): readonly [key: string | number | bigint, v: unknown] {
   if (!Array.isArray(value) || value.length !== 2) {
-    throw new Error(`a kv value must be [key, value], got ${JSON.stringify(value)}`);
+    throw new Error(`a kv value must be [key, value], got ${exactJson(value)}`);
   }
-  const key: unknown = value[0];
-  if (typeof key === 'string' || typeof key === 'number') return [key, value[1]];
-  return [JSON.stringify(key), value[1]];
+  return [canonicalKey(value[0]), value[1]];
 }
 
 /**

@@ -1,7 +1,11 @@
+import { exactJson } from '../_internals/exact-json.js';
 import { hashString } from '../_internals/hash.js';
 import type { Model } from '../model.js';
 
-/** The state is the set's elements as sorted JSON texts joined by a separator no JSON contains. */
+/**
+ * The state is the set's elements as sorted exact JSON texts (integers beyond 2^53 exact) joined by a
+ * separator no JSON contains.
+ */
 type SetState = string;
 
 const SEPARATOR = '\u0001';
@@ -16,9 +20,9 @@ function elementsOf(state: SetState): string[] {
 
 function stateOf(value: unknown): SetState {
   if (!Array.isArray(value)) {
-    throw new Error(`a set read must return a list of elements, got ${JSON.stringify(value)}`);
+    throw new Error(`a set read must return a list of elements, got ${exactJson(value)}`);
   }
-  const unique = [...new Set(value.map((e) => JSON.stringify(e)))];
+  const unique = [...new Set(value.map((e) => exactJson(e)))];
   return unique.sort().join(SEPARATOR);
 }
 
@@ -27,7 +31,7 @@ export const setModel: Model<SetState, SetInput, SetState> = {
   name: 'set',
   input(f, value) {
     if (f === 'read') return READ;
-    if (f === 'add') return { f: 'add', element: JSON.stringify(value) };
+    if (f === 'add') return { f: 'add', element: exactJson(value) };
     throw new Error(`model set knows add, read; got f=${f}`);
   },
   output: (f, value) => (f === 'read' ? stateOf(value) : ''),

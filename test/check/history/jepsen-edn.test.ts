@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { parseJepsenEdn } from '../../../src/check/history/jepsen-edn.js';
+import { checkOps } from '../../../src/check/linearizable.js';
 
 describe('parseJepsenEdn', () => {
   it('reads Jepsen op maps, independent [k v] values and nemesis ops', () => {
@@ -28,5 +29,34 @@ describe('parseJepsenEdn', () => {
     expect(() =>
       parseJepsenEdn('{:type :invoke :f :read :process 0}\n\n{:type :ok :process 0}', 'h.edn'),
     ).toThrow(/^h\.edn:3: f must be a name/);
+  });
+});
+
+describe('parseJepsenEdn with integers beyond 2^53', () => {
+  it('keeps them exact, so a read of 2^53 after a write of 2^53 + 1 (N or not) is not linearizable', async () => {
+    for (const written of ['9007199254740993', '9007199254740993N']) {
+      const text = `{:type :invoke, :f :write, :value ${written}, :process 0}
+{:type :ok, :f :write, :value ${written}, :process 0}
+{:type :invoke, :f :read, :value nil, :process 1}
+{:type :ok, :f :read, :value 9007199254740992, :process 1}`;
+      const { ops } = parseJepsenEdn(text, 'history.edn');
+      expect(ops[0].value).toBe(9007199254740993n);
+      expect((await checkOps(ops, { model: 'register' })).valid).toBe(false);
+    }
+  });
+
+  it('keeps [k v] keys that differ beyond 2^53 apart', async () => {
+    const text = `[{:type :invoke, :f :write, :value [9007199254740993N 1], :process 0}
+{:type :ok, :f :write, :value [9007199254740993N 1], :process 0}
+{:type :invoke, :f :read, :value [9007199254740992N nil], :process 1}
+{:type :ok, :f :read, :value [9007199254740992N 1], :process 1}]`;
+    const result = await checkOps(parseJepsenEdn(text, 'history.edn').ops, { model: 'kv' });
+    expect(result.partitions).toBe(2);
+    expect(result.valid).toBe(false);
+  });
+
+  it('refuses an op nested deeper than 100 levels with one line naming file:line', () => {
+    const text = `{:type :invoke, :f :read, :process 0}\n{:type :ok, :f :read, :process 0, :value ${'['.repeat(5000)}`;
+    expect(() => parseJepsenEdn(text, 'h.edn')).toThrow(/^h\.edn:2: nested deeper than 100 levels$/);
   });
 });

@@ -40,3 +40,15 @@ describe('parseJepsenLog', () => {
     );
   });
 });
+
+describe('parseJepsenLog with integers beyond 2^53', () => {
+  it('keeps values exact, and refuses a process number that would round onto another', () => {
+    const text = 'INFO  jepsen.util - 0\t:invoke\t:write\t9007199254740993\n';
+    expect(parseJepsenLog(text, 'etcd.log').ops[0].value).toBe(9007199254740993n);
+    const big =
+      'INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 9007199254740993\t:invoke\t:read\tnil\n';
+    expect(() => parseJepsenLog(big, 'etcd.log')).toThrow(
+      /^etcd\.log:2: process must be an integer or "nemesis" \(clients are numbered from 0\); got 9007199254740993$/,
+    );
+  });
+});

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
+import { HistoryError } from '../../../src/check/history/history-error.js';
 import { parseHistoryJsonl } from '../../../src/check/history/jsonl.js';
+import { checkOps } from '../../../src/check/linearizable.js';
 
 describe('parseHistoryJsonl', () => {
   it('reads ops, keeping node and error and skipping blank lines', () => {
@@ -33,3 +35,82 @@ describe('parseHistoryJsonl', () => {
     );
   });
 });
+
+/** A write of `written` then a read returning `read`, on one register (or key, if given). */
+function writeThenRead(written: string, read: string, keys?: readonly [string, string]): string {
+  const value = (v: string, k: string | undefined): string => (k === undefined ? v : `[${k},${v}]`);
+  return [
+    `{"index":0,"time":1,"type":"invoke","process":0,"f":"write","value":${value(written, keys?.[0])}}`,
+    `{"index":1,"time":2,"type":"ok","process":0,"f":"write","value":${value(written, keys?.[0])}}`,
+    `{"index":2,"time":3,"type":"invoke","process":1,"f":"read","value":${value('null', keys?.[1])}}`,
+    `{"index":3,"time":4,"type":"ok","process":1,"f":"read","value":${value(read, keys?.[1])}}`,
+  ].join('\n');
+}
+
+describe('parseHistoryJsonl with integers beyond 2^53', () => {
+  it('keeps them exact, as bigints, and safe integers as numbers', () => {
+    const parsed = parseHistoryJsonl(
+      writeThenRead('9007199254740993', '-123456789012345678901234567890'),
+      'h',
+    );
+    expect(parsed.ops.map((op) => op.value)).toEqual([
+      9007199254740993n,
+      9007199254740993n,
+      null,
+      -123456789012345678901234567890n,
+    ]);
+    expect(parseHistoryJsonl(writeThenRead('9007199254740991', '1.5e3'), 'h').ops[3].value).toBe(1500);
+  });
+
+  it('so a read of 2^53 after a write of 2^53 + 1 is not linearizable', async () => {
+    const parsed = parseHistoryJsonl(writeThenRead('9007199254740993', '9007199254740992'), 'h');
+    const result = await checkOps(parsed.ops, { model: 'register' });
+    expect(result.valid).toBe(false);
+    expect(result.counterexample?.stateBefore).toBe('9007199254740993');
+  });
+
+  it('so keys that differ beyond 2^53 stay apart', async () => {
+    const text = writeThenRead('1', '1', ['9007199254740993', '9007199254740992']);
+    const result = await checkOps(parseHistoryJsonl(text, 'h').ops, { model: 'kv' });
+    expect(result.partitions).toBe(2);
+    expect(result.valid).toBe(false);
+    expect(result.counterexample?.key).toBe(9007199254740992n);
+  });
+});
+
+describe('parseHistoryJsonl refusing what JSON.parse would take with a different meaning', () => {
+  const op = (value: string): string =>
+    `{"index":0,"time":1,"type":"invoke","process":0,"f":"write","value":${value}}`;
+
+  it('refuses a number out of range and nesting deeper than 100 levels; a key twice: the last counts, as in JSON.parse', () => {
+    expect(() => parseHistoryJsonl(op('1e400'), 'h.jsonl')).toThrow(
+      /^h\.jsonl:1: number 1e400 is out of range$/,
+    );
+    const twice = op('1').replace('"value"', '"value":2,"value"');
+    expect(parseHistoryJsonl(twice, 'h.jsonl').ops[0].value).toBe(1);
+    expect(parseHistoryJsonl(`${twice} `.replace('1}', '12345678901234567}'), 'h.jsonl').ops[0].value).toBe(
+      12345678901234567n,
+    );
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    expect(() => parseHistoryJsonl(op(deep), 'h.jsonl')).toThrow(
+      /^h\.jsonl:1: nested deeper than 100 levels$/,
+    );
+  });
+
+  it('throws HistoryError, one line naming file:line, for each way a line is not JSON', () => {
+    for (const value of ['01', '"\\x"', '"\\u12"', '"a\tb"', '[1,]', '{"a" 1}', '-', '1.', 'tru', '"open']) {
+      const error = catchError(() => parseHistoryJsonl(op(value), 'h.jsonl'));
+      expect(error, value).toBeInstanceOf(HistoryError);
+      expect(error.message, value).toMatch(/^h\.jsonl:1: not JSON \([^\n]+ at column \d+\)$/);
+    }
+  });
+});
+
+function catchError(f: () => unknown): Error {
+  try {
+    f();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected an error');
+}

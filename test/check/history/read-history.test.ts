@@ -1,10 +1,12 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { HistoryError } from '../../../src/check/history/history-error.js';
 import { parseHistory, readHistoryFile } from '../../../src/check/history/read-history.js';
+import { checkOps } from '../../../src/check/linearizable.js';
 
 describe('parseHistory', () => {
   it('tells the three formats apart by content', () => {
@@ -31,5 +33,67 @@ describe('parseHistory', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('readHistoryFile on bytes that are not UTF-8', () => {
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'mallory-utf8-'));
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function write(name: string, ...parts: (string | readonly number[])[]): Promise<string> {
+    const file = path.join(dir, name);
+    await writeFile(
+      file,
+      Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Uint8Array.from(p)))),
+    );
+    return file;
+  }
+
+  it('refuses them, naming the line, where decoding them as U+FFFD would merge keys \\xff and \\xfe', async () => {
+    const op = (
+      type: string,
+      f: string,
+      key: readonly number[],
+      v: string,
+    ): (string | readonly number[])[] => [
+      `{"type":"${type}","process":${f === 'write' ? 0 : 1},"f":"${f}","value":["k`,
+      key,
+      `",${v}]}\n`,
+    ];
+    const file = await write(
+      'merged.jsonl',
+      '{"type":"invoke","process":2,"f":"write","value":["é",1]}\n{"type":"ok","process":2,"f":"write","value":["é",1]}\n',
+      ...op('invoke', 'write', [0xff], '1'),
+      ...op('ok', 'write', [0xff], '1'),
+      ...op('invoke', 'read', [0xfe], 'null'),
+      ...op('ok', 'read', [0xfe], '1'),
+    );
+    const lossy = parseHistory((await readFile(file)).toString('utf8'), file);
+    expect((await checkOps(lossy.ops, { model: 'kv' })).valid).toBe(true);
+    const error: unknown = await readHistoryFile(file).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HistoryError);
+    expect((error as Error).message).toBe(`${file}:3: not UTF-8: save the history as UTF-8 text`);
+  });
+
+  it('names the last line for a sequence cut off at the end, and reads a file with a BOM', async () => {
+    const cut = await write(
+      'cut.edn',
+      '{:type :invoke, :f :read, :process 0}\n{:type :ok, :f :read, :value "',
+      [0xe2, 0x82],
+    );
+    await expect(readHistoryFile(cut)).rejects.toThrow(`${cut}:2: not UTF-8`);
+    const bom = await write(
+      'bom.jsonl',
+      [0xef, 0xbb, 0xbf],
+      '{"type":"invoke","process":0,"f":"read","value":"€"}\n',
+    );
+    expect((await readHistoryFile(bom)).ops[0].value).toBe('€');
   });
 });

@@ -40,3 +40,15 @@ describe('casRegisterModel', () => {
     expect(() => registerModel.input('cas', [1, 2])).toThrow(/--model cas-register/);
   });
 });
+
+describe('casRegisterModel with integers beyond 2^53', () => {
+  it('reads, writes and compares-and-sets them exactly', () => {
+    const big = 2n ** 53n;
+    const written = m.step(m.init(), m.input('write', big + 1n), undefined)!;
+    expect(m.describe(written)).toBe('9007199254740993');
+    expect(m.step(written, m.input('read', null), m.output('read', big))).toBeUndefined();
+    expect(m.step(written, m.input('cas', [big, 1]), undefined)).toBeUndefined();
+    expect(m.step(written, m.input('cas', [big + 1n, 1]), undefined)).toBe(1);
+    expect(() => m.input('cas', [big])).toThrow('a cas value must be [old, new], got [9007199254740992]');
+  });
+});

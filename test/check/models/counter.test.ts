@@ -23,3 +23,14 @@ describe('counterModel', () => {
     );
   });
 });
+
+describe('counterModel beyond 2^53', () => {
+  it('refuses counts it cannot hold exactly, rather than rounding them', () => {
+    expect(() => counterModel.input('add', 2n ** 53n + 1n)).toThrow(
+      'a counter add must be a number, got 9007199254740993',
+    );
+    expect(() => counterModel.output('read', 2 ** 60)).toThrow(
+      'a counter read must be within ±(2^53 - 1), got 1152921504606846976',
+    );
+  });
+});

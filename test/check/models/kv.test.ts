@@ -17,3 +17,18 @@ describe('kvModel', () => {
     expect(() => kvModel.input('write', ['x'])).toThrow(/\[key, value\]/);
   });
 });
+
+describe('kvModel with integers beyond 2^53', () => {
+  it('keeps keys and values exact', () => {
+    const big = 2n ** 53n;
+    expect(kvModel.partitionKey!('write', [big + 1n, 1])).toBe(big + 1n);
+    expect(kvModel.partitionKey!('write', [[big + 1n], 1])).toBe('[9007199254740993]');
+    const state = kvModel.step(kvModel.init(), kvModel.input('write', ['k', big + 1n]), undefined)!;
+    expect(
+      kvModel.step(state, kvModel.input('read', ['k', null]), kvModel.output('read', ['k', big])),
+    ).toBeUndefined();
+    expect(() => kvModel.input('write', [big])).toThrow(
+      'a kv value must be [key, value], got [9007199254740992]',
+    );
+  });
+});

@@ -17,3 +17,17 @@ describe('setModel', () => {
     expect(() => setModel.output('read', 3)).toThrow('a set read must return a list of elements, got 3');
   });
 });
+
+describe('setModel with integers beyond 2^53', () => {
+  it('tells elements apart that differ beyond 2^53', () => {
+    const big = 2n ** 53n;
+    const state = setModel.step(setModel.init(), setModel.input('add', big + 1n), undefined)!;
+    expect(setModel.describe(state)).toBe('#{9007199254740993}');
+    expect(
+      setModel.step(state, setModel.input('read', null), setModel.output('read', [big])),
+    ).toBeUndefined();
+    expect(setModel.step(state, setModel.input('read', null), setModel.output('read', [big + 1n]))).toBe(
+      state,
+    );
+  });
+});
