@@ -34,7 +34,7 @@ function runOnce(bug: string, on: boolean, seed: number): Summary | undefined {
   const store = mkdtempSync(join(tmpdir(), 'mallory-sched-bench-'));
   const shape = SHAPE[bug];
   try {
-    const args = [BIN, 'run', '--time', '1s', '--seed', `${seed}`, '--nodes', `${shape.nodes}`];
+    const args = [BIN, 'run', '--time', '5m', '--seed', `${seed}`, '--nodes', `${shape.nodes}`];
     args.push('--steps', `${shape.steps}`, '--schedule', join(SCHEDULES, `${bug}.jsonl`));
     args.push('--store', store, '--json');
     if (on) args.push('--bug', bug);

@@ -1,4 +1,3 @@
-
 import { NAMESPACE_PREFIX, NetnsBackend } from '../cluster/net/netns.js';
 import { run } from '../cluster/net/_internals/exec.js';
 import { ResourceRegistry } from '../cluster/resources.js';

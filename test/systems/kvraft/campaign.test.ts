@@ -30,7 +30,7 @@ async function run(
 ): Promise<{ code: number | null; summary: Summary }> {
   const box = sandbox();
   boxes.push(box);
-  const args = ['run', '--time', '1s', '--seed', '7', '--steps', `${steps}`, '--nodes', `${nodes}`];
+  const args = ['run', '--time', '5m', '--seed', '7', '--steps', `${steps}`, '--nodes', `${nodes}`];
   args.push('--store', box.store, '--json');
   args.push('--schedule', join(SCHEDULES, `${schedule}.jsonl`));
   if (bug) args.push('--bug', bug);
