@@ -136,7 +136,9 @@ export class Campaign {
           policy: fixedSchedule ? 'schedule' : config.policy,
           config: { ...config, seed, nodes: nodeCount },
         },
-        (dir) => { registry.setRunDir(dir); },
+        (dir) => {
+          registry.setRunDir(dir);
+        },
       );
     } catch (e) {
       registry.releaseAll();
@@ -189,7 +191,7 @@ export class Campaign {
       observation.start();
       const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults);
       const live = cluster;
-      const logCheck = new LogCheck(store.dir, system.crashPatterns);
+      const logCheck = new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns);
       workload = new RegisterWorkload(system, cluster, history, rng.fork('workload'), {
         concurrency: config.concurrency ?? 2 * nodeCount,
         rate: config.rate,
@@ -291,6 +293,17 @@ export class Campaign {
         const scheduleEvents = observation.takeScheduleEvents();
         const findings: Finding[] = [];
         for (const f of logCheck.scan(nodes, this.exits.splice(0))) {
+          if (f.kind === 'membership-exit') {
+            // The harness changed the membership: its doing, no finding.
+            history.record({
+              type: 'info',
+              process: 'nemesis',
+              f: f.kind,
+              value: [f.node],
+              error: f.message,
+            });
+            continue;
+          }
           findings.push({ kind: 'crash', name: f.kind, message: f.message, evidence: f });
         }
         if (!recovered && !this.signal.aborted) {

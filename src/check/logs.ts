@@ -12,13 +12,24 @@ export const GENERIC_CRASH_PATTERNS: readonly RegExp[] = [
   /\bfatal error:|\bFATAL\b/,
 ];
 
-/** A crash found in a node's output or exit. */
+/**
+ * A crash found in a node's output or exit — or, as `membership-exit`, no finding: a node that
+ * stopped because of its membership, which the harness changes (see
+ * `SystemAdapter.membershipExitPatterns`); the campaign records it as the harness's doing.
+ */
 export interface LogFinding {
   readonly node: string;
-  readonly kind: 'crash-text' | 'unexpected-exit';
+  readonly kind: 'crash-text' | 'unexpected-exit' | 'membership-exit';
   readonly message: string;
   /** The lines that show it, with the node's last lines before it. */
   readonly lines: readonly string[];
+}
+
+interface LeavingLine {
+  readonly stream: string;
+  /** The byte offset just past the line in its file. */
+  readonly end: number;
+  readonly line: string;
 }
 
 const CONTEXT_LINES = 20;
@@ -32,10 +43,13 @@ export class LogCheck {
   private readonly offsets = new Map<string, number>();
   private readonly tails = new Map<string, string[]>();
   private readonly patterns: readonly RegExp[];
+  /** Per node, lines by which it said it stops because of its membership, until that exit. */
+  private readonly leaving = new Map<string, LeavingLine[]>();
 
   constructor(
     private readonly runDir: string,
     systemPatterns: readonly RegExp[],
+    private readonly membershipExitPatterns: readonly RegExp[] = [],
   ) {
     this.patterns = [...GENERIC_CRASH_PATTERNS, ...systemPatterns];
   }
@@ -46,11 +60,17 @@ export class LogCheck {
     for (const node of nodes) {
       for (const stream of ['stdout.log', 'stderr.log']) {
         const file = join(this.runDir, 'nodes', node, stream);
-        const lines = this.readNew(file);
+        const { lines, start } = this.readNew(file);
         const tail = this.tails.get(file) ?? [];
+        let end = start;
         for (const line of lines) {
+          end += Buffer.byteLength(line) + 1;
           tail.push(line);
           if (tail.length > CONTEXT_LINES) tail.shift();
+          if (this.membershipExitPatterns.some((p) => p.test(line))) {
+            this.leaving.set(node, [...(this.leaving.get(node) ?? []), { stream, end, line }]);
+            continue;
+          }
           const pattern = this.patterns.find((p) => p.test(line));
           if (pattern) {
             findings.push({
@@ -65,11 +85,30 @@ export class LogCheck {
       }
     }
     for (const exit of exits) {
+      // The lines the exited process wrote: before the log sizes at its exit (a node's processes
+      // append to the same files, and the nemesis may have killed an earlier one).
+      const pending = this.leaving.get(exit.node) ?? [];
+      const logBytes = exit.logBytes;
+      const its = logBytes ? pending.filter((l) => l.end <= (logBytes[l.stream] ?? 0)) : pending;
+      this.leaving.set(
+        exit.node,
+        pending.filter((l) => !its.includes(l)),
+      );
+      const reason = its[0]?.line;
       if (exit.expected) continue;
       const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code ?? '?'}`;
       const lines = ['stdout.log', 'stderr.log'].flatMap(
         (s) => this.tails.get(join(this.runDir, 'nodes', exit.node, s)) ?? [],
       );
+      if (reason !== undefined) {
+        findings.push({
+          node: exit.node,
+          kind: 'membership-exit',
+          message: `${exit.node} stopped (${how}) because of its membership: ${reason.slice(0, 300)}`,
+          lines,
+        });
+        continue;
+      }
       findings.push({
         node: exit.node,
         kind: 'unexpected-exit',
@@ -80,26 +119,27 @@ export class LogCheck {
     return findings;
   }
 
-  private readNew(file: string): string[] {
+  /** The complete lines written since the last read, and the byte offset of the first. */
+  private readNew(file: string): { lines: string[]; start: number } {
     let fd: number;
     try {
       fd = openSync(file, 'r');
     } catch {
-      return [];
+      return { lines: [], start: 0 };
     }
     try {
       const size = fstatSync(fd).size;
       let offset = this.offsets.get(file) ?? 0;
       if (size < offset) offset = 0;
       const length = Math.min(size - offset, MAX_READ_BYTES);
-      if (length <= 0) return [];
+      if (length <= 0) return { lines: [], start: offset };
       const buffer = Buffer.alloc(length);
       readSync(fd, buffer, 0, length, offset);
       const text = buffer.toString('utf8');
       const end = text.lastIndexOf('\n');
-      if (end < 0) return [];
+      if (end < 0) return { lines: [], start: offset };
       this.offsets.set(file, offset + Buffer.byteLength(text.slice(0, end + 1)));
-      return text.slice(0, end).split('\n');
+      return { lines: text.slice(0, end).split('\n'), start: offset };
     } finally {
       closeSync(fd);
     }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -18,6 +18,8 @@ export interface NodeExit {
   readonly expected: boolean;
   readonly ts: number;
   readonly wallMs: number;
+  /** The sizes of the node's log files (`stdout.log`, `stderr.log`) when it exited. */
+  readonly logBytes?: Readonly<Record<string, number>>;
 }
 
 interface NodeProcess {
@@ -38,6 +40,15 @@ export interface ClusterOptions {
 }
 
 const READY_POLL_MS = 200;
+const LOG_FILES = ['stdout.log', 'stderr.log'] as const;
+
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
 
 /** Temp data lives on tmpfs where there is one: real systems fsync a lot. */
 function dataRoot(runId: string): string {
@@ -60,6 +71,8 @@ export class Cluster implements ClusterView {
   private readonly procs = new Map<string, NodeProcess>();
   private readonly status = new Map<string, NodeStatus>();
   private readonly memberSet: Set<string>;
+  /** Nodes wiped since the cluster was bootstrapped: they come back only by joining it. */
+  private readonly joiners = new Set<string>();
   private prepared = false;
 
   constructor(options: ClusterOptions) {
@@ -135,18 +148,23 @@ export class Cluster implements ClusterView {
       this.wipe(node);
       this.memberSet.add(node);
     }
+    this.joiners.clear();
     await this.startAll();
   }
 
-  /** Starts a node that is not running (on its existing data dir, unless `join`). */
-  async start(node: string, options: { join?: boolean } = {}): Promise<void> {
+  /**
+   * Starts a node that is not running, on its data dir. A node wiped since the bootstrap starts as
+   * a joiner, every time until the next bootstrap: started with the bootstrap's configuration, it
+   * would claim a member id the cluster has removed.
+   */
+  async start(node: string): Promise<void> {
     const status = this.statusOf(node);
     if (status === 'running' || status === 'paused') return;
     if (!this.prepared) {
       await this.system.prepare?.(this);
       this.prepared = true;
     }
-    const spec = this.system.launch(node, this, { join: options.join ?? false });
+    const spec = this.system.launch(node, this, { join: this.joiners.has(node) });
     const prefix = this.network.commandPrefix(node);
     const argv = [...prefix, spec.command, ...spec.args];
     const out = openSync(join(this.logDir(node), 'stdout.log'), 'a');
@@ -187,7 +205,16 @@ export class Cluster implements ClusterView {
         this.procs.delete(node);
         if (!proc.expectExit) this.status.set(node, 'exited');
       }
-      this.onExit?.({ node, code, signal, expected: proc.expectExit, ts: monoNs(), wallMs: Date.now() });
+      const logBytes = Object.fromEntries(LOG_FILES.map((f) => [f, fileSize(join(this.logDir(node), f))]));
+      this.onExit?.({
+        node,
+        code,
+        signal,
+        expected: proc.expectExit,
+        ts: monoNs(),
+        wallMs: Date.now(),
+        logBytes,
+      });
       resolveExit();
     });
   }
@@ -216,10 +243,11 @@ export class Cluster implements ClusterView {
     this.status.set(node, 'running');
   }
 
-  /** Deletes the node's data (the node must not be running). */
+  /** Deletes the node's data (the node must not be running); from now on it starts as a joiner. */
   wipe(node: string): void {
     rmSync(this.dataDir(node), { recursive: true, force: true });
     mkdirSync(this.dataDir(node), { recursive: true });
+    this.joiners.add(node);
   }
 
   /** Polls the system until it serves requests, or the timeout passes. */

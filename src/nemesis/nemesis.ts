@@ -14,7 +14,7 @@ import {
 } from '../core/fault.js';
 import type { Rng } from '../core/random.js';
 import type { ActionSpace } from '../policy/policy.js';
-import type { SystemAdapter } from '../systems/system.js';
+import type { ClusterView, SystemAdapter } from '../systems/system.js';
 import { partitionLinks, shapesFor } from './partition.js';
 import { resolveTarget } from './targets.js';
 
@@ -52,14 +52,30 @@ const PACKET_CHOICES: readonly PacketParams[] = [
   { target: 'minority', lossPct: 5 },
 ];
 
+/** What the nemesis drives of the cluster: the `Cluster` runtime (a fake in unit tests). */
+export type NemesisCluster = ClusterView &
+  Pick<
+    Cluster,
+    | 'isMember'
+    | 'kill'
+    | 'nodesIn'
+    | 'pause'
+    | 'resume'
+    | 'setMember'
+    | 'start'
+    | 'statusOf'
+    | 'waitReady'
+    | 'wipe'
+  >;
+
 /** The fault catalog: enacts Jepsen-named faults on the cluster and its network. */
 export class Nemesis {
   private partitioned: readonly Link[] = [];
   private packetLinks: readonly Link[] = [];
 
   constructor(
-    private readonly cluster: Cluster,
-    private readonly network: NetworkBackend,
+    private readonly cluster: NemesisCluster,
+    private readonly network: Pick<NetworkBackend, 'cut' | 'degrade' | 'heal'>,
     private readonly system: SystemAdapter,
     private readonly rng: Rng,
     private readonly families: readonly FaultFamily[],
@@ -256,28 +272,29 @@ export class Nemesis {
   }
 
   /**
-   * Makes a removed node a member again with a fresh data dir. A membership change takes effect
-   * when the leader appends it, so a call that failed may still have done it, and then nothing
-   * commits until the node runs: when the system says it is in the configuration, or cannot say,
-   * the node is started as a joiner anyway (a joiner outside the configuration stays idle, and the
-   * next reset reconciles).
+   * Makes a removed node a member again with a fresh data dir, and starts it (as a joiner) only
+   * once the cluster has accepted it: `memberAdd` resolved, or its call failed but the committed
+   * configuration lists the node (a change can take effect after its call gave up). A joiner the
+   * cluster does not list is refused — etcd exits — so otherwise the fault fails and the node stays
+   * out until the next reset tries again.
    */
   private async addBack(node: string): Promise<void> {
     const c = this.cluster;
-    if ((await this.realMembers())?.includes(node) === true) {
-      c.setMember(node, true);
-      await c.start(node, { join: true });
-      return;
-    }
-    await c.kill(node, 'removed');
-    c.wipe(node);
-    try {
-      await this.system.memberAdd!(node, c);
-    } catch (error) {
-      if ((await this.realMembers())?.includes(node) === false) throw error;
+    if ((await this.realMembers())?.includes(node) !== true) {
+      await c.kill(node, 'removed');
+      c.wipe(node);
+      try {
+        await this.system.memberAdd!(node, c);
+      } catch (error) {
+        if ((await this.realMembers())?.includes(node) !== true) {
+          throw new Error(
+            `the cluster did not accept ${node}, so it was not started: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        }
+      }
     }
     c.setMember(node, true);
-    await c.start(node, { join: true });
+    await c.start(node);
   }
 
   /** Stops and wipes the members the system no longer counts (they would disrupt elections). */
@@ -300,7 +317,9 @@ export class Nemesis {
 
   /**
    * Undoes every fault: heals the network, resumes paused nodes, restarts killed ones and re-adds
-   * removed members. Returns the errors it met (the reset goes on past them).
+   * removed members — in that order, so an add finds the quorum that must accept it running, and
+   * a re-added node starts only once accepted (see `addBack`). Returns the errors it met (the
+   * reset goes on past them).
    */
   async healAll(): Promise<string[]> {
     const errors: string[] = [];

@@ -48,7 +48,12 @@ export interface DoctorFinding {
 }
 
 export interface LaunchOptions {
-  /** Start as a new member joining an existing cluster (after member-add), with a fresh data dir. */
+  /**
+   * The node is not one the cluster was bootstrapped with: it was wiped and added back (after a
+   * member-add the cluster accepted), so it reaches the cluster through its peers. Its data dir is
+   * empty the first time; after a kill it holds what the node wrote since, and the node must
+   * restart from that, never join afresh.
+   */
   readonly join: boolean;
 }
 
@@ -72,6 +77,13 @@ export interface SystemAdapter {
   readonly ports?: Readonly<Record<string, number>>;
   /** Crash text in a node's output (assertions, panics, sanitizers). */
   readonly crashPatterns: readonly RegExp[];
+  /**
+   * Output by which a node says it stops because of its membership: a joiner refusing the
+   * configuration it was started with (its peers do not list it, or cannot be reached), a member
+   * told it was removed. Membership is the harness's doing, so the exit that follows is never a
+   * finding (the run's history records it). Only text that nothing else makes a node print.
+   */
+  readonly membershipExitPatterns?: readonly RegExp[];
   /** Checks the binaries this system needs. */
   doctor(): Promise<readonly DoctorFinding[]>;
   /** Called once before the first launch (config files etc.). */
@@ -81,11 +93,21 @@ export interface SystemAdapter {
   ready(cluster: ClusterView, signal: AbortSignal): Promise<boolean>;
   client(node: string, cluster: ClusterView, timeoutMs: number): KvClient;
   leader?(cluster: ClusterView): Promise<string | undefined>;
+  /** Takes a member out of the configuration; resolves once the cluster has committed that. */
   memberRemove?(node: string, cluster: ClusterView): Promise<void>;
+  /**
+   * Gets the cluster to accept `node` (stopped, its data dir wiped) as a member again; resolves
+   * only once it has — the change is committed — and throws otherwise (no quorum, say, or an
+   * outcome it cannot see). The nemesis starts the node, as a joiner, only after this resolved or
+   * `configuration()` lists it: a joiner the cluster does not list is refused (etcd exits). A
+   * system whose nodes add themselves when started as joiners (dqlite's `--join`) resolves once
+   * the cluster can take the node now (a quorum commits).
+   */
   memberAdd?(node: string, cluster: ClusterView): Promise<void>;
   /**
-   * The members in the leader's configuration, if the system can tell: a membership change whose
-   * call failed may still have taken effect, and the nemesis reconciles with this.
+   * The members of a configuration the cluster has committed, read through a quorum (a minority
+   * or a deposed leader cannot answer alone); undefined when it cannot tell. A membership change
+   * whose call failed may still have taken effect: the nemesis reconciles with this.
    */
   configuration?(cluster: ClusterView): Promise<readonly string[] | undefined>;
   /** Per-system log parser: known internal events with numeric attributes. */

@@ -63,7 +63,10 @@ describeRealSystem(
       );
       cluster.members = NODES.filter((n) => n !== node);
       await cluster.kill(node);
+      expect(await adapter.configuration!(cluster)).toEqual(['n1', 'n2']);
+      cluster.wipe(node);
       await adapter.memberAdd!(node, cluster);
+      expect(await adapter.configuration!(cluster)).toEqual(NODES);
       cluster.members = [...NODES];
       cluster.start(node, true);
       await cluster.waitReady(20_000);

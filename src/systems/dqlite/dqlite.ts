@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Address } from '../../cluster/net/backend.js';
@@ -23,6 +23,8 @@ import { dqliteShell, parseClusterJson } from './shell.js';
 export const DQLITE_PORTS = { api: 8001, db: 9001 } as const;
 const READY_TIMEOUT_MS = 2_000;
 const READY_KEY = 'mallory-ready';
+/** A write on the harness's own key (the apps' table): it commits only through a quorum. */
+const QUORUM_WRITE = `INSERT OR REPLACE INTO model(key, value) VALUES('${READY_KEY}', 'ready')`;
 const REMOVE_CHECKS = 3;
 const LEADER_TIMEOUT_MS = 2_000;
 const REMOVE_CHECK_INTERVAL_MS = 500;
@@ -101,7 +103,6 @@ class DqliteAdapter implements SystemAdapter {
 
   launch(node: string, cluster: ClusterView, options: LaunchOptions): LaunchSpec {
     const dir = this.dir(node, cluster);
-    if (options.join) rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     const bootstrap = cluster.nodes[0];
     const peers = options.join
@@ -185,7 +186,7 @@ class DqliteAdapter implements SystemAdapter {
   /**
    * Removes the node from the raft configuration through the shell (asking the other members). The
    * removed process keeps running: the campaign kills and wipes it, and `launch(node, {join: true})`
-   * brings it back empty through `--join`.
+   * brings it back through `--join`.
    */
   async memberRemove(node: string, cluster: ClusterView): Promise<void> {
     const address = hostPort(cluster.clientAddress(node, 'db'));
@@ -204,9 +205,17 @@ class DqliteAdapter implements SystemAdapter {
     );
   }
 
-  /** Nothing to do before the start: a fresh node joins by itself (`--join`) when launched. */
-  memberAdd(): Promise<void> {
-    return Promise.resolve();
+  /**
+   * A fresh node adds itself when launched (`--join`): before that, a write through the other
+   * members checks that a quorum can take it now.
+   */
+  async memberAdd(node: string, cluster: ClusterView): Promise<void> {
+    const shell = await dqliteShell(this.servers(cluster, node), [QUORUM_WRITE]);
+    if (shell.code !== 0) {
+      throw new Error(
+        `dqlite cannot take ${node} back: a write through the other members did not commit (exit ${shell.code}): ${shell.stderr.trim().split('\n')[0]}`,
+      );
+    }
   }
 
   parseLog(line: string): ParsedLogEvent | undefined {

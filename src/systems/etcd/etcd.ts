@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Address } from '../../cluster/net/backend.js';
+import { toBase64 } from '../_internals/base64.js';
 import { checkBinary } from '../_internals/doctor.js';
 import type {
   ClusterView,
@@ -54,6 +55,13 @@ class EtcdAdapter implements SystemAdapter {
     /goroutine \d+ \[running\]/,
     /SIGSEGV|segmentation violation/,
   ];
+  readonly membershipExitPatterns = [
+    // A joiner (no WAL yet) whose peers do not list it, or cannot be reached: checked only then.
+    /"msg":"(?:failed to start etcd|discovery failed)","error":"(?:error validating peerURLs|cannot fetch cluster info from peer urls|member count is unequal)/,
+    // A member that applies its own removal stops its server and exits 0, often before the
+    // nemesis kills it.
+    /"msg":"server error","error":"the member has been permanently removed from the cluster"/,
+  ];
 
   doctor(): Promise<readonly DoctorFinding[]> {
     return Promise.all([checkBinary('etcd', ['--version'], 'etcd-server', 'etcd')]);
@@ -61,9 +69,8 @@ class EtcdAdapter implements SystemAdapter {
 
   launch(node: string, cluster: ClusterView, options: LaunchOptions): LaunchSpec {
     const dir = dataDir(node, cluster);
-    // A member that joins must start empty: its old WAL names a member id the cluster has removed.
-    if (options.join) rmSync(dir, { recursive: true, force: true });
     mkdirSync(cluster.dataDir(node), { recursive: true });
+    // A joiner with a WAL (restarted after a kill) ignores the --initial-cluster flags.
     const initial = options.join ? [...new Set([...cluster.members, node])] : cluster.nodes;
     const token = `mallory-${createHash('sha256').update(cluster.runDir).digest('hex').slice(0, 12)}`;
     return {
@@ -112,7 +119,7 @@ class EtcdAdapter implements SystemAdapter {
         const outcome = await gateway(
           cluster.clientAddress(node, 'client'),
           '/v3/kv/range',
-          { key: Buffer.from(READY_KEY).toString('base64') },
+          { key: toBase64(READY_KEY) },
           READY_TIMEOUT_MS,
         );
         return outcome.kind === 'ok';
@@ -164,24 +171,56 @@ class EtcdAdapter implements SystemAdapter {
 
   async memberRemove(node: string, cluster: ClusterView): Promise<void> {
     const target = peerUrl(node, cluster);
-    const member = (await this.members(cluster, node)).find((m) => m.peerUrls.includes(target));
-    if (!member) return;
+    // Any member's list names the member id; one that lacks the node may lag behind its add.
+    let member = (await this.members(cluster, node)).find((m) => m.peerUrls.includes(target));
+    if (!member) {
+      const committed = await this.committedMembers(cluster);
+      if (!committed) throw new Error(`etcd: no member answers a quorum read, so ${node} cannot be removed`);
+      member = committed.find((m) => m.peerUrls.includes(target));
+      if (!member) return;
+    }
+    const id = member.id;
     try {
-      await this.admin(cluster, '/v3/cluster/member/remove', { ID: member.id.toString() }, node);
+      await this.admin(cluster, '/v3/cluster/member/remove', { ID: id.toString() }, node);
     } catch (error) {
-      // A timed-out removal may still have committed: the member list says what happened.
-      const still = await this.members(cluster, node).then(
-        (ms) => ms.some((m) => m.id === member.id),
-        () => true,
-      );
-      if (still) throw error;
+      // A timed-out removal may still have committed: a quorum read says what happened.
+      const after = await this.committedMembers(cluster);
+      if (after?.some((m) => m.id === id) !== false) throw error;
     }
   }
 
+  /**
+   * Answers once the serving member has applied the add. A timed-out add may still commit (a retry
+   * on the next member then finds the peer URL taken): it throws, and the nemesis asks
+   * `configuration()`.
+   */
   async memberAdd(node: string, cluster: ClusterView): Promise<void> {
-    const target = peerUrl(node, cluster);
-    if ((await this.members(cluster, node)).some((m) => m.peerUrls.includes(target))) return;
-    await this.admin(cluster, '/v3/cluster/member/add', { peerURLs: [target] }, node);
+    await this.admin(cluster, '/v3/cluster/member/add', { peerURLs: [peerUrl(node, cluster)] }, node);
+  }
+
+  async configuration(cluster: ClusterView): Promise<readonly string[] | undefined> {
+    const committed = await this.committedMembers(cluster);
+    if (!committed) return undefined;
+    const urls = new Set(committed.flatMap((m) => m.peerUrls));
+    return cluster.nodes.filter((n) => urls.has(peerUrl(n, cluster)));
+  }
+
+  /**
+   * The member list after a linearizable read on the same member (the read needs a quorum, and the
+   * member has then applied every change committed before it); a member's list alone may lag
+   * behind an add or a removal.
+   */
+  private async committedMembers(cluster: ClusterView): Promise<EtcdMember[] | undefined> {
+    const lists = await Promise.all(
+      cluster.members.map(async (node) => {
+        const address = cluster.clientAddress(node, 'client');
+        const read = await gateway(address, '/v3/kv/range', { key: toBase64(READY_KEY) }, ADMIN_TIMEOUT_MS);
+        if (read.kind !== 'ok') return undefined;
+        const list = await gateway(address, '/v3/cluster/member/list', {}, ADMIN_TIMEOUT_MS);
+        return list.kind === 'ok' ? readMembers(list.json) : undefined;
+      }),
+    );
+    return lists.find((l) => l !== undefined);
   }
 
   parseLog(line: string): ReturnType<typeof parseEtcdLog> {

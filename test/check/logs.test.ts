@@ -1,0 +1,112 @@
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import type { NodeExit } from '../../src/cluster/cluster.js';
+import { LogCheck } from '../../src/check/logs.js';
+import { etcd } from '../../src/systems/etcd/etcd.js';
+
+const adapter = etcd.create({ bugs: [] });
+// What etcd 3.4 printed for a joiner started before its cluster listed it (ids shortened).
+const REFUSAL = [
+  '{"level":"warn","ts":"2026-11-30T20:35:46.277Z","caller":"etcdmain/etcd.go:176","msg":"failed to start etcd","error":"error validating peerURLs {ClusterID:c6f2987407196338 Members:[&{ID:3da1c07419fcbd0}]}: member count is unequal"}',
+  '{"level":"fatal","ts":"2026-11-30T20:35:46.277Z","caller":"etcdmain/etcd.go:271","msg":"discovery failed","error":"error validating peerURLs {ClusterID:c6f2987407196338 Members:[&{ID:3da1c07419fcbd0}]}: member count is unequal"}',
+];
+
+const REMOVED =
+  '{"level":"warn","ts":"2026-11-30T20:44:13.063Z","caller":"etcdserver/server.go:1078","msg":"server error","error":"the member has been permanently removed from the cluster"}';
+
+function exit(node: string, expected: boolean): NodeExit {
+  return { node, code: 1, signal: null, expected, ts: 0, wallMs: 0 };
+}
+
+describe('LogCheck', () => {
+  let runDir: string;
+  const write = (node: string, lines: readonly string[]): void => {
+    mkdirSync(join(runDir, 'nodes', node), { recursive: true });
+    appendFileSync(join(runDir, 'nodes', node, 'stderr.log'), lines.map((l) => `${l}\n`).join(''));
+  };
+  const size = (node: string): number => statSync(join(runDir, 'nodes', node, 'stderr.log')).size;
+  beforeEach(() => {
+    runDir = mkdtempSync(join(tmpdir(), 'mallory-logs-test-'));
+  });
+  afterEach(() => {
+    rmSync(runDir, { recursive: true, force: true });
+  });
+
+  it('a joiner refusing its configuration is no finding: one membership exit, no crash text', () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    write('n3', ['{"level":"info","msg":"starting an etcd server"}', ...REFUSAL]);
+
+    const findings = check.scan(['n1', 'n3'], [exit('n3', false)]);
+
+    expect(findings.map((f) => [f.node, f.kind])).toEqual([['n3', 'membership-exit']]);
+    expect(findings[0].message).toContain('error validating peerURLs');
+  });
+
+  it('a member that stops on learning it was removed, before the nemesis kills it, is no finding', () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    write('n1', [REMOVED, '{"level":"info","msg":"stopping remote peer"}']);
+
+    const findings = check.scan(['n1'], [{ ...exit('n1', false), code: 0 }]);
+
+    expect(findings.map((f) => [f.node, f.kind])).toEqual([['n1', 'membership-exit']]);
+  });
+
+  it('the same line followed by the nemesis killing the node leaves nothing behind', () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    write('n1', [REMOVED]);
+    expect(check.scan(['n1'], [exit('n1', true)])).toEqual([]);
+    write('n1', ['{"level":"info","msg":"starting an etcd server"}']);
+
+    const kinds = check.scan(['n1'], [exit('n1', false)]).map((f) => f.kind);
+
+    expect(kinds).toEqual(['unexpected-exit']);
+  });
+
+  it("a line is the exit's reason only if its process wrote it: an earlier process's kill does not take it", () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    write('n3', ['{"level":"info","msg":"the member the nemesis removes and kills"}']);
+    const killed = { ...exit('n3', true), logBytes: { 'stderr.log': size('n3') } };
+    write('n3', ['{"level":"info","msg":"starting an etcd server"}', ...REFUSAL]);
+    const refused = { ...exit('n3', false), logBytes: { 'stderr.log': size('n3') } };
+
+    const kinds = check.scan(['n3'], [killed, refused]).map((f) => f.kind);
+
+    expect(kinds).toEqual(['membership-exit']);
+  });
+
+  it("a killed process's reason does not excuse the next process's exit", () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    write('n1', [REMOVED]);
+    const killed = { ...exit('n1', true), logBytes: { 'stderr.log': size('n1') } };
+    write('n1', ['{"level":"info","msg":"starting an etcd server"}']);
+    const crashed = { ...exit('n1', false), logBytes: { 'stderr.log': size('n1') } };
+
+    const kinds = check.scan(['n1'], [killed, crashed]).map((f) => f.kind);
+
+    expect(kinds).toEqual(['unexpected-exit']);
+  });
+
+  it('without membership-exit patterns the same output is a crash and an unexpected exit', () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns);
+    write('n3', REFUSAL);
+
+    const kinds = check.scan(['n3'], [exit('n3', false)]).map((f) => f.kind);
+
+    expect(kinds).toEqual(['crash-text', 'unexpected-exit']);
+  });
+
+  it('a later exit of the node that refused is reported as any other', () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    write('n3', REFUSAL);
+    check.scan(['n3'], [exit('n3', false)]);
+    write('n3', ['{"level":"fatal","msg":"something else"}']);
+
+    const kinds = check.scan(['n3'], [exit('n3', false)]).map((f) => f.kind);
+
+    expect(kinds).toEqual(['crash-text', 'unexpected-exit']);
+  });
+});

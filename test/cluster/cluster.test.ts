@@ -1,0 +1,131 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
+import type { Address, NetworkBackend } from '../../src/cluster/net/backend.js';
+import { ResourceRegistry } from '../../src/cluster/resources.js';
+import type { LaunchOptions, SystemAdapter } from '../../src/systems/system.js';
+
+const NODES = ['n1', 'n2', 'n3'];
+const ADDRESS: Address = { host: '127.0.0.1', port: 1 };
+
+const network: NetworkBackend = {
+  kind: 'proxy',
+  listen: () => ADDRESS,
+  dial: () => ADDRESS,
+  clientAddress: () => ADDRESS,
+  commandPrefix: () => [],
+  cut: () => Promise.resolve(),
+  degrade: () => Promise.resolve(),
+  heal: () => Promise.resolve(),
+  onEvent: () => undefined,
+  close: () => Promise.resolve(),
+};
+
+/** A system of `sleep` processes that remembers how each node was launched; `n1` may say something and exit. */
+function sleepers(launches: [string, LaunchOptions][], n1Exits = false): SystemAdapter {
+  return {
+    name: 'sleepers',
+    services: ['client'],
+    peerServices: [],
+    supportsLeader: false,
+    supportsMembership: true,
+    crashPatterns: [],
+    doctor: () => Promise.resolve([]),
+    launch(node, _cluster, options) {
+      launches.push([node, options]);
+      return node === 'n1' && n1Exits
+        ? { command: 'sh', args: ['-c', 'echo leaving >&2; exit 3'] }
+        : { command: 'sleep', args: ['30'] };
+    },
+    ready: () => Promise.resolve(true),
+    client: () => {
+      throw new Error('no clients in this test');
+    },
+  };
+}
+
+describe('Cluster: how a node is launched', () => {
+  let root: string;
+  let registry: ResourceRegistry;
+  let cluster: Cluster;
+  const launches: [string, LaunchOptions][] = [];
+
+  const exits: NodeExit[] = [];
+  const create = (n1Exits = false): Cluster =>
+    new Cluster({
+      system: sleepers(launches, n1Exits),
+      nodes: NODES,
+      runDir: root,
+      runId: `clustertest${process.pid}`,
+      network,
+      registry,
+      onExit: (e) => exits.push(e),
+    });
+
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'mallory-cluster-test-'));
+    process.env.MALLORY_STATE_DIR = join(root, 'state');
+    registry = new ResourceRegistry(`cluster-test-${process.pid}`, root);
+    launches.length = 0;
+    exits.length = 0;
+    cluster = create();
+  });
+
+  afterEach(async () => {
+    await cluster.close();
+    registry.releaseAll();
+    delete process.env.MALLORY_STATE_DIR;
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a node wiped since the bootstrap starts as a joiner, also when restarted after a kill', async () => {
+    await cluster.startAll();
+    await cluster.kill('n3', 'removed');
+    cluster.wipe('n3');
+    await cluster.start('n3');
+    await cluster.kill('n3');
+    await cluster.start('n3');
+    await cluster.kill('n1');
+    await cluster.start('n1');
+
+    expect(launches).toEqual([
+      ['n1', { join: false }],
+      ['n2', { join: false }],
+      ['n3', { join: false }],
+      ['n3', { join: true }],
+      ['n3', { join: true }],
+      ['n1', { join: false }],
+    ]);
+  });
+
+  it('restartFresh bootstraps every node again, joiners included', async () => {
+    await cluster.startAll();
+    await cluster.kill('n2', 'removed');
+    cluster.wipe('n2');
+    launches.length = 0;
+
+    await cluster.restartFresh();
+
+    expect(launches).toEqual(NODES.map((n) => [n, { join: false }]));
+  });
+
+  it('an exit carries the sizes of the log files then: what that process wrote lies before them', async () => {
+    await cluster.close();
+    cluster = create(true);
+    await cluster.start('n1');
+    await vi.waitFor(() => {
+      expect(exits).toHaveLength(1);
+    });
+
+    expect(exits[0]).toMatchObject({
+      node: 'n1',
+      code: 3,
+      expected: false,
+      logBytes: { 'stdout.log': 0, 'stderr.log': 'leaving\n'.length },
+    });
+  });
+});

@@ -1,0 +1,210 @@
+import { describe, expect, it } from 'vitest';
+
+import type { NodeStatus } from '../../src/cluster/cluster.js';
+import type { Address } from '../../src/cluster/net/backend.js';
+import { Rng } from '../../src/core/random.js';
+import { Nemesis, type NemesisCluster } from '../../src/nemesis/nemesis.js';
+import type { ClusterView, KvClient, LaunchSpec, SystemAdapter } from '../../src/systems/system.js';
+
+const NODES = ['n1', 'n2', 'n3'];
+const ADDRESS: Address = { host: '127.0.0.1', port: 1 };
+
+/**
+ * A cluster of fake processes with a fake Raft-like configuration: a change commits only while a
+ * majority of the committed members runs, and a joiner started before its add committed is
+ * refused (as etcd refuses it).
+ */
+class FakeCluster implements NemesisCluster {
+  readonly nodes = NODES;
+  readonly runDir = '/nonexistent';
+  readonly log: string[] = [];
+  readonly committed = new Set(NODES);
+  readonly refused: string[] = [];
+  private readonly memberSet = new Set(NODES);
+  private readonly status = new Map<string, NodeStatus>(NODES.map((n) => [n, 'running']));
+
+  get members(): readonly string[] {
+    return this.nodes.filter((n) => this.memberSet.has(n));
+  }
+  hasQuorum(): boolean {
+    const up = [...this.committed].filter((n) => this.status.get(n) === 'running');
+    return up.length * 2 > this.committed.size;
+  }
+  dataDir(node: string): string {
+    return `/nonexistent/${node}`;
+  }
+  listen(): Address {
+    return ADDRESS;
+  }
+  dial(): Address {
+    return ADDRESS;
+  }
+  clientAddress(): Address {
+    return ADDRESS;
+  }
+  statusOf(node: string): NodeStatus {
+    return this.status.get(node) ?? 'exited';
+  }
+  nodesIn(...statuses: NodeStatus[]): string[] {
+    return this.nodes.filter((n) => statuses.includes(this.statusOf(n)));
+  }
+  isMember(node: string): boolean {
+    return this.memberSet.has(node);
+  }
+  setMember(node: string, member: boolean): void {
+    if (member) this.memberSet.add(node);
+    else this.memberSet.delete(node);
+  }
+  start(node: string): Promise<void> {
+    if (this.statusOf(node) !== 'running' && this.statusOf(node) !== 'paused') {
+      this.log.push(`start ${node}`);
+      if (!this.committed.has(node)) this.refused.push(node);
+      this.status.set(node, 'running');
+    }
+    return Promise.resolve();
+  }
+  kill(node: string, as: NodeStatus = 'killed'): Promise<void> {
+    this.status.set(node, as);
+    return Promise.resolve();
+  }
+  pause(node: string): void {
+    if (this.statusOf(node) !== 'running') return;
+    this.log.push(`pause ${node}`);
+    this.status.set(node, 'paused');
+  }
+  resume(node: string): void {
+    if (this.statusOf(node) !== 'paused') return;
+    this.log.push(`resume ${node}`);
+    this.status.set(node, 'running');
+  }
+  wipe(node: string): void {
+    this.log.push(`wipe ${node}`);
+  }
+  waitReady(): Promise<boolean> {
+    return Promise.resolve(this.hasQuorum());
+  }
+}
+
+interface FakeSystemOptions {
+  /** The add commits but its call fails anyway (a timeout after the commit). */
+  readonly addFailsAfterCommit?: boolean;
+  /** The cluster turns every add down. */
+  readonly addRejected?: boolean;
+}
+
+function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemAdapter {
+  const noQuorum = (): Error => new Error('no quorum');
+  return {
+    name: 'fake',
+    services: ['client'],
+    peerServices: [],
+    supportsLeader: false,
+    supportsMembership: true,
+    crashPatterns: [],
+    doctor: () => Promise.resolve([]),
+    launch: (): LaunchSpec => ({ command: 'true', args: [] }),
+    ready: () => Promise.resolve(fake.hasQuorum()),
+    client: (): KvClient => {
+      throw new Error('no clients in this test');
+    },
+    memberRemove(node: string): Promise<void> {
+      if (!fake.hasQuorum()) return Promise.reject(noQuorum());
+      fake.log.push(`remove ${node}`);
+      fake.committed.delete(node);
+      return Promise.resolve();
+    },
+    memberAdd(node: string): Promise<void> {
+      fake.log.push(`add ${node}`);
+      if (!fake.hasQuorum()) return Promise.reject(noQuorum());
+      if (options.addRejected) return Promise.reject(new Error('add rejected'));
+      fake.committed.add(node);
+      return options.addFailsAfterCommit ? Promise.reject(new Error('timed out')) : Promise.resolve();
+    },
+    configuration(cluster: ClusterView): Promise<readonly string[] | undefined> {
+      expect(cluster).toBe(fake);
+      return Promise.resolve(fake.hasQuorum() ? NODES.filter((n) => fake.committed.has(n)) : undefined);
+    },
+  };
+}
+
+const network = {
+  cut: () => Promise.resolve(),
+  degrade: () => Promise.resolve(),
+  heal: () => Promise.resolve(),
+};
+
+function setUp(options: FakeSystemOptions = {}): { fake: FakeCluster; nemesis: Nemesis } {
+  const fake = new FakeCluster();
+  const nemesis = new Nemesis(fake, network, fakeSystem(fake, options), new Rng(1), ['member', 'pause']);
+  return { fake, nemesis };
+}
+
+describe('Nemesis membership: a joiner starts only once the cluster has accepted it', () => {
+  it('member-add while the majority is paused fails with an error and does not start the node', async () => {
+    const { fake, nemesis } = setUp();
+    expect(await nemesis.enact({ f: 'member-remove', value: ['n3'] })).toMatchObject({ outcome: 'ok' });
+    await nemesis.enact({ f: 'pause', value: ['n1', 'n2'] });
+
+    const add = await nemesis.enact({ f: 'member-add', value: 'one' });
+
+    expect(add.outcome).toBe('error');
+    expect(add.error).toMatch(/did not accept n3.*no quorum/);
+    expect(fake.log).not.toContain('start n3');
+    expect(fake.isMember('n3')).toBe(false);
+    expect(fake.statusOf('n3')).toBe('removed');
+    expect(fake.refused).toEqual([]);
+  });
+
+  it('member-add starts the joiner after the add committed, on a wiped data dir', async () => {
+    const { fake, nemesis } = setUp();
+    await nemesis.enact({ f: 'member-remove', value: ['n2'] });
+
+    const add = await nemesis.enact({ f: 'member-add', value: 'one' });
+
+    expect(add).toMatchObject({ outcome: 'ok', nodes: ['n2'] });
+    const at = (entry: string): number => fake.log.lastIndexOf(entry);
+    expect(at('wipe n2')).toBeLessThan(at('add n2'));
+    expect(at('add n2')).toBeLessThan(at('start n2'));
+    expect(fake.refused).toEqual([]);
+    expect(fake.isMember('n2')).toBe(true);
+  });
+
+  it('an add whose call failed but that committed starts the node: the committed configuration lists it', async () => {
+    const { fake, nemesis } = setUp({ addFailsAfterCommit: true });
+    await nemesis.enact({ f: 'member-remove', value: ['n1'] });
+
+    const add = await nemesis.enact({ f: 'member-add', value: 'one' });
+
+    expect(add).toMatchObject({ outcome: 'ok', nodes: ['n1'] });
+    expect(fake.log).toContain('start n1');
+    expect(fake.refused).toEqual([]);
+  });
+
+  it('healAll resumes the paused majority first, then adds the removed member, then starts it', async () => {
+    const { fake, nemesis } = setUp();
+    await nemesis.enact({ f: 'member-remove', value: ['n3'] });
+    await nemesis.enact({ f: 'pause', value: ['n1', 'n2'] });
+    expect((await nemesis.enact({ f: 'member-add', value: 'one' })).outcome).toBe('error');
+    fake.log.length = 0;
+
+    expect(await nemesis.healAll()).toEqual([]);
+
+    expect(fake.log).toEqual(['resume n1', 'resume n2', 'wipe n3', 'add n3', 'start n3']);
+    expect(fake.refused).toEqual([]);
+    expect(fake.nodesIn('running')).toEqual(NODES);
+    expect(fake.members).toEqual(NODES);
+  });
+
+  it('healAll reports an add the cluster never accepts and leaves the node stopped', async () => {
+    const { fake, nemesis } = setUp({ addRejected: true });
+    await nemesis.enact({ f: 'member-remove', value: ['n3'] });
+
+    const errors = await nemesis.healAll();
+
+    expect(errors).toEqual([
+      expect.stringMatching(/^member-add n3: the cluster did not accept n3.*add rejected/),
+    ]);
+    expect(fake.log).not.toContain('start n3');
+    expect(fake.refused).toEqual([]);
+  });
+});
