@@ -96,7 +96,12 @@ export class ResourceRegistry {
         `MALLORY_STATE_DIR ${dir}: cannot write the run's registry (${errorCode(error)}): point it at a writable directory`,
       );
     }
-    crashPoint('registry created');
+    try {
+      crashPoint('registry created');
+    } catch (error) {
+      this.removeFile();
+      throw error;
+    }
   }
 
   /** Names the run directory this registry belongs to, so `cleanup` can mark that run incomplete. */
@@ -185,7 +190,7 @@ export function removeResource(resource: Resource): void {
   } catch {
     // Already gone, never created (recorded before creation), or not ours to remove any more.
   }
-  crashPoint(`remove ${describeResource(resource)}`);
+  crashPoint(`remove ${describeResource(resource)}`, false);
 }
 
 /** SIGKILLs the process group led by `pid`, if `pid` is still the process we started; waits for it. */

@@ -129,8 +129,14 @@ export class RunStore {
     store.db
       .prepare('INSERT INTO run (id, system, seed, policy, config, started_at, status) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(info.id, info.system, info.seed, info.policy, JSON.stringify(info.config), new Date().toISOString(), 'running');
-    pointLatest(storeDir, dir);
-    crashPoint('run store created');
+    try {
+      pointLatest(storeDir, dir);
+      crashPoint('run store created');
+    } catch (error) {
+      store.finish('error', { error: error instanceof Error ? error.message : String(error) });
+      store.close();
+      throw error;
+    }
     return store;
   }
 

@@ -11,7 +11,9 @@ import { settledLeftovers, snapshot } from './host.js';
 /**
  * Kills the fuzzer right after its k-th external command or resource record (the
  * `MALLORY_CRASH_AFTER` test mode), for every k of a short campaign, and checks that `mallory
- * cleanup` then leaves the host exactly as it was, and run.db intact and marked incomplete.
+ * cleanup` then leaves the host exactly as it was, and run.db intact and marked incomplete. Then
+ * the same with an internal error thrown at each point (`MALLORY_CRASH_WITH=error`): the run must
+ * remove everything itself and record the status `error`.
  */
 
 const isRoot = process.getuid?.() === 0;
@@ -24,22 +26,31 @@ function runDirs(store: string): string[] {
     .flatMap((system) => readdirSync(join(store, system)).map((d) => join(store, system, d)));
 }
 
+type Mode = 'kill' | 'error';
+
 interface Outcome {
-  readonly killed: boolean;
+  /** Whether the k-th point was reached (else the run ended first). */
+  readonly reached: boolean;
+  readonly code: number | null;
   readonly stderr: string;
 }
 
-function runUntilCrash(args: readonly string[], box: Sandbox, k: number): Promise<Outcome> {
+function runUntilCrash(args: readonly string[], box: Sandbox, k: number, mode: Mode): Promise<Outcome> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], {
-      env: { ...box.env, MALLORY_CRASH_AFTER: String(k) },
+      env: {
+        ...box.env,
+        MALLORY_CRASH_AFTER: String(k),
+        ...(mode === 'error' ? { MALLORY_CRASH_WITH: 'error' } : {}),
+      },
       cwd: REPO,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (_code, signal) => {
-      resolve({ killed: signal === 'SIGKILL', stderr });
+    child.on('close', (code, signal) => {
+      const reached = mode === 'kill' ? signal === 'SIGKILL' : /crash point \d+:/.test(stderr);
+      resolve({ reached, code, stderr });
     });
   });
 }
@@ -64,61 +75,72 @@ describe('a fuzzer killed at every point leaves nothing after cleanup', () => {
       skip: !isRoot ? 'not root' : !has('etcd') ? 'etcd not installed' : undefined,
     },
   ];
-  for (const { system, skip } of cases) {
-    it.skipIf(skip !== undefined)(
-      `${system}: every crash point${skip ? ` (skipped: ${skip})` : ''}`,
-      async () => {
-        const box = sandbox();
-        boxes.push(box);
-        const schedule = join(box.store, '..', 'schedule.jsonl');
-        writeFileSync(schedule, SCHEDULE + '\n');
-        const args = [
-          'run',
-          '--system',
-          system,
-          '--schedule',
-          schedule,
-          '--steps',
-          '1',
-          '--step',
-          '1s',
-          '--time',
-          '30s',
-          '--seed',
-          '1',
-          '--store',
-          box.store,
-        ];
-        const before = snapshot();
-        const started = Date.now();
-        let k = 1;
-        for (; k <= MAX_POINTS; k++) {
-          const known = new Set(runDirs(box.store));
-          const outcome = await runUntilCrash(args, box, k);
-          const cleanup = await mallory(['cleanup'], box);
-          expect(cleanup.code, cleanup.stderr).toBe(0);
-          expect({ k, left: await settledLeftovers(before) }).toEqual({ k, left: [] });
-          expect(registryFiles(box)).toEqual([]);
-          for (const dir of runDirs(box.store).filter((d) => !known.has(d))) {
-            if (!existsSync(join(dir, 'run.db'))) continue;
-            const db = new Database(join(dir, 'run.db'), { readonly: true });
-            try {
-              expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-              const status = (db.prepare('SELECT status FROM run').get() as { status: string }).status;
-              expect({ k, status }).toEqual({ k, status: outcome.killed ? 'incomplete' : 'complete' });
-            } finally {
-              db.close();
+  const modes: readonly { mode: Mode; what: string }[] = [
+    { mode: 'kill', what: 'SIGKILL at every point, then cleanup' },
+    { mode: 'error', what: 'an internal error at every point (no cleanup: the run cleans up itself)' },
+  ];
+  for (const { system, skip } of cases)
+    for (const { mode, what } of modes) {
+      it.skipIf(skip !== undefined)(
+        `${system}: ${what}${skip ? ` (skipped: ${skip})` : ''}`,
+        async () => {
+          const box = sandbox();
+          boxes.push(box);
+          const schedule = join(box.store, '..', 'schedule.jsonl');
+          writeFileSync(schedule, SCHEDULE + '\n');
+          const args = [
+            'run',
+            '--system',
+            system,
+            '--schedule',
+            schedule,
+            '--steps',
+            '1',
+            '--step',
+            '1s',
+            '--time',
+            '30s',
+            '--seed',
+            '1',
+            '--store',
+            box.store,
+          ];
+          const before = snapshot();
+          const started = Date.now();
+          let k = 1;
+          for (; k <= MAX_POINTS; k++) {
+            const known = new Set(runDirs(box.store));
+            const outcome = await runUntilCrash(args, box, k, mode);
+            if (mode === 'kill') {
+              const cleanup = await mallory(['cleanup'], box);
+              expect(cleanup.code, cleanup.stderr).toBe(0);
+            } else if (outcome.reached) {
+              expect({ k, code: outcome.code }).toEqual({ k, code: 2 });
+              expect(outcome.stderr).toMatch(/internal error|error/);
             }
+            expect({ k, left: await settledLeftovers(before) }).toEqual({ k, left: [] });
+            expect(registryFiles(box)).toEqual([]);
+            for (const dir of runDirs(box.store).filter((d) => !known.has(d))) {
+              if (!existsSync(join(dir, 'run.db'))) continue;
+              const db = new Database(join(dir, 'run.db'), { readonly: true });
+              try {
+                expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+                const status = (db.prepare('SELECT status FROM run').get() as { status: string }).status;
+                const expected = !outcome.reached ? 'complete' : mode === 'kill' ? 'incomplete' : 'error';
+                expect({ k, status }).toEqual({ k, status: expected });
+              } finally {
+                db.close();
+              }
+            }
+            if (!outcome.reached) break;
           }
-          if (!outcome.killed) break;
-        }
-        expect(k).toBeLessThanOrEqual(MAX_POINTS);
-        expect(k).toBeGreaterThan(3);
-        process.stdout.write(
-          `crash points (${system}): ${k - 1} points, each killed and cleaned, in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
-        );
-      },
-      1_800_000,
-    );
-  }
+          expect(k).toBeLessThanOrEqual(MAX_POINTS);
+          expect(k).toBeGreaterThan(3);
+          process.stdout.write(
+            `crash points (${system}, ${mode}): ${k - 1} points, in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+          );
+        },
+        1_800_000,
+      );
+    }
 });

@@ -124,7 +124,18 @@ describe('exit paths of mallory run (kvraft, real processes)', () => {
     await waitFor(() => saved() > 0, 60_000);
     run.child.kill('SIGKILL');
     await run.exited;
-    expect((await mallory(['cleanup'], b)).code).toBe(0);
+    // --dry-run lists the dead run's resources and removes nothing; cleanup then removes them.
+    const dry = await mallory(['cleanup', '--dry-run'], b);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain(`run ${dir} (fuzzer pid ${run.child.pid} gone)`);
+    expect(dry.stdout).toMatch(/^ {2}process \d+ \(n\d: /m);
+    expect(dry.stdout).toMatch(/would remove [1-9]\d* resources of 1 runs/);
+    expect(registryFiles(b)).toHaveLength(1);
+    expect(status(dir).status).toBe('running');
+    const cleanup = await mallory(['cleanup'], b);
+    expect(cleanup.code).toBe(0);
+    expect(cleanup.stdout).toContain(`marked incomplete: ${dir}`);
+    expect(registryFiles(b)).toEqual([]);
     expect(status(dir).status).toBe('incomplete');
     const seeded = await mallory(
       ['run', '--seed-from', dir, '--time', '3s', '--steps', '1', '--step', '1s', '--store', b.store],
