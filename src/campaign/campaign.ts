@@ -11,7 +11,7 @@ import { monoNs, sleep } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import { describeFault, type Fault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
-import { Nemesis, type FaultOutcome, type ScheduleEntry } from '../nemesis/nemesis.js';
+import { Nemesis, type FaultOutcome, type ScheduleEntry, unsupportedFault } from '../nemesis/nemesis.js';
 import { createPolicy } from '../policy/index.js';
 import type { Policy, PolicyValue } from '../policy/policy.js';
 import { RunStore } from '../store/run-store.js';
@@ -108,6 +108,17 @@ export class Campaign {
     }
     const fixedSchedule = config.schedule ? readSchedule(config.schedule) : undefined;
     const system = definition.create({ bugs: config.bugs });
+    const nodeCount = config.nodes ?? definition.defaultNodes;
+    for (const item of fixedSchedule ?? []) {
+      if (isLet(item)) continue;
+      const reason = unsupportedFault(item.f, system, definition.name, nodeCount);
+      if (reason !== undefined) {
+        throw new UsageError(
+          'schedule',
+          `${config.schedule}: ${item.f} at ${item.atMs} ms: ${reason}: remove the line`,
+        );
+      }
+    }
     const problems = (await system.doctor()).filter((d) => !d.ok);
     if (problems.length > 0) {
       const p = problems[0];
@@ -115,7 +126,6 @@ export class Campaign {
     }
     const seed = config.seed ?? Math.floor(Math.random() * 2 ** 31);
     const rng = new Rng(seed);
-    const nodeCount = config.nodes ?? definition.defaultNodes;
     const nodes = Array.from({ length: nodeCount }, (_, i) => `n${i + 1}`);
     const runId = newRunId();
     const policy = fixedSchedule ? undefined : createPolicy(config.policy);

@@ -68,6 +68,29 @@ export type NemesisCluster = ClusterView &
     | 'wipe'
   >;
 
+/**
+ * Why the nemesis cannot enact a fault kind on this system, or undefined when it can: checked
+ * before a run starts, so a schedule never has a line silently skipped.
+ */
+export function unsupportedFault(
+  f: FaultKind,
+  system: Pick<SystemAdapter, 'supportsMembership'>,
+  systemName: string,
+  nodeCount: number,
+): string | undefined {
+  if (!Object.values(FAMILY_KINDS).some((kinds) => kinds.includes(f))) {
+    return `${f} is a Jepsen fault Mallory does not inject yet`;
+  }
+  if (FAMILY_KINDS.member.includes(f)) {
+    if (!system.supportsMembership) return `${systemName} has no membership changes`;
+    if (nodeCount < MIN_MEMBERSHIP_NODES)
+      return `membership changes need at least ${MIN_MEMBERSHIP_NODES} nodes`;
+  }
+  return undefined;
+}
+
+const MIN_MEMBERSHIP_NODES = 3;
+
 /** The fault catalog: enacts Jepsen-named faults on the cluster and its network. */
 export class Nemesis {
   private partitioned: readonly Link[] = [];
@@ -89,7 +112,9 @@ export class Nemesis {
     if (this.system.supportsLeader) shapes.push('leader');
     const kinds = this.families
       .filter(
-        (family) => family !== 'member' || (this.system.supportsMembership && this.cluster.nodes.length >= 3),
+        (family) =>
+          family !== 'member' ||
+          (this.system.supportsMembership && this.cluster.nodes.length >= MIN_MEMBERSHIP_NODES),
       )
       .flatMap((family) => FAMILY_KINDS[family]);
     const values: Partial<Record<FaultKind, readonly FaultValue[]>> = {

@@ -169,6 +169,32 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
     expect(registryFiles(b)).toEqual([]);
   });
 
+  it.each([
+    [
+      '{"atMs": 100, "f": "bump-clock", "value": "one"}',
+      [],
+      /bump-clock at 100 ms: bump-clock is a Jepsen fault Mallory does not inject yet: remove the line$/,
+    ],
+    [
+      '{"atMs": 100, "f": "member-remove", "value": "one"}',
+      ['--nodes', '2'],
+      /member-remove at 100 ms: membership changes need at least 3 nodes: remove the line$/,
+    ],
+  ])(
+    'a schedule with a fault the run cannot inject is refused before it starts: %s',
+    async (line, flags, message) => {
+      const b = sandbox();
+      boxes.push(b);
+      const schedule = join(b.store, '..', 'unsupported.jsonl');
+      writeFileSync(schedule, line + '\n');
+      const r = await mallory(['run', '--schedule', schedule, ...flags, '--store', b.store], b, 20_000);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim()).toMatch(message);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(existsSync(b.store)).toBe(false);
+    },
+  );
+
   it('a state dir that is a file: one line, and no run is created', async () => {
     const b = sandbox();
     boxes.push(b);
