@@ -25,7 +25,14 @@ import type { Finding, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
 import { Observation } from './observation.js';
 import type { Progress, Reporter, RunSummary } from './reporter.js';
-import { isLet, readSchedule, type ScheduleItem } from './schedule-file.js';
+import {
+  formatBugSchedule,
+  isLet,
+  readSchedule,
+  type RecordedFault,
+  type ScheduleHeader,
+  type ScheduleItem,
+} from './schedule-file.js';
 import { ScheduleRunner, type ScheduleRunnerDeps } from './schedule-runner.js';
 
 /** What an earlier run gives a campaign seeded from it. */
@@ -232,6 +239,8 @@ export class Campaign {
         policy?.resetEpisode?.();
         workload.start(`s${s}`);
         const faults: ScheduleEntry[] = [];
+        /** Every fault tried, errored and skipped ones too: what a bug's schedule file keeps. */
+        const attempted: RecordedFault[] = [];
         const enact = async (
           fault: Fault,
           stepIdx: number | null,
@@ -248,17 +257,25 @@ export class Campaign {
             ...(outcome.error !== undefined ? { error: outcome.error } : {}),
           });
           this.recordFault(store, outcome, s, stepIdx, atMs);
-          if (outcome.outcome === 'ok') {
-            faults.push({
-              atMs,
-              f: fault.f,
-              value: fault.value,
-              nodes: outcome.nodes,
-              ...(outcome.links && (fault.f === 'start-partition' || fault.f === 'start-packet')
-                ? { links: outcome.links }
-                : {}),
-            });
-          }
+          const entry: ScheduleEntry = {
+            atMs,
+            f: fault.f,
+            value: fault.value,
+            nodes: outcome.nodes,
+            ...(outcome.links && (fault.f === 'start-partition' || fault.f === 'start-packet')
+              ? { links: outcome.links }
+              : {}),
+          };
+          if (outcome.outcome === 'ok') faults.push(entry);
+          attempted.push(
+            outcome.outcome === 'ok'
+              ? entry
+              : {
+                  ...entry,
+                  outcome: outcome.outcome,
+                  ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+                },
+          );
         };
         if (fixedSchedule) {
           await this.runFixed(
@@ -335,7 +352,9 @@ export class Campaign {
             })),
           );
         }
-        for (const finding of findings) this.recordBug(store, finding, s, faults, seed);
+        for (const finding of findings) {
+          this.recordBug(store, finding, s, faults, attempted, { seed, nodes: nodeCount });
+        }
         if (!recovered && !this.signal.aborted) {
           // Healing was not enough: start the cluster afresh, or the rest of the campaign would
           // only find the same stuck cluster again.
@@ -573,8 +592,10 @@ export class Campaign {
     finding: Finding,
     schedule: number,
     faults: readonly ScheduleEntry[],
-    seed: number,
+    attempted: readonly RecordedFault[],
+    run: { readonly seed: number; readonly nodes: number },
   ): void {
+    const seed = run.seed;
     const row = {
       schedule,
       kind: finding.kind,
@@ -588,10 +609,22 @@ export class Campaign {
     const id = store.bug(row);
     const dir = join(store.dir, 'bugs', String(id));
     mkdirSync(dir, { recursive: true });
-    writeFileSync(
-      join(dir, 'schedule.jsonl'),
-      faults.map((f) => JSON.stringify(f)).join('\n') + (faults.length ? '\n' : ''),
-    );
+    const c = this.config;
+    const header: ScheduleHeader = {
+      system: c.system,
+      nodes: run.nodes,
+      seed,
+      bugs: c.bugs,
+      workload: c.workload,
+      ...(c.concurrency !== undefined ? { concurrency: c.concurrency } : {}),
+      rate: c.rate,
+      steps: c.steps,
+      stepMs: c.stepMs,
+      network: c.network,
+      schedule,
+      finding: { kind: finding.kind, name: finding.name },
+    };
+    writeFileSync(join(dir, 'schedule.jsonl'), formatBugSchedule(header, attempted));
     // A schedule that reacts to events replays only from its own text: keep it beside what it did.
     if (this.config.schedule !== undefined)
       copyFileSync(this.config.schedule, join(dir, 'source-schedule.jsonl'));

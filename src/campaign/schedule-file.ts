@@ -44,7 +44,73 @@ const FaultSchema = BaseSchema.extend({
   nodes: z.array(z.string()).optional(),
   links: z.array(z.tuple([z.string(), z.string()])).optional(),
   groups: z.array(z.array(z.string()).min(1)).min(2).optional(),
+  /** How the fault went when it was recorded (bug records); a replay tries it again all the same. */
+  outcome: z.enum(['ok', 'skipped', 'error']).optional(),
+  error: z.string().optional(),
 }).strict();
+
+/**
+ * The first line of a bug's `schedule.jsonl`: what a replay needs to run it again from the bug
+ * directory alone — `{"mallory": {...}}`.
+ */
+const ScheduleHeaderSchema = z
+  .object({
+    system: z.string().min(1),
+    nodes: z.number().int().min(1),
+    seed: z.number().int().nonnegative(),
+    bugs: z.array(z.string()),
+    workload: z.string(),
+    concurrency: z.number().int().positive().optional(),
+    rate: z.number().positive(),
+    steps: z.number().int().positive(),
+    stepMs: z.number().int().positive(),
+    network: z.enum(['auto', 'proxy', 'netns']),
+    /** The schedule of its run the bug was found in (0-based). */
+    schedule: z.number().int().nonnegative(),
+    finding: z.object({ kind: z.string(), name: z.string() }),
+  })
+  .strict();
+export type ScheduleHeader = z.infer<typeof ScheduleHeaderSchema>;
+
+/** A fault as a bug record keeps it: errored and skipped ones marked, not dropped. */
+export interface RecordedFault extends ScheduleEntry {
+  readonly outcome?: 'skipped' | 'error';
+  readonly error?: string;
+}
+
+/** A bug's `schedule.jsonl`: its header line, then every fault tried, in order. */
+export function formatBugSchedule(header: ScheduleHeader, faults: readonly RecordedFault[]): string {
+  return [{ mallory: header }, ...faults].map((line) => JSON.stringify(line)).join('\n') + '\n';
+}
+
+function isHeaderLine(json: unknown): boolean {
+  return typeof json === 'object' && json !== null && 'mallory' in json;
+}
+
+/** The header of a bug's schedule file, or undefined when it has none (a hand-written schedule). */
+export function readScheduleHeader(file: string): ScheduleHeader | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const first = text.split('\n').find((l) => l.trim() !== '' && !l.trim().startsWith('#'));
+  if (first === undefined) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(first);
+  } catch {
+    return undefined;
+  }
+  if (!isHeaderLine(json)) return undefined;
+  const parsed = ScheduleHeaderSchema.safeParse((json as { mallory: unknown }).mallory);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UsageError('schedule', `${file}:1: mallory.${issue.path.join('.')}: ${issue.message}`);
+  }
+  return parsed.data;
+}
 
 const LetSchema = BaseSchema.extend({
   let: z.record(
@@ -98,6 +164,7 @@ export function readSchedule(file: string): ScheduleItem[] {
         `${file}:${i + 1}: not JSON — each line is {"atMs": N, "f": "kill", "value": "leader"}`,
       );
     }
+    if (isHeaderLine(json)) return; // a bug record's header: read by readScheduleHeader
     const isLetLine = typeof json === 'object' && json !== null && 'let' in json;
     const parsed = isLetLine ? LetSchema.safeParse(json) : FaultSchema.safeParse(json);
     if (!parsed.success) {
@@ -114,7 +181,15 @@ export function readSchedule(file: string): ScheduleItem[] {
       if (e.groups && e.f !== 'start-partition') {
         throw new UsageError('schedule', `${file}:${i + 1}: groups: only start-partition takes groups`);
       }
-      items.push(onlyDefined({ ...e, value: (e.value ?? null) as ScheduleEntry['value'] }) as FaultItem);
+      // How it went when recorded is for the reader; a replay tries the fault again all the same.
+      items.push(
+        onlyDefined({
+          ...e,
+          outcome: undefined,
+          error: undefined,
+          value: (e.value ?? null) as ScheduleEntry['value'],
+        }) as FaultItem,
+      );
     }
   });
   return items.sort((a, b) => a.atMs - b.atMs);

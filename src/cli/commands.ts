@@ -3,11 +3,13 @@ import { registerCleanup } from './cleanup.js';
 import type { RegisterCommand } from './command.js';
 import { registerCompare } from './compare.js';
 import { registerDoctor } from './doctor.js';
+import { registerReplay } from './replay.js';
 import { registerRun } from './run.js';
 
 /** Every `mallory` subcommand, in the order `--help` lists them. */
 export const COMMANDS: readonly RegisterCommand[] = [
   registerRun,
+  registerReplay,
   registerCheck,
   registerCompare,
   registerDoctor,

@@ -66,7 +66,9 @@ export class ProgressReporter implements Reporter {
   }
 
   bug(bug: BugRecord): void {
-    this.print(`BUG #${bug.id} [${bug.kind}] ${bug.message}\n  evidence: ${bug.dir}`);
+    this.print(
+      `BUG #${bug.id} [${bug.kind}] ${bug.message}\n  evidence: ${bug.dir}\n  replay:   mallory replay ${bug.dir} --repeat 10`,
+    );
   }
 
   message(text: string): void {

@@ -3,28 +3,13 @@ import { Option } from 'commander';
 import { Campaign } from '../campaign/campaign.js';
 import { POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
 import type { Reporter } from '../campaign/reporter.js';
-import type { ResourceRegistry } from '../cluster/resources.js';
-import type { RunStore } from '../store/run-store.js';
 import { parseDurationMs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import { FAULT_FAMILIES } from '../core/fault.js';
 import { defaultCheckers } from '../campaign/checkers.js';
+import { EXIT_ERROR, EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
-
-/** A closed terminal (SIGHUP) and `kill` (SIGTERM) stop a run the way Ctrl-C does. */
-const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-const EXIT_FOUND_BUG = 1;
-const EXIT_ERROR = 2;
-const EXIT_INTERRUPTED = 130;
-
-function say(text: string): void {
-  try {
-    process.stderr.write(text);
-  } catch {
-    // no terminal any more
-  }
-}
 
 interface RunFlags {
   system: string;
@@ -149,54 +134,13 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .action(async (flags: RunFlags) => {
       const config = configFromFlags(flags);
       const reporters: Reporter[] = [new ProgressReporter()];
-      const controller = new AbortController();
-      let registry: ResourceRegistry | undefined;
-      let store: RunStore | undefined;
-      let interrupts = 0;
-      /** The last way out: remove what the run made and record how it ended, then exit. */
-      const exitNow = (status: 'interrupted' | 'error', code: number, reason: string): void => {
-        registry?.releaseResources();
-        try {
-          store?.finishIfRunning(status, { status, error: reason });
-        } catch {
-          // the store is unwritable: the registry stays, so `mallory cleanup` marks the run
-        }
-        registry?.removeFile();
-        process.exit(code);
-      };
-      const onSignal = (signal: NodeJS.Signals): void => {
-        interrupts++;
-        if (interrupts === 1) {
-          say(`\nmallory: ${signal}: stopping (Ctrl-C again to stop at once)\n`);
-          controller.abort();
-        } else {
-          say(`mallory: ${signal} again: removing what the run made and stopping now\n`);
-          exitNow('interrupted', EXIT_INTERRUPTED, `${signal} twice`);
-        }
-      };
-      const onCrash = (error: unknown): void => {
-        say(
-          `mallory: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-        );
-        exitNow('error', EXIT_ERROR, error instanceof Error ? error.message : String(error));
-      };
-      // A closed terminal makes writes to it fail: that must not crash the run's teardown.
-      const ignore = (): void => undefined;
-      process.stdout.on('error', ignore);
-      process.stderr.on('error', ignore);
-      for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
-      process.on('uncaughtException', onCrash);
-      process.on('unhandledRejection', onCrash);
-      try {
+      await guardCampaigns(async ({ signal, onRegistry }) => {
         const campaign = new Campaign({
           config,
           reporters,
-          signal: controller.signal,
+          signal,
           checkers: defaultCheckers(config),
-          onRegistry: (r, st) => {
-            registry = r;
-            store = st;
-          },
+          onRegistry,
         });
         const summary = await campaign.run();
         if (flags.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
@@ -209,10 +153,6 @@ export const registerRun: RegisterCommand = (program, setExit) => {
                 ? EXIT_INTERRUPTED
                 : 0,
         );
-      } finally {
-        for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
-        process.off('uncaughtException', onCrash);
-        process.off('unhandledRejection', onCrash);
-      }
+      });
     });
 };

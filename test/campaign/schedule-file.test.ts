@@ -4,7 +4,12 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { readSchedule } from '../../src/campaign/schedule-file.js';
+import {
+  formatBugSchedule,
+  readSchedule,
+  readScheduleHeader,
+  type ScheduleHeader,
+} from '../../src/campaign/schedule-file.js';
 
 describe('readSchedule', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mallory-sched-'));
@@ -33,5 +38,37 @@ describe('readSchedule', () => {
     );
     expect(() => readSchedule(write('not json\n'))).toThrow(/:1: not JSON/);
     expect(() => readSchedule(join(dir, 'missing.jsonl'))).toThrow(/cannot read schedule file/);
+  });
+
+  it('a bug schedule keeps its header and its errored faults, and replays every fault', () => {
+    const header: ScheduleHeader = {
+      system: 'etcd',
+      nodes: 3,
+      seed: 3,
+      bugs: [],
+      workload: 'register',
+      rate: 100,
+      steps: 12,
+      stepMs: 2500,
+      network: 'auto',
+      schedule: 2,
+      finding: { kind: 'crash', name: 'unexpected-exit' },
+    };
+    const file = write(
+      formatBugSchedule(header, [
+        { atMs: 100, f: 'member-remove', value: 'one', nodes: ['n1'] },
+        { atMs: 2600, f: 'member-add', value: 'one', nodes: [], outcome: 'error', error: 'no quorum' },
+      ]),
+    );
+    expect(readScheduleHeader(file)).toEqual(header);
+    expect(readSchedule(file)).toEqual([
+      { atMs: 100, f: 'member-remove', value: 'one', nodes: ['n1'] },
+      { atMs: 2600, f: 'member-add', value: 'one', nodes: [] },
+    ]);
+    // A hand-written schedule has no header.
+    expect(readScheduleHeader(write('{"atMs": 1, "f": "kill", "value": "one"}\n'))).toBeUndefined();
+    expect(() => readScheduleHeader(write('{"mallory": {"system": "etcd"}}\n'))).toThrow(
+      /:1: mallory\.nodes: /,
+    );
   });
 });

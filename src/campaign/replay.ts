@@ -1,0 +1,124 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { ResourceRegistry } from '../cluster/resources.js';
+import { UsageError } from '../core/errors.js';
+import type { RunStore } from '../store/run-store.js';
+import { Campaign } from './campaign.js';
+import { defaultCheckers } from './checkers.js';
+import { RunConfigSchema } from './config.js';
+import type { Reporter } from './reporter.js';
+import { readSchedule, readScheduleHeader, type ScheduleHeader } from './schedule-file.js';
+
+/** A bug directory, read for replay. */
+export interface ReplayableBug {
+  readonly dir: string;
+  readonly header: ScheduleHeader;
+  /** The schedule a replay runs: the hand-written one with its triggers when the bug came from one. */
+  readonly scheduleFile: string;
+}
+
+/** Reads `bugs/<id>/` of a run; one clear error for anything that is not a replayable bug. */
+export function readBug(dir: string): ReplayableBug {
+  const schedule = join(dir, 'schedule.jsonl');
+  if (!existsSync(dir) || !statSync(dir).isDirectory() || !existsSync(schedule)) {
+    throw new UsageError(
+      'not-a-bug',
+      `${dir} is not a bug directory (no schedule.jsonl): give store/<system>/<run>/bugs/<id>`,
+    );
+  }
+  const header = readScheduleHeader(schedule);
+  if (header === undefined) {
+    throw new UsageError(
+      'not-a-bug',
+      `${schedule} has no {"mallory": …} header line (recorded before replay existed): run it with mallory run --schedule and the run's flags`,
+    );
+  }
+  const source = join(dir, 'source-schedule.jsonl');
+  return { dir, header, scheduleFile: existsSync(source) ? source : schedule };
+}
+
+export interface ReplayTry {
+  readonly runDir: string;
+  readonly reproduced: boolean;
+  /** What the try found, as `kind/name`. */
+  readonly found: readonly string[];
+  readonly status: string;
+}
+
+export interface ReplayResult {
+  readonly bugDir: string;
+  readonly finding: ScheduleHeader['finding'];
+  readonly tries: readonly ReplayTry[];
+  readonly reproduced: number;
+  readonly interrupted: boolean;
+}
+
+export interface ReplayOptions {
+  readonly bug: ReplayableBug;
+  readonly repeat: number;
+  readonly store: string;
+  readonly signal: AbortSignal;
+  readonly reporters: readonly Reporter[];
+  readonly onRegistry?: (registry: ResourceRegistry, store: RunStore) => void;
+  readonly onTry?: (index: number, result: ReplayTry) => void;
+}
+
+/** Margin on top of the schedule's own length for a replay's time budget. */
+const BUDGET_MARGIN_MS = 1000;
+
+/**
+ * Runs a bug's schedule again `repeat` times, each on a fresh cluster with the run's system,
+ * nodes, bug switches, workload and seed, and counts the tries that found the same finding (kind
+ * and name).
+ */
+export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
+  const { bug } = options;
+  const h = bug.header;
+  const items = readSchedule(bug.scheduleFile);
+  const lastAt = items.reduce((m, e) => Math.max(m, e.atMs + (e.delayMs ?? 0)), 0);
+  const timeMs = Math.max(h.steps * h.stepMs, lastAt + h.stepMs) + BUDGET_MARGIN_MS;
+  const config = RunConfigSchema.parse({
+    system: h.system,
+    nodes: h.nodes,
+    seed: h.seed,
+    bugs: h.bugs,
+    workload: h.workload,
+    ...(h.concurrency !== undefined ? { concurrency: h.concurrency } : {}),
+    rate: h.rate,
+    steps: h.steps,
+    stepMs: h.stepMs,
+    network: h.network,
+    schedule: bug.scheduleFile,
+    store: options.store,
+    timeMs,
+  });
+  const tries: ReplayTry[] = [];
+  for (let i = 0; i < options.repeat && !options.signal.aborted; i++) {
+    const campaign = new Campaign({
+      config,
+      reporters: options.reporters,
+      signal: options.signal,
+      checkers: defaultCheckers(config),
+      ...(options.onRegistry ? { onRegistry: options.onRegistry } : {}),
+    });
+    const summary = await campaign.run();
+    if (summary.status === 'interrupted') break;
+    const found = summary.bugs.map((b) => `${b.kind}/${b.name}`);
+    const result: ReplayTry = {
+      runDir: summary.runDir,
+      reproduced: summary.bugs.some((b) => b.kind === h.finding.kind && b.name === h.finding.name),
+      found,
+      status: summary.status,
+    };
+    tries.push(result);
+    options.onTry?.(i, result);
+  }
+  return {
+    bugDir: bug.dir,
+    finding: h.finding,
+    tries,
+    reproduced: tries.filter((t) => t.reproduced).length,
+    interrupted: options.signal.aborted,
+  };
+}

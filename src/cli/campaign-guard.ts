@@ -1,0 +1,81 @@
+import type { ResourceRegistry } from '../cluster/resources.js';
+import type { RunStore } from '../store/run-store.js';
+
+/** A closed terminal (SIGHUP) and `kill` (SIGTERM) stop a run the way Ctrl-C does. */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+export const EXIT_FOUND_BUG = 1;
+export const EXIT_ERROR = 2;
+export const EXIT_INTERRUPTED = 130;
+
+function say(text: string): void {
+  try {
+    process.stderr.write(text);
+  } catch {
+    // no terminal any more
+  }
+}
+
+/** What a guarded body gets: the signal that asks it to stop, and where to report each run's parts. */
+export interface Guard {
+  readonly signal: AbortSignal;
+  /** Each campaign reports its registry and store here, so an abrupt exit can finish them. */
+  readonly onRegistry: (registry: ResourceRegistry, store: RunStore) => void;
+}
+
+/**
+ * Runs campaigns under the process's signals and crash handlers: the first SIGINT/SIGTERM/SIGHUP
+ * asks them to stop; a second, or an internal error, removes what the current run made, records
+ * its final status and exits at once.
+ */
+export async function guardCampaigns<T>(body: (guard: Guard) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let registry: ResourceRegistry | undefined;
+  let store: RunStore | undefined;
+  let interrupts = 0;
+  const exitNow = (status: 'interrupted' | 'error', code: number, reason: string): void => {
+    registry?.releaseResources();
+    try {
+      store?.finishIfRunning(status, { status, error: reason });
+    } catch {
+      // the store is unwritable: the registry stays, so `mallory cleanup` marks the run
+    }
+    registry?.removeFile();
+    process.exit(code);
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    interrupts++;
+    if (interrupts === 1) {
+      say(`\nmallory: ${signal}: stopping (Ctrl-C again to stop at once)\n`);
+      controller.abort();
+    } else {
+      say(`mallory: ${signal} again: removing what the run made and stopping now\n`);
+      exitNow('interrupted', EXIT_INTERRUPTED, `${signal} twice`);
+    }
+  };
+  const onCrash = (error: unknown): void => {
+    say(
+      `mallory: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    exitNow('error', EXIT_ERROR, error instanceof Error ? error.message : String(error));
+  };
+  // A closed terminal makes writes to it fail: that must not crash the run's teardown.
+  const ignore = (): void => undefined;
+  process.stdout.on('error', ignore);
+  process.stderr.on('error', ignore);
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  process.on('uncaughtException', onCrash);
+  process.on('unhandledRejection', onCrash);
+  try {
+    return await body({
+      signal: controller.signal,
+      onRegistry: (r, s) => {
+        registry = r;
+        store = s;
+      },
+    });
+  } finally {
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+    process.off('uncaughtException', onCrash);
+    process.off('unhandledRejection', onCrash);
+  }
+}

@@ -1,0 +1,56 @@
+import { replayBug, readBug } from '../campaign/replay.js';
+import { UsageError } from '../core/errors.js';
+import { EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
+import type { RegisterCommand } from './command.js';
+import { ProgressReporter } from './progress-reporter.js';
+
+interface ReplayFlags {
+  repeat: string;
+  store: string;
+  json?: boolean;
+}
+
+export const registerReplay: RegisterCommand = (program, setExit) => {
+  program
+    .command('replay')
+    .description('run a bug again from its directory alone, and say how often it reproduced')
+    .argument('<bug-dir>', 'a bug record: store/<system>/<run>/bugs/<id>')
+    .option('--repeat <n>', 'how many times to run it', '1')
+    .option('--store <dir>', 'where the replays are stored', 'store')
+    .option('--json', 'print the result as one JSON document on stdout')
+    .action(async (bugDir: string, flags: ReplayFlags) => {
+      const repeat = Number(flags.repeat);
+      if (!Number.isInteger(repeat) || repeat < 1) {
+        throw new UsageError(
+          'bad-flag',
+          `--repeat needs a whole number of at least 1, got "${flags.repeat}"`,
+        );
+      }
+      const bug = readBug(bugDir);
+      const h = bug.header;
+      process.stderr.write(
+        `mallory replay: ${h.finding.kind}/${h.finding.name} on ${h.system} (${h.nodes} nodes` +
+          `${h.bugs.length > 0 ? `, --bug ${h.bugs.join(' --bug ')}` : ''}, seed ${h.seed}), ${repeat} time(s), from ${bug.scheduleFile}\n`,
+      );
+      const result = await guardCampaigns(({ signal, onRegistry }) =>
+        replayBug({
+          bug,
+          repeat,
+          store: flags.store,
+          signal,
+          reporters: [new ProgressReporter()],
+          onRegistry,
+          onTry: (i, t) => {
+            process.stderr.write(
+              `replay ${i + 1}/${repeat}: ${t.reproduced ? 'reproduced' : 'not reproduced'}` +
+                ` (found: ${t.found.length > 0 ? t.found.join(', ') : 'nothing'}) — ${t.runDir}\n`,
+            );
+          },
+        }),
+      );
+      const line = `reproduced ${result.reproduced}/${result.tries.length} (${h.finding.kind}/${h.finding.name})`;
+      if (flags.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+      else process.stdout.write(line + '\n');
+      setExit(result.interrupted ? EXIT_INTERRUPTED : result.reproduced > 0 ? EXIT_FOUND_BUG : 0);
+    });
+};

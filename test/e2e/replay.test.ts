@@ -1,0 +1,111 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { mallory, REPO, registryFiles, type Sandbox, sandbox } from './helpers.js';
+
+const SCHEDULE = join(REPO, 'test', 'systems', 'kvraft', 'schedules', 'ack-before-commit.jsonl');
+
+interface ReplayJson {
+  readonly finding: { readonly kind: string; readonly name: string };
+  readonly reproduced: number;
+  readonly tries: readonly { readonly reproduced: boolean; readonly runDir: string }[];
+}
+
+describe('mallory replay (kvraft, real processes)', () => {
+  const boxes: Sandbox[] = [];
+  afterEach(() => {
+    for (const b of boxes.splice(0)) rmSync(join(b.store, '..'), { recursive: true, force: true });
+  });
+
+  it('reruns a bug from its directory alone and says how often it reproduced', async () => {
+    const box = sandbox();
+    boxes.push(box);
+    const found = await mallory(
+      [
+        'run',
+        '--bug',
+        'ack-before-commit',
+        '--schedule',
+        SCHEDULE,
+        '--steps',
+        '6',
+        '--time',
+        '5m',
+        '--seed',
+        '7',
+      ].concat(['--store', box.store, '--json']),
+      box,
+    );
+    expect(found.code, found.stderr).toBe(1);
+    const bugDir = (JSON.parse(found.stdout) as { bugs: { dir: string }[] }).bugs[0].dir;
+    // The replay command is printed under the BUG line.
+    expect(found.stderr).toContain(`replay:   mallory replay ${bugDir} --repeat 10`);
+    // The bug's schedule file says how to run it: system, nodes, switches, seed, what it found.
+    const [header] = readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8').split('\n');
+    expect(JSON.parse(header)).toMatchObject({
+      mallory: {
+        system: 'kvraft',
+        nodes: 3,
+        seed: 7,
+        bugs: ['ack-before-commit'],
+        steps: 6,
+        finding: { kind: 'linearizability', name: 'not-linearizable' },
+      },
+    });
+
+    const replay = await mallory(['replay', bugDir, '--repeat', '2', '--store', box.store, '--json'], box);
+    expect(replay.code, replay.stderr).toBe(1);
+    const result = JSON.parse(replay.stdout) as ReplayJson;
+    expect(result.finding).toEqual({ kind: 'linearizability', name: 'not-linearizable' });
+    expect(result.tries).toHaveLength(2);
+    expect(result.reproduced).toBe(result.tries.filter((t) => t.reproduced).length);
+    expect(result.reproduced).toBeGreaterThanOrEqual(1);
+    expect(replay.stderr).toMatch(/replay 2\/2: (reproduced|not reproduced)/);
+    expect(registryFiles(box)).toEqual([]);
+  });
+
+  it('the same schedule with the switch off does not reproduce it', async () => {
+    const box = sandbox();
+    boxes.push(box);
+    const found = await mallory(
+      [
+        'run',
+        '--bug',
+        'ack-before-commit',
+        '--schedule',
+        SCHEDULE,
+        '--steps',
+        '6',
+        '--time',
+        '5m',
+        '--seed',
+        '7',
+      ].concat(['--store', box.store, '--json']),
+      box,
+    );
+    const bugDir = (JSON.parse(found.stdout) as { bugs: { dir: string }[] }).bugs[0].dir;
+    // A replay runs what the header says: drop the switch from it, and the bug is gone.
+    const file = join(bugDir, 'schedule.jsonl');
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines[0] = lines[0].replace('"bugs":["ack-before-commit"]', '"bugs":[]');
+    rmSync(join(bugDir, 'source-schedule.jsonl'));
+    writeFileSync(file, lines.join('\n'));
+    const replay = await mallory(['replay', bugDir, '--store', box.store], box);
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(replay.stdout.trim()).toBe('reproduced 0/1 (linearizability/not-linearizable)');
+  });
+
+  it('refuses what is not a bug directory with one line', async () => {
+    const box = sandbox();
+    boxes.push(box);
+    for (const dir of [box.store, '/nonexistent']) {
+      const r = await mallory(['replay', dir], box);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim()).toBe(
+        `mallory: ${dir} is not a bug directory (no schedule.jsonl): give store/<system>/<run>/bugs/<id>`,
+      );
+    }
+  });
+});
