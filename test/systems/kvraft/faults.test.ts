@@ -274,6 +274,39 @@ describe('kvraft membership (real processes)', () => {
     );
   });
 
+  it('a leader cut off while removing itself campaigns again until its removal commits (found by a campaign)', async () => {
+    // Raft thesis §4.2.2: a server outside its own latest configuration still starts elections
+    // while that configuration is uncommitted. Without it this deadlocks (a 10-minute campaign on
+    // the negative control, no-recovery): of two voters {L, F}, L, cut off, appends its own
+    // removal; after the heal F (higher term, shorter log) cannot win L's vote, and L, outside its
+    // latest configuration, never campaigned.
+    const h = (harness = await Harness.create(3));
+    h.startAll();
+    const first = await h.waitLeader();
+    const adapter = (await import('../../../src/systems/kvraft/index.js')).kvraft.create({ bugs: [] });
+    const [gone, follower] = h.nodes.filter((n) => n !== first.id);
+    await adapter.memberRemove!(gone, h.view);
+    h.members.splice(h.members.indexOf(gone), 1);
+    await h.kill(gone);
+    await writeMany(h, first.id, 'a', 5);
+    h.isolate(first.id);
+    // Appended on the cut-off leader only: the request cannot be answered ok.
+    await requestOnce(
+      h.view.clientAddress(first.id, 'client'),
+      { op: 'remove-member', node: first.id },
+      1500,
+    );
+    expect((await h.status(first.id))!.members).toEqual([follower]);
+    await sleep(2000); // the follower campaigns in vain, raising its term
+    h.heal();
+    const next = await h.waitLeader([follower], 10_000, first.term);
+    expect(next.id).toBe(follower);
+    expect((await h.status(follower))!.members).toEqual([follower]);
+    await writeMany(h, follower, 'b', 3);
+    await expectValues(h, follower, 'a', 5);
+    expect(h.events(first.id).map((e) => e.type)).toContain('step-down-removed');
+  });
+
   it('refuses to remove the only voter', async () => {
     const h = (harness = await Harness.create(3));
     h.startAll();

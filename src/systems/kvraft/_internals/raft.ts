@@ -336,6 +336,17 @@ export class RaftNode {
     return this.config.members.includes(node);
   }
 
+  /**
+   * Whether this node starts elections: a member of its latest configuration, or — while that
+   * configuration, which removes it, is not committed — a member of the one before. Raft thesis
+   * §4.2.2: it may still be needed to commit its own removal (it does not count its own vote).
+   */
+  private mayCampaign(): boolean {
+    const id = this.options.id;
+    if (this.isMember(id)) return true;
+    return this.config.index > this.commit && this.latestConfig(this.config.index - 1).members.includes(id);
+  }
+
   private quorum(has: (node: string) => boolean): boolean {
     const members = this.config.members;
     return members.filter(has).length * 2 > members.length;
@@ -429,7 +440,7 @@ export class RaftNode {
 
   private electionTimeout(): void {
     this.resetElectionTimer();
-    if (this.role === 'leader' || !this.isMember(this.options.id)) return;
+    if (this.role === 'leader' || !this.mayCampaign()) return;
     // The new term and the vote for ourselves reach the disk in one write.
     this.term += 1;
     this.votedFor = this.options.id;
