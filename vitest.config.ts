@@ -1,7 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 // Unit tests run in parallel; tests against real servers (test/e2e, test/systems) start real
-// processes and share 2 cores, so they run one file at a time.
+// processes and share 2 cores, so they run one file at a time. `npm test` runs the two projects one
+// after the other: some e2e tests compare the whole host before and after (processes, namespaces,
+// temp dirs), and unit tests running beside them would change it.
 export default defineConfig({
   test: {
     projects: [

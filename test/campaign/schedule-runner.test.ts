@@ -92,6 +92,7 @@ describe('ScheduleRunner', () => {
     await sleep(40);
     h.emit('n3', 'vote-granted');
     expect(h.enacted).toEqual([]);
+    const firedAtMs = Date.now() - start;
     h.emit('n3', 'become-leader', { term: 3 });
     h.emit('n1', 'become-leader', { term: 4 }); // the group has fired: ignored
     await sleep(10);
@@ -101,7 +102,9 @@ describe('ScheduleRunner', () => {
       ['kill', ['n1', 'n2']],
       ['start', ['n3']],
     ]);
-    expect(h.enacted[1].atMs - h.enacted[0].atMs).toBeGreaterThanOrEqual(35);
+    // 40 ms after the event (a timer may fire up to a millisecond early by Date.now()); the kill,
+    // queued at the event, may itself run late on a loaded machine, so the two are not compared.
+    expect(h.enacted[1].atMs - firedAtMs).toBeGreaterThanOrEqual(39);
   });
 
   it('matches node and attributes, and a trigger past its window never fires', async () => {
