@@ -1,10 +1,17 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { BIN, mallory, REPO, registryFiles, sandbox, type Sandbox, waitFor } from './helpers.js';
+import {
+  BIN,
+  mallory,
+  REPO,
+  registryFiles,
+  sandbox,
+  type Sandbox,
+  waitFor,
+  disposeSandbox,
+} from './helpers.js';
 import { settledLeftovers, snapshot } from './host.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -49,7 +56,7 @@ function campaign(box: Sandbox, system: string, ending: (typeof ENDINGS)[number]
 describe('back-to-back campaigns', () => {
   const boxes: Sandbox[] = [];
   afterAll(() => {
-    for (const b of boxes) rmSync(join(b.store, '..'), { recursive: true, force: true });
+    for (const b of boxes) disposeSandbox(b);
   });
 
   it(`${CAMPAIGNS} short campaigns over ${SYSTEMS.map((s) => s.name).join(', ')}, some stopped or killed, leave the host unchanged`, async () => {

@@ -1,11 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { BIN, mallory, REPO, registryFiles, sandbox, type Sandbox } from './helpers.js';
+import { BIN, mallory, REPO, registryFiles, sandbox, type Sandbox, disposeSandbox } from './helpers.js';
 import { settledLeftovers, snapshot } from './host.js';
 
 /**
@@ -65,7 +65,7 @@ const MAX_POINTS = 200;
 describe('a fuzzer killed at every point leaves nothing after cleanup', () => {
   const boxes: Sandbox[] = [];
   afterAll(() => {
-    for (const b of boxes) rmSync(join(b.store, '..'), { recursive: true, force: true });
+    for (const b of boxes) disposeSandbox(b);
   });
 
   const cases = [

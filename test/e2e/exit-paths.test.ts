@@ -1,13 +1,5 @@
 import { spawn } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -22,6 +14,7 @@ import {
   type Sandbox,
   sandbox,
   waitFor,
+  disposeSandbox,
 } from './helpers.js';
 
 /** Every way a run can end records a final status and leaves nothing behind. */
@@ -54,7 +47,7 @@ function startRun(box: Sandbox, args: readonly string[]) {
 describe('exit paths of mallory run (kvraft, real processes)', () => {
   const boxes: Sandbox[] = [];
   afterEach(() => {
-    for (const b of boxes.splice(0)) rmSync(join(b.store, '..'), { recursive: true, force: true });
+    for (const b of boxes.splice(0)) disposeSandbox(b);
   });
   function box(): Sandbox {
     const b = sandbox();
@@ -151,7 +144,7 @@ describe('exit paths of mallory run (kvraft, real processes)', () => {
 describe('bad settings are one line, exit 2, and leave no run behind', () => {
   const boxes: Sandbox[] = [];
   afterEach(() => {
-    for (const b of boxes.splice(0)) rmSync(join(b.store, '..'), { recursive: true, force: true });
+    for (const b of boxes.splice(0)) disposeSandbox(b);
   });
 
   it.each([

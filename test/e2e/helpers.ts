@@ -25,6 +25,16 @@ export function sandbox(): Sandbox {
   return { store: join(root, 'store'), state, env: { ...process.env, MALLORY_STATE_DIR: state } };
 }
 
+/**
+ * Removes a sandbox: first what its runs may have left (a test that fails between killing a run and
+ * cleaning up would otherwise leave the run's nodes behind with no registry to find them), then
+ * its files.
+ */
+export function disposeSandbox(box: Sandbox): void {
+  spawnSync(process.execPath, [BIN, 'cleanup'], { env: box.env, cwd: REPO, stdio: 'ignore' });
+  rmSync(join(box.store, '..'), { recursive: true, force: true });
+}
+
 export interface CliResult {
   readonly code: number | null;
   readonly stdout: string;

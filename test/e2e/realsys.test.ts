@@ -7,7 +7,16 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { BIN, mallory, REPO, registryFiles, type Sandbox, sandbox, waitFor } from './helpers.js';
+import {
+  BIN,
+  mallory,
+  REPO,
+  registryFiles,
+  type Sandbox,
+  sandbox,
+  waitFor,
+  disposeSandbox,
+} from './helpers.js';
 
 interface Summary {
   readonly status: string;
@@ -81,7 +90,7 @@ function runId(runDir: string): string {
 describe('mallory run against real systems in network namespaces', () => {
   const boxes: Sandbox[] = [];
   afterEach(() => {
-    for (const b of boxes.splice(0)) rmSync(join(b.store, '..'), { recursive: true, force: true });
+    for (const b of boxes.splice(0)) disposeSandbox(b);
   });
   function box(): Sandbox {
     const b = sandbox();

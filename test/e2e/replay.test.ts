@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { mallory, REPO, registryFiles, type Sandbox, sandbox } from './helpers.js';
+import { mallory, REPO, registryFiles, type Sandbox, sandbox, disposeSandbox } from './helpers.js';
 
 const SCHEDULE = join(REPO, 'test', 'systems', 'kvraft', 'schedules', 'ack-before-commit.jsonl');
 
@@ -16,7 +16,7 @@ interface ReplayJson {
 describe('mallory replay (kvraft, real processes)', () => {
   const boxes: Sandbox[] = [];
   afterEach(() => {
-    for (const b of boxes.splice(0)) rmSync(join(b.store, '..'), { recursive: true, force: true });
+    for (const b of boxes.splice(0)) disposeSandbox(b);
   });
 
   it('reruns a bug from its directory alone and says how often it reproduced', async () => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -14,12 +14,13 @@ import {
   type Sandbox,
   sandbox,
   waitFor,
+  disposeSandbox,
 } from './helpers.js';
 
 describe('mallory run (kvraft, real processes)', () => {
   const boxes: Sandbox[] = [];
   afterEach(() => {
-    for (const b of boxes.splice(0)) rmSync(join(b.store, '..'), { recursive: true, force: true });
+    for (const b of boxes.splice(0)) disposeSandbox(b);
   });
 
   it('runs a campaign end to end: history, run.db, summary, nothing left running', async () => {

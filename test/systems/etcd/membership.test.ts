@@ -1,10 +1,10 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
 
-import { mallory, type Sandbox, sandbox } from '../../e2e/helpers.js';
+import { mallory, type Sandbox, sandbox, disposeSandbox } from '../../e2e/helpers.js';
 import { skipReason } from '../_helpers/cluster.js';
 
 // etcd is the negative control: membership faults must never make it look guilty. A joiner is
@@ -29,7 +29,7 @@ interface HistoryLine {
 
 const boxes: Sandbox[] = [];
 afterEach(() => {
-  for (const b of boxes.splice(0)) rmSync(join(b.store, '..'), { recursive: true, force: true });
+  for (const b of boxes.splice(0)) disposeSandbox(b);
 });
 
 /** Runs one schedule from `schedules/` on real etcd; the summary and the nemesis's history lines. */

@@ -1,9 +1,9 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { mallory, type Sandbox, sandbox } from '../../e2e/helpers.js';
+import { mallory, type Sandbox, sandbox, disposeSandbox } from '../../e2e/helpers.js';
 
 // Each bug switch with its scripted fault schedule through `mallory run --schedule`: the
 // campaign's checks catch the bug, and the same schedule with the switch off is clean.
@@ -19,7 +19,7 @@ interface Summary {
 
 const boxes: Sandbox[] = [];
 afterEach(() => {
-  for (const b of boxes.splice(0)) rmSync(join(b.store, '..'), { recursive: true, force: true });
+  for (const b of boxes.splice(0)) disposeSandbox(b);
 });
 
 async function run(
