@@ -41,6 +41,9 @@ export class ScheduleRunner {
   private chain: Promise<void> = Promise.resolve();
   private readonly timers = new Set<NodeJS.Timeout>();
   private scheduleStart = 0;
+  /** The first error that is not a line's own failure (an unbound name): it ends the run. */
+  private failure: { error: unknown } | undefined;
+  private readonly failed = new AbortController();
 
   constructor(
     private readonly items: readonly ScheduleItem[],
@@ -49,10 +52,12 @@ export class ScheduleRunner {
 
   /**
    * Runs until `endAtMs` after `scheduleStart` (and until every due line has run); lines due after
-   * `endAtMs` are skipped.
+   * `endAtMs` are skipped. A line's failure is its own outcome (the nemesis reports it); anything
+   * else a line throws stops the schedule and is rethrown here.
    */
   async run(scheduleStart: number, endAtMs: number): Promise<void> {
     this.scheduleStart = scheduleStart;
+    const stop = AbortSignal.any([this.deps.signal, this.failed.signal]);
     const groups = new Map<string, TriggerGroup>();
     const timed: (ScheduleItem | TriggerGroup)[] = [];
     for (const item of this.items) {
@@ -96,8 +101,8 @@ export class ScheduleRunner {
           }
           break;
         }
-        await sleep(scheduleStart + entry.atMs - Date.now(), this.deps.signal);
-        if (this.deps.signal.aborted) return;
+        await sleep(scheduleStart + entry.atMs - Date.now(), stop);
+        if (stop.aborted) return;
         if ('items' in entry) {
           entry.armedAtNs = monoNs();
           armed.push(entry);
@@ -105,12 +110,15 @@ export class ScheduleRunner {
           await this.enqueue(entry, undefined);
         }
       }
-      await sleep(scheduleStart + endAtMs - Date.now(), this.deps.signal);
+      await sleep(scheduleStart + endAtMs - Date.now(), stop);
     } finally {
       unsubscribe();
       for (const t of this.timers) clearTimeout(t);
       this.timers.clear();
       await this.chain;
+      // Rethrown after the finally's waits, so it is not lost to a return above.
+      // eslint-disable-next-line no-unsafe-finally
+      if (this.failure) throw this.failure.error;
     }
   }
 
@@ -123,8 +131,13 @@ export class ScheduleRunner {
   }
 
   private enqueue(item: ScheduleItem, event: Event | undefined): Promise<void> {
-    const run = this.chain.then(() => (this.deps.signal.aborted ? undefined : this.execute(item, event)));
-    this.chain = run.catch(() => undefined);
+    const run = this.chain.then(() =>
+      this.deps.signal.aborted || this.failure ? undefined : this.execute(item, event),
+    );
+    this.chain = run.catch((error: unknown) => {
+      this.failure ??= { error };
+      this.failed.abort();
+    });
     return this.chain;
   }
 

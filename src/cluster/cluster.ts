@@ -185,12 +185,19 @@ export class Cluster implements ClusterView {
     if (pid === undefined) {
       throw new Error(`could not start ${node}: ${spec.command} did not start (is it installed?)`);
     }
-    const resourceId = this.registry.record({
-      kind: 'process',
-      pid,
-      startTime: processStartTime(pid) ?? '',
-      label: `${node}: ${spec.command}`,
-    });
+    let resourceId: number;
+    try {
+      resourceId = this.registry.record({
+        kind: 'process',
+        pid,
+        startTime: processStartTime(pid) ?? '',
+        label: `${node}: ${spec.command}`,
+      });
+    } catch (error) {
+      // Not ours to manage if it is not recorded: end it now rather than leave it to the registry.
+      signalGroup(child, 'SIGKILL');
+      throw error;
+    }
     let resolveExit!: () => void;
     const exited = new Promise<void>((resolve) => (resolveExit = resolve));
     const proc: NodeProcess = { child, resourceId, expectExit: false, exited };

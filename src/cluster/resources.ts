@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { crashPoint } from '../core/crash-point.js';
-import { UsageError } from '../core/errors.js';
+import { HarnessError, UsageError } from '../core/errors.js';
 import { errorCode, makeDirs } from '../core/fs.js';
 
 /** Something a run created that must be removed when it ends, on Ctrl-C, or by `mallory cleanup`. */
@@ -113,7 +113,14 @@ export class ResourceRegistry {
   record(resource: Resource): number {
     const id = this.nextId++;
     this.live.set(id, resource);
-    this.append({ t: 'add', id, resource });
+    try {
+      this.append({ t: 'add', id, resource });
+    } catch (error) {
+      throw new HarnessError(
+        `cannot record ${describeResource(resource)} in the run's registry (${errorCode(error)})`,
+        { cause: error },
+      );
+    }
     crashPoint(`record ${describeResource(resource)}`);
     return id;
   }

@@ -1,5 +1,7 @@
 import { appendFileSync } from 'node:fs';
 
+import { HarnessError } from './errors.js';
+
 /**
  * A test mode for proving that a fuzzer killed at any moment leaves nothing `mallory cleanup`
  * cannot remove, and that an internal error at any moment still records the run's status. Every
@@ -23,7 +25,7 @@ export function crashPoint(label: string, canThrow = true): void {
     // The first point at or after the k-th where an error can be thrown.
     if (count < after || thrown || !canThrow) return;
     thrown = true;
-    throw new Error(`crash point ${count}: ${line}`);
+    throw new HarnessError(`crash point ${count}: ${line}`);
   }
   if (count !== after) return;
   process.kill(process.pid, 'SIGKILL');

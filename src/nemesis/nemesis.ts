@@ -1,5 +1,6 @@
 import type { Cluster } from '../cluster/cluster.js';
 import { sleep } from '../core/clock.js';
+import { rethrowHarness } from '../core/errors.js';
 import type { Link, NetworkBackend } from '../cluster/net/backend.js';
 import {
   FAMILY_KINDS,
@@ -136,7 +137,8 @@ export class Nemesis {
   private async realMembers(): Promise<readonly string[] | undefined> {
     try {
       return await this.system.configuration?.(this.cluster);
-    } catch {
+    } catch (error) {
+      rethrowHarness(error);
       return undefined;
     }
   }
@@ -145,7 +147,8 @@ export class Nemesis {
   async leader(): Promise<string | undefined> {
     try {
       return await this.system.leader?.(this.cluster);
-    } catch {
+    } catch (error) {
+      rethrowHarness(error);
       return undefined;
     }
   }
@@ -161,11 +164,15 @@ export class Nemesis {
     return resolveTarget(target, among, this.rng, leader);
   }
 
-  /** Enacts one fault. Never throws: failures come back as `error` outcomes. */
+  /**
+   * Enacts one fault. A fault's failure comes back as an `error` outcome; only a failure of Mallory
+   * itself (`HarnessError`) throws.
+   */
   async enact(fault: Fault, recorded?: Pick<ScheduleEntry, 'nodes' | 'links'>): Promise<FaultOutcome> {
     try {
       return await this.enactOrThrow(fault, recorded);
     } catch (error) {
+      rethrowHarness(error);
       return {
         fault,
         nodes: [],
@@ -275,6 +282,7 @@ export class Nemesis {
         try {
           await this.system.memberRemove(node, c);
         } catch (error) {
+          rethrowHarness(error);
           // The call failed but the change may still have committed (e.g. leadership lost after
           // appending it): then the node is out and must be stopped like any removed member.
           if ((await this.realMembers())?.includes(node) !== false) throw error;
@@ -311,6 +319,7 @@ export class Nemesis {
       try {
         await this.system.memberAdd!(node, c);
       } catch (error) {
+        rethrowHarness(error);
         if ((await this.realMembers())?.includes(node) !== true) {
           throw new Error(
             `the cluster did not accept ${node}, so it was not started: ${error instanceof Error ? error.message : String(error)}`,
@@ -344,7 +353,7 @@ export class Nemesis {
    * Undoes every fault: heals the network, resumes paused nodes, restarts killed ones and re-adds
    * removed members — in that order, so an add finds the quorum that must accept it running, and
    * a re-added node starts only once accepted (see `addBack`). Returns the errors it met (the
-   * reset goes on past them).
+   * reset goes on past them), but throws a failure of Mallory itself (`HarnessError`).
    */
   async healAll(): Promise<string[]> {
     const errors: string[] = [];
@@ -357,6 +366,7 @@ export class Nemesis {
       try {
         await c.start(n);
       } catch (error) {
+        rethrowHarness(error);
         errors.push(`start ${n}: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
@@ -374,6 +384,7 @@ export class Nemesis {
             await this.addBack(n);
             break;
           } catch (error) {
+            rethrowHarness(error);
             if (attempt === RE_ADD_ATTEMPTS) {
               errors.push(`member-add ${n}: ${error instanceof Error ? error.message : String(error)}`);
             }

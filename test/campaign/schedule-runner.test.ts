@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readSchedule } from '../../src/campaign/schedule-file.js';
 import { ScheduleRunner } from '../../src/campaign/schedule-runner.js';
 import { monoNs, sleep } from '../../src/core/clock.js';
+import { HarnessError } from '../../src/core/errors.js';
 import type { Event } from '../../src/core/event.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mallory-runner-'));
@@ -21,7 +22,7 @@ function schedule(lines: object[]): ReturnType<typeof readSchedule> {
 }
 
 /** A runner on a three-node cluster whose leader is n2; events are pushed by the test. */
-function harness(items: ReturnType<typeof readSchedule>) {
+function harness(items: ReturnType<typeof readSchedule>, failAt?: { f: string; error: Error }) {
   const enacted: {
     f: string;
     nodes?: readonly string[];
@@ -33,7 +34,7 @@ function harness(items: ReturnType<typeof readSchedule>) {
   const runner = new ScheduleRunner(items, {
     enact: (fault, recorded, atMs) => {
       enacted.push({ f: fault.f, ...recorded, atMs });
-      return Promise.resolve();
+      return fault.f === failAt?.f ? Promise.reject(failAt.error) : Promise.resolve();
     },
     skip: (_item, reason) => skipped.push(reason),
     nodes: () => ['n1', 'n2', 'n3'],
@@ -135,6 +136,32 @@ describe('ScheduleRunner', () => {
     await h.runner.run(Date.now(), 10);
     expect(h.enacted).toEqual([]);
     expect(h.skipped).toEqual(['$X is not bound']);
+  });
+});
+
+describe('ScheduleRunner when Mallory itself fails', () => {
+  it('stops the schedule at the first error that is not a line of its own and rethrows it', async () => {
+    const error = new HarnessError('cannot record process 1 in the registry');
+    const h = harness(
+      schedule([
+        { atMs: 0, f: 'kill', nodes: ['n1'] },
+        { atMs: 5, f: 'pause', nodes: ['n2'] },
+        { atMs: 10, on: { type: 'elected' }, f: 'pause', nodes: ['n3'] },
+        { atMs: 2000, f: 'start-partition', value: 'halves' },
+      ]),
+      { f: 'kill', error },
+    );
+    const started = Date.now();
+    const done = h.runner.run(started, 5000).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await sleep(30);
+    h.emit('n2', 'elected');
+    expect(await done).toBe(error);
+    // It stopped at once: the line at 2 s never ran and the run did not wait for its end at 5 s.
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(h.enacted.map((e) => e.f)).toEqual(['kill']);
   });
 });
 

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -33,13 +33,18 @@ interface Outcome {
   readonly reached: boolean;
   readonly code: number | null;
   readonly stderr: string;
+  /** The points the run passed, in order (`k<TAB>label`). */
+  readonly trace: readonly string[];
 }
 
 function runUntilCrash(args: readonly string[], box: Sandbox, k: number, mode: Mode): Promise<Outcome> {
+  const traceFile = join(box.store, '..', 'crash-trace');
+  rmSync(traceFile, { force: true });
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       env: {
         ...box.env,
+        MALLORY_CRASH_TRACE: traceFile,
         MALLORY_CRASH_AFTER: String(k),
         ...(mode === 'error' ? { MALLORY_CRASH_WITH: 'error' } : {}),
       },
@@ -50,7 +55,8 @@ function runUntilCrash(args: readonly string[], box: Sandbox, k: number, mode: M
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('close', (code, signal) => {
       const reached = mode === 'kill' ? signal === 'SIGKILL' : /crash point \d+:/.test(stderr);
-      resolve({ reached, code, stderr });
+      const trace = existsSync(traceFile) ? readFileSync(traceFile, 'utf8').split('\n').filter(Boolean) : [];
+      resolve({ reached, code, stderr, trace });
     });
   });
 }
@@ -81,10 +87,7 @@ describe('a fuzzer killed at every point leaves nothing after cleanup', () => {
   ];
   for (const { system, skip } of cases)
     for (const { mode, what } of modes) {
-      // Quarantined: kvraft in error mode failed once (k = 7, a point reached only in some runs,
-      // 10 leftovers) on the last CI run of 2026-11-30, not yet triaged; the other three run.
-      const quarantined = system === 'kvraft' && mode === 'error';
-      it.skipIf(skip !== undefined || quarantined)(
+      it.skipIf(skip !== undefined)(
         `${system}: ${what}${skip ? ` (skipped: ${skip})` : ''}`,
         async () => {
           const box = sandbox();
@@ -120,6 +123,11 @@ describe('a fuzzer killed at every point leaves nothing after cleanup', () => {
             } else if (outcome.reached) {
               expect({ k, code: outcome.code }).toEqual({ k, code: 2 });
               expect(outcome.stderr).toMatch(/internal error|error/);
+            } else {
+              // Not reached must mean the run ended before a point that may throw, never that
+              // something swallowed the error and went on (removals are the points that may not).
+              const passed = outcome.trace.slice(k - 1).filter((line) => !/\tremove /.test(line));
+              expect({ k, swallowed: passed }).toEqual({ k, swallowed: [] });
             }
             expect({ k, left: await settledLeftovers(before) }).toEqual({ k, left: [] });
             expect(registryFiles(box)).toEqual([]);

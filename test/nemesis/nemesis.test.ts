@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { NodeStatus } from '../../src/cluster/cluster.js';
 import type { Address } from '../../src/cluster/net/backend.js';
+import { HarnessError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/random.js';
 import { Nemesis, type NemesisCluster } from '../../src/nemesis/nemesis.js';
 import type { ClusterView, KvClient, LaunchSpec, SystemAdapter } from '../../src/systems/system.js';
@@ -90,6 +91,14 @@ interface FakeSystemOptions {
   readonly addFailsAfterCommit?: boolean;
   /** The cluster turns every add down. */
   readonly addRejected?: boolean;
+}
+
+/** Mallory's own failure (as when its registry cannot be written) at the next start of a node. */
+class FailingStart extends FakeCluster {
+  override start(node: string): Promise<void> {
+    this.log.push(`start ${node}`);
+    return Promise.reject(new HarnessError(`cannot record ${node}`));
+  }
 }
 
 function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemAdapter {
@@ -206,5 +215,28 @@ describe('Nemesis membership: a joiner starts only once the cluster has accepted
     ]);
     expect(fake.log).not.toContain('start n3');
     expect(fake.refused).toEqual([]);
+  });
+});
+
+describe('Nemesis and failures of Mallory itself', () => {
+  it('a fault or a reset that meets a HarnessError throws it instead of reporting a fault error', async () => {
+    const fake = new FailingStart();
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['member', 'pause', 'kill']);
+    await fake.kill('n1');
+    await expect(nemesis.healAll()).rejects.toBeInstanceOf(HarnessError);
+
+    const other = new FailingStart();
+    const second = new Nemesis(other, network, fakeSystem(other), new Rng(1), ['member']);
+    await second.enact({ f: 'member-remove', value: ['n2'] });
+    await expect(second.enact({ f: 'member-add', value: 'one' })).rejects.toBeInstanceOf(HarnessError);
+    expect(other.log).toContain('start n2');
+  });
+
+  it('an ordinary failure to start a node is still a reset error', async () => {
+    const fake = new FakeCluster();
+    fake.start = (node: string) => Promise.reject(new Error(`${node} did not start`));
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['kill']);
+    await fake.kill('n1');
+    expect(await nemesis.healAll()).toEqual(['start n1: n1 did not start']);
   });
 });

@@ -10,19 +10,24 @@ export interface CommandResult {
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
-/** Runs a command to completion (never through a shell); never throws for a non-zero exit. */
+/** Runs a command to completion (never through a shell); never rejects for a non-zero exit. */
 export function run(
   argv: readonly string[],
   options: { input?: string; timeoutMs?: number } = {},
 ): Promise<CommandResult> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const child = execFile(
       argv[0],
       argv.slice(1),
       { timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        crashPoint(`ran ${argv.join(' ')}`);
+        try {
+          crashPoint(`ran ${argv.join(' ')}`);
+        } catch (crash) {
+          reject(crash instanceof Error ? crash : new Error(String(crash)));
+          return;
+        }
         resolve({ code, stdout, stderr: stderr || (error && code !== 0 ? error.message : '') });
       },
     );
