@@ -67,7 +67,7 @@ export class ProgressReporter implements Reporter {
 
   bug(bug: BugRecord): void {
     this.print(
-      `BUG #${bug.id} [${bug.kind}] ${bug.message}\n  evidence: ${bug.dir}\n  replay:   mallory replay ${bug.dir} --repeat 10`,
+      `BUG #${bug.id} [${bug.kind}] ${bug.message}\n  evidence: ${bug.dir}\n  replay:   mallory replay ${bug.dir} --repeat 10\n  shrink:   mallory shrink ${bug.dir}`,
     );
   }
 
