@@ -33,6 +33,7 @@ import {
   type ScheduleHeader,
   type ScheduleItem,
 } from './schedule-file.js';
+import { describeRecovery, recoveryEvidence } from './recovery-evidence.js';
 import { ScheduleRunner, type ScheduleRunnerDeps } from './schedule-runner.js';
 
 /** What an earlier run gives a campaign seeded from it. */
@@ -334,11 +335,12 @@ export class Campaign {
           findings.push({ kind: 'crash', name: f.kind, message: f.message, evidence: f });
         }
         if (!recovered && !this.signal.aborted) {
+          const evidence = await recoveryEvidence(cluster, system, resetErrors, config.opTimeoutMs);
           findings.push({
             kind: 'recovery',
             name: 'no-recovery',
-            message: `the system did not serve again within ${config.recoveryTimeoutMs / 1000} s after all faults were healed`,
-            evidence: { resetErrors },
+            message: `the system did not serve again within ${config.recoveryTimeoutMs / 1000} s after all faults were healed: ${describeRecovery(evidence)}`,
+            evidence,
           });
         }
         for (const checker of this.checkers) {

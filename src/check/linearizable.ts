@@ -129,7 +129,11 @@ export async function checkOps(ops: readonly Op[], options: CheckOptions): Promi
     longestPrefix: ce.longestPrefix.map((position) => ops[position]),
     failingOp: ops[ce.failingOp],
   });
-  return { ...rest, counterexample: toOps(counterexample), counterexamples: (counterexamples ?? []).map(toOps) };
+  return {
+    ...rest,
+    counterexample: toOps(counterexample),
+    counterexamples: (counterexamples ?? []).map(toOps),
+  };
 }
 
 /**

@@ -104,7 +104,7 @@ export class LogCheck {
       const lines = ['stdout.log', 'stderr.log'].flatMap((s) => {
         const file = join(this.runDir, 'nodes', exit.node, s);
         const end = logBytes?.[s];
-        return end === undefined ? (this.tails.get(file) ?? []) : lastLinesBefore(file, end, CONTEXT_LINES);
+        return end === undefined ? (this.tails.get(file) ?? []) : lastLinesOf(file, CONTEXT_LINES, end);
       });
       if (reason !== undefined) {
         findings.push({
@@ -152,8 +152,11 @@ export class LogCheck {
   }
 }
 
-/** The last `count` complete lines of `file` that end at or before byte `end`. */
-function lastLinesBefore(file: string, end: number, count: number): string[] {
+/**
+ * The last `count` complete lines of `file` that end at or before byte `end` (default: the end
+ * of the file); none when it cannot be read.
+ */
+export function lastLinesOf(file: string, count: number, end?: number): string[] {
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -161,8 +164,9 @@ function lastLinesBefore(file: string, end: number, count: number): string[] {
     return [];
   }
   try {
-    const start = Math.max(0, end - EXIT_CONTEXT_BYTES);
-    const buffer = Buffer.alloc(end - start);
+    const stop = Math.min(end ?? Infinity, fstatSync(fd).size);
+    const start = Math.max(0, stop - EXIT_CONTEXT_BYTES);
+    const buffer = Buffer.alloc(stop - start);
     const read = readSync(fd, buffer, 0, buffer.length, start);
     const lines = buffer.subarray(0, read).toString('utf8').split('\n');
     if (lines.at(-1) === '') lines.pop();

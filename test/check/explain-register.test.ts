@@ -38,7 +38,9 @@ describe('explainRegisterViolation names the anomaly with the ops that prove it'
       [2, 'ok', 'read', 1, 'n3'],
     ]);
     expect(e.anomaly).toBe('lost-write');
-    expect(e.message).toMatch(/^write 2 by process 1 on n2 \(3\.000 s–4\.000 s\) was acknowledged and never read; read 1 by process 2 on n3/);
+    expect(e.message).toMatch(
+      /^write 2 by process 1 on n2 \(3\.000 s–4\.000 s\) was acknowledged and never read; read 1 by process 2 on n3/,
+    );
     expect(e.ops).toEqual([3, 5]);
   });
 
@@ -66,7 +68,9 @@ describe('explainRegisterViolation names the anomaly with the ops that prove it'
       [3, 'ok', 'read', 2],
     ]);
     expect(overlapping.anomaly).toBe('stale-read');
-    expect(overlapping.message).toMatch(/returned the older 1 although write 2 .* was acknowledged before it began \(read by read 2/);
+    expect(overlapping.message).toMatch(
+      /returned the older 1 although write 2 .* was acknowledged before it began \(read by read 2/,
+    );
   });
 
   it('stale read of the initial value after an acknowledged write', async () => {
