@@ -298,6 +298,11 @@ export class Campaign {
                 value: isLet(item) ? item.let : item.value,
                 error: `skipped: ${reason}`,
               });
+              const what = isLet(item) ? `let ${JSON.stringify(item.let)}` : item.f;
+              this.emit(
+                'message',
+                `  schedule ${s + 1} +${(item.atMs / 1000).toFixed(1)}s ${what} (skipped: ${reason})`,
+              );
             },
           );
         } else {

@@ -57,11 +57,12 @@ export class ProgressReporter implements Reporter {
     }
   }
 
+  /** Every fault, on a terminal too, with the reason for a skip or an error. */
   fault(outcome: FaultOutcome, schedule: number, atMs: number): void {
-    if (this.tty) return;
     const nodes = outcome.nodes.length > 0 ? ` on ${outcome.nodes.join(',')}` : '';
+    const why = outcome.outcome !== 'ok' && outcome.error ? `: ${outcome.error}` : '';
     this.print(
-      `  schedule ${schedule + 1} +${(atMs / 1000).toFixed(1)}s ${describeFault(outcome.fault)}${nodes} (${outcome.outcome})`,
+      `  schedule ${schedule + 1} +${(atMs / 1000).toFixed(1)}s ${describeFault(outcome.fault)}${nodes} (${outcome.outcome}${why})`,
     );
   }
 
