@@ -58,9 +58,9 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
           },
         }),
       );
-      if (flags.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
       const b = result.before;
-      if (result.after && result.shrunk) {
+      if (flags.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+      else if (result.after && result.shrunk) {
         const a = result.after;
         process.stdout.write(
           `shrunk ${b.faults} → ${a.faults} fault(s); reproduced ${b.reproduced}/${b.tries} before, ${a.reproduced}/${a.tries} after (${finding})\n` +
