@@ -246,8 +246,12 @@ export class Campaign {
           fault: Fault,
           stepIdx: number | null,
           recorded?: ScheduleEntry,
+          triggered = false,
         ): Promise<void> => {
           const atMs = Date.now() - scheduleStart;
+          // Who led just before the fault, so a replay can aim it at the same roles (a schedule
+          // line waiting on an event is not delayed by the question).
+          const leader = triggered ? undefined : await nemesis.leader();
           history.record({ type: 'info', process: 'nemesis', f: fault.f, value: fault.value });
           const outcome = await nemesis.enact(fault, recorded);
           history.record({
@@ -266,6 +270,7 @@ export class Campaign {
             ...(outcome.links && (fault.f === 'start-partition' || fault.f === 'start-packet')
               ? { links: outcome.links }
               : {}),
+            ...(leader !== undefined ? { leader } : {}),
           };
           if (outcome.outcome === 'ok') faults.push(entry);
           attempted.push(
@@ -480,7 +485,12 @@ export class Campaign {
     scheduleStart: number,
     budgetEnd: number,
     deps: Pick<ScheduleRunnerDeps, 'leader' | 'nodes' | 'running' | 'onEvent'>,
-    enact: (fault: Fault, step: number | null, recorded?: ScheduleEntry) => Promise<void>,
+    enact: (
+      fault: Fault,
+      step: number | null,
+      recorded?: ScheduleEntry,
+      triggered?: boolean,
+    ) => Promise<void>,
     skip: (item: ScheduleItem, reason: string) => void,
   ): Promise<void> {
     const lastAt = items.reduce((m, e) => Math.max(m, e.atMs + (e.delayMs ?? 0)), 0);
@@ -492,9 +502,9 @@ export class Campaign {
       ...deps,
       signal: this.signal,
       skip,
-      enact: async (fault, recorded, atMs) => {
+      enact: async (fault, recorded, atMs, triggered) => {
         this.step = Math.floor(atMs / this.config.stepMs);
-        await enact(fault, this.step, { atMs, ...fault, ...recorded });
+        await enact(fault, this.step, { atMs, ...fault, ...recorded }, triggered);
       },
     });
     await runner.run(scheduleStart, endAt);

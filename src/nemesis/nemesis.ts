@@ -37,6 +37,11 @@ export interface ScheduleEntry {
   readonly nodes?: readonly string[];
   /** The concrete links a partition cut, when it was recorded from a run. */
   readonly links?: readonly Link[];
+  /**
+   * The system's leader just before the fault, when recorded from a run: a replay whose leader
+   * is another node swaps the two names in `nodes` and `links`, so the fault meets the same roles.
+   */
+  readonly leader?: string;
 }
 
 const MIN_MEMBERS_AFTER_REMOVE = 2;
