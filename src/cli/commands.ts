@@ -4,6 +4,7 @@ import type { RegisterCommand } from './command.js';
 import { registerCompare } from './compare.js';
 import { registerDoctor } from './doctor.js';
 import { registerReplay } from './replay.js';
+import { registerReport } from './report.js';
 import { registerRun } from './run.js';
 
 /** Every `mallory` subcommand, in the order `--help` lists them. */
@@ -11,6 +12,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerRun,
   registerReplay,
   registerCheck,
+  registerReport,
   registerCompare,
   registerDoctor,
   registerCleanup,
