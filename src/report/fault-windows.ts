@@ -100,9 +100,7 @@ export function faultWindows(
 }
 
 /** The union of the windows of each family over all nodes: the intervals to shade on a plot. */
-export function familyIntervals(
-  windows: readonly FaultWindow[],
-): {
+export function familyIntervals(windows: readonly FaultWindow[]): {
   readonly family: FaultFamily;
   readonly fromMs: number;
   readonly toMs: number;

@@ -1,6 +1,6 @@
 import type { FaultMark, FaultWindow } from './fault-windows.js';
 import { BUG_COLOR, FAMILY_COLORS, MARK_COLOR, ROLE_COLORS } from './colors.js';
-import { escapeXml } from './plot.js';
+import { escapeXml, niceStep, ticks } from './plot.js';
 import type { RoleSpan } from './role-spans.js';
 
 export interface NodeTimeline {
@@ -113,10 +113,9 @@ export function nodeTimelineSvg(t: NodeTimeline): string {
     );
   }
   parts.push(`<line x1="${LEFT}" y1="${bottom}" x2="${LEFT + plotW}" y2="${bottom}" stroke="black"/>`);
-  for (let i = 0; i <= TICKS; i++) {
-    const ms = (xMax * i) / TICKS;
+  for (const sec of ticks(xMax / 1000, niceStep(xMax / 1000, TICKS))) {
     parts.push(
-      `<text x="${sx(ms)}" y="${bottom + 16}" text-anchor="middle">${Number((ms / 1000).toFixed(1))}</text>`,
+      `<text x="${sx(sec * 1000).toFixed(1)}" y="${bottom + 16}" text-anchor="middle">${sec}</text>`,
     );
   }
   parts.push(

@@ -29,9 +29,26 @@ const HEIGHT = 360;
 const MARGIN = { left: 60, right: 130, top: 30, bottom: 40 };
 const COLORS = ['#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
 const BAND_OPACITY = 0.18;
-const TICKS = 4;
+/** At most this many intervals between axis ticks. */
+const MAX_TICKS = 6;
+const NICE_STEPS = [1, 2, 2.5, 5, 10];
 /** The smallest band drawn, in px, so a fault of a few ms still shows. */
 const MIN_BAND_PX = 1.5;
+
+/** A round tick step (1, 2, 2.5 or 5 × 10^k) giving at most `maxTicks` intervals up to `max`. */
+export function niceStep(max: number, maxTicks = MAX_TICKS): number {
+  const raw = max / maxTicks;
+  if (!(raw > 0) || !Number.isFinite(raw)) return 1;
+  const magnitude = 10 ** Math.floor(Math.log10(raw));
+  return (NICE_STEPS.find((m) => m * magnitude >= raw) ?? 10) * magnitude;
+}
+
+/** The tick values 0, step, 2·step, … up to `max`. */
+export function ticks(max: number, step: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i * step <= max * (1 + 1e-9); i++) out.push(Number((i * step).toPrecision(12)));
+  return out;
+}
 
 /** Escapes text for HTML and SVG content and attribute values. */
 export function escapeXml(text: string): string {
@@ -72,7 +89,8 @@ export function lineChartSvg(
   const xs = [...series.flatMap((s) => s.points.map((p) => p[0])), ...bands.map((b) => b.to)];
   const ys = series.flatMap((s) => s.points.map((p) => p[1])).filter((y) => Number.isFinite(y));
   const xMax = options.xMax ?? Math.max(1, ...xs);
-  const yMax = Math.max(1, ...ys);
+  const yStep = niceStep(Math.max(1, ...ys));
+  const yMax = Math.ceil(Math.max(1, ...ys) / yStep - 1e-9) * yStep;
   const plotW = WIDTH - MARGIN.left - MARGIN.right;
   const plotH = HEIGHT - MARGIN.top - MARGIN.bottom;
   const sx = (x: number): number => MARGIN.left + (Math.min(x, xMax) / xMax) * plotW;
@@ -95,12 +113,15 @@ export function lineChartSvg(
     `<text x="${MARGIN.left + plotW / 2}" y="${HEIGHT - 8}" text-anchor="middle">${escapeXml(xLabel)}</text>`,
     `<text x="14" y="${MARGIN.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 14 ${MARGIN.top + plotH / 2})">${escapeXml(yLabel)}</text>`,
   );
-  for (let i = 0; i <= TICKS; i++) {
-    const xv = (xMax * i) / TICKS;
-    const yv = (yMax * i) / TICKS;
+  for (const xv of ticks(xMax, niceStep(xMax))) {
     parts.push(
-      `<text x="${sx(xv)}" y="${MARGIN.top + plotH + 16}" text-anchor="middle">${Number(xv.toFixed(1))}</text>`,
-      `<text x="${MARGIN.left - 6}" y="${sy(yv) + 4}" text-anchor="end">${Number(yv.toFixed(1))}</text>`,
+      `<text x="${sx(xv).toFixed(1)}" y="${MARGIN.top + plotH + 16}" text-anchor="middle">${xv}</text>`,
+    );
+  }
+  for (const yv of ticks(yMax, yStep)) {
+    parts.push(
+      `<line x1="${MARGIN.left}" y1="${sy(yv).toFixed(1)}" x2="${MARGIN.left + plotW}" y2="${sy(yv).toFixed(1)}" stroke="#eee"/>`,
+      `<text x="${MARGIN.left - 6}" y="${(sy(yv) + 4).toFixed(1)}" text-anchor="end">${yv}</text>`,
     );
   }
   series.forEach((s, i) => {

@@ -172,7 +172,23 @@ function bugsSection(results: Results, outDir: string): string {
   return ['<h2 id="bugs">Bugs</h2>', ...bugs].join('\n');
 }
 
-/** The run report: a self-contained page (inline SVG and CSS, no script, nothing fetched). */
+/**
+ * Counts, once the page is laid out, the charts whose lines or windows have a size on screen, and
+ * the shaded fault bands, into `<body data-plots data-drawn data-bands>`: what a headless browser
+ * test reads to know every chart was drawn.
+ */
+const SELF_CHECK = `<script>
+(() => {
+  const charts = [...document.querySelectorAll('svg.plot, svg.timeline')];
+  const sized = (e) => { const b = e.getBBox(); return b.width > 0 || b.height > 0; };
+  const drawn = charts.filter((svg) => [...svg.querySelectorAll('path.series, rect.window, rect.role')].some(sized));
+  document.body.dataset.plots = String(charts.length);
+  document.body.dataset.drawn = String(drawn.length);
+  document.body.dataset.bands = String([...document.querySelectorAll('svg.plot rect.band')].filter(sized).length);
+})();
+</script>`;
+
+/** The run report: a self-contained page (inline SVG, CSS and a tiny self-check script; nothing fetched). */
 export function reportHtml(data: RunData, results: Results, outDir: string): string {
   return [
     '<!DOCTYPE html>',
@@ -186,6 +202,7 @@ export function reportHtml(data: RunData, results: Results, outDir: string): str
     timelineSection(data),
     coverageSection(data),
     faultsSection(results),
+    SELF_CHECK,
     '</body></html>',
   ].join('\n');
 }

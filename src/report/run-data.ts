@@ -1,9 +1,9 @@
-import { createReadStream, existsSync, readdirSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 
 import type { Op } from '../core/op.js';
-import { readHistory, readStoredRun, type StoredRun } from '../store/run-reader.js';
+import { notARunReason, readHistory, readStoredRun, type StoredRun } from '../store/run-reader.js';
 import {
   faultWindows,
   resetTimes,
@@ -75,7 +75,9 @@ async function readRoleChanges(
 
 /** Reads a run directory for its report. Throws when it is not one (see `notARunReason`). */
 export async function readRunData(runDir: string): Promise<RunData> {
-  const dir = resolve(runDir);
+  const reason = notARunReason(runDir);
+  if (reason !== undefined) throw new Error(reason);
+  const dir = realpathSync(resolve(runDir));
   const stored = readStoredRun(dir);
   const ops = await readHistory(dir);
   const startMs = Date.parse(stored.run.startedAt);
