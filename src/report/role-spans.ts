@@ -28,13 +28,22 @@ export function lineTimeMs(line: string): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
+/** `raft.node: A elected leader B at term 2` (etcd's raft): news of another node's election. */
+const ELECTED_OTHER = /(\S+) elected leader (\S+)/i;
+
+/** Whether the line reports that some other node became leader (so this one follows it). */
+function otherLeader(line: string): boolean {
+  const m = ELECTED_OTHER.exec(line);
+  return m !== null && m[1] !== m[2];
+}
+
 /**
  * The role change a node's log line announces, placed on the run's time axis by the line's own
  * wall-clock time (`runStartMs`: the run's start, ms since the epoch). Lines without a time or a
  * role give `undefined`.
  */
 export function roleChangeOfLine(node: string, line: string, runStartMs: number): RoleChange | undefined {
-  const role = roleOfText(line);
+  const role = otherLeader(line) ? 'follower' : roleOfText(line);
   if (role === undefined) return undefined;
   const wall = lineTimeMs(line);
   if (wall === undefined) return undefined;

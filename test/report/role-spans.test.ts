@@ -19,6 +19,17 @@ describe('roleChangeOfLine', () => {
         START,
       ),
     ).toEqual({ node: 'n2', atMs: 2000, role: 'follower' });
+    expect(
+      roleChangeOfLine(
+        'n3',
+        '{"ts":"2026-11-30T21:00:03.000Z","msg":"raft.node: f7 elected leader 21 at term 2"}',
+        START,
+      ),
+    ).toEqual({ node: 'n3', atMs: 3000, role: 'follower' });
+    expect(
+      roleChangeOfLine('n3', '2026-11-30T21:00:03.000Z raft.node: 21 elected leader 21 at term 2', START)
+        ?.role,
+    ).toBe('leader');
     expect(roleChangeOfLine('n1', 'n1 become-leader term=2', START)).toBeUndefined();
     expect(roleChangeOfLine('n1', '2026-11-30T21:00:01.500Z n1 commit-advance', START)).toBeUndefined();
   });
