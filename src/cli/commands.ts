@@ -6,11 +6,13 @@ import { registerDoctor } from './doctor.js';
 import { registerReplay } from './replay.js';
 import { registerReport } from './report.js';
 import { registerRun } from './run.js';
+import { registerShrink } from './shrink.js';
 
 /** Every `mallory` subcommand, in the order `--help` lists them. */
 export const COMMANDS: readonly RegisterCommand[] = [
   registerRun,
   registerReplay,
+  registerShrink,
   registerCheck,
   registerReport,
   registerCompare,

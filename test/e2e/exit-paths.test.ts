@@ -77,6 +77,8 @@ describe('exit paths of mallory run (kvraft, real processes)', () => {
     expect(elapsedMs).toBeLessThan(30_000);
     const history = readFileSync(join(realpathSync(join(b.store, 'latest')), 'history.jsonl'), 'utf8');
     expect(history).toMatch(/"f":"kill".*"error":"skipped: at 60000 ms, past the end of the run/);
+    // The terminal says so too, with the reason.
+    expect(r.stderr).toMatch(/schedule 1 \+60\.0s kill \(skipped: at 60000 ms, past the end of the run/);
   });
 
   it('policy values are saved every schedule: a killed run seeds the next one and says how much', async () => {

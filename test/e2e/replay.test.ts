@@ -25,6 +25,7 @@ describe('mallory replay (kvraft, real processes)', () => {
     const { run: found, bugDir } = await findBug(box, SCHEDULE);
     // The replay command is printed under the BUG line.
     expect(found.stderr).toContain(`replay:   mallory replay ${bugDir} --repeat 10`);
+    expect(found.stderr).toContain(`shrink:   mallory shrink ${bugDir}`);
     // The bug's schedule file says how to run it: system, nodes, switches, seed, what it found.
     const [header] = readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8').split('\n');
     expect(JSON.parse(header)).toMatchObject({
