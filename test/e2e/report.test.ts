@@ -59,7 +59,13 @@ describe('mallory report', () => {
   it('reports a real kvraft campaign: results.json valid against its schema, every plot drawn in Chromium', async () => {
     const run = await mallory(['run', '--time', '20s', '--seed', '3', '--store', box.store, '--json'], box);
     expect([0, 1]).toContain(run.code);
-    const runDir = (JSON.parse(run.stdout) as { runDir: string }).runDir;
+    const summary = JSON.parse(run.stdout) as { runDir: string; report?: string };
+    const runDir = summary.runDir;
+    // The campaign wrote its report and refreshed the store's index itself.
+    expect(summary.report).toBe(join(runDir, 'report.html'));
+    expect(readFileSync(join(runDir, 'report.html'), 'utf8')).toContain('<svg');
+    expect(existsSync(join(runDir, 'results.json'))).toBe(true);
+    expect(readFileSync(join(box.store, 'index.html'), 'utf8')).toContain(runDir.split('/').at(-1));
 
     const r = await mallory(['report', runDir], box);
     expect(r.code).toBe(0);
