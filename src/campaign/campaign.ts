@@ -14,6 +14,8 @@ import { Rng } from '../core/random.js';
 import { Nemesis, type FaultOutcome, type ScheduleEntry, unsupportedFault } from '../nemesis/nemesis.js';
 import { createPolicy } from '../policy/index.js';
 import type { Policy, PolicyValue } from '../policy/policy.js';
+import { writeStoreIndex } from '../report/store-index.js';
+import { writeRunReport } from '../report/write-run-report.js';
 import { RunStore } from '../store/run-store.js';
 import { findSystem } from '../systems/index.js';
 import type { SystemAdapter } from '../systems/system.js';
@@ -443,8 +445,29 @@ export class Campaign {
     // Only now: until the final status is on disk, `mallory cleanup` must be able to find the run.
     registry.removeFile();
     if (usageError) throw usageError;
-    this.emit('runEnded', summary);
-    return summary;
+    const reported: RunSummary = {
+      ...summary,
+      ...(await this.writeReport(store.dir, resolve(config.store))),
+    };
+    this.emit('runEnded', reported);
+    return reported;
+  }
+
+  /**
+   * The run's report.html and results.json, and the store's index refreshed, once the run is
+   * stored; a report that cannot be written is said, and loses nothing (`mallory report` retries).
+   */
+  private async writeReport(
+    runDir: string,
+    storeDir: string,
+  ): Promise<Pick<RunSummary, 'report' | 'reportError'>> {
+    try {
+      const { html } = await writeRunReport(runDir);
+      writeStoreIndex(storeDir);
+      return { report: html };
+    } catch (e) {
+      return { reportError: e instanceof Error ? e.message : String(e) };
+    }
   }
 
   /** Whether the run uses namespaces; checked before the run dir exists, so a refusal leaves no run. */

@@ -4,6 +4,7 @@ import type { RegisterCommand } from './command.js';
 import { registerCompare } from './compare.js';
 import { registerDoctor } from './doctor.js';
 import { registerReplay } from './replay.js';
+import { registerReport } from './report.js';
 import { registerRun } from './run.js';
 import { registerShrink } from './shrink.js';
 
@@ -13,6 +14,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerReplay,
   registerShrink,
   registerCheck,
+  registerReport,
   registerCompare,
   registerDoctor,
   registerCleanup,
