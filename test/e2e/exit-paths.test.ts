@@ -133,7 +133,7 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
     [['--time', '0'], /^mallory: --time: /],
     [
       ['--system', 'etcd', '--faults', 'clock'],
-      /^mallory: --faults clock: etcd's nodes do not read the wall clock through libc, so libfaketime cannot move it$/,
+      /^mallory: --faults clock: etcd's nodes do not read the wall clock through libc, so libfaketime cannot move it\n$/,
     ],
     [['--step', '0'], /^mallory: --step: /],
   ])('run %j', async (args, message) => {
