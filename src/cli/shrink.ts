@@ -1,9 +1,9 @@
 import { readBug } from '../campaign/replay.js';
 import { shrinkBug } from '../campaign/shrink.js';
-import { UsageError } from '../core/errors.js';
 import { EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
+import { parseRepeat } from './replay.js';
 
 interface ShrinkFlags {
   repeat: string;
@@ -28,13 +28,7 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
     .option('--store <dir>', 'where the replays are stored', 'store')
     .option('--json', 'print the result as one JSON document on stdout')
     .action(async (bugDir: string, flags: ShrinkFlags) => {
-      const repeat = Number(flags.repeat);
-      if (!Number.isInteger(repeat) || repeat < 1) {
-        throw new UsageError(
-          'bad-flag',
-          `--repeat needs a whole number of at least 1, got "${flags.repeat}"`,
-        );
-      }
+      const repeat = parseRepeat(flags.repeat);
       const bug = readBug(bugDir);
       const h = bug.header;
       const finding = `${h.finding.kind}/${h.finding.name}`;
