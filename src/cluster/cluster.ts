@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { monoNs, sleep } from '../core/clock.js';
-import type { ClockPreload } from '../nemesis/clock.js';
+import type { ClockPreload } from './clock-preload.js';
 import type { ClusterView, SystemAdapter } from '../systems/system.js';
 import type { Address, NetworkBackend } from './net/backend.js';
 import { processStartTime, type ResourceRegistry } from './resources.js';

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
 import { ProxyBackend } from '../../src/cluster/net/proxy.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
-import { ClockPreload } from '../../src/nemesis/clock.js';
+import { ClockPreload } from '../../src/cluster/clock-preload.js';
 import { kvraft } from '../../src/systems/kvraft/index.js';
 import type { SystemAdapter } from '../../src/systems/system.js';
 

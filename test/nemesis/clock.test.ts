@@ -4,7 +4,8 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { clockControlFile, faketimeSpec, NodeClocks, writeControlFile } from '../../src/nemesis/clock.js';
+import { clockControlFile, faketimeSpec, writeControlFile } from '../../src/cluster/clock-preload.js';
+import { NodeClocks } from '../../src/nemesis/clock.js';
 
 const dirs: string[] = [];
 function runDir(): string {
