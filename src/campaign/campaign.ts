@@ -9,8 +9,10 @@ import { ResourceRegistry } from '../cluster/resources.js';
 import { LogCheck } from '../check/logs.js';
 import { monoNs, sleep } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
-import { describeFault, type Fault } from '../core/fault.js';
+import { describeFault, FAMILY_KINDS, type Fault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
+import { ClockPreload, findLibfaketime, LIBFAKETIME_FIX } from '../cluster/clock-preload.js';
+import { NodeClocks } from '../nemesis/clock.js';
 import { Nemesis, type FaultOutcome, type ScheduleEntry, unsupportedFault } from '../nemesis/nemesis.js';
 import { createPolicy } from '../policy/index.js';
 import type { Policy, PolicyValue } from '../policy/policy.js';
@@ -129,6 +131,18 @@ export class Campaign {
         );
       }
     }
+    const wantsClock =
+      config.faults.includes('clock') ||
+      (fixedSchedule ?? []).some((item) => !isLet(item) && FAMILY_KINDS.clock.includes(item.f));
+    let libfaketime: string | undefined;
+    if (wantsClock) {
+      const reason = unsupportedFault('bump-clock', system, definition.name, nodeCount);
+      if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults clock: ${reason}`);
+      libfaketime = findLibfaketime();
+      if (libfaketime === undefined) {
+        throw new UsageError('missing-binary', `clock faults need libfaketime: run ${LIBFAKETIME_FIX}`);
+      }
+    }
     const problems = (await system.doctor()).filter((d) => !d.ok);
     if (problems.length > 0) {
       const p = problems[0];
@@ -171,6 +185,7 @@ export class Campaign {
     });
     let network: NetworkBackend | undefined;
     let cluster: Cluster | undefined;
+    let clocks: NodeClocks | undefined;
     let workload: RegisterWorkload | undefined;
     let status: RunSummary['status'] = 'complete';
     let error: string | undefined;
@@ -199,7 +214,9 @@ export class Campaign {
         network,
         registry,
         onExit: (exit) => this.exits.push(exit),
+        ...(libfaketime !== undefined ? { clock: new ClockPreload(libfaketime, store.dir) } : {}),
       });
+      if (libfaketime !== undefined) clocks = new NodeClocks(store.dir);
       const observation = new Observation(store.dir, nodes, system);
       this.observation = observation;
       network.onEvent((event) => {
@@ -209,7 +226,7 @@ export class Campaign {
         observation.ingest(event);
       });
       observation.start();
-      const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults);
+      const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults, clocks);
       const live = cluster;
       const logCheck = new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns);
       workload = new RegisterWorkload(system, cluster, history, rng.fork('workload'), {
@@ -413,6 +430,7 @@ export class Campaign {
       workload?.interrupt();
       await workload?.stop().catch(() => undefined);
       await this.observation?.stop().catch(() => undefined);
+      clocks?.close();
       await cluster?.close().catch(() => undefined);
       await network?.close().catch(() => undefined);
       registry.releaseResources();
