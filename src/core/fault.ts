@@ -65,6 +65,7 @@ export const DEFAULT_FAULT_FAMILIES: readonly FaultFamily[] = [
   'member',
 ];
 
+/** Each family's fault kinds; the last one undoes the others (a window lasts from one of them to it). */
 export const FAMILY_KINDS: Readonly<Record<FaultFamily, readonly FaultKind[]>> = {
   partition: ['start-partition', 'stop-partition'],
   kill: ['kill', 'start'],

@@ -9,6 +9,7 @@ export const FAMILY_COLORS: Readonly<Record<FaultFamily, string>> = {
   pause: '#1f77b4',
   packet: '#17becf',
   member: '#9467bd',
+  clock: '#bcbd22',
 };
 
 /** Jepsen's colours for op outcomes. */

@@ -40,12 +40,14 @@ export interface FaultMark {
   readonly atMs: number;
 }
 
-/** The fault that starts each family's window, and the one that ends it. */
+/** The faults that start each family's window (all but the last of its kinds), and the one that ends it (the last). */
 const OPENS = new Map<string, FaultFamily>(
-  Object.entries(FAMILY_KINDS).map(([family, [open]]) => [open, family as FaultFamily]),
+  Object.entries(FAMILY_KINDS).flatMap(([family, kinds]) =>
+    kinds.slice(0, -1).map((open) => [open, family as FaultFamily] as const),
+  ),
 );
 const CLOSES = new Map<string, FaultFamily>(
-  Object.entries(FAMILY_KINDS).map(([family, [, close]]) => [close, family as FaultFamily]),
+  Object.entries(FAMILY_KINDS).map(([family, kinds]) => [kinds[kinds.length - 1], family as FaultFamily]),
 );
 
 /**

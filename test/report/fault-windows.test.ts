@@ -27,6 +27,22 @@ describe('faultWindows', () => {
     ]);
   });
 
+  it('a clock window runs from any clock fault to reset-clock', () => {
+    const { windows } = faultWindows(
+      [
+        fault(1000, 'bump-clock', ['n1']),
+        fault(2000, 'drift-clock', ['n2']),
+        fault(3000, 'reset-clock', ['n1', 'n2']),
+      ],
+      [],
+      10_000,
+    );
+    expect(windows.map((w) => [w.node, w.family, w.f, w.fromMs, w.toMs, w.endedBy])).toEqual([
+      ['n1', 'clock', 'bump-clock', 1000, 3000, 'stop'],
+      ['n2', 'clock', 'drift-clock', 2000, 3000, 'stop'],
+    ]);
+  });
+
   it('closes what is still open at the reset, and at the end of the run', () => {
     const { windows } = faultWindows(
       [fault(1000, 'pause', ['n1']), fault(6000, 'start-partition', ['n1', 'n2'])],
@@ -57,12 +73,12 @@ describe('faultWindows', () => {
     ]);
   });
 
-  it('starts a new window when a partition changes shape, and marks instantaneous faults', () => {
+  it('starts a new window when a partition changes shape, and marks faults of no family', () => {
     const { windows, marks } = faultWindows(
       [
         fault(0, 'start-partition', ['n1']),
         fault(1000, 'start-partition', ['n1']),
-        fault(1500, 'bump-clock', ['n2']),
+        fault(1500, 'custom-fault', ['n2']),
       ],
       [],
       2000,
@@ -71,7 +87,7 @@ describe('faultWindows', () => {
       [0, 1000],
       [1000, 2000],
     ]);
-    expect(marks).toEqual([{ node: 'n2', f: 'bump-clock', atMs: 1500 }]);
+    expect(marks).toEqual([{ node: 'n2', f: 'custom-fault', atMs: 1500 }]);
   });
 });
 
