@@ -17,7 +17,10 @@ export const RunConfigSchema = z.object({
   timeMs: z.number().int().positive().default(60_000),
   seed: z.number().int().nonnegative().optional(),
   policy: z.enum(POLICIES).default('adaptive'),
-  faults: z.array(z.enum(FAULT_FAMILIES)).min(1).default([...DEFAULT_FAULT_FAMILIES]),
+  faults: z
+    .array(z.enum(FAULT_FAMILIES))
+    .min(1)
+    .default([...DEFAULT_FAULT_FAMILIES]),
   workload: z.enum(['register']).default('register'),
   /** Client workers; 2 per node when absent. */
   concurrency: z.number().int().positive().optional(),

@@ -108,7 +108,11 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option('--time <duration>', 'time budget, e.g. 60s or 10m', '60s')
     .option('--seed <n>', 'random seed (printed, and stored with every bug)')
     .addOption(new Option('--policy <name>', 'fault policy').choices(POLICIES).default('adaptive'))
-    .option('--faults <list>', `fault families: ${FAULT_FAMILIES.join(',')}`, DEFAULT_FAULT_FAMILIES.join(','))
+    .option(
+      '--faults <list>',
+      `fault families: ${FAULT_FAMILIES.join(',')}`,
+      DEFAULT_FAULT_FAMILIES.join(','),
+    )
     .option('--workload <name>', 'client workload', 'register')
     .option('--concurrency <n>', 'client workers (default 2 per node)')
     .option('--rate <ops/s>', 'client ops per second in total (default 100)')
