@@ -47,6 +47,12 @@ export interface ScheduleEntry {
 }
 
 const MIN_MEMBERS_AFTER_REMOVE = 2;
+
+/** Why a fault found nothing to act on (said beside every skip). */
+function nothingToDo(fault: Fault): string {
+  if (fault.value === 'leader') return 'no node answered as leader';
+  return 'no node or link to act on in its state';
+}
 const RE_ADD_ATTEMPTS = 3;
 const RE_ADD_READY_MS = 10_000;
 const RECONCILE_ROUNDS = 2;
@@ -271,12 +277,10 @@ export class Nemesis {
   ): Promise<FaultOutcome> {
     const c = this.cluster;
     const members = c.members;
-    const done = (nodes: readonly string[], links?: readonly Link[]): FaultOutcome => ({
-      fault,
-      nodes,
-      ...(links ? { links } : {}),
-      outcome: nodes.length > 0 || (links?.length ?? 0) > 0 ? 'ok' : 'skipped',
-    });
+    const done = (nodes: readonly string[], links?: readonly Link[]): FaultOutcome =>
+      nodes.length > 0 || (links?.length ?? 0) > 0
+        ? { fault, nodes, ...(links ? { links } : {}), outcome: 'ok' }
+        : { fault, nodes, outcome: 'skipped', error: nothingToDo(fault) };
     switch (fault.f) {
       case 'start-partition': {
         let links: readonly Link[];

@@ -27,9 +27,10 @@ import { settledLeftovers, snapshot } from './host.js';
 
 function runDirs(store: string): string[] {
   if (!existsSync(store)) return [];
-  return readdirSync(store)
-    .filter((s) => s !== 'latest' && !s.startsWith('latest.'))
-    .flatMap((system) => readdirSync(join(store, system)).map((d) => join(store, system, d)));
+  // store/<system>/<run>; `latest` is a link and index.html a file.
+  return readdirSync(store, { withFileTypes: true })
+    .filter((s) => s.isDirectory())
+    .flatMap((system) => readdirSync(join(store, system.name)).map((d) => join(store, system.name, d)));
 }
 
 type Mode = 'kill' | 'error';

@@ -11,9 +11,10 @@ import { disposeSandbox, findBug, mallory, registryFiles, type Sandbox, sandbox 
  * the partition and drop the rest.
  */
 const PADDED = [
-  '{"atMs": 500, "f": "pause", "value": "one"}',
-  '{"atMs": 1500, "f": "resume", "value": "all"}',
   '{"atMs": 2500, "f": "start-partition", "value": "leader"}',
+  // After the partition: a pause of the leader before it would leave no leader to cut off.
+  '{"atMs": 3000, "f": "pause", "value": "one"}',
+  '{"atMs": 3500, "f": "resume", "value": "all"}',
   '{"atMs": 4000, "f": "start-packet", "value": {"target": "one", "delayMs": 5}}',
   '{"atMs": 6000, "f": "stop-packet", "value": null}',
   '{"atMs": 12500, "f": "stop-partition", "value": null}',
@@ -74,7 +75,7 @@ describe('mallory shrink (kvraft, real processes)', () => {
     const box = sandbox();
     boxes.push(box);
     const schedule = join(box.store, '..', 'one.jsonl');
-    writeFileSync(schedule, PADDED[2] + '\n' + PADDED[5] + '\n');
+    writeFileSync(schedule, PADDED[0] + '\n' + PADDED[5] + '\n');
     const { bugDir } = await findBug(box, schedule);
     // Without the switch the schedule is harmless: nothing to shrink against.
     const file = join(bugDir, 'source-schedule.jsonl');

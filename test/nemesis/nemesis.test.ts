@@ -238,6 +238,20 @@ describe('Nemesis membership: a joiner starts only once the cluster has accepted
   });
 });
 
+describe('Nemesis skips', () => {
+  it('say why a fault found nothing to act on', async () => {
+    const { nemesis } = setUp();
+    expect(await nemesis.enact({ f: 'pause', value: 'leader' })).toMatchObject({
+      outcome: 'skipped',
+      error: 'no node answered as leader',
+    });
+    expect(await nemesis.enact({ f: 'resume', value: 'all' })).toMatchObject({
+      outcome: 'skipped',
+      error: 'no node or link to act on in its state',
+    });
+  });
+});
+
 describe('Nemesis and failures of Mallory itself', () => {
   it('a fault or a reset that meets a HarnessError throws it instead of reporting a fault error', async () => {
     const fake = new FailingStart();
