@@ -1,3 +1,4 @@
+import type { CycleAnomaly } from './anomaly.js';
 import type { TxnScalar, TxnOpInput } from './txn-op.js';
 import type { TxnCheckOptions, TxnCheckResult } from './txn-check-result.js';
 import { GraphBuilder, DATA_EDGES, PROCESS, REALTIME, RW, WR, WW } from './_internals/dependency-graph.js';
@@ -26,6 +27,9 @@ const GRAMMAR: MicroOpGrammar = {
   },
 };
 
+/** Most rw edges one key may get from readers of its whole order to appends no read shows. */
+const UNREAD_EDGES_PER_KEY = 100_000;
+
 const NO_ELEMENTS: readonly TxnScalar[] = [];
 
 /** The committed reads of one key. */
@@ -40,7 +44,8 @@ interface KeyReads {
  * committed read, of which every other read must be a prefix (else `incompatible-order`); reads
  * give non-cycle anomalies (G1a, G1b, internal, duplicate elements, dirty updates, garbage reads)
  * and a dependency graph (ww: consecutive appends in the order; wr: writer of a read's last element
- * → reader; rw: reader → writer of the element after what it read; plus realtime and process
+ * → reader; rw: reader → writer of the element after what it read, and readers of the whole order →
+ * writers of committed appends no read shows; plus realtime and process
  * orders when asked), whose cycles are classified (G0, G1c, G-single, G2-item and their
  * `-process`/`-realtime` variants). Appended values must be unique per key. Failed transactions did
  * not happen; indeterminate (`info`) ones may have: what they appended may be read.
@@ -99,7 +104,7 @@ function collect<T extends TxnOpInput>(
       if (f === 'append') {
         const final = lastStamp[key] !== txn + 1;
         lastStamp[key] = txn + 1;
-        const id = writes.add(txn, key, toScalar(value)!, final);
+        const id = writes.add(txn, key, toScalar(value)!, final, i);
         if (id < 0) duplicateAppend(table, writes, txn, key, value, -1 - id);
       } else if (committed) {
         while (reads.length <= key) reads.push({ txns: new IntList(16), lists: [] });
@@ -183,6 +188,7 @@ function analyseKey<T extends TxnOpInput>(
   log: AnomalyLog<T>,
 ): void {
   const { txns, lists } = reads;
+  if (lists.length === 0) return;
   const keyName = writes.keys[key];
   let longest = 0;
   for (let r = 1; r < lists.length; r++) if (lists[r].length > lists[longest].length) longest = r;
@@ -278,10 +284,45 @@ function analyseKey<T extends TxnOpInput>(
         builder.add(reader, writes.txn.get(orderWrites[next]), RW, last, orderWrites[next]);
     }
   }
-  if (ordered) addVersionEdges(table, writes, keyName, orderWrites, live, builder, log);
+  if (ordered) {
+    addVersionEdges(table, writes, keyName, orderWrites, live, builder, log);
+    addUnreadEdges(table, writes, key, reads, order.length, orderWrites, builder);
+  }
 }
 
-/** ww edges between consecutive live appends, and dirty updates: a live append right after an aborted one. */
+/**
+ * A committed append no read shows came after everything any read shows: whoever read the whole
+ * version order read it before that append (rw). Without these edges a write skew nobody read
+ * afterwards would go unseen. Skipped for a key where they would be too many.
+ */
+function addUnreadEdges(
+  table: TxnTable<TxnOpInput>,
+  writes: WriteTable,
+  key: number,
+  reads: KeyReads,
+  orderLength: number,
+  orderWrites: Int32Array,
+  builder: GraphBuilder,
+): void {
+  const shown = new Set(orderWrites);
+  const unread: number[] = [];
+  for (const write of writes.byValue[key].values())
+    if (!shown.has(write) && table.status[writes.txn.get(write)] === OK) unread.push(write);
+  if (unread.length === 0) return;
+  const readers: number[] = [];
+  for (let r = 0; r < reads.lists.length; r++)
+    if (reads.lists[r].length === orderLength) readers.push(reads.txns.get(r));
+  if (readers.length * unread.length > UNREAD_EDGES_PER_KEY) return;
+  const last = orderLength === 0 ? -1 : orderWrites[orderLength - 1];
+  for (const reader of readers)
+    for (const write of unread) builder.add(reader, writes.txn.get(write), RW, last, write);
+}
+
+/**
+ * ww edges between consecutive live appends; dirty updates (a live append right after an aborted
+ * one); and a transaction's appends in the reverse of the order it made them, a cycle of one
+ * transaction reported as G0 (as Elle reports a read of a later write of its own as G1c).
+ */
 function addVersionEdges<T extends TxnOpInput>(
   table: TxnTable<T>,
   writes: WriteTable,
@@ -296,7 +337,12 @@ function addVersionEdges<T extends TxnOpInput>(
   for (let p = 0; p < orderWrites.length; p++) {
     const write = orderWrites[p];
     if (!live(write)) continue;
-    if (previous >= 0) builder.add(writes.txn.get(previous), writes.txn.get(write), WW, previous, write);
+    if (previous >= 0) {
+      const [before, after] = [writes.txn.get(previous), writes.txn.get(write)];
+      builder.add(before, after, WW, previous, write);
+      if (before === after && writes.slot.get(previous) > writes.slot.get(write))
+        log.add(reversedAppends(table, keyName, after, writes.values[write], writes.values[previous]));
+    }
     const before = p === 0 ? -1 : orderWrites[p - 1];
     if (!reportedDirty && before >= 0 && !live(before)) {
       reportedDirty = true;
@@ -313,6 +359,21 @@ function addVersionEdges<T extends TxnOpInput>(
     }
     previous = write;
   }
+}
+
+function reversedAppends<T extends TxnOpInput>(
+  table: TxnTable<T>,
+  key: TxnScalar,
+  txn: number,
+  first: TxnScalar,
+  second: TxnScalar,
+): CycleAnomaly<T> {
+  const name = txnName(table, txn);
+  return {
+    type: 'G0',
+    cycle: [{ op: table.ops[txn], edge: { type: 'ww', key, value: second, next: first } }],
+    explanation: `G0: ${name} appended ${showScalar(first)} then ${showScalar(second)} to key ${showScalar(key)}, but the key's order has ${showScalar(second)} first; so ${name} would have to come before itself.`,
+  };
 }
 
 function isPrefix(list: readonly TxnScalar[], of: readonly TxnScalar[]): boolean {

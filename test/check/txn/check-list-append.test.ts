@@ -74,6 +74,25 @@ describe('checkListAppend', () => {
     expect(g0.explanation).toMatch(/^G0: T\d+ appended/);
   });
 
+  it('finds G0 in a transaction whose appends show in the reverse of the order it made them', () => {
+    const ops = serial(
+      [
+        0,
+        'ok',
+        [
+          ['append', 'x', 1],
+          ['append', 'x', 2],
+        ],
+      ],
+      [1, 'ok', [['r', 'x', [2, 1]]]],
+    );
+    const result = checkListAppend(ops, { model: 'read-uncommitted' });
+    expect(result.anomalyTypes).toEqual(['G0', 'G1b']);
+    expect(result.anomalies.G0?.[0].explanation).toBe(
+      'G0: T1 appended 1 then 2 to key "x", but the key\'s order has 2 first; so T1 would have to come before itself.',
+    );
+  });
+
   it('finds G1a: a committed read of an aborted append', () => {
     const ops = serial([0, 'fail', [['append', 'x', 1]]], [1, 'ok', [['r', 'x', [1]]]]);
     const result = checkListAppend(ops, { model: 'read-committed' });
@@ -96,7 +115,8 @@ describe('checkListAppend', () => {
       [1, 'ok', [['r', 'x', [1]]]],
     );
     const result = checkListAppend(ops, { model: 'read-committed' });
-    expect(result.anomalyTypes).toEqual(['G1b']);
+    // Reading [1] also puts the reader before the append of 2 (rw) and after that of 1 (wr).
+    expect(result.anomalyTypes).toEqual(['G-single', 'G1b']);
     expect(result.anomalies.G1b?.[0].explanation).toBe(
       'G1b: T3 read key "x" = [1], ending in 1, which T1 appended but followed with another append to that key',
     );
@@ -249,6 +269,44 @@ describe('checkListAppend', () => {
     const result = checkListAppend(ops, { model: 'serializable' });
     expect(result).toMatchObject({ valid: false, anomalyTypes: ['G2-item'], ruledOut: ['repeatable-read'] });
     expect(result.notRuledOut).toEqual(['snapshot-isolation', 'read-committed', 'read-uncommitted']);
+  });
+
+  it('finds a write skew nobody read afterwards: appends no read shows follow the reads of everything', () => {
+    const ops = history(
+      [
+        0,
+        'invoke',
+        [
+          ['r', 'x', null],
+          ['append', 'y', 1],
+        ],
+      ],
+      [
+        1,
+        'invoke',
+        [
+          ['r', 'y', null],
+          ['append', 'x', 1],
+        ],
+      ],
+      [
+        0,
+        'ok',
+        [
+          ['r', 'x', []],
+          ['append', 'y', 1],
+        ],
+      ],
+      [
+        1,
+        'ok',
+        [
+          ['r', 'y', []],
+          ['append', 'x', 1],
+        ],
+      ],
+    );
+    expect(checkListAppend(ops, { model: 'serializable' }).anomalyTypes).toEqual(['G2-item']);
   });
 
   it('finds a lost update as G-single: both read the same list and appended', () => {

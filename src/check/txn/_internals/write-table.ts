@@ -14,6 +14,8 @@ export class WriteTable {
   readonly key = new IntList();
   readonly values: TxnScalar[] = [];
   readonly final = new IntList();
+  /** The write's micro-op index in its transaction. */
+  readonly slot = new IntList();
 
   keyId(key: TxnScalar): number {
     let id = this.keyIds.get(key);
@@ -27,7 +29,7 @@ export class WriteTable {
   }
 
   /** Records a write and returns its id, or -1 - the id of an earlier write of the same value. */
-  add(txn: number, keyId: number, value: TxnScalar, final: boolean): number {
+  add(txn: number, keyId: number, value: TxnScalar, final: boolean, slot: number): number {
     const byValue = this.byValue[keyId];
     const earlier = byValue.get(value);
     if (earlier !== undefined) return -1 - earlier;
@@ -37,6 +39,7 @@ export class WriteTable {
     this.key.push(keyId);
     this.values.push(value);
     this.final.push(final ? 1 : 0);
+    this.slot.push(slot);
     return id;
   }
 
