@@ -1,6 +1,6 @@
 /** Transactional checkers (list-append, rw-register) after Elle, and the consistency models. */
 export { checkListAppend } from './check-list-append.js';
-// rw-register: see check-rw-register.ts
+export { checkRwRegister } from './check-rw-register.js';
 export type { TxnCheckOptions, TxnCheckResult } from './txn-check-result.js';
 export {
   CONSISTENCY_MODELS,

@@ -13,6 +13,8 @@ export interface TxnHistoryOptions {
   /** Chance a transaction ends `fail` (never applied) or `info` (applied or not, at random). */
   readonly failRate?: number;
   readonly infoRate?: number;
+  /** Default list-append; rw-register writes and reads single values (unique per key). */
+  readonly workload?: 'list-append' | 'rw-register';
   /** Never two transactions open at once: every invoke follows the previous completion. */
   readonly sequential?: boolean;
 }
@@ -25,13 +27,14 @@ interface Running {
 }
 
 /**
- * A list-append history of a real serial execution: each transaction takes effect atomically at a
+ * A list-append (or rw-register) history of a real serial execution: each transaction takes effect atomically at a
  * moment between its invoke and its completion, so the history is strict serializable whatever the
  * overlap. Read lists of an unchanged key are shared, as the checker must not mutate them. Seeded.
  */
 export function generateListAppendHistory(options: TxnHistoryOptions): Op[] {
   const { txns, processes, keys, appendsPerKey, maxMicroOps } = options;
   const readRate = options.readRate ?? 0.5;
+  const register = options.workload === 'rw-register';
   const rng = new Rng(options.seed);
   const lists = new Map<number, number[]>();
   const snapshots = new Map<number, readonly number[]>();
@@ -58,7 +61,7 @@ export function generateListAppendHistory(options: TxnHistoryOptions): Op[] {
     for (const mop of value) {
       const key = mop[1] as number;
       if (mop[0] === 'r') {
-        mop[2] = snapshot(key);
+        mop[2] = register ? (lists.get(key)?.at(-1) ?? null) : snapshot(key);
         continue;
       }
       let list = lists.get(key);
@@ -79,7 +82,7 @@ export function generateListAppendHistory(options: TxnHistoryOptions): Op[] {
       }
       const count = (appends.get(key) ?? 0) + 1;
       appends.set(key, count);
-      value.push(['append', key, count]);
+      value.push([register ? 'w' : 'append', key, count]);
       if (count >= appendsPerKey) active[slot] = nextKey++;
     }
     return value;
