@@ -132,7 +132,11 @@ function duplicateAppend(
   );
 }
 
-/** A read must be what the transaction read before plus what it appended since (or end so). */
+/**
+ * A read must be what the transaction read of that key before plus what it appended since, or,
+ * when it did not read the key before, end with what it appended. Scans back from each read (a
+ * transaction has a handful of micro-ops), so nothing is allocated unless a read is wrong.
+ */
 function checkInternal<T extends TxnOpInput>(
   table: TxnTable<T>,
   writes: WriteTable,
@@ -141,37 +145,50 @@ function checkInternal<T extends TxnOpInput>(
   log: AnomalyLog<T>,
 ): void {
   const microOps = table.microOps[txn];
-  const state = new Map<number, { known: readonly TxnScalar[] | undefined; appended: TxnScalar[] }>();
-  for (let i = 0; i < microOps.length; i++) {
-    const [f, , value] = microOps[i];
+  for (let i = 1; i < microOps.length; i++) {
+    if (microOps[i][0] !== 'r') continue;
     const key = keyIds[i];
-    let seen = state.get(key);
-    if (f === 'append') {
-      if (seen === undefined) state.set(key, (seen = { known: undefined, appended: [] }));
-      seen.appended.push(toScalar(value)!);
-      continue;
+    let before = i - 1;
+    let appended = 0;
+    for (; before >= 0; before--) {
+      if (keyIds[before] !== key) continue;
+      if (microOps[before][0] === 'r') break;
+      appended++;
     }
-    const read = value === null ? NO_ELEMENTS : (value as readonly TxnScalar[]);
-    if (seen !== undefined) {
-      const expected = seen.known === undefined ? seen.appended : [...seen.known, ...seen.appended];
-      const complete = seen.known !== undefined;
-      const offset = read.length - expected.length;
-      const fits =
-        (complete ? offset === 0 : offset >= 0) &&
-        expected.every((element, j) => toScalar(read[offset + j]) === element);
-      if (!fits)
-        log.add({
-          type: 'internal',
-          op: table.ops[txn],
-          key: writes.keys[key],
-          read,
-          expected,
-          complete,
-          explanation: `internal: ${txnName(table, txn)} read key ${showScalar(writes.keys[key])} = ${showList(read)} but its own earlier micro-ops imply ${complete ? '' : 'a list ending in '}${showList(expected)}`,
-        });
-    }
-    state.set(key, { known: read, appended: [] });
+    if (before < 0 && appended === 0) continue;
+    const read = listOf(microOps[i][2]);
+    const known = before < 0 ? undefined : listOf(microOps[before][2]);
+    const expectedLength = (known?.length ?? 0) + appended;
+    const offset = read.length - expectedLength;
+    let fits = known === undefined ? offset >= 0 : offset === 0;
+    for (let j = 0; fits && known !== undefined && j < known.length; j++) fits = same(read[j], known[j]);
+    let at = read.length - appended;
+    for (let j = before + 1; fits && j < i; j++)
+      if (keyIds[j] === key) fits = same(read[at++], microOps[j][2]);
+    if (fits) continue;
+    const own = microOps
+      .slice(before + 1, i)
+      .flatMap((mop, j) => (keyIds[before + 1 + j] === key ? [toScalar(mop[2])!] : []));
+    const expected = known === undefined ? own : [...known.map((v) => toScalar(v)!), ...own];
+    log.add({
+      type: 'internal',
+      op: table.ops[txn],
+      key: writes.keys[key],
+      read,
+      expected,
+      complete: known !== undefined,
+      explanation: `internal: ${txnName(table, txn)} read key ${showScalar(writes.keys[key])} = ${showList(read)} but its own earlier micro-ops imply ${known !== undefined ? '' : 'a list ending in '}${showList(expected)}`,
+    });
   }
+}
+
+function listOf(value: unknown): readonly TxnScalar[] {
+  return value === null ? NO_ELEMENTS : (value as readonly TxnScalar[]);
+}
+
+/** Equal as scalars: the same value, or a bigint and a number of the same integer. */
+function same(a: unknown, b: unknown): boolean {
+  return a === b || toScalar(a) === toScalar(b);
 }
 
 /**
@@ -214,8 +231,7 @@ function analyseKey<T extends TxnOpInput>(
       }
     }
   }
-  const status = table.status;
-  const live = (write: number): boolean => write >= 0 && status[writes.txn.get(write)] !== FAILED;
+  const live = (write: number): boolean => isLive(table, writes, write);
   // nextLive[p]: the first position at or after p whose writer did not fail (order.length if none).
   const nextLive = new Int32Array(order.length + 1);
   nextLive[order.length] = order.length;
@@ -230,20 +246,20 @@ function analyseKey<T extends TxnOpInput>(
     const reader = txns.get(r);
     const list = lists[r];
     const prefix = r === longest || isPrefix(list, order);
-    const writeAt = (p: number): number => (prefix ? orderWrites[p] : writes.find(key, toScalar(list[p])!));
-    let aborted = prefix ? firstAborted : list.length;
-    let garbage = prefix ? firstGarbage : list.length;
+    let listWrites = orderWrites;
+    let aborted = firstAborted;
+    let garbage = firstGarbage;
     if (!prefix) {
-      const listWrites = Int32Array.from(list, (element) => writes.find(key, toScalar(element)!));
+      listWrites = Int32Array.from(list, (element) => writes.find(key, toScalar(element)!));
       hasDuplicates(table, writes, key, reader, list, listWrites, log);
+      [aborted, garbage] = [list.length, list.length];
       for (let p = list.length - 1; p >= 0; p--) {
-        const write = writeAt(p);
-        if (write < 0) garbage = p;
-        else if (!live(write)) aborted = p;
+        if (listWrites[p] < 0) garbage = p;
+        else if (!isLive(table, writes, listWrites[p])) aborted = p;
       }
     }
     if (aborted < list.length) {
-      const write = writeAt(aborted);
+      const write = listWrites[aborted];
       const writer = writes.txn.get(write);
       log.add({
         type: 'G1a',
@@ -262,8 +278,8 @@ function analyseKey<T extends TxnOpInput>(
         value: toScalar(list[garbage])!,
         explanation: `garbage-read: ${txnName(table, reader)} read key ${showScalar(keyName)} = ${showList(list)}, with ${showScalar(toScalar(list[garbage])!)}, which no transaction appended`,
       });
-    const last = list.length === 0 ? -1 : writeAt(list.length - 1);
-    if (live(last)) {
+    const last = list.length === 0 ? -1 : listWrites[list.length - 1];
+    if (isLive(table, writes, last)) {
       const writer = writes.txn.get(last);
       if (writer !== reader) {
         builder.add(writer, reader, WR, last);
@@ -376,9 +392,14 @@ function reversedAppends<T extends TxnOpInput>(
   };
 }
 
+function isLive(table: TxnTable<TxnOpInput>, writes: WriteTable, write: number): boolean {
+  return write >= 0 && table.status[writes.txn.get(write)] !== FAILED;
+}
+
 function isPrefix(list: readonly TxnScalar[], of: readonly TxnScalar[]): boolean {
+  if (list === of) return true;
   if (list.length > of.length) return false;
-  for (let i = 0; i < list.length; i++) if (toScalar(list[i]) !== toScalar(of[i])) return false;
+  for (let i = 0; i < list.length; i++) if (!same(list[i], of[i])) return false;
   return true;
 }
 

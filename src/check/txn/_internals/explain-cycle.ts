@@ -51,7 +51,9 @@ function sentence(edge: DependencyEdge, a: string, b: string, wording: Wording):
   const { wrote } = wording;
   switch (edge.type) {
     case 'ww':
-      return `${a} ${wrote} ${showScalar(edge.value)} to key ${showScalar(edge.key)} and ${b} ${wrote} ${showScalar(edge.next)} next (ww)`;
+      return wrote === 'appended'
+        ? `${a} appended ${showScalar(edge.value)} to key ${showScalar(edge.key)} and ${b} appended ${showScalar(edge.next)} next (ww)`
+        : `${a} wrote ${showScalar(edge.value)} to key ${showScalar(edge.key)}, which ${b} overwrote with ${showScalar(edge.next)} (ww)`;
     case 'wr':
       return `${a} ${wrote} ${showScalar(edge.value)} to key ${showScalar(edge.key)}, which ${b} read (wr)`;
     case 'rw':

@@ -39,11 +39,6 @@ export interface TxnTable<T> {
   readonly events: Int32Array;
 }
 
-interface Open {
-  readonly txn: number;
-  readonly microOps: readonly MicroOp[];
-}
-
 class Reader<T extends TxnOpInput> {
   readonly ops: T[] = [];
   readonly process: (number | string)[] = [];
@@ -51,7 +46,8 @@ class Reader<T extends TxnOpInput> {
   readonly status: TxnStatus[] = [];
   readonly positions = new IntList();
   readonly events = new IntList();
-  private readonly open = new Map<number | string, Open>();
+  /** Per process, its open transaction. */
+  private readonly open = new Map<number | string, number>();
 
   constructor(private readonly grammar: MicroOpGrammar) {}
 
@@ -66,14 +62,14 @@ class Reader<T extends TxnOpInput> {
     const open = this.open.get(op.process);
     if (open === undefined) this.fail(op, position, 'it completes no invoke: the process has no open op');
     this.open.delete(op.process);
-    const txn = open.txn;
+    const txn = open;
     this.positions.set(txn, position);
     this.events.push(~txn);
     switch (op.type) {
       case 'ok':
         this.ops[txn] = op;
         this.status[txn] = OK;
-        this.microOps[txn] = this.completed(op, position, open.microOps);
+        this.microOps[txn] = this.completed(op, position, this.microOps[txn]);
         return;
       case 'info':
         this.ops[txn] = op;
@@ -94,7 +90,7 @@ class Reader<T extends TxnOpInput> {
       this.fail(
         op,
         position,
-        `the process's op ${this.name(already.txn)} is still open: a process runs one op at a time`,
+        `the process's op ${this.name(already)} is still open: a process runs one op at a time`,
       );
     const txn = this.ops.length;
     const microOps = this.microOpsOf(op, position, false);
@@ -104,7 +100,7 @@ class Reader<T extends TxnOpInput> {
     this.microOps.push(microOps);
     this.status.push(INFO);
     this.events.push(txn);
-    this.open.set(op.process, { txn, microOps });
+    this.open.set(op.process, txn);
   }
 
   /** The completion's micro-ops, checked against the invoke's: same kinds, keys and writes. */
