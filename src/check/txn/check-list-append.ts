@@ -12,6 +12,9 @@ import { AnomalyLog, resolveOptions } from './_internals/txn-verdict.js';
 import { WriteTable } from './_internals/write-table.js';
 import { HistoryError } from '../history/history-error.js';
 
+/** About how many edges a transaction of a few micro-ops gets: wr, rw, ww and a few realtime. */
+const EDGES_PER_TXN = 4;
+
 const CHECKER = 'list-append';
 
 const GRAMMAR: MicroOpGrammar = {
@@ -63,7 +66,7 @@ export function checkListAppend<T extends TxnOpInput>(
   const log = new AnomalyLog<T>();
   const writes = new WriteTable();
   const reads = collect(table, writes, log);
-  const builder = new GraphBuilder(table.count);
+  const builder = new GraphBuilder(table.count, EDGES_PER_TXN * table.count);
   for (let key = 0; key < reads.length; key++) analyseKey(table, writes, key, reads[key], builder, log);
   let enabled = DATA_EDGES;
   if (resolved.realtime) {

@@ -11,6 +11,9 @@ import { AnomalyLog, resolveOptions } from './_internals/txn-verdict.js';
 import { WriteTable } from './_internals/write-table.js';
 import { HistoryError } from '../history/history-error.js';
 
+/** About how many edges a transaction of a few micro-ops gets: wr, rw, ww and a few realtime. */
+const EDGES_PER_TXN = 4;
+
 const CHECKER = 'rw-register';
 
 const GRAMMAR: MicroOpGrammar = {
@@ -65,7 +68,7 @@ export function checkRwRegister<T extends TxnOpInput>(
   const writes = new WriteTable();
   const predecessor = new IntList();
   const reads = collect(table, writes, predecessor, log);
-  const builder = new GraphBuilder(table.count);
+  const builder = new GraphBuilder(table.count, EDGES_PER_TXN * table.count);
   checkReads(table, writes, reads, builder, log);
   addVersionEdges(table, writes, reads, predecessor, builder, log);
   let enabled = DATA_EDGES;

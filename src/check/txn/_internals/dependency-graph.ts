@@ -27,15 +27,27 @@ export interface DependencyGraph {
 
 /** Collects edges in flat lists, then sorts them into rows once. */
 export class GraphBuilder {
-  private readonly from = new IntList();
-  private readonly to = new IntList();
-  private readonly types = new IntList();
-  private readonly aux = new IntList();
-  private readonly aux2 = new IntList();
-  private readonly realtimeFrom = new IntList();
-  private readonly realtimeTo = new IntList();
+  private readonly from: IntList;
+  private readonly to: IntList;
+  private readonly types: IntList;
+  private readonly aux: IntList;
+  private readonly aux2: IntList;
+  private readonly realtimeFrom: IntList;
+  private readonly realtimeTo: IntList;
 
-  constructor(readonly n: number) {}
+  /** `expectedEdges`: a guess that saves regrowing the lists (each regrowth copies them). */
+  constructor(
+    readonly n: number,
+    expectedEdges = n,
+  ) {
+    this.from = new IntList(expectedEdges);
+    this.to = new IntList(expectedEdges);
+    this.types = new IntList(expectedEdges);
+    this.aux = new IntList(expectedEdges);
+    this.aux2 = new IntList(expectedEdges);
+    this.realtimeFrom = new IntList(expectedEdges);
+    this.realtimeTo = new IntList(expectedEdges);
+  }
 
   add(from: number, to: number, type: number, aux = -1, aux2 = -1): void {
     if (from === to) return;
