@@ -33,6 +33,7 @@ import {
   type ScheduleHeader,
   type ScheduleItem,
 } from './schedule-file.js';
+import { describeRecovery, recoveryEvidence } from './recovery-evidence.js';
 import { ScheduleRunner, type ScheduleRunnerDeps } from './schedule-runner.js';
 
 /** What an earlier run gives a campaign seeded from it. */
@@ -245,8 +246,12 @@ export class Campaign {
           fault: Fault,
           stepIdx: number | null,
           recorded?: ScheduleEntry,
+          triggered = false,
         ): Promise<void> => {
           const atMs = Date.now() - scheduleStart;
+          // Who led just before the fault, so a replay can aim it at the same roles (a schedule
+          // line waiting on an event is not delayed by the question).
+          const leader = triggered ? undefined : await nemesis.leader();
           history.record({ type: 'info', process: 'nemesis', f: fault.f, value: fault.value });
           const outcome = await nemesis.enact(fault, recorded);
           history.record({
@@ -265,6 +270,7 @@ export class Campaign {
             ...(outcome.links && (fault.f === 'start-partition' || fault.f === 'start-packet')
               ? { links: outcome.links }
               : {}),
+            ...(leader !== undefined ? { leader } : {}),
           };
           if (outcome.outcome === 'ok') faults.push(entry);
           attempted.push(
@@ -297,6 +303,11 @@ export class Campaign {
                 value: isLet(item) ? item.let : item.value,
                 error: `skipped: ${reason}`,
               });
+              const what = isLet(item) ? `let ${JSON.stringify(item.let)}` : item.f;
+              this.emit(
+                'message',
+                `  schedule ${s + 1} +${(item.atMs / 1000).toFixed(1)}s ${what} (skipped: ${reason})`,
+              );
             },
           );
         } else {
@@ -334,11 +345,12 @@ export class Campaign {
           findings.push({ kind: 'crash', name: f.kind, message: f.message, evidence: f });
         }
         if (!recovered && !this.signal.aborted) {
+          const evidence = await recoveryEvidence(cluster, system, resetErrors, config.opTimeoutMs);
           findings.push({
             kind: 'recovery',
             name: 'no-recovery',
-            message: `the system did not serve again within ${config.recoveryTimeoutMs / 1000} s after all faults were healed`,
-            evidence: { resetErrors },
+            message: `the system did not serve again within ${config.recoveryTimeoutMs / 1000} s after all faults were healed: ${describeRecovery(evidence)}`,
+            evidence,
           });
         }
         for (const checker of this.checkers) {
@@ -473,7 +485,12 @@ export class Campaign {
     scheduleStart: number,
     budgetEnd: number,
     deps: Pick<ScheduleRunnerDeps, 'leader' | 'nodes' | 'running' | 'onEvent'>,
-    enact: (fault: Fault, step: number | null, recorded?: ScheduleEntry) => Promise<void>,
+    enact: (
+      fault: Fault,
+      step: number | null,
+      recorded?: ScheduleEntry,
+      triggered?: boolean,
+    ) => Promise<void>,
     skip: (item: ScheduleItem, reason: string) => void,
   ): Promise<void> {
     const lastAt = items.reduce((m, e) => Math.max(m, e.atMs + (e.delayMs ?? 0)), 0);
@@ -485,9 +502,9 @@ export class Campaign {
       ...deps,
       signal: this.signal,
       skip,
-      enact: async (fault, recorded, atMs) => {
+      enact: async (fault, recorded, atMs, triggered) => {
         this.step = Math.floor(atMs / this.config.stepMs);
-        await enact(fault, this.step, { atMs, ...fault, ...recorded });
+        await enact(fault, this.step, { atMs, ...fault, ...recorded }, triggered);
       },
     });
     await runner.run(scheduleStart, endAt);

@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import type { ResourceRegistry } from '../cluster/resources.js';
 import { UsageError } from '../core/errors.js';
@@ -18,8 +18,22 @@ export interface ReplayableBug {
   readonly scheduleFile: string;
 }
 
-/** Reads `bugs/<id>/` of a run; one clear error for anything that is not a replayable bug. */
-export function readBug(dir: string): ReplayableBug {
+/**
+ * Reads `bugs/<id>/` of a run, or one schedule file with a header in it (such as the bug's
+ * `shrunk.jsonl`); one clear error for anything that is not a replayable bug.
+ */
+export function readBug(path: string): ReplayableBug {
+  if (existsSync(path) && statSync(path).isFile()) {
+    const header = readScheduleHeader(path);
+    if (header === undefined) {
+      throw new UsageError(
+        'not-a-bug',
+        `${path} has no {"mallory": …} header line: give a bug directory or a schedule a bug record wrote`,
+      );
+    }
+    return { dir: dirname(path), header, scheduleFile: path };
+  }
+  const dir = path;
   const schedule = join(dir, 'schedule.jsonl');
   if (!existsSync(dir) || !statSync(dir).isDirectory() || !existsSync(schedule)) {
     throw new UsageError(
@@ -62,6 +76,8 @@ export interface ReplayOptions {
   readonly reporters: readonly Reporter[];
   readonly onRegistry?: (registry: ResourceRegistry, store: RunStore) => void;
   readonly onTry?: (index: number, result: ReplayTry) => void;
+  /** Ends the tries early once the answer is known (e.g. enough reproductions already). */
+  readonly settled?: (reproduced: number, tried: number) => boolean;
 }
 
 /** Margin on top of the schedule's own length for a replay's time budget. */
@@ -113,6 +129,7 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     };
     tries.push(result);
     options.onTry?.(i, result);
+    if (options.settled?.(tries.filter((t) => t.reproduced).length, tries.length)) break;
   }
   return {
     bugDir: bug.dir,

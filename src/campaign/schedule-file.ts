@@ -21,6 +21,8 @@ import type { ScheduleEntry } from '../nemesis/nemesis.js';
  * - `nodes`: node names, `$NAME`, `*` (every node) and `!x` (remove x), e.g. `["*", "!$C"]`.
  * - `groups` (start-partition): node lists; every link between two groups is cut, both ways; a
  *   `*` in a group stands for the nodes no other group names.
+ * - `leader` (bug records): who led just before the fault; when another node leads at replay, the
+ *   two names swap in `nodes`, `links` and `groups`, so the fault meets the same roles.
  */
 const TriggerSchema = z.object({
   type: z.string().min(1),
@@ -44,6 +46,8 @@ const FaultSchema = BaseSchema.extend({
   nodes: z.array(z.string()).optional(),
   links: z.array(z.tuple([z.string(), z.string()])).optional(),
   groups: z.array(z.array(z.string()).min(1)).min(2).optional(),
+  /** The leader just before the fault, when recorded (bug records): a replay aims at the same roles. */
+  leader: z.string().optional(),
   /** How the fault went when it was recorded (bug records); a replay tries it again all the same. */
   outcome: z.enum(['ok', 'skipped', 'error']).optional(),
   error: z.string().optional(),

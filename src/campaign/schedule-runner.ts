@@ -8,7 +8,13 @@ import { type FaultItem, isLet, type LetItem, type ScheduleItem, type Trigger } 
 /** What the runner needs from the campaign. */
 export interface ScheduleRunnerDeps {
   /** Enacts one resolved fault (the campaign records it). */
-  enact(fault: Fault, recorded: Pick<ScheduleEntry, 'nodes' | 'links'>, atMs: number): Promise<void>;
+  /** `triggered`: the line waited for an event (its moment is the event's, not to be delayed). */
+  enact(
+    fault: Fault,
+    recorded: Pick<ScheduleEntry, 'nodes' | 'links'>,
+    atMs: number,
+    triggered: boolean,
+  ): Promise<void>;
   /** Records a line that could not run (an unbound name, no node for a role). */
   skip(item: ScheduleItem, reason: string): void;
   /** Every node of the cluster, members or not. */
@@ -198,7 +204,7 @@ export class ScheduleRunner {
   private async execute(item: ScheduleItem, event: Event | undefined): Promise<void> {
     try {
       if (isLet(item)) await this.bind(item, event);
-      else await this.fault(item);
+      else await this.fault(item, event !== undefined);
     } catch (e) {
       if (e instanceof Unresolved) this.deps.skip(item, e.message);
       else throw e;
@@ -231,11 +237,23 @@ export class ScheduleRunner {
     if (unbound.length > 0) throw new Unresolved(`no node for ${unbound.join(', ')}`);
   }
 
-  private async fault(item: FaultItem): Promise<void> {
+  private async fault(item: FaultItem, triggered: boolean): Promise<void> {
     const recorded: { nodes?: readonly string[]; links?: readonly Link[] } = {};
-    if (item.nodes) recorded.nodes = this.resolveNodes(item.nodes);
-    if (item.links) recorded.links = item.links.map(([a, b]): Link => [this.resolve(a), this.resolve(b)]);
-    if (item.groups) recorded.links = this.groupLinks(item.groups);
-    await this.deps.enact({ f: item.f, value: item.value }, recorded, Date.now() - this.scheduleStart);
+    // A line recorded with the leader of its moment meets the same roles now: if another node
+    // leads, the two swap names in the line.
+    const now = item.leader !== undefined ? await this.deps.leader() : undefined;
+    const swap = (n: string): string =>
+      now === undefined || now === item.leader ? n : n === item.leader ? now : n === now ? item.leader! : n;
+    if (item.nodes) recorded.nodes = this.resolveNodes(item.nodes).map(swap);
+    if (item.links) {
+      recorded.links = item.links.map(([a, b]): Link => [swap(this.resolve(a)), swap(this.resolve(b))]);
+    }
+    if (item.groups) recorded.links = this.groupLinks(item.groups).map(([a, b]): Link => [swap(a), swap(b)]);
+    await this.deps.enact(
+      { f: item.f, value: item.value },
+      recorded,
+      Date.now() - this.scheduleStart,
+      triggered,
+    );
   }
 }

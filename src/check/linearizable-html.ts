@@ -15,6 +15,8 @@ const RIGHT_MARGIN_PX = 60;
 
 export interface HtmlOptions {
   readonly title?: string;
+  /** What the violation is, in words (e.g. a named register anomaly), shown under the verdict. */
+  readonly explanations?: readonly string[];
 }
 
 /** One client op: invoke to completion (an `info` or unfinished op runs to the end of the axis). */
@@ -136,7 +138,7 @@ function describeInterval(interval: Interval, order: number | undefined, failing
         ? 'info (outcome unknown)'
         : `ok ${exactJson(complete.value)}`;
   const lines = [
-    `process ${interval.process}: ${invoke.f} ${exactJson(invoke.value)} → ${outcome}`,
+    `process ${interval.process}${invoke.node ? ` on ${invoke.node}` : ''}: ${invoke.f} ${exactJson(invoke.value)} → ${outcome}`,
     `invoke index ${invoke.index} at ${invoke.time} ns${complete === undefined ? '' : `, completion index ${complete.index} at ${complete.time} ns`}`,
   ];
   if (order !== undefined) lines.push(`linearized #${order}`);
@@ -237,7 +239,11 @@ export function renderLinearizabilityHtml(
   }
   for (const process of processes) {
     const y = AXIS_HEIGHT_PX + rowOf.get(process)! * ROW_HEIGHT_PX;
-    svg.push(`<text class="row-label" x="4" y="${y + BAR_HEIGHT_PX}">process ${process}</text>`);
+    const nodes = [...new Set(intervals.filter((i) => i.process === process).map((i) => i.invoke.node))];
+    const served = nodes.length === 1 && nodes[0] !== undefined ? ` (${nodes[0]})` : '';
+    svg.push(
+      `<text class="row-label" x="4" y="${y + BAR_HEIGHT_PX}">process ${process}${escapeHtml(served)}</text>`,
+    );
   }
   for (const interval of intervals) {
     const y =
@@ -252,9 +258,10 @@ export function renderLinearizabilityHtml(
     ];
     const x1 = x(interval.start);
     const w = Math.max(3, x(interval.end) - x1);
-    const label = `${n === undefined ? '' : `#${n} `}${interval.invoke.f} ${shortValue(interval, example?.key !== undefined)}${failing ? ' ✗' : ''}`;
+    const node = interval.invoke.node;
+    const label = `${n === undefined ? '' : `#${n} `}${interval.invoke.f} ${shortValue(interval, example?.key !== undefined)}${node ? ` @${node}` : ''}${failing ? ' ✗' : ''}`;
     svg.push(
-      `<g class="${classes.join(' ').trim()}" data-index="${interval.invoke.index}"${n === undefined ? '' : ` data-order="${n}"`}>` +
+      `<g class="${classes.join(' ').trim()}" data-index="${interval.invoke.index}"${n === undefined ? '' : ` data-order="${n}"`}${node ? ` data-node="${escapeHtml(node)}"` : ''}>` +
         `<svg x="${x1.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${BAR_HEIGHT_PX}">` +
         `<rect width="100%" height="100%" rx="3"/>` +
         `<text x="3" y="${BAR_HEIGHT_PX - 3}">${escapeHtml(label)}</text></svg>` +
@@ -272,13 +279,16 @@ export function renderLinearizabilityHtml(
     `<p class="verdict ${result.valid === true ? 'valid' : result.valid === false ? 'invalid' : 'unknown'}">${escapeHtml(verdict)}</p>`,
     `<p>Model ${escapeHtml(result.model)}; ${result.partitions} partition(s); ${result.ops} ops; checked in ${result.elapsedMs.toFixed(1)} ms.</p>`,
   ];
+  for (const explanation of options.explanations ?? []) {
+    summary.push(`<p class="explanation">${escapeHtml(explanation)}</p>`);
+  }
   if (example !== undefined) {
     summary.push(
       `<p>${example.key === undefined ? '' : `Key ${escapeHtml(exactJson(example.key))}: `}after the ${example.longestPrefix.length} ops numbered below the state is <code>${escapeHtml(example.stateBefore)}</code>, and <span class="failing-text">${escapeHtml(`${example.failingOp.f} ${exactJson(example.failingOp.value)}`)}</span> by process ${escapeHtml(String(example.failingOp.process))} (index ${example.failingOp.index}) cannot be placed.</p>`,
       `<ol class="prefix">${example.longestPrefix
         .map(
           (op) =>
-            `<li>${escapeHtml(`process ${op.process}: ${op.f} ${exactJson(op.value)} (index ${op.index})`)}</li>`,
+            `<li>${escapeHtml(`process ${op.process}${op.node ? ` on ${op.node}` : ''}: ${op.f} ${exactJson(op.value)} (index ${op.index})`)}</li>`,
         )
         .join('')}</ol>`,
     );
@@ -296,6 +306,7 @@ body { font: 13px system-ui, sans-serif; margin: 16px; color: #222; }
 .verdict { font-size: 18px; font-weight: 600; }
 .verdict.valid { color: #1a7f37; } .verdict.invalid { color: #c62828; } .verdict.unknown { color: #9a6700; }
 .failing-text { color: #c62828; font-weight: 600; }
+.explanation { font-size: 14px; border-left: 3px solid #c62828; padding-left: 8px; }
 .prefix { max-height: 160px; overflow: auto; font-family: ui-monospace, monospace; font-size: 12px; }
 svg text { font-size: 11px; }
 .tick { stroke: #eee; } .tick-label { fill: #888; }

@@ -2,10 +2,12 @@ import type { Op } from '../core/op.js';
 import { HistoryBuilder } from './_internals/history-builder.js';
 import type { Partition } from './_internals/partition.js';
 import { runPartitions } from './_internals/run-partitions.js';
+import { MAX_COUNTEREXAMPLES } from './_internals/search.js';
 import { MODEL_NAMES, type Model, type ModelName, isModelName } from './model.js';
 import { modelByName } from './models/by-name.js';
 
 export { HistoryError } from './history/history-error.js';
+export { MAX_COUNTEREXAMPLES } from './_internals/search.js';
 export { MODEL_NAMES, isModelName, type Model, type ModelName } from './model.js';
 
 export interface CheckOptions {
@@ -44,6 +46,8 @@ export interface LinearizabilityResult<T = Op> {
   /** Configurations the search memoized, summed over partitions: a measure of the work done. */
   readonly cacheEntries: number;
   readonly counterexample?: Counterexample<T>;
+  /** Every partition (key) found not linearizable, `counterexample` first; at most `MAX_COUNTEREXAMPLES`. */
+  readonly counterexamples?: readonly Counterexample<T>[];
 }
 
 /** Checks the options a caller gave; throws with a message saying what to pass instead. */
@@ -78,22 +82,24 @@ async function checkPartitions(
   });
   let cacheEntries = 0;
   let valid: true | false | 'unknown' = true;
-  let counterexample: Counterexample<number> | undefined;
+  const counterexamples: Counterexample<number>[] = [];
   verdicts.forEach((verdict, i) => {
     if (verdict === undefined) return;
     cacheEntries += verdict.cacheEntries;
     if (verdict.valid === 'unknown' && valid === true) valid = 'unknown';
-    if (verdict.valid === false && counterexample === undefined) {
-      const partition = partitions[i];
+    if (verdict.valid === false) {
       valid = false;
-      counterexample = {
+      if (counterexamples.length >= MAX_COUNTEREXAMPLES) return;
+      const partition = partitions[i];
+      counterexamples.push({
         ...(partition.key === undefined ? {} : { key: partition.key }),
         longestPrefix: verdict.prefix.map((slot) => partition.representativePos(slot)),
         failingOp: partition.representativePos(verdict.failing),
         stateBefore: verdict.stateBefore,
-      };
+      });
     }
   });
+  const counterexample = counterexamples.at(0);
   return {
     valid,
     model: model.name,
@@ -101,7 +107,7 @@ async function checkPartitions(
     ops,
     elapsedMs: performance.now() - startMs,
     cacheEntries,
-    ...(counterexample === undefined ? {} : { counterexample }),
+    ...(counterexample === undefined ? {} : { counterexample, counterexamples }),
   };
 }
 
@@ -116,15 +122,17 @@ export async function checkOps(ops: readonly Op[], options: CheckOptions): Promi
   const builder = new HistoryBuilder(model);
   for (const op of ops) builder.add(op);
   const result = await checkPartitions(builder.finish(), model, options, builder.ops, startMs);
-  const { counterexample, ...rest } = result;
+  const { counterexample, counterexamples, ...rest } = result;
   if (counterexample === undefined) return rest;
+  const toOps = (ce: Counterexample<number>): Counterexample => ({
+    ...ce,
+    longestPrefix: ce.longestPrefix.map((position) => ops[position]),
+    failingOp: ops[ce.failingOp],
+  });
   return {
     ...rest,
-    counterexample: {
-      ...counterexample,
-      longestPrefix: counterexample.longestPrefix.map((position) => ops[position]),
-      failingOp: ops[counterexample.failingOp],
-    },
+    counterexample: toOps(counterexample),
+    counterexamples: (counterexamples ?? []).map(toOps),
   };
 }
 

@@ -34,6 +34,8 @@ interface LeavingLine {
 
 const CONTEXT_LINES = 20;
 const MAX_READ_BYTES = 8 * 1024 * 1024;
+/** How far back before an exit to look for its last lines. */
+const EXIT_CONTEXT_BYTES = 64 * 1024;
 
 /**
  * The log check: reads what each node wrote since the last call and reports crash text, and turns
@@ -97,9 +99,13 @@ export class LogCheck {
       const reason = its[0]?.line;
       if (exit.expected) continue;
       const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code ?? '?'}`;
-      const lines = ['stdout.log', 'stderr.log'].flatMap(
-        (s) => this.tails.get(join(this.runDir, 'nodes', exit.node, s)) ?? [],
-      );
+      // The exited process's own last lines: up to the log sizes at its exit, not what a process
+      // started since (the reset restarts nodes before the check) wrote after them.
+      const lines = ['stdout.log', 'stderr.log'].flatMap((s) => {
+        const file = join(this.runDir, 'nodes', exit.node, s);
+        const end = logBytes?.[s];
+        return end === undefined ? (this.tails.get(file) ?? []) : lastLinesOf(file, CONTEXT_LINES, end);
+      });
       if (reason !== undefined) {
         findings.push({
           node: exit.node,
@@ -143,5 +149,31 @@ export class LogCheck {
     } finally {
       closeSync(fd);
     }
+  }
+}
+
+/**
+ * The last `count` complete lines of `file` that end at or before byte `end` (default: the end
+ * of the file); none when it cannot be read.
+ */
+export function lastLinesOf(file: string, count: number, end?: number): string[] {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return [];
+  }
+  try {
+    const stop = Math.min(end ?? Infinity, fstatSync(fd).size);
+    const start = Math.max(0, stop - EXIT_CONTEXT_BYTES);
+    const buffer = Buffer.alloc(stop - start);
+    const read = readSync(fd, buffer, 0, buffer.length, start);
+    const lines = buffer.subarray(0, read).toString('utf8').split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    // A window that starts inside a line drops that partial line.
+    if (start > 0) lines.shift();
+    return lines.slice(-count);
+  } finally {
+    closeSync(fd);
   }
 }

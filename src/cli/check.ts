@@ -7,6 +7,7 @@ import { parseDurationMs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import type { Op } from '../core/op.js';
 import { exactJson } from '../check/_internals/exact-json.js';
+import { anomalyWords, explainRegisterResult, type KeyExplanation } from '../check/explain-register.js';
 import { defaultModel } from '../check/history/default-model.js';
 import { HistoryError } from '../check/history/history-error.js';
 import type { ParsedHistory } from '../check/history/parsed-history.js';
@@ -37,10 +38,19 @@ interface FileReport {
   readonly html?: string;
   /** The line of the op that cannot be placed, when not linearizable. */
   readonly failingLine?: number;
+  /** Each violating key's register anomaly, named (register models only). */
+  readonly explanations?: readonly KeyExplanation[];
 }
+
+/** How many violating keys the text lists (`--json` has them all). */
+const KEYS_LISTED = 10;
 
 function describeOp(op: Op, line: number | undefined): string {
   return `${op.f} ${exactJson(op.value)} by process ${op.process} (index ${op.index}${line === undefined ? '' : `, line ${line}`})`;
+}
+
+function explanationLine(e: KeyExplanation): string {
+  return `${e.key === undefined ? '' : `key ${exactJson(e.key)}: `}${anomalyWords(e.anomaly)}: ${e.message}`;
 }
 
 function verdictWord(valid: true | false | 'unknown'): string {
@@ -83,15 +93,21 @@ async function checkFile(
   if (options.html !== undefined) {
     html = htmlPath(options.html, file, several, usedHtmlNames);
     await mkdir(path.dirname(path.resolve(html)), { recursive: true });
-    await writeFile(html, renderLinearizabilityHtml(result, history.ops, undefined, { title: file }));
+    const explanations = explainRegisterResult(result, history.ops).map(explanationLine);
+    await writeFile(
+      html,
+      renderLinearizabilityHtml(result, history.ops, undefined, { title: file, explanations }),
+    );
   }
   const failing = result.counterexample?.failingOp;
   const failingPosition = failing === undefined ? -1 : history.ops.indexOf(failing);
+  const explanations = explainRegisterResult(result, history.ops);
   return {
     file,
     format: history.format,
     valid: result.valid,
     result,
+    ...(explanations.length > 0 ? { explanations } : {}),
     ...(html === undefined ? {} : { html }),
     ...(failingPosition < 0 ? {} : { failingLine: history.lines[failingPosition] }),
   };
@@ -109,6 +125,13 @@ function printReport(report: FileReport): void {
     const key = example.key === undefined ? '' : `key ${exactJson(example.key)}: `;
     process.stdout.write(
       `  ${key}after ${example.longestPrefix.length} linearized ops the state is ${example.stateBefore}, and ${describeOp(example.failingOp, report.failingLine)} cannot be placed\n`,
+    );
+  }
+  const explanations = report.explanations ?? [];
+  for (const e of explanations.slice(0, KEYS_LISTED)) process.stdout.write(`  ${explanationLine(e)}\n`);
+  if (explanations.length > KEYS_LISTED) {
+    process.stdout.write(
+      `  … and ${explanations.length - KEYS_LISTED} more key(s) (--json lists them all)\n`,
     );
   }
   if (report.html !== undefined) process.stdout.write(`  visualization: ${report.html}\n`);

@@ -5,11 +5,13 @@ import { registerCompare } from './compare.js';
 import { registerDoctor } from './doctor.js';
 import { registerReplay } from './replay.js';
 import { registerRun } from './run.js';
+import { registerShrink } from './shrink.js';
 
 /** Every `mallory` subcommand, in the order `--help` lists them. */
 export const COMMANDS: readonly RegisterCommand[] = [
   registerRun,
   registerReplay,
+  registerShrink,
   registerCheck,
   registerCompare,
   registerDoctor,

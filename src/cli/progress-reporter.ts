@@ -57,17 +57,18 @@ export class ProgressReporter implements Reporter {
     }
   }
 
+  /** Every fault, on a terminal too, with the reason for a skip or an error. */
   fault(outcome: FaultOutcome, schedule: number, atMs: number): void {
-    if (this.tty) return;
     const nodes = outcome.nodes.length > 0 ? ` on ${outcome.nodes.join(',')}` : '';
+    const why = outcome.outcome !== 'ok' && outcome.error ? `: ${outcome.error}` : '';
     this.print(
-      `  schedule ${schedule + 1} +${(atMs / 1000).toFixed(1)}s ${describeFault(outcome.fault)}${nodes} (${outcome.outcome})`,
+      `  schedule ${schedule + 1} +${(atMs / 1000).toFixed(1)}s ${describeFault(outcome.fault)}${nodes} (${outcome.outcome}${why})`,
     );
   }
 
   bug(bug: BugRecord): void {
     this.print(
-      `BUG #${bug.id} [${bug.kind}] ${bug.message}\n  evidence: ${bug.dir}\n  replay:   mallory replay ${bug.dir} --repeat 10`,
+      `BUG #${bug.id} [${bug.kind}] ${bug.message}\n  evidence: ${bug.dir}\n  replay:   mallory replay ${bug.dir} --repeat 10\n  shrink:   mallory shrink ${bug.dir}`,
     );
   }
 

@@ -19,13 +19,7 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
     .option('--store <dir>', 'where the replays are stored', 'store')
     .option('--json', 'print the result as one JSON document on stdout')
     .action(async (bugDir: string, flags: ReplayFlags) => {
-      const repeat = Number(flags.repeat);
-      if (!Number.isInteger(repeat) || repeat < 1) {
-        throw new UsageError(
-          'bad-flag',
-          `--repeat needs a whole number of at least 1, got "${flags.repeat}"`,
-        );
-      }
+      const repeat = parseRepeat(flags.repeat);
       const bug = readBug(bugDir);
       const h = bug.header;
       process.stderr.write(
@@ -54,3 +48,12 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
       setExit(result.interrupted ? EXIT_INTERRUPTED : result.reproduced > 0 ? EXIT_FOUND_BUG : 0);
     });
 };
+
+/** `--repeat N` of replay and shrink: a whole number of at least 1. */
+export function parseRepeat(text: string): number {
+  const repeat = Number(text);
+  if (!Number.isInteger(repeat) || repeat < 1) {
+    throw new UsageError('bad-flag', `--repeat needs a whole number of at least 1, got "${text}"`);
+  }
+  return repeat;
+}

@@ -37,6 +37,11 @@ export interface ScheduleEntry {
   readonly nodes?: readonly string[];
   /** The concrete links a partition cut, when it was recorded from a run. */
   readonly links?: readonly Link[];
+  /**
+   * The system's leader just before the fault, when recorded from a run: a replay whose leader
+   * is another node swaps the two names in `nodes` and `links`, so the fault meets the same roles.
+   */
+  readonly leader?: string;
 }
 
 const MIN_MEMBERS_AFTER_REMOVE = 2;
@@ -44,6 +49,8 @@ const RE_ADD_ATTEMPTS = 3;
 const RE_ADD_READY_MS = 10_000;
 const RECONCILE_ROUNDS = 2;
 const RECONCILE_POLL_MS = 200;
+/** How long a membership call that failed is given to show up (or not) in the committed configuration. */
+const SETTLE_MS = 5_000;
 
 const PACKET_CHOICES: readonly PacketParams[] = [
   { target: 'one', delayMs: 200 },
@@ -141,6 +148,20 @@ export class Nemesis {
       rethrowHarness(error);
       return undefined;
     }
+  }
+
+  /**
+   * The committed configuration once some member answers for it, polling up to `withinMs`: right
+   * after a membership call timed out the cluster may be busy with that very change (a slow disk, an
+   * election), and "no answer" must not be read as "not a member".
+   */
+  private async settledMembers(withinMs: number): Promise<readonly string[] | undefined> {
+    const deadline = Date.now() + withinMs;
+    let real: readonly string[] | undefined;
+    while ((real = await this.realMembers()) === undefined && Date.now() < deadline) {
+      await sleep(RECONCILE_POLL_MS);
+    }
+    return real;
   }
 
   /** The system's current leader, if it has one and answers. */
@@ -285,7 +306,7 @@ export class Nemesis {
           rethrowHarness(error);
           // The call failed but the change may still have committed (e.g. leadership lost after
           // appending it): then the node is out and must be stopped like any removed member.
-          if ((await this.realMembers())?.includes(node) !== false) throw error;
+          if ((await this.settledMembers(SETTLE_MS))?.includes(node) !== false) throw error;
         }
         c.setMember(node, false);
         await c.kill(node, 'removed');
@@ -320,7 +341,7 @@ export class Nemesis {
         await this.system.memberAdd!(node, c);
       } catch (error) {
         rethrowHarness(error);
-        if ((await this.realMembers())?.includes(node) !== true) {
+        if ((await this.settledMembers(SETTLE_MS))?.includes(node) !== true) {
           throw new Error(
             `the cluster did not accept ${node}, so it was not started: ${error instanceof Error ? error.message : String(error)}`,
           );
@@ -335,11 +356,7 @@ export class Nemesis {
   private async dropStrayMembers(): Promise<number> {
     const c = this.cluster;
     if (!this.system.configuration || !c.nodes.some((x) => c.isMember(x))) return 0;
-    let real: readonly string[] | undefined;
-    const deadline = Date.now() + RE_ADD_READY_MS;
-    while ((real = await this.realMembers()) === undefined && Date.now() < deadline) {
-      await sleep(RECONCILE_POLL_MS);
-    }
+    const real = await this.settledMembers(RE_ADD_READY_MS);
     const stray = real ? c.nodes.filter((x) => c.isMember(x) && !real.includes(x)) : [];
     for (const n of stray) {
       await c.kill(n, 'removed');

@@ -131,6 +131,45 @@ describe('ScheduleRunner', () => {
     expect(h.enacted.map((e) => [e.f, e.nodes])).toEqual([['kill', ['n2']]]);
   });
 
+  it("aims a recorded line at the same roles: the recorded leader and today's swap names", async () => {
+    const h = harness(
+      schedule([
+        {
+          atMs: 0,
+          f: 'start-partition',
+          value: 'isolate',
+          nodes: ['n1', 'n2', 'n3'],
+          links: [
+            ['n1', 'n2'],
+            ['n1', 'n3'],
+            ['n2', 'n1'],
+            ['n3', 'n1'],
+          ],
+          leader: 'n1',
+        },
+        { atMs: 5, f: 'kill', nodes: ['n3'], leader: 'n2' },
+        { atMs: 10, f: 'pause', nodes: ['n3'], leader: 'n3' },
+      ]),
+    );
+    await h.runner.run(Date.now(), 30);
+    // The leader is n2 now: the isolated leader n1 becomes n2; a line recorded under n2 is as it
+    // was; one recorded under n3 aims at n2 (the leader) instead of n3.
+    expect(h.enacted.map((e) => [e.f, e.nodes, e.links])).toEqual([
+      [
+        'start-partition',
+        ['n2', 'n1', 'n3'],
+        [
+          ['n2', 'n1'],
+          ['n2', 'n3'],
+          ['n1', 'n2'],
+          ['n3', 'n2'],
+        ],
+      ],
+      ['kill', ['n3'], undefined],
+      ['pause', ['n2'], undefined],
+    ]);
+  });
+
   it('skips, and says why, a line whose name is not bound', async () => {
     const h = harness(schedule([{ atMs: 0, f: 'kill', nodes: ['$X'] }]));
     await h.runner.run(Date.now(), 10);

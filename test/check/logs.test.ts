@@ -109,4 +109,19 @@ describe('LogCheck', () => {
 
     expect(kinds).toEqual(['crash-text', 'unexpected-exit']);
   });
+
+  it("an exit's lines are its process's last lines, not those of the process the reset started after it", () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    write('n2', ['{"level":"info","msg":"serving"}', '{"level":"warn","msg":"the last words"}']);
+    const crashed = { ...exit('n2', false), logBytes: { 'stderr.log': size('n2') } };
+    write('n2', ['{"level":"info","msg":"starting an etcd server"}', '{"level":"info","msg":"restarted"}']);
+
+    const [finding] = check.scan(['n2'], [crashed]);
+
+    expect(finding.kind).toBe('unexpected-exit');
+    expect(finding.lines).toEqual([
+      '{"level":"info","msg":"serving"}',
+      '{"level":"warn","msg":"the last words"}',
+    ]);
+  });
 });

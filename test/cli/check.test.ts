@@ -96,6 +96,50 @@ describe('mallory check', () => {
     expect((await mallory('check', file, '--model', 'cas-register')).code).toBe(1);
   });
 
+  it('names the anomaly of every violating key, with the serving nodes, in text and JSON', async () => {
+    const file = path.join(dir, 'two-keys.jsonl');
+    const rows: [number, string, string, unknown, string][] = [
+      [0, 'invoke', 'write', ['a', 1], 'n1'],
+      [0, 'ok', 'write', ['a', 1], 'n1'],
+      [1, 'invoke', 'read', ['a', null], 'n2'],
+      [1, 'ok', 'read', ['a', null], 'n2'],
+      [2, 'invoke', 'write', ['b', 5], 'n3'],
+      [2, 'ok', 'write', ['b', 5], 'n3'],
+      [3, 'invoke', 'read', ['b', null], 'n1'],
+      [3, 'ok', 'read', ['b', 9], 'n1'],
+    ];
+    const ops = rows.map(([process, type, f, value, node], index) => ({
+      index,
+      time: index + 1,
+      type,
+      process,
+      f,
+      value,
+      node,
+    }));
+    await writeFile(file, ops.map((op) => JSON.stringify(op)).join('\n'));
+    const { code, stdout } = await mallory('check', file);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(
+      /key "a": lost acknowledged write: write 1 by process 0 on n1 .* read null by process 1 on n2 .* returned the initial value/,
+    );
+    expect(stdout).toMatch(
+      /key "b": read of a never-written value: read 9 by process 3 on n1 .* a value no op wrote/,
+    );
+    const json = await mallory('check', file, '--json');
+    const doc = JSON.parse(json.stdout) as { files: { explanations: { key: string; anomaly: string }[] }[] };
+    expect(doc.files[0].explanations.map((e) => [e.key, e.anomaly])).toEqual([
+      ['a', 'lost-write'],
+      ['b', 'never-written'],
+    ]);
+    const html = path.join(dir, 'two-keys.html');
+    await mallory('check', file, '--html', html);
+    const page = await readFile(html, 'utf8');
+    expect(page).toMatch(/<p class="explanation">key &#34;a&#34;: lost acknowledged write: /);
+    expect(page).toContain('data-node="n2"');
+    expect(page).toContain('process 1 (n2)');
+  });
+
   it('reads a Jepsen history.edn', async () => {
     const file = path.join(dir, 'history.edn');
     await writeFile(

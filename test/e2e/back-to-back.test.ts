@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -11,18 +11,16 @@ import {
   type Sandbox,
   waitFor,
   disposeSandbox,
+  skipReason,
 } from './helpers.js';
 import { settledLeftovers, snapshot } from './host.js';
-
-const isRoot = process.getuid?.() === 0;
-const has = (bin: string): boolean => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0;
 
 /** The systems this machine can run, each with the binary that says it is installed. */
 const SYSTEMS = [
   { name: 'kvraft', ok: true },
-  { name: 'etcd', ok: isRoot && has('etcd') },
-  { name: 'redis', ok: isRoot && has('redis-server') && has('redis-sentinel') },
-  { name: 'dqlite', ok: isRoot && has('dqlite-demo') },
+  { name: 'etcd', ok: skipReason(['etcd']) === undefined },
+  { name: 'redis', ok: skipReason(['redis-server', 'redis-sentinel']) === undefined },
+  { name: 'dqlite', ok: skipReason(['dqlite-demo']) === undefined },
 ].filter((s) => s.ok);
 
 /** How each campaign ends: in turn, on its own, by Ctrl-C, by SIGKILL (then cleanup), by SIGTERM. */

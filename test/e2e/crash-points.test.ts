@@ -1,11 +1,20 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { BIN, mallory, REPO, registryFiles, sandbox, type Sandbox, disposeSandbox } from './helpers.js';
+import {
+  BIN,
+  mallory,
+  REPO,
+  registryFiles,
+  sandbox,
+  type Sandbox,
+  disposeSandbox,
+  skipReason,
+} from './helpers.js';
 import { settledLeftovers, snapshot } from './host.js';
 
 /**
@@ -15,9 +24,6 @@ import { settledLeftovers, snapshot } from './host.js';
  * the same with an internal error thrown at each point (`MALLORY_CRASH_WITH=error`): the run must
  * remove everything itself and record the status `error`.
  */
-
-const isRoot = process.getuid?.() === 0;
-const has = (bin: string): boolean => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0;
 
 function runDirs(store: string): string[] {
   if (!existsSync(store)) return [];
@@ -78,7 +84,7 @@ describe('a fuzzer killed at every point leaves nothing after cleanup', () => {
     { system: 'kvraft', skip: undefined },
     {
       system: 'etcd',
-      skip: !isRoot ? 'not root' : !has('etcd') ? 'etcd not installed' : undefined,
+      skip: skipReason(['etcd']),
     },
   ];
   const modes: readonly { mode: Mode; what: string }[] = [

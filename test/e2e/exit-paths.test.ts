@@ -15,18 +15,10 @@ import {
   sandbox,
   waitFor,
   disposeSandbox,
+  runStatus,
 } from './helpers.js';
 
 /** Every way a run can end records a final status and leaves nothing behind. */
-
-function status(runDir: string): { status: string; id: string } {
-  const db = new Database(join(runDir, 'run.db'), { readonly: true });
-  try {
-    return db.prepare('SELECT status, id FROM run').get() as { status: string; id: string };
-  } finally {
-    db.close();
-  }
-}
 
 function startRun(box: Sandbox, args: readonly string[]) {
   const child = spawn(process.execPath, [BIN, 'run', '--store', box.store, ...args], {
@@ -55,33 +47,19 @@ describe('exit paths of mallory run (kvraft, real processes)', () => {
     return b;
   }
 
-  it.each(['SIGHUP', 'SIGTERM'] as const)(
-    '%s stops a run like Ctrl-C: status interrupted, exit 130, nothing left',
-    async (signal) => {
-      const b = box();
-      const run = startRun(b, ['--time', '5m', '--seed', '5']);
-      await waitFor(() => run.stderr().includes('run dir'), 30_000);
-      await new Promise((r) => setTimeout(r, 3000));
-      run.child.kill(signal);
-      const { code } = await run.exited;
-      expect(code).toBe(130);
-      const { status: s, id } = status(realpathSync(join(b.store, 'latest')));
-      expect(s).toBe('interrupted');
-      expect(processesMentioning(`mallory-${id}`)).toEqual([]);
-      expect(registryFiles(b)).toEqual([]);
-    },
-  );
-
-  it('a second Ctrl-C stops at once but still removes everything and records the status', async () => {
+  it.each([
+    { signal: 'SIGHUP', times: 1, seed: '5', what: 'SIGHUP stops a run like Ctrl-C' },
+    { signal: 'SIGTERM', times: 1, seed: '5', what: 'SIGTERM stops a run like Ctrl-C' },
+    { signal: 'SIGINT', times: 2, seed: '6', what: 'a second Ctrl-C stops at once' },
+  ] as const)('$what: status interrupted, exit 130, nothing left', async ({ signal, times, seed }) => {
     const b = box();
-    const run = startRun(b, ['--time', '5m', '--seed', '6']);
+    const run = startRun(b, ['--time', '5m', '--seed', seed]);
     await waitFor(() => run.stderr().includes('run dir'), 30_000);
     await new Promise((r) => setTimeout(r, 3000));
-    run.child.kill('SIGINT');
-    run.child.kill('SIGINT');
+    for (let i = 0; i < times; i++) run.child.kill(signal);
     const { code } = await run.exited;
     expect(code).toBe(130);
-    const { status: s, id } = status(realpathSync(join(b.store, 'latest')));
+    const { status: s, id } = runStatus(realpathSync(join(b.store, 'latest')));
     expect(s).toBe('interrupted');
     expect(processesMentioning(`mallory-${id}`)).toEqual([]);
     expect(registryFiles(b)).toEqual([]);
@@ -99,6 +77,8 @@ describe('exit paths of mallory run (kvraft, real processes)', () => {
     expect(elapsedMs).toBeLessThan(30_000);
     const history = readFileSync(join(realpathSync(join(b.store, 'latest')), 'history.jsonl'), 'utf8');
     expect(history).toMatch(/"f":"kill".*"error":"skipped: at 60000 ms, past the end of the run/);
+    // The terminal says so too, with the reason.
+    expect(r.stderr).toMatch(/schedule 1 \+60\.0s kill \(skipped: at 60000 ms, past the end of the run/);
   });
 
   it('policy values are saved every schedule: a killed run seeds the next one and says how much', async () => {
@@ -124,12 +104,12 @@ describe('exit paths of mallory run (kvraft, real processes)', () => {
     expect(dry.stdout).toMatch(/^ {2}process \d+ \(n\d: /m);
     expect(dry.stdout).toMatch(/would remove [1-9]\d* resources of 1 runs/);
     expect(registryFiles(b)).toHaveLength(1);
-    expect(status(dir).status).toBe('running');
+    expect(runStatus(dir).status).toBe('running');
     const cleanup = await mallory(['cleanup'], b);
     expect(cleanup.code).toBe(0);
     expect(cleanup.stdout).toContain(`marked incomplete: ${dir}`);
     expect(registryFiles(b)).toEqual([]);
-    expect(status(dir).status).toBe('incomplete');
+    expect(runStatus(dir).status).toBe('incomplete');
     const seeded = await mallory(
       ['run', '--seed-from', dir, '--time', '3s', '--steps', '1', '--step', '1s', '--store', b.store],
       b,

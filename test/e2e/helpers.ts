@@ -3,11 +3,15 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import Database from 'better-sqlite3';
+
 import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
 import { ProxyBackend } from '../../src/cluster/net/proxy.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
 import { kvraft } from '../../src/systems/kvraft/index.js';
 import type { SystemAdapter } from '../../src/systems/system.js';
+
+export { isRoot, skipReason } from '../systems/_helpers/cluster.js';
 
 export const REPO = resolve(import.meta.dirname, '..', '..');
 export const BIN = join(REPO, 'bin', 'mallory.js');
@@ -139,4 +143,31 @@ export async function startKvraft(
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/** The `run` row of a run's store: its final status and id. */
+export function runStatus(runDir: string): { status: string; id: string } {
+  const db = new Database(join(runDir, 'run.db'), { readonly: true });
+  try {
+    return db.prepare('SELECT status, id FROM run').get() as { status: string; id: string };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Runs a hand-written kvraft schedule with a bug switch on (`--steps 6`, seed 7, `--json`) and
+ * returns the run's result and its first bug's directory; the run must find the bug.
+ */
+export async function findBug(
+  box: Sandbox,
+  schedule: string,
+  bug = 'ack-before-commit',
+): Promise<{ readonly run: CliResult; readonly bugDir: string }> {
+  const args = ['run', '--bug', bug, '--schedule', schedule, '--steps', '6', '--time', '5m', '--seed', '7'];
+  const run = await mallory([...args, '--store', box.store, '--json'], box);
+  if (run.code !== 1)
+    throw new Error(`expected the run to find ${bug} (exit 1), got ${run.code}: ${run.stderr}`);
+  const bugDir = (JSON.parse(run.stdout) as { bugs: { dir: string }[] }).bugs[0].dir;
+  return { run, bugDir };
 }

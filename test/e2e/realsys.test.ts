@@ -1,4 +1,4 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import {
   sandbox,
   waitFor,
   disposeSandbox,
+  skipReason,
 } from './helpers.js';
 
 interface Summary {
@@ -25,14 +26,6 @@ interface Summary {
   readonly ops: { readonly ok: number };
   readonly bugs: readonly { readonly kind: string; readonly message: string }[];
   readonly error?: string;
-}
-
-const isRoot = process.getuid?.() === 0;
-const has = (bin: string): boolean => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0;
-function reason(bins: readonly string[]): string | undefined {
-  if (!isRoot) return 'not root (the namespace backend needs CAP_NET_ADMIN)';
-  const missing = bins.filter((b) => !has(b));
-  return missing.length > 0 ? `not installed: ${missing.join(', ')}` : undefined;
 }
 
 function sh(argv: readonly string[]): string {
@@ -98,8 +91,8 @@ describe('mallory run against real systems in network namespaces', () => {
     return b;
   }
 
-  it.skipIf(reason(['etcd']) !== undefined)(
-    `etcd: a short fault-heavy campaign finds nothing and leaves the root namespace unchanged${reason(['etcd']) ? ` (skipped: ${reason(['etcd'])})` : ''}`,
+  it.skipIf(skipReason(['etcd']) !== undefined)(
+    `etcd: a short fault-heavy campaign finds nothing and leaves the root namespace unchanged${skipReason(['etcd']) ? ` (skipped: ${skipReason(['etcd'])})` : ''}`,
     async () => {
       const b = box();
       const guards = guardRoutes();
@@ -117,8 +110,8 @@ describe('mallory run against real systems in network namespaces', () => {
     },
   );
 
-  it.skipIf(reason(['redis-server', 'redis-sentinel']) !== undefined)(
-    `redis: isolating the primary loses acknowledged writes, reported as a linearizability bug${reason(['redis-server', 'redis-sentinel']) ? ` (skipped: ${reason(['redis-server', 'redis-sentinel'])})` : ''}`,
+  it.skipIf(skipReason(['redis-server', 'redis-sentinel']) !== undefined)(
+    `redis: isolating the primary loses acknowledged writes, reported as a linearizability bug${skipReason(['redis-server', 'redis-sentinel']) ? ` (skipped: ${skipReason(['redis-server', 'redis-sentinel'])})` : ''}`,
     async () => {
       const b = box();
       const schedule = join(mkdtempSync(join(tmpdir(), 'mallory-e2e-schedule-')), 'schedule.jsonl');
@@ -145,8 +138,8 @@ describe('mallory run against real systems in network namespaces', () => {
     },
   );
 
-  it.skipIf(reason(['dqlite-demo', 'dqlite']) !== undefined)(
-    `dqlite: a campaign with membership changes runs without harness errors${reason(['dqlite-demo', 'dqlite']) ? ` (skipped: ${reason(['dqlite-demo', 'dqlite'])})` : ''}`,
+  it.skipIf(skipReason(['dqlite-demo', 'dqlite']) !== undefined)(
+    `dqlite: a campaign with membership changes runs without harness errors${skipReason(['dqlite-demo', 'dqlite']) ? ` (skipped: ${skipReason(['dqlite-demo', 'dqlite'])})` : ''}`,
     async () => {
       const b = box();
       const guards = guardRoutes();
@@ -182,8 +175,8 @@ describe('mallory run against real systems in network namespaces', () => {
     },
   );
 
-  it.skipIf(reason(['etcd']) !== undefined)(
-    `after SIGKILL of the fuzzer, cleanup removes the run's namespaces, veth, guard route and processes${reason(['etcd']) ? ` (skipped: ${reason(['etcd'])})` : ''}`,
+  it.skipIf(skipReason(['etcd']) !== undefined)(
+    `after SIGKILL of the fuzzer, cleanup removes the run's namespaces, veth, guard route and processes${skipReason(['etcd']) ? ` (skipped: ${skipReason(['etcd'])})` : ''}`,
     async () => {
       const b = box();
       const guards = guardRoutes();

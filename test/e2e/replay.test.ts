@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { mallory, REPO, registryFiles, type Sandbox, sandbox, disposeSandbox } from './helpers.js';
+import { findBug, mallory, REPO, registryFiles, type Sandbox, sandbox, disposeSandbox } from './helpers.js';
 
 const SCHEDULE = join(REPO, 'test', 'systems', 'kvraft', 'schedules', 'ack-before-commit.jsonl');
 
@@ -22,26 +22,10 @@ describe('mallory replay (kvraft, real processes)', () => {
   it('reruns a bug from its directory alone and says how often it reproduced', async () => {
     const box = sandbox();
     boxes.push(box);
-    const found = await mallory(
-      [
-        'run',
-        '--bug',
-        'ack-before-commit',
-        '--schedule',
-        SCHEDULE,
-        '--steps',
-        '6',
-        '--time',
-        '5m',
-        '--seed',
-        '7',
-      ].concat(['--store', box.store, '--json']),
-      box,
-    );
-    expect(found.code, found.stderr).toBe(1);
-    const bugDir = (JSON.parse(found.stdout) as { bugs: { dir: string }[] }).bugs[0].dir;
+    const { run: found, bugDir } = await findBug(box, SCHEDULE);
     // The replay command is printed under the BUG line.
     expect(found.stderr).toContain(`replay:   mallory replay ${bugDir} --repeat 10`);
+    expect(found.stderr).toContain(`shrink:   mallory shrink ${bugDir}`);
     // The bug's schedule file says how to run it: system, nodes, switches, seed, what it found.
     const [header] = readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8').split('\n');
     expect(JSON.parse(header)).toMatchObject({
@@ -69,23 +53,7 @@ describe('mallory replay (kvraft, real processes)', () => {
   it('the same schedule with the switch off does not reproduce it', async () => {
     const box = sandbox();
     boxes.push(box);
-    const found = await mallory(
-      [
-        'run',
-        '--bug',
-        'ack-before-commit',
-        '--schedule',
-        SCHEDULE,
-        '--steps',
-        '6',
-        '--time',
-        '5m',
-        '--seed',
-        '7',
-      ].concat(['--store', box.store, '--json']),
-      box,
-    );
-    const bugDir = (JSON.parse(found.stdout) as { bugs: { dir: string }[] }).bugs[0].dir;
+    const { bugDir } = await findBug(box, SCHEDULE);
     // A replay runs what the header says: drop the switch from it, and the bug is gone.
     const file = join(bugDir, 'schedule.jsonl');
     const lines = readFileSync(file, 'utf8').split('\n');

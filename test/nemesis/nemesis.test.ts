@@ -91,6 +91,8 @@ interface FakeSystemOptions {
   readonly addFailsAfterCommit?: boolean;
   /** The cluster turns every add down. */
   readonly addRejected?: boolean;
+  /** After a failed add, this many configuration reads get no answer (the cluster busy with it). */
+  readonly silentReadsAfterFailedAdd?: number;
 }
 
 /** Mallory's own failure (as when its registry cannot be written) at the next start of a node. */
@@ -103,6 +105,7 @@ class FailingStart extends FakeCluster {
 
 function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemAdapter {
   const noQuorum = (): Error => new Error('no quorum');
+  let silent = 0;
   return {
     name: 'fake',
     services: ['client'],
@@ -127,10 +130,16 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
       if (!fake.hasQuorum()) return Promise.reject(noQuorum());
       if (options.addRejected) return Promise.reject(new Error('add rejected'));
       fake.committed.add(node);
-      return options.addFailsAfterCommit ? Promise.reject(new Error('timed out')) : Promise.resolve();
+      if (!options.addFailsAfterCommit) return Promise.resolve();
+      silent = options.silentReadsAfterFailedAdd ?? 0;
+      return Promise.reject(new Error('timed out'));
     },
     configuration(cluster: ClusterView): Promise<readonly string[] | undefined> {
       expect(cluster).toBe(fake);
+      if (silent > 0) {
+        silent -= 1;
+        return Promise.resolve(undefined);
+      }
       return Promise.resolve(fake.hasQuorum() ? NODES.filter((n) => fake.committed.has(n)) : undefined);
     },
   };
@@ -186,6 +195,17 @@ describe('Nemesis membership: a joiner starts only once the cluster has accepted
 
     expect(add).toMatchObject({ outcome: 'ok', nodes: ['n1'] });
     expect(fake.log).toContain('start n1');
+    expect(fake.refused).toEqual([]);
+  });
+
+  it('an add whose call timed out waits for the configuration to answer before it gives up on the node', async () => {
+    const { fake, nemesis } = setUp({ addFailsAfterCommit: true, silentReadsAfterFailedAdd: 3 });
+    await nemesis.enact({ f: 'member-remove', value: ['n3'] });
+
+    const add = await nemesis.enact({ f: 'member-add', value: 'one' });
+
+    expect(add).toMatchObject({ outcome: 'ok', nodes: ['n3'] });
+    expect(fake.log).toContain('start n3');
     expect(fake.refused).toEqual([]);
   });
 

@@ -4,7 +4,7 @@ import type { ModelName } from '../model.js';
 import { modelByName } from '../models/by-name.js';
 import type { PartitionData } from './partition.js';
 import { checkPartition } from './check-partition.js';
-import type { PartitionVerdict } from './search.js';
+import { MAX_COUNTEREXAMPLES, type PartitionVerdict } from './search.js';
 
 /** What a worker thread is given: partitions of one bucket, in history order. */
 export interface WorkerInput {
@@ -13,15 +13,16 @@ export interface WorkerInput {
   readonly partitions: readonly PartitionData[];
 }
 
-/** Checks its partitions in order and stops at the first that is not linearizable. */
+/** Checks its partitions in order, stopping after `MAX_COUNTEREXAMPLES` that are not linearizable. */
 function run(input: WorkerInput): PartitionVerdict[] {
   const deadlineMs = performance.now() + input.remainingMs;
   const model = modelByName(input.model);
   const verdicts: PartitionVerdict[] = [];
+  let failed = 0;
   for (const partition of input.partitions) {
     const verdict = checkPartition(partition, model, deadlineMs);
     verdicts.push(verdict);
-    if (verdict.valid === false) break;
+    if (verdict.valid === false && ++failed >= MAX_COUNTEREXAMPLES) break;
   }
   return verdicts;
 }

@@ -7,7 +7,7 @@ import type { Model, ModelName } from '../model.js';
 import type { Partition } from './partition.js';
 import type { WorkerInput } from './partition-worker.js';
 import { checkPartition } from './check-partition.js';
-import type { PartitionVerdict } from './search.js';
+import { MAX_COUNTEREXAMPLES, type PartitionVerdict } from './search.js';
 
 /**
  * Worker threads pay off only for long histories of long partitions: copying a partition to a
@@ -38,13 +38,14 @@ function threadCount(partitions: readonly Partition[], options: RunOptions): num
   return Math.min(availableParallelism(), partitions.length);
 }
 
-/** Checks partitions in order on this thread, stopping at the first that is not linearizable. */
+/** Checks partitions in order on this thread, stopping after `MAX_COUNTEREXAMPLES` that are not linearizable. */
 function runHere(partitions: readonly Partition[], model: Model, deadlineMs: number): PartitionVerdict[] {
   const verdicts: PartitionVerdict[] = [];
+  let failed = 0;
   for (const partition of partitions) {
     const verdict = checkPartition(partition.data(false), model, deadlineMs);
     verdicts.push(verdict);
-    if (verdict.valid === false) break;
+    if (verdict.valid === false && ++failed >= MAX_COUNTEREXAMPLES) break;
   }
   return verdicts;
 }
@@ -63,9 +64,9 @@ function runInWorker(input: WorkerInput): Promise<PartitionVerdict[]> {
 }
 
 /**
- * The verdict of each partition, by index; undefined for partitions left unchecked after one was
- * found not linearizable. Partitions are spread over threads by size; each thread takes its share
- * in history order and stops at its first failure, so the first failing partition found is always
+ * The verdict of each partition, by index; undefined for partitions left unchecked once a thread
+ * had found `MAX_COUNTEREXAMPLES` not linearizable. Partitions are spread over threads by size;
+ * each thread takes its share in history order, so the first failing partition found is always
  * the first in history order, however many threads ran.
  */
 export async function runPartitions(

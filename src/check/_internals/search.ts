@@ -18,6 +18,9 @@ const ENABLING_PHASE = 1;
 const INFO_PHASE = 2;
 
 /** The verdict on one partition; when not linearizable, the deepest point the search reached. */
+/** How many partitions found not linearizable a check lists before it stops looking for more. */
+export const MAX_COUNTEREXAMPLES = 100;
+
 export type PartitionVerdict =
   | {
       readonly valid: true;

@@ -20,6 +20,11 @@ import { parseEtcdLog } from './log.js';
 
 export const ETCD_PORTS = { client: 2379, peer: 2380 } as const;
 const ADMIN_TIMEOUT_MS = 2_000;
+/**
+ * A membership change answers once the serving member has applied it: a commit on every voter of a
+ * two-member cluster, each with a WAL fsync, which on a loaded machine's disk took over 2 s.
+ */
+const MEMBERSHIP_TIMEOUT_MS = 5_000;
 const READY_TIMEOUT_MS = 1_000;
 /** Lower than etcd's default (100,000) so snapshots and log compaction happen within a campaign. */
 const SNAPSHOT_COUNT = 2_000;
@@ -151,14 +156,20 @@ class EtcdAdapter implements SystemAdapter {
   }
 
   /** Asks the members (the target last) until one answers. */
-  private async admin(cluster: ClusterView, path: string, body: unknown, avoid: string): Promise<unknown> {
+  private async admin(
+    cluster: ClusterView,
+    path: string,
+    body: unknown,
+    avoid: string,
+    timeoutMs = ADMIN_TIMEOUT_MS,
+  ): Promise<unknown> {
     const order = [
       ...cluster.members.filter((n) => n !== avoid),
       ...cluster.members.filter((n) => n === avoid),
     ];
     const errors: string[] = [];
     for (const node of order) {
-      const outcome = await gateway(cluster.clientAddress(node, 'client'), path, body, ADMIN_TIMEOUT_MS);
+      const outcome = await gateway(cluster.clientAddress(node, 'client'), path, body, timeoutMs);
       if (outcome.kind === 'ok') return outcome.json;
       errors.push(`${node}: ${outcome.kind === 'error' ? outcome.message : outcome.error}`);
     }
@@ -181,7 +192,7 @@ class EtcdAdapter implements SystemAdapter {
     }
     const id = member.id;
     try {
-      await this.admin(cluster, '/v3/cluster/member/remove', { ID: id.toString() }, node);
+      await this.admin(cluster, '/v3/cluster/member/remove', { ID: id.toString() }, node, MEMBERSHIP_TIMEOUT_MS);
     } catch (error) {
       // A timed-out removal may still have committed: a quorum read says what happened.
       const after = await this.committedMembers(cluster);
@@ -195,7 +206,8 @@ class EtcdAdapter implements SystemAdapter {
    * `configuration()`.
    */
   async memberAdd(node: string, cluster: ClusterView): Promise<void> {
-    await this.admin(cluster, '/v3/cluster/member/add', { peerURLs: [peerUrl(node, cluster)] }, node);
+    const body = { peerURLs: [peerUrl(node, cluster)] };
+    await this.admin(cluster, '/v3/cluster/member/add', body, node, MEMBERSHIP_TIMEOUT_MS);
   }
 
   async configuration(cluster: ClusterView): Promise<readonly string[] | undefined> {

@@ -1,0 +1,145 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { ResourceRegistry } from '../cluster/resources.js';
+import type { RunStore } from '../store/run-store.js';
+import { ddmin } from './ddmin.js';
+import { replayBug, type ReplayableBug, type ReplayTry } from './replay.js';
+import type { Reporter } from './reporter.js';
+import { isLet, readSchedule, type ScheduleHeader, type ScheduleItem } from './schedule-file.js';
+
+export interface ShrinkOptions {
+  readonly bug: ReplayableBug;
+  /** Tries per candidate; a candidate is kept when it reproduces in at least half of them. */
+  readonly repeat: number;
+  readonly store: string;
+  readonly signal: AbortSignal;
+  readonly reporters: readonly Reporter[];
+  readonly onRegistry?: (registry: ResourceRegistry, store: RunStore) => void;
+  readonly onTry?: (candidate: number, index: number, result: ReplayTry) => void;
+  readonly onCandidate?: (candidate: Candidate) => void;
+}
+
+/** One schedule the shrinker ran, and what came of it. */
+export interface Candidate {
+  /** 0 is the bug's own schedule; then in the order they were tried. */
+  readonly index: number;
+  readonly file: string;
+  readonly faults: number;
+  readonly reproduced: number;
+  readonly tries: number;
+  readonly kept: boolean;
+}
+
+export interface ShrinkResult {
+  readonly bugDir: string;
+  readonly finding: ScheduleHeader['finding'];
+  readonly before: { readonly faults: number; readonly reproduced: number; readonly tries: number };
+  /** Absent when the bug's own schedule did not reproduce often enough to shrink. */
+  readonly after?: { readonly faults: number; readonly reproduced: number; readonly tries: number };
+  /** The shrunk schedule (`shrunk.jsonl` in the bug directory), replayable on its own. */
+  readonly shrunk?: string;
+  readonly candidates: readonly Candidate[];
+  readonly interrupted: boolean;
+}
+
+function reproduces(reproduced: number, tries: number): boolean {
+  return reproduced * 2 >= tries;
+}
+
+/** The schedule file of a candidate: the bug's header, every `let` line, and the chosen faults. */
+function formatCandidate(
+  header: ScheduleHeader,
+  lets: readonly ScheduleItem[],
+  faults: readonly ScheduleItem[],
+): string {
+  const lines = [{ mallory: header }, ...[...lets, ...faults].sort((a, b) => a.atMs - b.atMs)];
+  return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
+
+/**
+ * Shrinks a bug's schedule by delta debugging over its fault lines: a candidate is kept when its
+ * replay reproduces the bug's finding (kind and name) in at least half of `repeat` tries. First
+ * the bug's own schedule is replayed `repeat` times (if it does not reproduce in half of them
+ * there is nothing to shrink against); at the end the shrunk schedule is replayed `repeat` times
+ * for its rate. Every candidate is kept under `bugs/<id>/shrink/` as evidence; the result is
+ * `bugs/<id>/shrunk.jsonl`.
+ */
+export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
+  const { bug, repeat, signal } = options;
+  const items = readSchedule(bug.scheduleFile);
+  const lets = items.filter(isLet);
+  const faults = items.filter((i) => !isLet(i));
+  const workDir = join(bug.dir, 'shrink');
+  mkdirSync(workDir, { recursive: true });
+  const candidates: Candidate[] = [];
+
+  const replay = async (chosen: readonly ScheduleItem[], early: boolean): Promise<Candidate> => {
+    const index = candidates.length;
+    const file = join(workDir, `${index}.jsonl`);
+    writeFileSync(file, formatCandidate(bug.header, lets, chosen));
+    const result = await replayBug({
+      bug: { ...bug, scheduleFile: file },
+      repeat,
+      store: options.store,
+      signal,
+      reporters: options.reporters,
+      ...(options.onRegistry ? { onRegistry: options.onRegistry } : {}),
+      onTry: (i, t) => options.onTry?.(index, i, t),
+      // While searching, stop as soon as the verdict is known; the rates before and after are
+      // measured in full.
+      ...(early
+        ? {
+            settled: (ok: number, tried: number) =>
+              reproduces(ok, repeat) || !reproduces(ok + repeat - tried, repeat),
+          }
+        : {}),
+    });
+    const tries = result.tries.length;
+    const candidate: Candidate = {
+      index,
+      file,
+      faults: chosen.length,
+      reproduced: result.reproduced,
+      tries,
+      kept: !result.interrupted && reproduces(result.reproduced, early ? repeat : tries),
+    };
+    candidates.push(candidate);
+    options.onCandidate?.(candidate);
+    return candidate;
+  };
+
+  const done = (extra: Partial<ShrinkResult>): ShrinkResult => ({
+    bugDir: bug.dir,
+    finding: bug.header.finding,
+    before: {
+      faults: faults.length,
+      reproduced: candidates[0]?.reproduced ?? 0,
+      tries: candidates[0]?.tries ?? 0,
+    },
+    candidates,
+    interrupted: signal.aborted,
+    ...extra,
+  });
+
+  const original = await replay(faults, false);
+  if (!original.kept || signal.aborted) return done({});
+  // A bug that needs no fault at all says so at once.
+  const none = faults.length > 0 ? await replay([], true) : original;
+  const smallest =
+    none.kept && faults.length > 0
+      ? []
+      : await ddmin(
+          faults,
+          async (subset) => (await replay(subset, true)).kept,
+          () => signal.aborted,
+        );
+  if (signal.aborted) return done({});
+  const final = await replay(smallest, false);
+  const shrunk = join(bug.dir, 'shrunk.jsonl');
+  writeFileSync(shrunk, formatCandidate(bug.header, lets, smallest));
+  return done({
+    after: { faults: smallest.length, reproduced: final.reproduced, tries: final.tries },
+    shrunk,
+  });
+}

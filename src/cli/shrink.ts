@@ -1,0 +1,70 @@
+import { readBug } from '../campaign/replay.js';
+import { shrinkBug } from '../campaign/shrink.js';
+import { EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
+import type { RegisterCommand } from './command.js';
+import { ProgressReporter } from './progress-reporter.js';
+import { parseRepeat } from './replay.js';
+
+interface ShrinkFlags {
+  repeat: string;
+  store: string;
+  json?: boolean;
+}
+
+const DEFAULT_REPEAT = '3';
+/** The bug did not reproduce in half of the tries of its own schedule: nothing to shrink against. */
+const EXIT_NOT_REPRODUCED = 1;
+
+export const registerShrink: RegisterCommand = (program, setExit) => {
+  program
+    .command('shrink')
+    .description("drop the faults a bug does not need: delta debugging over its schedule's fault lines")
+    .argument('<bug-dir>', 'a bug record: store/<system>/<run>/bugs/<id>')
+    .option(
+      '--repeat <n>',
+      'tries per candidate schedule; kept if it reproduces in at least half',
+      DEFAULT_REPEAT,
+    )
+    .option('--store <dir>', 'where the replays are stored', 'store')
+    .option('--json', 'print the result as one JSON document on stdout')
+    .action(async (bugDir: string, flags: ShrinkFlags) => {
+      const repeat = parseRepeat(flags.repeat);
+      const bug = readBug(bugDir);
+      const h = bug.header;
+      const finding = `${h.finding.kind}/${h.finding.name}`;
+      process.stderr.write(
+        `mallory shrink: ${finding} on ${h.system}, from ${bug.scheduleFile}, ${repeat} tries per candidate\n`,
+      );
+      const result = await guardCampaigns(({ signal, onRegistry }) =>
+        shrinkBug({
+          bug,
+          repeat,
+          store: flags.store,
+          signal,
+          reporters: [new ProgressReporter()],
+          onRegistry,
+          onCandidate: (c) => {
+            const what = c.index === 0 ? 'the bug as recorded' : `candidate ${c.index}`;
+            process.stderr.write(
+              `shrink: ${what}, ${c.faults} fault(s): reproduced ${c.reproduced}/${c.tries}` +
+                `${c.index === 0 ? '' : c.kept ? ' — kept' : ' — dropped'} (${c.file})\n`,
+            );
+          },
+        }),
+      );
+      const b = result.before;
+      if (flags.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+      else if (result.after && result.shrunk) {
+        const a = result.after;
+        process.stdout.write(
+          `shrunk ${b.faults} → ${a.faults} fault(s); reproduced ${b.reproduced}/${b.tries} before, ${a.reproduced}/${a.tries} after (${finding})\n` +
+            `  ${result.shrunk}\n  replay: mallory replay ${result.shrunk} --repeat 10\n`,
+        );
+      } else if (!result.interrupted) {
+        process.stdout.write(
+          `not shrunk: the bug's own schedule reproduced ${b.reproduced}/${b.tries}, less than half (${finding}); try a larger --repeat or check it with mallory replay\n`,
+        );
+      }
+      setExit(result.interrupted ? EXIT_INTERRUPTED : result.after ? 0 : EXIT_NOT_REPRODUCED);
+    });
+};

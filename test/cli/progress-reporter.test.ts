@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+
+import { ProgressReporter } from '../../src/cli/progress-reporter.js';
+
+/** What the reporter wrote, as a terminal or a pipe would receive it. */
+function capture(tty: boolean): { reporter: ProgressReporter; text: () => string } {
+  let text = '';
+  const out = { write: (chunk: string) => ((text += chunk), true) } as unknown as NodeJS.WriteStream;
+  return { reporter: new ProgressReporter(out, tty), text: () => text };
+}
+
+describe('ProgressReporter', () => {
+  it('prints every fault on a terminal too, with the reason for a skip or an error', () => {
+    const { reporter, text } = capture(true);
+    reporter.fault({ fault: { f: 'kill', value: 'one' }, nodes: ['n2'], outcome: 'ok' }, 0, 2500);
+    reporter.fault(
+      {
+        fault: { f: 'member-add', value: 'one' },
+        nodes: [],
+        outcome: 'error',
+        error: 'the cluster did not accept n3',
+      },
+      0,
+      5000,
+    );
+    reporter.fault(
+      {
+        fault: { f: 'member-remove', value: 'one' },
+        nodes: [],
+        outcome: 'skipped',
+        error: 'too few members',
+      },
+      1,
+      7500,
+    );
+    expect(text()).toContain('schedule 1 +2.5s kill:one on n2 (ok)\n');
+    expect(text()).toContain('schedule 1 +5.0s member-add:one (error: the cluster did not accept n3)\n');
+    expect(text()).toContain('schedule 2 +7.5s member-remove:one (skipped: too few members)\n');
+  });
+});
