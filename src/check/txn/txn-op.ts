@@ -14,7 +14,8 @@ export type RwRegisterMicroOp =
 
 /**
  * One op of a transactional history, as Jepsen writes it: `f: 'txn'` and a list of micro-ops as the
- * value. `Op` (src/core/op.ts) fits. An invoke is paired with the next completion of its process;
+ * value. Any `f` is taken (some histories file read-only and write-only transactions under `read`
+ * and `write`): the value says what a transaction did. `Op` (src/core/op.ts) fits. An invoke is paired with the next completion of its process;
  * an invoke never completed counts as `info`. Ops of the `nemesis` process are skipped.
  */
 export interface TxnOpInput {

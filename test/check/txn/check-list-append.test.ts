@@ -538,10 +538,12 @@ describe('checkListAppend', () => {
         expect(() => checkListAppend(ops, { model: 'serializable' })).toThrow(message);
       });
 
-    it('an op whose f is not txn', () => {
+    it('an op whose value is not micro-ops, whatever its f', () => {
       const ops = [{ index: 4, process: 0, type: 'invoke' as const, f: 'read', value: null }];
       expect(() => checkListAppend(ops, { model: 'serializable' })).toThrow(HistoryError);
-      expect(() => checkListAppend(ops, { model: 'serializable' })).toThrow(/op 4 .*f is "read"/);
+      expect(() => checkListAppend(ops, { model: 'serializable' })).toThrow(
+        /op 4 \(process 0, invoke read\): value is null: .* such as \[\["append", key, value\], \["r", key, null\]\]/,
+      );
     });
 
     it('the same value appended twice to a key', () => {

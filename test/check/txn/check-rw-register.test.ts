@@ -236,6 +236,14 @@ describe('checkRwRegister', () => {
     ]);
   });
 
+  it('takes transactions filed under any f, such as read and write', () => {
+    const ops = serial([0, 'ok', [['w', 'x', 1]]], [1, 'ok', [['r', 'x', 1]]]).map((op) => ({
+      ...op,
+      f: (op.value as readonly (readonly unknown[])[]).some(([f]) => f === 'w') ? 'write' : 'read',
+    }));
+    expect(checkRwRegister(ops, { model: 'strict-serializable' })).toMatchObject({ valid: true, txns: 2 });
+  });
+
   it('rejects a read of a list and a value written twice to a key', () => {
     const list = history([0, 'invoke', [['r', 'x', null]]], [0, 'ok', [['r', 'x', [1]]]]);
     expect(() => checkRwRegister(list, { model: 'serializable' })).toThrow(

@@ -53,8 +53,6 @@ class Reader<T extends TxnOpInput> {
 
   add(op: T, position: number): void {
     if (op.process === 'nemesis') return;
-    if (op.f !== 'txn')
-      this.fail(op, position, `f is ${showAny(op.f)}: a transactional history has f "txn" only`);
     if (op.type === 'invoke') {
       this.invoke(op, position);
       return;
@@ -124,9 +122,13 @@ class Reader<T extends TxnOpInput> {
 
   private microOpsOf(op: T, position: number, committed: boolean): readonly MicroOp[] {
     const { value } = op;
-    if (!Array.isArray(value))
-      this.fail(op, position, `value is ${showAny(value)}: a transaction's value is a list of micro-ops`);
     const write = this.grammar.write;
+    if (!Array.isArray(value))
+      this.fail(
+        op,
+        position,
+        `value is ${showAny(value)}: a transaction's value is a list of micro-ops such as [["${write}", key, value], ["r", key, null]]`,
+      );
     for (let i = 0; i < value.length; i++) {
       const mop: unknown = value[i];
       const problem = this.microOpError(mop, committed);
