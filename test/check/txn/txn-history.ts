@@ -28,3 +28,39 @@ export function serial(...txns: readonly Row[]): Op[] {
     ]),
   );
 }
+
+/** Read skew: T3 sees T2's append to y but not its append to x. */
+export const readSkew: Op[] = history(
+  [
+    0,
+    'invoke',
+    [
+      ['append', 'x', 1],
+      ['append', 'y', 1],
+    ],
+  ],
+  [
+    1,
+    'invoke',
+    [
+      ['r', 'x', null],
+      ['r', 'y', null],
+    ],
+  ],
+  [
+    0,
+    'ok',
+    [
+      ['append', 'x', 1],
+      ['append', 'y', 1],
+    ],
+  ],
+  [
+    1,
+    'ok',
+    [
+      ['r', 'x', []],
+      ['r', 'y', [1]],
+    ],
+  ],
+);
