@@ -3,6 +3,7 @@ import { registerCleanup } from './cleanup.js';
 import type { RegisterCommand } from './command.js';
 import { registerCompare } from './compare.js';
 import { registerDoctor } from './doctor.js';
+import { registerExport } from './export.js';
 import { registerReplay } from './replay.js';
 import { registerRun } from './run.js';
 import { registerShrink } from './shrink.js';
@@ -13,6 +14,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerReplay,
   registerShrink,
   registerCheck,
+  registerExport,
   registerCompare,
   registerDoctor,
   registerCleanup,
