@@ -1,5 +1,6 @@
 import { NS_PER_MS } from '../core/clock.js';
 import type { Op } from '../core/op.js';
+import { escapeHtml } from './_internals/escape-html.js';
 import { exactJson } from './_internals/exact-json.js';
 import type { LinearizabilityResult } from './linearizable.js';
 import { canonicalKey } from './models/value.js';
@@ -56,10 +57,6 @@ function timeRange(times: readonly number[], emptyMin: number, emptyMax: number)
 /** Times are ns in our histories; a history without times (Jepsen log lines) has op positions. */
 function tickLabel(sinceStart: number, span: number): string {
   return span >= NS_PER_MS ? `${(sinceStart / NS_PER_MS).toFixed(1)} ms` : `t=${sinceStart.toFixed(0)}`;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 function pairIntervals(ops: readonly Op[], end: number): Interval[] {

@@ -15,6 +15,20 @@ import { readHistoryFile } from '../check/history/read-history.js';
 import { type LinearizabilityResult, checkOps } from '../check/linearizable.js';
 import { renderLinearizabilityHtml } from '../check/linearizable-html.js';
 import { MODEL_NAMES, type ModelName } from '../check/model.js';
+import {
+  TXN_MODEL_NAMES,
+  type TxnModelName,
+  isTxnModelName,
+  transactionalModel,
+} from '../check/history/txn-model.js';
+import { CONSISTENCY_MODELS, type ConsistencyModel } from '../check/txn/consistency-model.js';
+import {
+  DEFAULT_CONSISTENCY,
+  type TxnFileReport,
+  type TxnInputError,
+  checkTxnHistory,
+  printTxnReport,
+} from './check-txn.js';
 import type { RegisterCommand } from './command.js';
 
 const EXIT_VALID = 0;
@@ -22,14 +36,15 @@ const EXIT_INVALID = 1;
 const EXIT_UNKNOWN = 2;
 
 interface CheckCliOptions {
-  readonly model?: ModelName;
+  readonly model?: ModelName | TxnModelName;
+  readonly consistency?: ConsistencyModel;
   readonly timeLimit?: string;
   readonly json?: boolean;
   readonly html?: string;
 }
 
-/** What `--json` prints for one file. */
-interface FileReport {
+/** What `--json` prints for one file checked for linearizability, or that could not be read. */
+interface RegisterFileReport {
   readonly file: string;
   readonly format?: string;
   readonly valid: true | false | 'unknown';
@@ -41,6 +56,8 @@ interface FileReport {
   /** Each violating key's register anomaly, named (register models only). */
   readonly explanations?: readonly KeyExplanation[];
 }
+
+type FileReport = RegisterFileReport | TxnFileReport | TxnInputError;
 
 /** How many violating keys the text lists (`--json` has them all). */
 const KEYS_LISTED = 10;
@@ -80,7 +97,32 @@ async function checkFile(
     if (error instanceof HistoryError) return { file, valid: 'unknown', error: error.message };
     throw error;
   }
-  const model = options.model ?? defaultModel(history);
+  const transactional = transactionalModel(history);
+  const chosen = options.model;
+  const registerModel = chosen === undefined || isTxnModelName(chosen) ? undefined : chosen;
+  const txnModel: TxnModelName | undefined =
+    chosen === undefined ? transactional : isTxnModelName(chosen) ? chosen : undefined;
+  const htmlOut =
+    options.html === undefined ? undefined : htmlPath(options.html, file, several, usedHtmlNames);
+  if (txnModel !== undefined) {
+    const consistency = options.consistency ?? DEFAULT_CONSISTENCY;
+    return checkTxnHistory(file, history, txnModel, consistency, htmlOut);
+  }
+  const inputError = (error: string): FileReport => ({
+    file,
+    format: history.format,
+    valid: 'unknown',
+    error: `${file}: ${error}`,
+  });
+  if (transactional !== undefined)
+    return inputError(
+      `the values are transactions (micro-op lists such as [["r", k, v]]), which the ${registerModel} model cannot read: use --model ${transactional}, or drop --model`,
+    );
+  if (options.consistency !== undefined)
+    return inputError(
+      'not a transactional history (no f txn, no micro-op lists): --consistency is for --model list-append or rw-register; drop it to check for linearizability',
+    );
+  const model = registerModel ?? defaultModel(history);
   let result: LinearizabilityResult;
   try {
     result = await checkOps(history.ops, { model, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
@@ -89,9 +131,8 @@ async function checkFile(
     const line = error.position === undefined ? 1 : history.lines[error.position];
     return { file, format: history.format, valid: 'unknown', error: `${file}:${line}: ${error.message}` };
   }
-  let html: string | undefined;
-  if (options.html !== undefined) {
-    html = htmlPath(options.html, file, several, usedHtmlNames);
+  const html = htmlOut;
+  if (html !== undefined) {
     await mkdir(path.dirname(path.resolve(html)), { recursive: true });
     const explanations = explainRegisterResult(result, history.ops).map(explanationLine);
     await writeFile(
@@ -113,7 +154,7 @@ async function checkFile(
   };
 }
 
-function printReport(report: FileReport): void {
+function printReport(report: RegisterFileReport): void {
   const { result } = report;
   if (result === undefined) return;
   const partitions = `${result.partitions} partition${result.partitions === 1 ? '' : 's'}`;
@@ -142,16 +183,33 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
   program
     .command('check')
     .description(
-      'check histories (history.jsonl, Jepsen history.edn or Jepsen log lines) for linearizability',
+      'check histories (history.jsonl, Jepsen history.edn or Jepsen log lines) for linearizability, or transactional (Elle-style) histories against a consistency model',
     )
     .argument('<files...>', 'history files')
     .addOption(
-      new Option('--model <model>', 'the model (default: guessed from the history)').choices(MODEL_NAMES),
+      new Option(
+        '--model <model>',
+        'the model (default: guessed from the history); list-append and rw-register check transactions',
+      ).choices([...MODEL_NAMES, ...TXN_MODEL_NAMES]),
     )
-    .option('--time-limit <duration>', 'give up on a file after this long (e.g. 60s): verdict unknown')
+    .addOption(
+      new Option(
+        '--consistency <model>',
+        `the consistency model transactions are checked against (default: ${DEFAULT_CONSISTENCY})`,
+      ).choices(CONSISTENCY_MODELS),
+    )
+    .option(
+      '--time-limit <duration>',
+      'give up on a file after this long (e.g. 60s): verdict unknown (linearizability only)',
+    )
     .option('--json', 'print one JSON document')
     .option('--html <out>', 'write an HTML visualization (a file; a directory when checking several files)')
     .action(async (files: string[], options: CheckCliOptions) => {
+      if (options.consistency !== undefined && options.model !== undefined && !isTxnModelName(options.model))
+        throw new UsageError(
+          'BAD_CONSISTENCY',
+          `--consistency is for --model list-append or rw-register, not ${options.model}: drop one of them`,
+        );
       let timeLimitMs: number | undefined;
       if (options.timeLimit !== undefined) {
         try {
@@ -169,8 +227,11 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
       for (const file of files) {
         const report = await checkFile(file, options, timeLimitMs, several, usedHtmlNames);
         reports.push(report);
-        if (report.error !== undefined) process.stderr.write(`mallory check: ${report.error}\n`);
-        else if (options.json !== true) printReport(report);
+        if ('error' in report && report.error !== undefined)
+          process.stderr.write(`mallory check: ${report.error}\n`);
+        else if (options.json === true) continue;
+        else if ('consistency' in report) printTxnReport(report);
+        else printReport(report);
       }
       const anyInvalid = reports.some((r) => r.valid === false);
       const allValid = reports.every((r) => r.valid === true);

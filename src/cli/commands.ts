@@ -3,6 +3,7 @@ import { registerCleanup } from './cleanup.js';
 import type { RegisterCommand } from './command.js';
 import { registerCompare } from './compare.js';
 import { registerDoctor } from './doctor.js';
+import { registerExport } from './export.js';
 import { registerReplay } from './replay.js';
 import { registerReport } from './report.js';
 import { registerRun } from './run.js';
@@ -15,6 +16,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerShrink,
   registerCheck,
   registerReport,
+  registerExport,
   registerCompare,
   registerDoctor,
   registerCleanup,

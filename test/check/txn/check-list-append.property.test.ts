@@ -1,0 +1,205 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+
+import type { Op } from '../../../src/core/op.js';
+import { checkListAppend } from '../../../src/check/txn/check-list-append.js';
+import { CONSISTENCY_MODELS } from '../../../src/check/txn/consistency-model.js';
+import { bruteForceSerializable } from './brute-force-serializable.js';
+import { generateListAppendHistory } from './generate-txn-history.js';
+import { history, invokeOf } from './txn-history.js';
+
+const PROPERTY_RUNS = 100;
+
+type MicroOps = readonly (readonly unknown[])[];
+
+const executions = fc.record({
+  seed: fc.integer({ min: 0, max: 0x7fffffff }),
+  txns: fc.integer({ min: 1, max: 120 }),
+  processes: fc.integer({ min: 1, max: 8 }),
+  keys: fc.integer({ min: 1, max: 5 }),
+  appendsPerKey: fc.integer({ min: 1, max: 12 }),
+  maxMicroOps: fc.integer({ min: 1, max: 5 }),
+  failRate: fc.constantFrom(0, 0.1),
+  infoRate: fc.constantFrom(0, 0.1),
+  sequential: fc.boolean(),
+});
+
+/** Positions of ok completions with a read of a non-empty list, and that read's micro-op index. */
+function nonEmptyReads(ops: readonly Op[]): [number, number][] {
+  return ops.flatMap((op, at) =>
+    op.type !== 'ok'
+      ? []
+      : (op.value as MicroOps).flatMap((mop, i): [number, number][] =>
+          mop[0] === 'r' && (mop[2] as unknown[]).length > 0 ? [[at, i]] : [],
+        ),
+  );
+}
+
+function withValue(ops: readonly Op[], at: number, value: MicroOps): Op[] {
+  return ops.map((op, i) => (i === at ? { ...op, value } : op));
+}
+
+describe('checkListAppend properties', () => {
+  it('never flags a real serial execution, overlapping or not, under any model', () => {
+    fc.assert(
+      fc.property(executions, (options) => {
+        const ops = generateListAppendHistory(options);
+        for (const model of CONSISTENCY_MODELS) {
+          const result = checkListAppend(ops, { model, process: true });
+          expect(result.anomalyTypes).toEqual([]);
+          expect(result.valid).toBe(true);
+        }
+      }),
+      { numRuns: PROPERTY_RUNS },
+    );
+  });
+
+  it('flags a stale read in a sequential history under strict serializability', () => {
+    fc.assert(
+      fc.property(executions, fc.nat(), (options, which) => {
+        const ops = generateListAppendHistory({ ...options, sequential: true, infoRate: 0 });
+        const reads = nonEmptyReads(ops);
+        fc.pre(reads.length > 0);
+        const [at, i] = reads[which % reads.length];
+        const value = (ops[at].value as MicroOps).map((mop, j) =>
+          j === i ? [mop[0], mop[1], (mop[2] as unknown[]).slice(0, -1)] : mop,
+        );
+        const result = checkListAppend(withValue(ops, at, value), { model: 'strict-serializable' });
+        expect(result.valid).toBe(false);
+      }),
+      { numRuns: PROPERTY_RUNS },
+    );
+  });
+
+  it('names G1a when a transaction whose append was read is made to fail', () => {
+    fc.assert(
+      fc.property(executions, fc.nat(), (options, which) => {
+        const ops = generateListAppendHistory({ ...options, infoRate: 0 });
+        const reads = nonEmptyReads(ops);
+        fc.pre(reads.length > 0);
+        const [at, i] = reads[which % reads.length];
+        const [, key, list] = (ops[at].value as MicroOps)[i] as [string, unknown, unknown[]];
+        const writer = ops.findIndex(
+          (op) =>
+            op.type === 'ok' &&
+            (op.value as MicroOps).some((m) => m[0] === 'append' && m[1] === key && m[2] === list[0]),
+        );
+        fc.pre(writer !== at);
+        const failed = ops.map((op, j) =>
+          j === writer ? { ...op, type: 'fail' as const, value: invokeOf(op.value as MicroOps) } : op,
+        );
+        const result = checkListAppend(failed, { model: 'read-committed' });
+        expect(result.valid).toBe(false);
+        expect(result.anomalyTypes).toContain('G1a');
+      }),
+      { numRuns: PROPERTY_RUNS },
+    );
+  });
+
+  it('names G2-item for a write skew injected into a serial execution', () => {
+    fc.assert(
+      fc.property(executions, fc.nat(), fc.boolean(), (options, where, observed) => {
+        const ops = generateListAppendHistory(options);
+        const at = where % (ops.length + 1);
+        const skew = history(
+          [
+            100,
+            'invoke',
+            [
+              ['r', 'a', null],
+              ['append', 'b', 1],
+            ],
+          ],
+          [
+            101,
+            'invoke',
+            [
+              ['r', 'b', null],
+              ['append', 'a', 1],
+            ],
+          ],
+          [
+            100,
+            'ok',
+            [
+              ['r', 'a', []],
+              ['append', 'b', 1],
+            ],
+          ],
+          [
+            101,
+            'ok',
+            [
+              ['r', 'b', []],
+              ['append', 'a', 1],
+            ],
+          ],
+          ...(observed
+            ? ([
+                [
+                  102,
+                  'invoke',
+                  [
+                    ['r', 'a', null],
+                    ['r', 'b', null],
+                  ],
+                ],
+                [
+                  102,
+                  'ok',
+                  [
+                    ['r', 'a', [1]],
+                    ['r', 'b', [1]],
+                  ],
+                ],
+              ] as const)
+            : []),
+        );
+        const injected = [...ops.slice(0, at), ...skew, ...ops.slice(at)];
+        const result = checkListAppend(injected, { model: 'serializable' });
+        expect(result.valid).toBe(false);
+        expect(result.anomalyTypes).toEqual(['G2-item']);
+        expect(checkListAppend(injected, { model: 'snapshot-isolation' }).valid).toBe(true);
+      }),
+      { numRuns: PROPERTY_RUNS },
+    );
+  });
+
+  it('agrees with trying every order on small histories with corrupted reads', () => {
+    const small = fc.record({
+      seed: fc.integer({ min: 0, max: 0x7fffffff }),
+      txns: fc.integer({ min: 1, max: 6 }),
+      processes: fc.integer({ min: 1, max: 4 }),
+      keys: fc.integer({ min: 1, max: 2 }),
+      maxMicroOps: fc.integer({ min: 1, max: 4 }),
+    });
+    const corruption = fc.record({ which: fc.nat(), how: fc.nat(3), amount: fc.nat(3) });
+    fc.assert(
+      fc.property(small, fc.array(corruption, { maxLength: 2 }), (options, corruptions) => {
+        let ops = generateListAppendHistory({ ...options, appendsPerKey: 100 });
+        for (const { which, how, amount } of corruptions) {
+          const reads = nonEmptyReads(ops);
+          if (reads.length === 0) break;
+          const [at, i] = reads[which % reads.length];
+          const [f, key, list] = (ops[at].value as MicroOps)[i] as [string, unknown, number[]];
+          const changed =
+            how === 0
+              ? list.slice(0, Math.max(0, list.length - 1 - amount))
+              : how === 1
+                ? [...list].reverse()
+                : how === 2
+                  ? [...list, list[amount % list.length]]
+                  : [...list.slice(1), list[0]];
+          ops = withValue(
+            ops,
+            at,
+            (ops[at].value as MicroOps).map((mop, j) => (j === i ? [f, key, changed] : mop)),
+          );
+        }
+        const expected = bruteForceSerializable(ops);
+        expect(checkListAppend(ops, { model: 'serializable' }).valid).toBe(expected);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});

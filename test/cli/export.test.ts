@@ -1,0 +1,127 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { REPO_ROOT } from '../check/data-dir.js';
+
+const MALLORY = path.join(REPO_ROOT, 'bin', 'mallory.js');
+const run = promisify(execFile);
+
+interface Outcome {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the built CLI (`npm test` builds first). */
+async function mallory(...args: string[]): Promise<Outcome> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [MALLORY, ...args], { timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+let dir: string;
+
+beforeAll(async () => {
+  if (!existsSync(path.join(REPO_ROOT, 'dist', 'cli', 'export.js'))) {
+    throw new Error('dist/ is missing or stale: run `npm run build` first (npm test does)');
+  }
+  dir = await mkdtemp(path.join(tmpdir(), 'mallory-export-'));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const HISTORY = [
+  { index: 0, time: 10, type: 'info', process: 'nemesis', f: 'kill', value: ['n2', 'n3'] },
+  {
+    index: 1,
+    time: 20,
+    type: 'invoke',
+    process: 0,
+    f: 'txn',
+    value: [
+      ['r', 'x', null],
+      ['append', 'y', 1],
+    ],
+    node: 'n1',
+  },
+  {
+    index: 2,
+    time: 30,
+    type: 'invoke',
+    process: 1,
+    f: 'txn',
+    value: [
+      ['r', 'y', null],
+      ['append', 'x', 1],
+    ],
+    node: 'n2',
+  },
+  {
+    index: 3,
+    time: 40,
+    type: 'ok',
+    process: 0,
+    f: 'txn',
+    value: [
+      ['r', 'x', []],
+      ['append', 'y', 1],
+    ],
+    node: 'n1',
+  },
+  {
+    index: 4,
+    time: 50,
+    type: 'ok',
+    process: 1,
+    f: 'txn',
+    value: [
+      ['r', 'y', []],
+      ['append', 'x', 1],
+    ],
+    node: 'n2',
+  },
+];
+
+describe('mallory export --edn', () => {
+  it("writes a run's history.jsonl as Jepsen history.edn that checks the same", async () => {
+    const runDir = path.join(dir, 'store', 'kvraft', '20260101T000000-000Z');
+    await mkdir(runDir, { recursive: true });
+    await writeFile(path.join(runDir, 'history.jsonl'), HISTORY.map((op) => JSON.stringify(op)).join('\n'));
+    const { code, stdout } = await mallory('export', '--edn', runDir);
+    expect(code).toBe(0);
+    expect(stdout.split('\n').slice(0, 2)).toEqual([
+      '{:type :info, :f :kill, :value ["n2" "n3"], :process :nemesis, :time 10, :index 0}',
+      '{:type :invoke, :f :txn, :value [[:r "x" nil] [:append "y" 1]], :process 0, :time 20, :index 1, :node "n1"}',
+    ]);
+    const out = path.join(dir, 'history.edn');
+    expect((await mallory('export', '--edn', path.join(runDir, 'history.jsonl'), '--out', out)).code).toBe(0);
+    expect(await readFile(out, 'utf8')).toBe(stdout);
+    const fromJsonl = await mallory('check', path.join(runDir, 'history.jsonl'), '--json');
+    const fromEdn = await mallory('check', out, '--json');
+    expect(fromEdn.code).toBe(1);
+    const anomalies = (doc: string): unknown =>
+      (JSON.parse(doc) as { files: { anomalies: unknown }[] }).files[0].anomalies;
+    expect(anomalies(fromEdn.stdout)).toEqual(anomalies(fromJsonl.stdout));
+  });
+
+  it('exits 2 without a format, or for a path with no history', async () => {
+    const none = await mallory('export', dir);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('say which format to export: --edn');
+    const missing = await mallory('export', '--edn', path.join(dir, 'nowhere'));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('does not exist: give a run directory');
+  });
+});
