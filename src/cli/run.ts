@@ -11,6 +11,10 @@ import { EXIT_ERROR, EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
 
+/** What `--system` takes, for every command that has it. */
+export const SYSTEM_HELP =
+  'system under test: a built-in (kvraft, etcd, redis, dqlite, dqlite-app) or the path of a module exporting a SystemDefinition (.js, .ts, or a package directory)';
+
 interface RunFlags {
   system: string;
   nodes?: string;
@@ -103,7 +107,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
   program
     .command('run')
     .description('run a fuzzing campaign against a system')
-    .option('--system <name>', 'system under test', 'kvraft')
+    .option('--system <name|path>', SYSTEM_HELP, 'kvraft')
     .option('--nodes <n>', 'cluster size (default: the system’s)')
     .option('--time <duration>', 'time budget, e.g. 60s or 10m', '60s')
     .option('--seed <n>', 'random seed (printed, and stored with every bug)')
