@@ -1,12 +1,11 @@
 import { Option } from 'commander';
 
-import { Campaign } from '../campaign/campaign.js';
 import { POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
 import type { Reporter } from '../campaign/reporter.js';
+import { runCampaign } from '../campaign/run-campaign.js';
 import { parseDurationMs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import { FAULT_FAMILIES } from '../core/fault.js';
-import { defaultCheckers } from '../campaign/checkers.js';
 import { EXIT_ERROR, EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
@@ -139,14 +138,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       const config = configFromFlags(flags);
       const reporters: Reporter[] = [new ProgressReporter()];
       await guardCampaigns(async ({ signal, onRegistry }) => {
-        const campaign = new Campaign({
-          config,
-          reporters,
-          signal,
-          checkers: defaultCheckers(config),
-          onRegistry,
-        });
-        const summary = await campaign.run();
+        const summary = await runCampaign(config, { reporters, signal, onRegistry });
         if (flags.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
         setExit(
           summary.status === 'error'
