@@ -3,6 +3,7 @@ import { registerCleanup } from './cleanup.js';
 import type { RegisterCommand } from './command.js';
 import { registerCompare } from './compare.js';
 import { registerDoctor } from './doctor.js';
+import { registerLogs } from './logs.js';
 import { registerReplay } from './replay.js';
 import { registerRun } from './run.js';
 import { registerShrink } from './shrink.js';
@@ -14,6 +15,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerShrink,
   registerCheck,
   registerCompare,
+  registerLogs,
   registerDoctor,
   registerCleanup,
 ];
