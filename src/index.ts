@@ -51,3 +51,6 @@ export {
   type ModelName,
 } from './check/linearizable.js';
 export { renderLinearizabilityHtml } from './check/linearizable-html.js';
+export { writeRunReport } from './report/write-run-report.js';
+export { writeStoreIndex } from './report/store-index.js';
+export { ResultsSchema, RESULTS_VERSION, type Results } from './report/results.js';

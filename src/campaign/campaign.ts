@@ -9,11 +9,15 @@ import { ResourceRegistry } from '../cluster/resources.js';
 import { LogCheck } from '../check/logs.js';
 import { monoNs, sleep } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
-import { describeFault, type Fault } from '../core/fault.js';
+import { describeFault, FAMILY_KINDS, type Fault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
+import { ClockPreload, findLibfaketime, LIBFAKETIME_FIX } from '../cluster/clock-preload.js';
+import { NodeClocks } from '../nemesis/clock.js';
 import { Nemesis, type FaultOutcome, type ScheduleEntry, unsupportedFault } from '../nemesis/nemesis.js';
 import { createPolicy } from '../policy/index.js';
 import type { Policy, PolicyValue } from '../policy/policy.js';
+import { writeStoreIndex } from '../report/store-index.js';
+import { writeRunReport } from '../report/write-run-report.js';
 import { RunStore } from '../store/run-store.js';
 import { loadSystem } from '../systems/load-system.js';
 import type { SystemAdapter } from '../systems/system.js';
@@ -127,6 +131,18 @@ export class Campaign {
         );
       }
     }
+    const wantsClock =
+      config.faults.includes('clock') ||
+      (fixedSchedule ?? []).some((item) => !isLet(item) && FAMILY_KINDS.clock.includes(item.f));
+    let libfaketime: string | undefined;
+    if (wantsClock) {
+      const reason = unsupportedFault('bump-clock', system, definition.name, nodeCount);
+      if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults clock: ${reason}`);
+      libfaketime = findLibfaketime();
+      if (libfaketime === undefined) {
+        throw new UsageError('missing-binary', `clock faults need libfaketime: run ${LIBFAKETIME_FIX}`);
+      }
+    }
     const problems = (await system.doctor()).filter((d) => !d.ok);
     if (problems.length > 0) {
       const p = problems[0];
@@ -169,6 +185,7 @@ export class Campaign {
     });
     let network: NetworkBackend | undefined;
     let cluster: Cluster | undefined;
+    let clocks: NodeClocks | undefined;
     let workload: RegisterWorkload | undefined;
     let status: RunSummary['status'] = 'complete';
     let error: string | undefined;
@@ -197,7 +214,9 @@ export class Campaign {
         network,
         registry,
         onExit: (exit) => this.exits.push(exit),
+        ...(libfaketime !== undefined ? { clock: new ClockPreload(libfaketime, store.dir) } : {}),
       });
+      if (libfaketime !== undefined) clocks = new NodeClocks(store.dir);
       const observation = new Observation(store.dir, nodes, system);
       this.observation = observation;
       network.onEvent((event) => {
@@ -207,7 +226,7 @@ export class Campaign {
         observation.ingest(event);
       });
       observation.start();
-      const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults);
+      const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults, clocks);
       const live = cluster;
       const logCheck = new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns);
       workload = new RegisterWorkload(system, cluster, history, rng.fork('workload'), {
@@ -415,6 +434,7 @@ export class Campaign {
       workload?.interrupt();
       await workload?.stop().catch(() => undefined);
       await this.observation?.stop().catch(() => undefined);
+      clocks?.close();
       await cluster?.close().catch(() => undefined);
       await network?.close().catch(() => undefined);
       registry.releaseResources();
@@ -447,8 +467,29 @@ export class Campaign {
     // Only now: until the final status is on disk, `mallory cleanup` must be able to find the run.
     registry.removeFile();
     if (usageError) throw usageError;
-    this.emit('runEnded', summary);
-    return summary;
+    const reported: RunSummary = {
+      ...summary,
+      ...(await this.writeReport(store.dir, resolve(config.store))),
+    };
+    this.emit('runEnded', reported);
+    return reported;
+  }
+
+  /**
+   * The run's report.html and results.json, and the store's index refreshed, once the run is
+   * stored; a report that cannot be written is said, and loses nothing (`mallory report` retries).
+   */
+  private async writeReport(
+    runDir: string,
+    storeDir: string,
+  ): Promise<Pick<RunSummary, 'report' | 'reportError'>> {
+    try {
+      const { html } = await writeRunReport(runDir);
+      writeStoreIndex(storeDir);
+      return { report: html };
+    } catch (e) {
+      return { reportError: e instanceof Error ? e.message : String(e) };
+    }
   }
 
   /** Whether the run uses namespaces; checked before the run dir exists, so a refusal leaves no run. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-import { FAULT_FAMILIES } from '../core/fault.js';
+import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
 
 /** Defaults in the spirit of the Mallory artifact: 12 steps of 2.5 s per schedule. */
 export const DEFAULT_STEPS = 12;
@@ -17,7 +17,10 @@ export const RunConfigSchema = z.object({
   timeMs: z.number().int().positive().default(60_000),
   seed: z.number().int().nonnegative().optional(),
   policy: z.enum(POLICIES).default('adaptive'),
-  faults: z.array(z.enum(FAULT_FAMILIES)).min(1).default(['partition', 'kill', 'pause', 'packet', 'member']),
+  faults: z
+    .array(z.enum(FAULT_FAMILIES))
+    .min(1)
+    .default([...DEFAULT_FAULT_FAMILIES]),
   workload: z.enum(['register']).default('register'),
   /** Client workers; 2 per node when absent. */
   concurrency: z.number().int().positive().optional(),

@@ -29,6 +29,10 @@ export interface RunSummary {
   readonly bugs: readonly BugRecord[];
   readonly metrics: Readonly<Record<string, number>>;
   readonly error?: string;
+  /** The run's report.html, written once the run ended (see `mallory report`). */
+  readonly report?: string;
+  /** Why the report could not be written (the run itself is stored). */
+  readonly reportError?: string;
 }
 
 /** Hooks on the run's events; the progress line, JSON lines and reports are reporters. */

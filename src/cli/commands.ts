@@ -5,6 +5,7 @@ import { registerCompare } from './compare.js';
 import { registerDoctor } from './doctor.js';
 import { registerLogs } from './logs.js';
 import { registerReplay } from './replay.js';
+import { registerReport } from './report.js';
 import { registerRun } from './run.js';
 import { registerShrink } from './shrink.js';
 
@@ -14,6 +15,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerReplay,
   registerShrink,
   registerCheck,
+  registerReport,
   registerCompare,
   registerLogs,
   registerDoctor,

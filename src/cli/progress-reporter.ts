@@ -85,6 +85,9 @@ export class ProgressReporter implements Reporter {
     for (const b of s.bugs) lines.push(`  bug #${b.id} [${b.kind}] schedule ${b.schedule + 1}: ${b.message}`);
     for (const [k, v] of Object.entries(s.metrics)) lines.push(`  ${k}: ${v}`);
     lines.push(`  run dir: ${s.runDir}`);
+    if (s.report !== undefined) lines.push(`  report:  ${s.report}`);
+    if (s.reportError !== undefined)
+      lines.push(`  report:  not written (${s.reportError}); retry: mallory report ${s.runDir}`);
     this.print(lines.join('\n'));
   }
 }

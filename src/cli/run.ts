@@ -5,7 +5,7 @@ import type { Reporter } from '../campaign/reporter.js';
 import { runCampaign } from '../campaign/run-campaign.js';
 import { parseDurationMs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
-import { FAULT_FAMILIES } from '../core/fault.js';
+import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
 import { EXIT_ERROR, EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
@@ -111,7 +111,11 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option('--time <duration>', 'time budget, e.g. 60s or 10m', '60s')
     .option('--seed <n>', 'random seed (printed, and stored with every bug)')
     .addOption(new Option('--policy <name>', 'fault policy').choices(POLICIES).default('adaptive'))
-    .option('--faults <list>', `fault families: ${FAULT_FAMILIES.join(',')}`, FAULT_FAMILIES.join(','))
+    .option(
+      '--faults <list>',
+      `fault families: ${FAULT_FAMILIES.join(',')}`,
+      DEFAULT_FAULT_FAMILIES.join(','),
+    )
     .option('--workload <name>', 'client workload', 'register')
     .option('--concurrency <n>', 'client workers (default 2 per node)')
     .option('--rate <ops/s>', 'client ops per second in total (default 100)')

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { monoNs, sleep } from '../core/clock.js';
+import type { ClockPreload } from './clock-preload.js';
 import type { ClusterView, SystemAdapter } from '../systems/system.js';
 import type { Address, NetworkBackend } from './net/backend.js';
 import { processStartTime, type ResourceRegistry } from './resources.js';
@@ -25,6 +26,8 @@ export interface NodeExit {
 interface NodeProcess {
   child: ChildProcess;
   resourceId: number;
+  /** Files the process leaves behind if killed (libfaketime's shared memory). */
+  leftovers: readonly number[];
   expectExit: boolean;
   exited: Promise<void>;
 }
@@ -37,6 +40,8 @@ export interface ClusterOptions {
   readonly network: NetworkBackend;
   readonly registry: ResourceRegistry;
   readonly onExit?: (exit: NodeExit) => void;
+  /** Preloads libfaketime into every node, so clock faults can move its wall clock. */
+  readonly clock?: ClockPreload;
 }
 
 const READY_POLL_MS = 200;
@@ -67,6 +72,7 @@ export class Cluster implements ClusterView {
   private readonly network: NetworkBackend;
   private readonly registry: ResourceRegistry;
   private readonly onExit: ((exit: NodeExit) => void) | undefined;
+  private readonly clock: ClockPreload | undefined;
   private readonly root: string;
   private readonly procs = new Map<string, NodeProcess>();
   private readonly status = new Map<string, NodeStatus>();
@@ -82,6 +88,7 @@ export class Cluster implements ClusterView {
     this.network = options.network;
     this.registry = options.registry;
     this.onExit = options.onExit;
+    this.clock = options.clock;
     this.root = dataRoot(options.runId);
     this.registry.record({ kind: 'dir', path: this.root });
     mkdirSync(this.root, { recursive: true });
@@ -174,7 +181,7 @@ export class Cluster implements ClusterView {
       child = spawn(argv[0], argv.slice(1), {
         detached: true,
         stdio: ['ignore', out, err],
-        env: { ...process.env, ...spec.env, MALLORY_NODE: node },
+        env: { ...process.env, ...spec.env, ...this.clock?.env(node), MALLORY_NODE: node },
         cwd: this.dataDir(node),
       });
     } finally {
@@ -198,9 +205,12 @@ export class Cluster implements ClusterView {
       signalGroup(child, 'SIGKILL');
       throw error;
     }
+    const leftovers = (this.clock?.sharedFiles(pid) ?? []).map((path) =>
+      this.registry.record({ kind: 'file', path }),
+    );
     let resolveExit!: () => void;
     const exited = new Promise<void>((resolve) => (resolveExit = resolve));
-    const proc: NodeProcess = { child, resourceId, expectExit: false, exited };
+    const proc: NodeProcess = { child, resourceId, leftovers, expectExit: false, exited };
     this.procs.set(node, proc);
     this.status.set(node, 'running');
     child.once('error', () => {
@@ -208,6 +218,7 @@ export class Cluster implements ClusterView {
     });
     child.once('exit', (code, signal) => {
       this.registry.forget(resourceId);
+      for (const id of leftovers) this.registry.release(id);
       if (this.procs.get(node) === proc) {
         this.procs.delete(node);
         if (!proc.expectExit) this.status.set(node, 'exited');

@@ -20,6 +20,7 @@ import { errorCode, makeDirs } from '../core/fs.js';
 export type Resource =
   | { readonly kind: 'process'; readonly pid: number; readonly startTime: string; readonly label: string }
   | { readonly kind: 'dir'; readonly path: string }
+  | { readonly kind: 'file'; readonly path: string }
   | { readonly kind: 'netns'; readonly name: string }
   /** Undone by running `undo` (argv) — e.g. `iptables -D …` for an inserted rule, `ip link del X`. */
   | { readonly kind: 'command'; readonly undo: readonly string[]; readonly label: string };
@@ -170,6 +171,8 @@ export function describeResource(resource: Resource): string {
       return `process ${resource.pid} (${resource.label})`;
     case 'dir':
       return `dir ${resource.path}`;
+    case 'file':
+      return `file ${resource.path}`;
     case 'netns':
       return `netns ${resource.name}`;
     case 'command':
@@ -186,6 +189,9 @@ export function removeResource(resource: Resource): void {
         break;
       case 'dir':
         rmSync(resource.path, { recursive: true, force: true });
+        break;
+      case 'file':
+        rmSync(resource.path, { force: true });
         break;
       case 'netns':
         execFileSync('ip', ['netns', 'delete', resource.name], { stdio: 'ignore' });

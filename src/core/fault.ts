@@ -12,6 +12,9 @@ export const FAULT_KINDS = [
   'member-add',
   'lose-unfsynced-writes',
   'bump-clock',
+  'drift-clock',
+  'strobe-clock',
+  'reset-clock',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -28,8 +31,20 @@ export interface PacketParams {
   readonly dupPct?: number;
 }
 
-/** What a fault acts on: a target, explicit nodes, a partition shape, or packet parameters. */
-export type FaultValue = Target | readonly string[] | PartitionShape | PacketParams | null;
+/**
+ * A clock fault on the target's wall clock: `bump-clock` adds `deltaMs` to its offset;
+ * `drift-clock` makes it run at `rate` times real time; `strobe-clock` flips it between its offset
+ * and the offset plus `deltaMs` every `periodMs`. `reset-clock` takes a plain target.
+ */
+export interface ClockParams {
+  readonly target: Target;
+  readonly deltaMs?: number;
+  readonly rate?: number;
+  readonly periodMs?: number;
+}
+
+/** What a fault acts on: a target, explicit nodes, a partition shape, or packet or clock parameters. */
+export type FaultValue = Target | readonly string[] | PartitionShape | PacketParams | ClockParams | null;
 
 /** What the policy chooses and the nemesis enacts. */
 export interface Fault {
@@ -38,15 +53,26 @@ export interface Fault {
 }
 
 /** The fault families a user enables with `--faults`. */
-export const FAULT_FAMILIES = ['partition', 'kill', 'pause', 'packet', 'member'] as const;
+export const FAULT_FAMILIES = ['partition', 'kill', 'pause', 'packet', 'member', 'clock'] as const;
 export type FaultFamily = (typeof FAULT_FAMILIES)[number];
 
+/** The families a run enables when `--faults` is not given: clock faults need libfaketime and a system that honours it. */
+export const DEFAULT_FAULT_FAMILIES: readonly FaultFamily[] = [
+  'partition',
+  'kill',
+  'pause',
+  'packet',
+  'member',
+];
+
+/** Each family's fault kinds; the last one undoes the others (a window lasts from one of them to it). */
 export const FAMILY_KINDS: Readonly<Record<FaultFamily, readonly FaultKind[]>> = {
   partition: ['start-partition', 'stop-partition'],
   kill: ['kill', 'start'],
   pause: ['pause', 'resume'],
   packet: ['start-packet', 'stop-packet'],
   member: ['member-remove', 'member-add'],
+  clock: ['bump-clock', 'drift-clock', 'strobe-clock', 'reset-clock'],
 };
 
 export function describeFault(fault: Fault | null): string {

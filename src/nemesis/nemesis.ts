@@ -3,6 +3,7 @@ import { sleep } from '../core/clock.js';
 import { rethrowHarness } from '../core/errors.js';
 import type { Link, NetworkBackend } from '../cluster/net/backend.js';
 import {
+  type ClockParams,
   FAMILY_KINDS,
   type Fault,
   type FaultFamily,
@@ -16,6 +17,7 @@ import {
 import type { Rng } from '../core/random.js';
 import type { ActionSpace } from '../policy/policy.js';
 import type { ClusterView, SystemAdapter } from '../systems/system.js';
+import type { NodeClocks } from './clock.js';
 import { partitionLinks, shapesFor } from './partition.js';
 import { resolveTarget } from './targets.js';
 
@@ -60,6 +62,52 @@ const PACKET_CHOICES: readonly PacketParams[] = [
   { target: 'minority', lossPct: 5 },
 ];
 
+const CLOCK_CHOICES: Readonly<Record<'bump-clock' | 'drift-clock' | 'strobe-clock', readonly ClockParams[]>> =
+  {
+    'bump-clock': [
+      { target: 'one', deltaMs: -60_000 },
+      { target: 'one', deltaMs: 5_000 },
+      { target: 'minority', deltaMs: 30_000 },
+      { target: 'majority', deltaMs: -2_000 },
+    ],
+    'drift-clock': [
+      { target: 'one', rate: 1.5 },
+      { target: 'minority', rate: 0.5 },
+    ],
+    'strobe-clock': [
+      { target: 'one', deltaMs: 10_000, periodMs: 200 },
+      { target: 'minority', deltaMs: -3_000, periodMs: 1_000 },
+    ],
+  };
+const MIN_STROBE_PERIOD_MS = 50;
+
+/** A clock fault's parameters, checked: a schedule line can hold anything. */
+function clockParams(fault: Fault): ClockParams {
+  const v = fault.value;
+  const params: ClockParams =
+    typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? (v as ClockParams)
+      : { target: (typeof v === 'string' ? v : 'one') as Target };
+  const need = (field: 'deltaMs' | 'rate' | 'periodMs'): number => {
+    const x = params[field];
+    if (typeof x !== 'number' || !Number.isFinite(x)) {
+      throw new Error(
+        `${fault.f} needs a numeric ${field}, e.g. ${JSON.stringify(CLOCK_CHOICES['strobe-clock'][0])}`,
+      );
+    }
+    return x;
+  };
+  if (fault.f === 'bump-clock') need('deltaMs');
+  if (fault.f === 'drift-clock' && need('rate') <= 0) throw new Error('drift-clock needs a rate above 0');
+  if (fault.f === 'strobe-clock') {
+    need('deltaMs');
+    if (need('periodMs') < MIN_STROBE_PERIOD_MS) {
+      throw new Error(`strobe-clock needs periodMs of at least ${MIN_STROBE_PERIOD_MS}`);
+    }
+  }
+  return params;
+}
+
 /** What the nemesis drives of the cluster: the `Cluster` runtime (a fake in unit tests). */
 export type NemesisCluster = ClusterView &
   Pick<
@@ -82,10 +130,13 @@ export type NemesisCluster = ClusterView &
  */
 export function unsupportedFault(
   f: FaultKind,
-  system: Pick<SystemAdapter, 'supportsMembership'>,
+  system: Pick<SystemAdapter, 'supportsMembership' | 'clockFaults'>,
   systemName: string,
   nodeCount: number,
 ): string | undefined {
+  if (FAMILY_KINDS.clock.includes(f) && system.clockFaults !== true) {
+    return `${systemName}'s nodes do not read the wall clock through libc, so libfaketime cannot move it`;
+  }
   if (!Object.values(FAMILY_KINDS).some((kinds) => kinds.includes(f))) {
     return `${f} is a Jepsen fault Mallory does not inject yet`;
   }
@@ -110,6 +161,8 @@ export class Nemesis {
     private readonly system: SystemAdapter,
     private readonly rng: Rng,
     private readonly families: readonly FaultFamily[],
+    /** The nodes' clocks, when the run preloads libfaketime (clock faults are refused otherwise). */
+    private readonly clocks?: NodeClocks,
   ) {}
 
   /** The kinds the enabled families and the system allow, with the values each accepts. */
@@ -124,6 +177,7 @@ export class Nemesis {
           family !== 'member' ||
           (this.system.supportsMembership && this.cluster.nodes.length >= MIN_MEMBERSHIP_NODES),
       )
+      .filter((family) => family !== 'clock' || this.clocks !== undefined)
       .flatMap((family) => FAMILY_KINDS[family]);
     const values: Partial<Record<FaultKind, readonly FaultValue[]>> = {
       'start-partition': shapes,
@@ -136,8 +190,16 @@ export class Nemesis {
       'stop-packet': [null],
       'member-remove': this.system.supportsLeader ? ['one', 'leader'] : ['one'],
       'member-add': ['one'],
+      ...CLOCK_CHOICES,
+      'reset-clock': ['all'],
     };
     return { kinds, valuesOf: (kind) => values[kind] ?? [null] };
+  }
+
+  private requireClocks(fault: Fault): NodeClocks {
+    if (!this.clocks)
+      throw new Error(`${fault.f}: this run does not preload libfaketime (enable --faults clock)`);
+    return this.clocks;
   }
 
   /** The members in the system's own configuration, if it can tell. */
@@ -320,6 +382,24 @@ export class Nemesis {
         await this.addBack(nodes[0]);
         return done(nodes);
       }
+      case 'bump-clock':
+      case 'drift-clock':
+      case 'strobe-clock': {
+        const clocks = this.requireClocks(fault);
+        const params = clockParams(fault);
+        const nodes = await this.targetNodes(params.target, members, recorded?.nodes);
+        if (fault.f === 'bump-clock') clocks.bump(nodes, params.deltaMs ?? 0);
+        else if (fault.f === 'drift-clock') clocks.drift(nodes, params.rate ?? 1);
+        else clocks.strobe(nodes, params.deltaMs ?? 0, params.periodMs ?? MIN_STROBE_PERIOD_MS);
+        return done(nodes);
+      }
+      case 'reset-clock': {
+        const clocks = this.requireClocks(fault);
+        const value = fault.value === null ? 'all' : fault.value;
+        const nodes = await this.targetNodes(value, clocks.faulted, recorded?.nodes);
+        clocks.reset(nodes);
+        return done(nodes);
+      }
       default:
         return { fault, nodes: [], outcome: 'skipped', error: `${fault.f} is not supported by this nemesis` };
     }
@@ -367,7 +447,7 @@ export class Nemesis {
   }
 
   /**
-   * Undoes every fault: heals the network, resumes paused nodes, restarts killed ones and re-adds
+   * Undoes every fault: puts clocks back on real time, heals the network, resumes paused nodes, restarts killed ones and re-adds
    * removed members — in that order, so an add finds the quorum that must accept it running, and
    * a re-added node starts only once accepted (see `addBack`). Returns the errors it met (the
    * reset goes on past them), but throws a failure of Mallory itself (`HarnessError`).
@@ -377,6 +457,7 @@ export class Nemesis {
     const c = this.cluster;
     this.partitioned = [];
     this.packetLinks = [];
+    this.clocks?.reset();
     await this.network.heal();
     for (const n of c.nodesIn('paused')) c.resume(n);
     for (const n of c.nodesIn('killed', 'exited').filter((x) => c.isMember(x))) {

@@ -11,7 +11,7 @@ import type { DecideContext, Policy, PolicyValue, Transition } from './policy.js
  *   tried starts from its kind's value K(kind) (what `kill` earned tells about `kill:leader`);
  *   G and K are learned even when the window's state was late;
  * - exploration: UCB1 on those values (untried actions first, then what paid off), plus a small ε;
- * - sequences: an undo (stop-partition, start, resume, stop-packet, member-add) is only offered
+ * - sequences: an undo (stop-partition, start, resume, stop-packet, member-add, reset-clock) is only offered
  *   while its fault is active in this schedule, and after `stagnationSteps` windows with nothing
  *   new, an undo is preferred with probability `undoBias`, rising by 0.25 per further such window
  *   (heal a dead cluster, then fault again elsewhere).
@@ -52,12 +52,13 @@ const DEFAULTS = {
 /** Floor of the global value's step size: rewards drift (novelty decays), so recent ones weigh more. */
 const MIN_GLOBAL_STEP = 0.1;
 
-const UNDO_OF: Partial<Record<FaultKind, FaultKind>> = {
-  'stop-partition': 'start-partition',
-  start: 'kill',
-  resume: 'pause',
-  'stop-packet': 'start-packet',
-  'member-add': 'member-remove',
+const UNDO_OF: Partial<Record<FaultKind, readonly FaultKind[]>> = {
+  'stop-partition': ['start-partition'],
+  start: ['kill'],
+  resume: ['pause'],
+  'stop-packet': ['start-packet'],
+  'member-add': ['member-remove'],
+  'reset-clock': ['bump-clock', 'drift-clock', 'strobe-clock'],
 };
 
 /** The kind part of an action key (`kill:leader` → `kill`, `noop` → `noop`). */
@@ -208,14 +209,16 @@ export class AdaptivePolicy implements Policy {
   private valid(a: Fault | null): boolean {
     if (a === null) return true;
     const undoes = UNDO_OF[a.f];
-    return undoes === undefined || (this.active.get(undoes) ?? 0) > 0;
+    return undoes === undefined || undoes.some((f) => (this.active.get(f) ?? 0) > 0);
   }
 
   private track(a: Fault | null): void {
     if (a === null) return;
     const undoes = UNDO_OF[a.f];
     if (undoes === undefined) this.active.set(a.f, (this.active.get(a.f) ?? 0) + 1);
-    else if (a.value === 'one') this.active.set(undoes, Math.max(0, (this.active.get(undoes) ?? 0) - 1));
-    else this.active.delete(undoes);
+    else if (a.value === 'one') {
+      const f = undoes.find((k) => (this.active.get(k) ?? 0) > 0);
+      if (f !== undefined) this.active.set(f, (this.active.get(f) ?? 0) - 1);
+    } else for (const f of undoes) this.active.delete(f);
   }
 }

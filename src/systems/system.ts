@@ -71,6 +71,11 @@ export interface SystemAdapter {
    */
   readonly supportsCas?: boolean;
   /**
+   * Whether the nodes read the wall clock through libc, so a preloaded libfaketime moves it and
+   * clock faults apply (default false: Go binaries read it through the vDSO and are not moved).
+   */
+  readonly clockFaults?: boolean;
+  /**
    * Preferred TCP port per service. A backend that gives each node its own address (netns) can use
    * them as they are; one that shares an address (proxy) picks its own.
    */

@@ -131,6 +131,10 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
     [['--store', '/proc/x'], /^mallory: --store \/proc\/x: cannot create \/proc\/x \(ENOENT\)/],
     [['--store', '/etc/hostname'], /^mallory: --store \/etc\/hostname: \/etc\/hostname is not a directory/],
     [['--time', '0'], /^mallory: --time: /],
+    [
+      ['--system', 'etcd', '--faults', 'clock'],
+      /^mallory: --faults clock: etcd's nodes do not read the wall clock through libc, so libfaketime cannot move it\n$/,
+    ],
     [['--step', '0'], /^mallory: --step: /],
   ])('run %j', async (args, message) => {
     const b = sandbox();
@@ -144,9 +148,14 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
 
   it.each([
     [
-      '{"atMs": 100, "f": "bump-clock", "value": "one"}',
+      '{"atMs": 100, "f": "lose-unfsynced-writes", "value": "one"}',
       [],
-      /bump-clock at 100 ms: bump-clock is a Jepsen fault Mallory does not inject yet: remove the line$/,
+      /lose-unfsynced-writes at 100 ms: lose-unfsynced-writes is a Jepsen fault Mallory does not inject yet: remove the line$/,
+    ],
+    [
+      '{"atMs": 100, "f": "bump-clock", "value": {"target": "one", "deltaMs": -60000}}',
+      ['--system', 'etcd'],
+      /bump-clock at 100 ms: etcd's nodes do not read the wall clock through libc, so libfaketime cannot move it: remove the line$/,
     ],
     [
       '{"atMs": 100, "f": "member-remove", "value": "one"}',

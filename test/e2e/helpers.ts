@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
 import { ProxyBackend } from '../../src/cluster/net/proxy.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
+import { ClockPreload } from '../../src/cluster/clock-preload.js';
 import { kvraft } from '../../src/systems/kvraft/index.js';
 import type { SystemAdapter } from '../../src/systems/system.js';
 
@@ -102,6 +103,8 @@ export interface KvraftCluster {
   readonly system: SystemAdapter;
   readonly net: ProxyBackend;
   readonly cluster: Cluster;
+  /** The cluster's run dir (node logs, clock control files). */
+  readonly root: string;
   close(): Promise<void>;
 }
 
@@ -109,6 +112,8 @@ export async function startKvraft(
   nodes: readonly string[],
   seed: number,
   onExit?: (exit: NodeExit) => void,
+  /** libfaketime to preload into the nodes (clock faults), when given. */
+  libfaketime?: string,
 ): Promise<KvraftCluster> {
   const root = mkdtempSync(join(tmpdir(), 'mallory-kvraft-'));
   process.env.MALLORY_STATE_DIR = join(root, 'state');
@@ -128,6 +133,7 @@ export async function startKvraft(
     network: net,
     registry,
     ...(onExit ? { onExit } : {}),
+    ...(libfaketime !== undefined ? { clock: new ClockPreload(libfaketime, root) } : {}),
   });
   await cluster.startAll();
   if (!(await cluster.waitReady(20_000))) throw new Error('kvraft did not become ready');
@@ -135,6 +141,7 @@ export async function startKvraft(
     system,
     net,
     cluster,
+    root,
     async close() {
       await cluster.close();
       await net.close();

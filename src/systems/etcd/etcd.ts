@@ -192,7 +192,13 @@ class EtcdAdapter implements SystemAdapter {
     }
     const id = member.id;
     try {
-      await this.admin(cluster, '/v3/cluster/member/remove', { ID: id.toString() }, node, MEMBERSHIP_TIMEOUT_MS);
+      await this.admin(
+        cluster,
+        '/v3/cluster/member/remove',
+        { ID: id.toString() },
+        node,
+        MEMBERSHIP_TIMEOUT_MS,
+      );
     } catch (error) {
       // A timed-out removal may still have committed: a quorum read says what happened.
       const after = await this.committedMembers(cluster);

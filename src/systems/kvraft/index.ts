@@ -48,6 +48,16 @@ export async function nodeStatus(
   return 'status' in response ? response.status : undefined;
 }
 
+/** The node's wall clock (its `Date.now()`) as it answers; undefined when it does not answer in time. */
+export async function nodeWallClockMs(
+  node: string,
+  cluster: ClusterView,
+  timeoutMs = STATUS_TIMEOUT_MS,
+): Promise<number | undefined> {
+  const response = await requestOnce(cluster.clientAddress(node, 'client'), { op: 'status' }, timeoutMs);
+  return 'wallMs' in response ? response.wallMs : undefined;
+}
+
 /** The node that claims leadership in the highest term, if any answers. */
 export async function findLeader(cluster: ClusterView): Promise<string | undefined> {
   const statuses = await Promise.all(cluster.nodes.map((n) => nodeStatus(n, cluster)));
@@ -64,6 +74,7 @@ class KvraftAdapter implements SystemAdapter {
   readonly peerServices = ['peer'] as const;
   readonly supportsLeader = true;
   readonly supportsMembership = true;
+  readonly clockFaults = true;
   readonly crashPatterns = [
     /ASSERTION FAILED/,
     /FATAL ERROR/,

@@ -125,7 +125,13 @@ export type ClientResponse =
       readonly error: string;
       readonly leader?: string;
     }
-  | { readonly id: number; readonly ok: true; readonly status: NodeStatus };
+  | {
+      readonly id: number;
+      readonly ok: true;
+      readonly status: NodeStatus;
+      /** The node's wall clock (`Date.now()`) when it answered: clock faults move it. */
+      readonly wallMs?: number;
+    };
 
 /** A response before the server stamps it with the request's `id`. */
 export type ResponseBody = ClientResponse extends infer R

@@ -50,7 +50,7 @@ function handle(request: ClientRequest, raft: RaftNode, reply: Reply): void {
       } else raft.cas(request.key, request.expected, request.value, reply);
       return;
     case 'status':
-      reply({ ok: true, status: raft.status() });
+      reply({ ok: true, status: raft.status(), wallMs: Date.now() });
       return;
     case 'add-member':
     case 'remove-member':

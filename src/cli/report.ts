@@ -1,0 +1,46 @@
+import { existsSync } from 'node:fs';
+
+import { UsageError } from '../core/errors.js';
+import { writeStoreIndex } from '../report/store-index.js';
+import { writeRunReport } from '../report/write-run-report.js';
+import { notARunReason } from '../store/run-reader.js';
+import type { RegisterCommand } from './command.js';
+
+interface ReportFlags {
+  out?: string;
+  index?: boolean;
+  store: string;
+}
+
+const WHAT_TO_GIVE = 'give a run directory, store/<system>/<run> (e.g. store/latest), or --index';
+
+export const registerReport: RegisterCommand = (program, setExit) => {
+  program
+    .command('report')
+    .description("write a run's report.html and results.json, or (--index) a page listing the store's runs")
+    .argument('[run-dir]', 'a run directory: store/<system>/<run>, or store/latest')
+    .option('--out <dir>', 'where to write report.html and results.json (default: the run directory)')
+    .option('--index', 'write <store>/index.html listing every run, with links to their reports')
+    .option('--store <dir>', 'the store --index lists', 'store')
+    .action(async (runDir: string | undefined, flags: ReportFlags) => {
+      if (runDir === undefined && flags.index !== true)
+        throw new UsageError('bad-args', `report: ${WHAT_TO_GIVE}`);
+      if (runDir !== undefined) {
+        const reason = notARunReason(runDir);
+        if (reason !== undefined) throw new UsageError('not-a-run', `report: ${reason}: ${WHAT_TO_GIVE}`);
+        const written = await writeRunReport(runDir, flags.out !== undefined ? { outDir: flags.out } : {});
+        process.stdout.write(`${written.html}\n${written.json}\n`);
+      }
+      if (flags.index === true) {
+        if (!existsSync(flags.store)) {
+          throw new UsageError(
+            'bad-flag',
+            `--store: ${flags.store} does not exist: give the directory runs were stored in`,
+          );
+        }
+        const index = writeStoreIndex(flags.store);
+        process.stdout.write(`${index.html} (${index.runs.length} runs)\n`);
+      }
+      setExit(0);
+    });
+};

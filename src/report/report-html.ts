@@ -1,0 +1,208 @@
+import { relative } from 'node:path';
+
+import { BUG_COLOR, FAMILY_COLORS, MARK_COLOR, OUTCOME_COLORS, ROLE_COLORS } from './colors.js';
+import { coverageSeries } from './coverage-series.js';
+import { familyIntervals } from './fault-windows.js';
+import { nodeTimelineSvg } from './node-timeline.js';
+import { OUTCOMES, opSeries } from './op-series.js';
+import { escapeXml, lineChartSvg, type Band, type Series } from './plot.js';
+import type { Results } from './results.js';
+import { roleSpans } from './role-spans.js';
+import type { RunData } from './run-data.js';
+
+const STYLE = `
+body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 1000px; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; font-size: 0.9em; }
+td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; }
+.status-complete { color: #2a7d2a; } .status-error, .status-incomplete { color: #c00000; }
+.status-interrupted, .status-running { color: #b36b00; }
+.outcome-error { color: #c00000; } .outcome-skipped { color: #b36b00; }
+code, pre { background: #f6f6f6; padding: 1px 4px; }
+.key span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }
+.bug { border-left: 4px solid ${BUG_COLOR}; padding-left: 8px; margin-bottom: 1em; }
+.none { color: #777; font-style: italic; }
+`;
+
+function s(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function duration(ms: number | null): string {
+  if (ms === null) return '—';
+  const total = Math.round(ms / 1000);
+  return total >= 60 ? `${Math.floor(total / 60)} min ${total % 60} s` : `${total} s`;
+}
+
+function key(entries: readonly (readonly [string, string])[]): string {
+  return `<p class="key">${entries.map(([name, color]) => `<span style="background:${color}"></span>${escapeXml(name)}`).join(' ')}</p>`;
+}
+
+function faultBands(data: RunData): Band[] {
+  return familyIntervals(data.windows).map((i) => ({
+    from: i.fromMs / 1000,
+    to: i.toMs / 1000,
+    kind: i.family,
+    label: `${i.family} on ${i.nodes.join(', ')}: ${s(i.fromMs)}–${s(i.toMs)}`,
+    color: FAMILY_COLORS[i.family],
+  }));
+}
+
+function header(data: RunData, results: Results): string {
+  const r = results.run;
+  const c = results.counts;
+  const rows: [string, string][] = [
+    ['system', escapeXml(r.system)],
+    ['run', `${escapeXml(r.id)} — <code>${escapeXml(r.dir)}</code>`],
+    ['seed', String(r.seed)],
+    ['policy', escapeXml(r.policy)],
+    [
+      'status',
+      `<span class="status-${escapeXml(results.status)}">${escapeXml(results.status)}</span>${results.error !== undefined ? ` — ${escapeXml(results.error)}` : ''}`,
+    ],
+    ['started', escapeXml(r.startedAt)],
+    ['ended', escapeXml(r.endedAt ?? '—')],
+    ['duration', duration(r.durationMs)],
+    ['nodes', escapeXml(r.nodes.join(', '))],
+    ['schedules', String(c.schedules)],
+    ['client ops', `${c.ops.ok} ok, ${c.ops.fail} fail, ${c.ops.info} info`],
+    ['faults', `${c.faults.ok} ok, ${c.faults.error} errored, ${c.faults.skipped} skipped`],
+    ['bugs', String(c.bugs)],
+  ];
+  return [
+    `<h1>Mallory run: ${escapeXml(r.system)} ${escapeXml(r.id)}</h1>`,
+    `<table>${rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join('')}</table>`,
+    `<details><summary>configuration</summary><pre>${escapeXml(JSON.stringify(data.stored.run.config, null, 2))}</pre></details>`,
+  ].join('\n');
+}
+
+function opsSection(data: RunData): string {
+  const series = opSeries(data.completions, { endMs: data.endMs });
+  const bands = faultBands(data);
+  const options = { xMax: data.endMs / 1000, bands };
+  const rate: Series[] = OUTCOMES.map((o) => ({ name: o, points: series.rate[o], color: OUTCOME_COLORS[o] }));
+  const latency: Series[] = series.latency.flatMap(({ quantile, series: byOutcome }) =>
+    OUTCOMES.filter((o) => byOutcome[o].some(([, y]) => Number.isFinite(y))).map((o) => ({
+      name: `${o} p${Math.round(quantile * 100)}`,
+      points: byOutcome[o],
+      color: OUTCOME_COLORS[o],
+      dashed: quantile !== series.latency[0].quantile,
+    })),
+  );
+  const bucket = `${series.bucketMs / 1000} s buckets`;
+  return [
+    '<h2 id="ops">Client ops</h2>',
+    lineChartSvg(`ops/s by outcome (${bucket}), fault windows shaded`, 'time (s)', 'ops/s', rate, options),
+    lineChartSvg(
+      `latency by outcome (${bucket}; solid p50, dashed p95)`,
+      'time (s)',
+      'latency (ms)',
+      latency,
+      options,
+    ),
+  ].join('\n');
+}
+
+function timelineSection(data: RunData): string {
+  const roles = roleSpans(data.roleChanges, data.windows, data.endMs);
+  return [
+    '<h2 id="timeline">Per-node timeline</h2>',
+    key([
+      ...Object.entries(FAMILY_COLORS),
+      ...Object.entries(ROLE_COLORS).map(([r, c]) => [r, c] as const),
+      ['instant fault', MARK_COLOR],
+      ['bug recorded', BUG_COLOR],
+    ]),
+    nodeTimelineSvg({
+      nodes: data.nodes,
+      endMs: data.endMs,
+      windows: data.windows,
+      marks: data.marks,
+      roles,
+      resetsMs: data.resetsMs,
+      bugs: data.stored.bugs.map((b) => ({ id: b.id, atMs: b.foundAtMs, label: `${b.kind}/${b.name}` })),
+    }),
+    roles.length === 0
+      ? '<p class="none">No role changes: the nodes\' logs announce none with a timestamp.</p>'
+      : '<p>Roles as each node announced them in its log (a node killed, paused or removed holds none); dashed lines: resets between schedules.</p>',
+  ].join('\n');
+}
+
+function coverageSection(data: RunData): string {
+  const states = coverageSeries(data.stored.metrics, (m) => m.startsWith('states_'));
+  const other = coverageSeries(data.stored.metrics, (m) =>
+    ['event_types', 'intra_pairs', 'cross_pairs'].includes(m),
+  );
+  if (states.length === 0 && other.length === 0) {
+    return '<h2 id="coverage">Coverage</h2>\n<p class="none">No coverage recorded: a fixed schedule (--schedule) cuts no windows into states.</p>';
+  }
+  const options = { xMax: data.endMs / 1000, bands: faultBands(data) };
+  return [
+    '<h2 id="coverage">Coverage</h2>',
+    lineChartSvg('distinct abstract states', 'time (s)', 'states', states, options),
+    lineChartSvg('distinct event types and event pairs', 'time (s)', 'count', other, options),
+  ].join('\n');
+}
+
+function faultsSection(results: Results): string {
+  if (results.faults.length === 0) return '<h2 id="faults">Faults</h2>\n<p class="none">No faults.</p>';
+  const rows = results.faults.map(
+    (f) =>
+      `<tr class="outcome-${f.outcome}"><td>${f.schedule}</td><td>${f.step ?? ''}</td><td>${s(f.atMs)}</td><td>${escapeXml(f.f)}</td><td>${escapeXml(JSON.stringify(f.value) ?? '')}</td><td>${escapeXml(f.nodes.join(', '))}</td><td>${f.outcome}</td><td>${escapeXml(f.error ?? '')}</td></tr>`,
+  );
+  return [
+    '<h2 id="faults">Faults</h2>',
+    '<table><tr><th>schedule</th><th>step</th><th>at</th><th>fault</th><th>target</th><th>nodes</th><th>outcome</th><th>error or reason skipped</th></tr>',
+    ...rows,
+    '</table>',
+  ].join('\n');
+}
+
+function bugsSection(results: Results, outDir: string): string {
+  if (results.bugs.length === 0) return '<h2 id="bugs">Bugs</h2>\n<p class="none">No bugs found.</p>';
+  const bugs = results.bugs.map((b) =>
+    [
+      `<div class="bug"><h3>bug ${b.id}: ${escapeXml(b.kind)}/${escapeXml(b.name)} (schedule ${b.schedule}, at ${s(b.foundAtMs)})</h3>`,
+      `<p>${escapeXml(b.message)}</p>`,
+      `<p>record: <code>${escapeXml(b.dir)}</code>${b.checkHtml !== null ? ` — <a href="${escapeXml(relative(outDir, b.checkHtml))}">check.html</a> (the counterexample)` : ''}</p>`,
+      `<p>replay: <code>${escapeXml(b.replay)}</code><br>shrink: <code>${escapeXml(b.shrink)}</code></p></div>`,
+    ].join('\n'),
+  );
+  return ['<h2 id="bugs">Bugs</h2>', ...bugs].join('\n');
+}
+
+/**
+ * Counts, once the page is laid out, the charts whose lines or windows have a size on screen, and
+ * the shaded fault bands, into `<body data-plots data-drawn data-bands>`: what a headless browser
+ * test reads to know every chart was drawn.
+ */
+const SELF_CHECK = `<script>
+(() => {
+  const charts = [...document.querySelectorAll('svg.plot, svg.timeline')];
+  const sized = (e) => { const b = e.getBBox(); return b.width > 0 || b.height > 0; };
+  const drawn = charts.filter((svg) => [...svg.querySelectorAll('path.series, rect.window, rect.role')].some(sized));
+  document.body.dataset.plots = String(charts.length);
+  document.body.dataset.drawn = String(drawn.length);
+  document.body.dataset.bands = String([...document.querySelectorAll('svg.plot rect.band')].filter(sized).length);
+})();
+</script>`;
+
+/** The run report: a self-contained page (inline SVG, CSS and a tiny self-check script; nothing fetched). */
+export function reportHtml(data: RunData, results: Results, outDir: string): string {
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en"><head><meta charset="utf-8">',
+    `<title>Mallory ${escapeXml(results.run.system)} ${escapeXml(results.run.id)} — ${escapeXml(results.status)}</title>`,
+    `<style>${STYLE}</style></head><body>`,
+    header(data, results),
+    '<p><a href="#ops">client ops</a> · <a href="#timeline">timeline</a> · <a href="#coverage">coverage</a> · <a href="#faults">faults</a> · <a href="#bugs">bugs</a> · <a href="results.json">results.json</a></p>',
+    bugsSection(results, outDir),
+    opsSection(data),
+    timelineSection(data),
+    coverageSection(data),
+    faultsSection(results),
+    SELF_CHECK,
+    '</body></html>',
+  ].join('\n');
+}

@@ -1,0 +1,175 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { z } from 'zod/v4';
+
+import type { RunData } from './run-data.js';
+
+/**
+ * `results.json`: what a run did and found, for scripts and CI. Versioned: a change that removes or
+ * changes a field bumps `version`; adding a field does not. `src/report/results.schema.json` is the
+ * same schema as a JSON Schema document (generated from this one; a test keeps them equal).
+ */
+export const RESULTS_SCHEMA_NAME = 'mallory/results';
+export const RESULTS_VERSION = 1;
+
+const Ms = z.number().int().min(0);
+const Count = z.number().int().min(0);
+
+export const ResultsSchema = z
+  .object({
+    schema: z.literal(RESULTS_SCHEMA_NAME),
+    version: z.literal(RESULTS_VERSION),
+    run: z
+      .object({
+        id: z.string(),
+        dir: z.string().describe('the run directory, absolute'),
+        system: z.string(),
+        seed: z.number().int(),
+        policy: z.string().describe('adaptive, mallory, random, or schedule (a fixed --schedule)'),
+        nodes: z.array(z.string()),
+        startedAt: z.string().describe('ISO-8601'),
+        endedAt: z.string().nullable().describe('ISO-8601; null while running or when killed'),
+        durationMs: Ms.nullable(),
+        config: z.record(z.string(), z.unknown()).describe('the campaign configuration as run'),
+      })
+      .strict(),
+    status: z.enum(['running', 'complete', 'incomplete', 'interrupted', 'error']),
+    error: z.string().optional().describe('why the run ended with status error'),
+    counts: z
+      .object({
+        schedules: Count,
+        ops: z.object({ ok: Count, fail: Count, info: Count }).strict().describe('client ops by outcome'),
+        faults: z
+          .object({ ok: Count, skipped: Count, error: Count })
+          .strict()
+          .describe('faults tried, by outcome'),
+        bugs: Count,
+      })
+      .strict(),
+    faults: z.array(
+      z
+        .object({
+          schedule: Count,
+          step: Count.nullable(),
+          atMs: Ms.describe('ms since the run started'),
+          f: z.string().describe('Jepsen name: kill, start-partition, …'),
+          value: z.unknown().describe('the target as chosen: one, leader, halves, [nodes], …'),
+          nodes: z.array(z.string()).describe('the nodes it acted on'),
+          outcome: z.enum(['ok', 'skipped', 'error']),
+          error: z.string().nullable().describe('why it errored or was skipped'),
+        })
+        .strict(),
+    ),
+    bugs: z.array(
+      z
+        .object({
+          id: z.number().int().min(1),
+          schedule: Count,
+          kind: z.string().describe('crash, recovery, linearizability, invariant, …'),
+          name: z.string(),
+          message: z.string(),
+          foundAtMs: Ms,
+          dir: z.string().describe('the bug record: schedule.jsonl, evidence.json, check.html'),
+          checkHtml: z.string().nullable(),
+          replay: z.string().describe('the command that runs it again'),
+          shrink: z.string().describe('the command that cuts its schedule down'),
+        })
+        .strict(),
+    ),
+    coverage: z
+      .record(z.string(), z.number())
+      .describe('final coverage metrics: states_<abstraction>, event_types, intra_pairs, …'),
+  })
+  .strict();
+
+export type Results = z.infer<typeof ResultsSchema>;
+
+/** The JSON Schema document of `results.json`. */
+export function resultsJsonSchema(): Record<string, unknown> {
+  return {
+    title: 'Mallory run results',
+    ...z.toJSONSchema(ResultsSchema, { target: 'draft-7' }),
+  };
+}
+
+/** The commands printed for a bug: run it again, and cut its schedule down. */
+export function bugCommands(bugDir: string): { readonly replay: string; readonly shrink: string } {
+  return { replay: `mallory replay ${bugDir} --repeat 10`, shrink: `mallory shrink ${bugDir}` };
+}
+
+/** The results of a run, from what its directory holds. */
+export function runResults(data: RunData): Results {
+  const { stored } = data;
+  const run = stored.run;
+  const summary = run.summary ?? {};
+  const faultCounts = { ok: 0, skipped: 0, error: 0 };
+  for (const f of data.faults) faultCounts[f.outcome]++;
+  const opCounts = { ok: 0, fail: 0, info: 0 };
+  for (const c of data.completions) opCounts[c.outcome]++;
+  const lastMetrics = stored.metrics.length > 0 ? stored.metrics[stored.metrics.length - 1].values : {};
+  const summaryMetrics = isNumberRecord(summary.metrics) ? summary.metrics : undefined;
+  const coverage = summaryMetrics ?? {
+    ...lastMetrics,
+    ...Object.fromEntries(Object.entries(stored.states).map(([a, n]) => [`states_${a}`, n])),
+  };
+  const startedMs = Date.parse(run.startedAt);
+  return {
+    schema: RESULTS_SCHEMA_NAME,
+    version: RESULTS_VERSION,
+    run: {
+      id: run.id,
+      dir: data.dir,
+      system: run.system,
+      seed: run.seed,
+      policy: run.policy,
+      nodes: [...data.nodes],
+      startedAt: run.startedAt,
+      endedAt: run.endedAt,
+      durationMs: run.endedAt === null ? null : Math.max(0, Math.round(Date.parse(run.endedAt) - startedMs)),
+      config: { ...run.config },
+    },
+    status: run.status,
+    ...(typeof summary.error === 'string' ? { error: summary.error } : {}),
+    counts: {
+      schedules: stored.schedules.length,
+      ops: opCounts,
+      faults: faultCounts,
+      bugs: stored.bugs.length,
+    },
+    faults: data.faults.map((f) => ({
+      schedule: f.schedule,
+      step: f.step,
+      atMs: Math.max(0, Math.round(f.atMs)),
+      f: f.f,
+      value: f.value,
+      nodes: [...f.nodes],
+      outcome: f.outcome,
+      error: f.error,
+    })),
+    bugs: stored.bugs.map((b) => {
+      const dir = join(data.dir, 'bugs', String(b.id));
+      const html = join(dir, 'check.html');
+      return {
+        id: b.id,
+        schedule: b.schedule,
+        kind: b.kind,
+        name: b.name,
+        message: b.message,
+        foundAtMs: Math.max(0, Math.round(b.foundAtMs)),
+        dir,
+        checkHtml: existsSync(html) ? html : null,
+        ...bugCommands(dir),
+      };
+    }),
+    coverage,
+  };
+}
+
+function isNumberRecord(value: unknown): value is Record<string, number> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    Object.values(value).every((v) => typeof v === 'number' && Number.isFinite(v))
+  );
+}

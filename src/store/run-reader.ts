@@ -1,0 +1,250 @@
+import { createReadStream, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+import Database from 'better-sqlite3';
+
+import type { Op } from '../core/op.js';
+import type { RunStatus } from './run-store.js';
+
+/** The `run` row. */
+export interface StoredRunRow {
+  readonly id: string;
+  readonly system: string;
+  readonly seed: number;
+  readonly policy: string;
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly status: RunStatus;
+  readonly summary: Readonly<Record<string, unknown>> | null;
+}
+
+export interface StoredSchedule {
+  readonly idx: number;
+  /** ms since the run started, as every `…Ms` time below unless said otherwise. */
+  readonly startedMs: number;
+  readonly endedMs: number | null;
+  readonly ops: number | null;
+  readonly recoveryMs: number | null;
+}
+
+export interface StoredStep {
+  readonly schedule: number;
+  readonly step: number;
+  readonly startedMs: number;
+  readonly endedMs: number | null;
+  readonly fault: string | null;
+  readonly state: string | null;
+}
+
+export interface StoredFault {
+  readonly id: number;
+  readonly schedule: number;
+  readonly step: number | null;
+  /** ms since its schedule started. */
+  readonly atMs: number;
+  readonly f: string;
+  readonly value: unknown;
+  readonly nodes: readonly string[];
+  readonly outcome: 'ok' | 'skipped' | 'error';
+  readonly error: string | null;
+}
+
+export interface StoredMetrics {
+  readonly atMs: number;
+  readonly schedule: number;
+  readonly step: number;
+  readonly values: Readonly<Record<string, number>>;
+}
+
+export interface StoredBug {
+  readonly id: number;
+  readonly schedule: number;
+  readonly kind: string;
+  readonly name: string;
+  readonly message: string;
+  readonly seed: number;
+  readonly foundAtMs: number;
+  readonly html: string | null;
+}
+
+/** Everything `run.db` holds about a run except the policy's values and the states' features. */
+export interface StoredRun {
+  readonly dir: string;
+  readonly run: StoredRunRow;
+  readonly schedules: readonly StoredSchedule[];
+  readonly steps: readonly StoredStep[];
+  readonly faults: readonly StoredFault[];
+  readonly metrics: readonly StoredMetrics[];
+  readonly bugs: readonly StoredBug[];
+  /** Distinct states per abstraction. */
+  readonly states: Readonly<Record<string, number>>;
+}
+
+/** Why `dir` cannot be read as a run, or `undefined` when it has a `run.db`. */
+export function notARunReason(dir: string): string | undefined {
+  if (!existsSync(dir)) return `${dir} does not exist`;
+  if (!existsSync(join(dir, 'run.db'))) return `${dir} is not a run directory (no run.db)`;
+  return undefined;
+}
+
+function parseJson<T>(text: string | null, fallback: T): T {
+  if (text === null) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/**
+ * Reads a run's database without writing to it (a running campaign may be writing it meanwhile).
+ * Throws when `dir` has no `run.db` or the database has no run row.
+ */
+export function readStoredRun(dir: string): StoredRun {
+  const reason = notARunReason(dir);
+  if (reason !== undefined) throw new Error(reason);
+  const db = new Database(join(dir, 'run.db'), { readonly: true, fileMustExist: true });
+  try {
+    const run = db.prepare('SELECT * FROM run').get() as
+      | {
+          id: string;
+          system: string;
+          seed: number;
+          policy: string;
+          config: string;
+          started_at: string;
+          ended_at: string | null;
+          status: RunStatus;
+          summary: string | null;
+        }
+      | undefined;
+    if (!run) throw new Error(`${dir}/run.db has no run row: the run did not get past its start`);
+    const schedules = db
+      .prepare('SELECT idx, started_ms, ended_ms, ops, recovery_ms FROM schedules ORDER BY idx')
+      .all() as { idx: number; started_ms: number; ended_ms: number | null; ops: number | null; recovery_ms: number | null }[];
+    const steps = db
+      .prepare('SELECT schedule, step, started_ms, ended_ms, fault, state FROM steps ORDER BY schedule, step')
+      .all() as {
+      schedule: number;
+      step: number;
+      started_ms: number;
+      ended_ms: number | null;
+      fault: string | null;
+      state: string | null;
+    }[];
+    const faults = db.prepare('SELECT * FROM faults ORDER BY id').all() as {
+      id: number;
+      schedule: number;
+      step: number | null;
+      at_ms: number;
+      f: string;
+      value: string | null;
+      nodes: string | null;
+      outcome: StoredFault['outcome'];
+      error: string | null;
+    }[];
+    const metrics = db.prepare('SELECT * FROM metrics ORDER BY at_ms').all() as {
+      at_ms: number;
+      schedule: number;
+      step: number;
+      values_json: string;
+    }[];
+    const bugs = db
+      .prepare('SELECT id, schedule, kind, name, message, seed, found_at_ms, html FROM bugs ORDER BY id')
+      .all() as {
+      id: number;
+      schedule: number;
+      kind: string;
+      name: string;
+      message: string;
+      seed: number;
+      found_at_ms: number;
+      html: string | null;
+    }[];
+    const states = db.prepare('SELECT abstraction, COUNT(*) AS n FROM states GROUP BY abstraction').all() as {
+      abstraction: string;
+      n: number;
+    }[];
+    return {
+      dir,
+      run: {
+        id: run.id,
+        system: run.system,
+        seed: run.seed,
+        policy: run.policy,
+        config: parseJson(run.config, {}),
+        startedAt: run.started_at,
+        endedAt: run.ended_at,
+        status: run.status,
+        summary: parseJson(run.summary, null),
+      },
+      schedules: schedules.map((s) => ({
+        idx: s.idx,
+        startedMs: s.started_ms,
+        endedMs: s.ended_ms,
+        ops: s.ops,
+        recoveryMs: s.recovery_ms,
+      })),
+      steps: steps.map((s) => ({
+        schedule: s.schedule,
+        step: s.step,
+        startedMs: s.started_ms,
+        endedMs: s.ended_ms,
+        fault: parseJson<string | null>(s.fault, null),
+        state: s.state,
+      })),
+      faults: faults.map((f) => ({
+        id: f.id,
+        schedule: f.schedule,
+        step: f.step,
+        atMs: f.at_ms,
+        f: f.f,
+        value: parseJson<unknown>(f.value, null),
+        nodes: parseJson<string[]>(f.nodes, []),
+        outcome: f.outcome,
+        error: f.error,
+      })),
+      metrics: metrics.map((m) => ({
+        atMs: m.at_ms,
+        schedule: m.schedule,
+        step: m.step,
+        values: parseJson<Record<string, number>>(m.values_json, {}),
+      })),
+      bugs: bugs.map((b) => ({
+        id: b.id,
+        schedule: b.schedule,
+        kind: b.kind,
+        name: b.name,
+        message: b.message,
+        seed: b.seed,
+        foundAtMs: b.found_at_ms,
+        html: b.html,
+      })),
+      states: Object.fromEntries(states.map((s) => [s.abstraction, s.n])),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * The ops of `history.jsonl`, in order; a torn last line (a run killed mid-write) is left out.
+ * No file gives no ops.
+ */
+export async function readHistory(dir: string): Promise<Op[]> {
+  const file = join(dir, 'history.jsonl');
+  if (!existsSync(file)) return [];
+  const ops: Op[] = [];
+  const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line.trim() === '') continue;
+    try {
+      ops.push(JSON.parse(line) as Op);
+    } catch {
+      // a line cut short by a kill
+    }
+  }
+  return ops;
+}

@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { ResultsSchema, type Results } from '../../src/report/results.js';
+import { validateJsonSchema } from '../report/_helpers/validate-json-schema.js';
+import { disposeSandbox, mallory, REPO, sandbox } from './helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_TIMEOUT_MS = 90_000;
+/** A screenshot of a page with charts: a blank page of that size is a few kB. */
+const MIN_SCREENSHOT_BYTES = 50_000;
+const SCHEMA_FILE = join(REPO, 'src', 'report', 'results.schema.json');
+const execFileAsync = promisify(execFile);
+
+async function chromium(args: readonly string[]): Promise<string> {
+  const profile = await mkdtemp(join(tmpdir(), 'mallory-chromium-'));
+  try {
+    const { stdout } = await execFileAsync(
+      CHROMIUM,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        `--user-data-dir=${profile}`,
+        ...args,
+      ],
+      { timeout: CHROMIUM_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 },
+    );
+    return stdout;
+  } finally {
+    await rm(profile, { recursive: true, force: true });
+  }
+}
+
+describe('mallory report', () => {
+  const box = sandbox();
+  afterAll(() => {
+    disposeSandbox(box);
+  });
+
+  it('says what to give when the directory is not a run (exit 2, one line)', async () => {
+    const r = await mallory(['report', '/nonexistent'], box);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'mallory: report: /nonexistent does not exist: give a run directory, store/<system>/<run> (e.g. store/latest), or --index\n',
+    );
+  });
+
+  it('reports a real kvraft campaign: results.json valid against its schema, every plot drawn in Chromium', async () => {
+    const run = await mallory(['run', '--time', '20s', '--seed', '3', '--store', box.store, '--json'], box);
+    expect([0, 1]).toContain(run.code);
+    const summary = JSON.parse(run.stdout) as { runDir: string; report?: string };
+    const runDir = summary.runDir;
+    // The campaign wrote its report and refreshed the store's index itself.
+    expect(summary.report).toBe(join(runDir, 'report.html'));
+    expect(readFileSync(join(runDir, 'report.html'), 'utf8')).toContain('<svg');
+    expect(existsSync(join(runDir, 'results.json'))).toBe(true);
+    expect(readFileSync(join(box.store, 'index.html'), 'utf8')).toContain(runDir.split('/').at(-1));
+
+    const r = await mallory(['report', runDir], box);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${join(runDir, 'report.html')}\n${join(runDir, 'results.json')}\n`);
+
+    const results = JSON.parse(readFileSync(join(runDir, 'results.json'), 'utf8')) as Results;
+    expect(ResultsSchema.safeParse(results).success).toBe(true);
+    const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as Record<string, unknown>;
+    expect(validateJsonSchema(schema, results)).toEqual([]);
+    expect(results.status).toBe('complete');
+    expect(results.counts.ops.ok).toBeGreaterThan(100);
+    const hadFaults = results.counts.faults.ok > 0;
+
+    const index = await mallory(['report', '--index', '--store', box.store], box);
+    expect(index.code).toBe(0);
+    expect(readFileSync(join(box.store, 'index.html'), 'utf8')).toContain('/report.html">report</a>');
+
+    if (!existsSync(CHROMIUM)) return; // the rest needs Debian's chromium
+    const url = `file://${join(runDir, 'report.html')}`;
+    const dom = await chromium(['--dump-dom', url]);
+    const body = /<body data-plots="(\d+)" data-drawn="(\d+)" data-bands="(\d+)">/.exec(dom);
+    expect(body, 'the page self-check ran').not.toBeNull();
+    const [plots, drawn, bands] = body!.slice(1).map(Number);
+    expect(plots).toBe(5); // rate, latency, timeline, states, event types
+    expect(drawn).toBe(hadFaults ? plots : plots - 1); // the timeline has windows only with faults
+    if (hadFaults) expect(bands).toBeGreaterThan(0);
+    for (const svg of dom.match(/<svg[^>]*class="plot"[\s\S]*?<\/svg>/g) ?? []) {
+      expect(svg).toMatch(/<path class="series" d="M[\d.]+,[\d.]+ L[\d.]+,[\d.]+/);
+    }
+    const png = join(runDir, 'report.png');
+    await chromium(['--window-size=1100,3000', `--screenshot=${png}`, url]);
+    expect((await readFile(png)).subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect((await stat(png)).size).toBeGreaterThan(MIN_SCREENSHOT_BYTES);
+  });
+});

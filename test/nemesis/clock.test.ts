@@ -1,0 +1,79 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { clockControlFile, faketimeSpec, writeControlFile } from '../../src/cluster/clock-preload.js';
+import { NodeClocks } from '../../src/nemesis/clock.js';
+
+const dirs: string[] = [];
+function runDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mallory-clock-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const read = (dir: string, node: string): string => readFileSync(clockControlFile(dir, node), 'utf8');
+
+describe('faketimeSpec', () => {
+  it.each([
+    [0, '+0.000\n'],
+    [-60_000, '-60.000\n'],
+    [1_500, '+1.500\n'],
+    [-0.4, '+0.000\n'],
+    [2.6, '+0.003\n'],
+    [-86_400_123, '-86400.123\n'],
+  ])('%d ms is %j', (ms, text) => {
+    expect(faketimeSpec(ms)).toBe(text);
+  });
+});
+
+describe('writeControlFile', () => {
+  it('replaces the file whole and leaves no temp file', () => {
+    const dir = runDir();
+    const file = clockControlFile(dir, 'n1');
+    writeControlFile(file, 5_000);
+    writeControlFile(file, -250);
+    expect(readFileSync(file, 'utf8')).toBe('-0.250\n');
+    expect(readdirSync(join(dir, 'nodes', 'n1'))).toEqual(['clock.faketime']);
+  });
+});
+
+describe('NodeClocks', () => {
+  it('bumps add up, drift grows with time, strobe flips each period, reset puts them back', () => {
+    const dir = runDir();
+    let now = 1_000_000;
+    const clocks = new NodeClocks(dir, () => now);
+    clocks.bump(['n1'], -60_000);
+    clocks.bump(['n1'], 10_000);
+    expect(read(dir, 'n1')).toBe('-50.000\n');
+    expect(existsSync(clockControlFile(dir, 'n2'))).toBe(false);
+
+    clocks.drift(['n2'], 1.5);
+    now += 2_000;
+    expect(clocks.offsetMs('n2')).toBe(1_000);
+    clocks.bump(['n2'], 500);
+    now += 2_000;
+    expect(clocks.offsetMs('n2')).toBe(2_500);
+
+    clocks.strobe(['n3'], 3_000, 200);
+    expect(clocks.offsetMs('n3')).toBe(3_000);
+    now += 200;
+    expect(clocks.offsetMs('n3')).toBe(0);
+    now += 200;
+    expect(clocks.offsetMs('n3')).toBe(3_000);
+
+    expect(clocks.faulted).toEqual(['n1', 'n2', 'n3']);
+    clocks.reset(['n1']);
+    expect(read(dir, 'n1')).toBe('+0.000\n');
+    expect(clocks.faulted).toEqual(['n2', 'n3']);
+    clocks.close();
+    expect(clocks.faulted).toEqual([]);
+    expect(read(dir, 'n2')).toBe('+0.000\n');
+    expect(read(dir, 'n3')).toBe('+0.000\n');
+  });
+});

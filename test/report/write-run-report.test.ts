@@ -1,0 +1,83 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import type { Results } from '../../src/report/results.js';
+import { writeRunReport } from '../../src/report/write-run-report.js';
+import { fakeRun } from './_helpers/fake-run.js';
+
+describe('writeRunReport', () => {
+  const run = fakeRun();
+  afterAll(() => {
+    rmSync(join(run.store, '..'), { recursive: true, force: true });
+  });
+
+  it('writes results.json with the counts, the faults on the run axis with their reasons, and the bugs with commands', async () => {
+    const { json, html } = await writeRunReport(run.dir);
+    expect(json).toBe(join(run.dir, 'results.json'));
+    expect(existsSync(html)).toBe(true);
+    const r = JSON.parse(readFileSync(json, 'utf8')) as Results;
+    expect(r.schema).toBe('mallory/results');
+    expect(r.version).toBe(1);
+    expect(r.run).toMatchObject({ system: 'kvraft', seed: 5, policy: 'random', nodes: ['n1', 'n2', 'n3'] });
+    expect(r.status).toBe('complete');
+    expect(r.counts).toEqual({
+      schedules: 1,
+      ops: { ok: 24, fail: 7, info: 8 },
+      faults: { ok: 4, skipped: 1, error: 1 },
+      bugs: 1,
+    });
+    expect(r.faults.find((f) => f.outcome === 'skipped')?.error).toBe('no node it could act on');
+    expect(r.faults.find((f) => f.outcome === 'error')?.error).toBe('not yet committed');
+    const bugDir = join(run.dir, 'bugs', '1');
+    expect(r.bugs).toEqual([
+      {
+        id: 1,
+        schedule: 0,
+        kind: 'linearizability',
+        name: 'register',
+        message: 'read 3 cannot be placed after state 2',
+        foundAtMs: 4100,
+        dir: bugDir,
+        checkHtml: join(bugDir, 'check.html'),
+        replay: `mallory replay ${bugDir} --repeat 10`,
+        shrink: `mallory shrink ${bugDir}`,
+      },
+    ]);
+    expect(r.coverage).toEqual({ states_causal: 4, states_artifact: 1, event_types: 6 });
+  });
+
+  it('draws every plot, the fault bands, the per-node windows and roles, and links the bug page', async () => {
+    const { html } = await writeRunReport(run.dir);
+    const page = readFileSync(html, 'utf8');
+    const plots = page.match(/<svg[^>]*class="plot"[\s\S]*?<\/svg>/g) ?? [];
+    expect(plots).toHaveLength(4); // rate, latency, states, event types
+    for (const plot of plots) {
+      expect(plot).toMatch(/<path class="series" d="M[\d.]+,[\d.]+ L/);
+      expect(plot).toContain('class="band"');
+    }
+    expect(page).toMatch(/<rect class="window"[^>]*fill="#7f7f7f"><title>kill n2 1\.0 s–2\.5 s/);
+    expect(page).toContain('<title>n1 leader 0.2 s–');
+    expect(page).toContain('href="bugs/1/check.html"');
+    expect(page).toContain(`mallory replay ${join(run.dir, 'bugs', '1')} --repeat 10`);
+    expect(page.match(/<script/g)).toHaveLength(1);
+    expect(page).not.toMatch(/src=|href="http|@import|url\(/);
+  });
+
+  it('writes into --out with links back to the run', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'mallory-report-out-'));
+    try {
+      const { html } = await writeRunReport(run.dir, { outDir: out });
+      expect(html).toBe(join(out, 'report.html'));
+      expect(readFileSync(html, 'utf8')).toMatch(/href="[./]*[^"]*\/bugs\/1\/check\.html"/);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a directory that is not a run', async () => {
+    await expect(writeRunReport('/nonexistent')).rejects.toThrow('/nonexistent does not exist');
+  });
+});
