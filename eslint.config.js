@@ -21,4 +21,6 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
   },
+  // Plain JavaScript (the example system's server): no type information to lint with.
+  { files: ['**/*.mjs'], ...tseslint.configs.disableTypeChecked },
 );

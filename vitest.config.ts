@@ -3,7 +3,9 @@ import { defineConfig } from 'vitest/config';
 // Unit tests run in parallel; tests against real servers (test/e2e, test/systems) start real
 // processes and share 2 cores, so they run one file at a time. `npm test` runs the two projects one
 // after the other: some e2e tests compare the whole host before and after (processes, namespaces,
-// temp dirs), and unit tests running beside them would change it.
+// temp dirs), and unit tests running beside them would change it. The tests of the system loader
+// and the log rules start no process: they are unit tests.
+const PURE_SYSTEM_TESTS = ['test/systems/load-system.test.ts', 'test/systems/log-rules.test.ts'];
 export default defineConfig({
   test: {
     projects: [
@@ -11,7 +13,12 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/e2e/**', 'test/systems/**', 'node_modules/**'],
+          exclude: [
+            'test/e2e/**',
+            'test/systems/*/**',
+            'test/systems/!(load-system|log-rules).test.ts',
+            'node_modules/**',
+          ],
           testTimeout: 30_000,
         },
       },
@@ -19,6 +26,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts', 'test/systems/**/*.test.ts'],
+          exclude: [...PURE_SYSTEM_TESTS, 'node_modules/**'],
           testTimeout: 300_000,
           hookTimeout: 120_000,
           pool: 'forks',

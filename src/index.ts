@@ -1,9 +1,44 @@
 export type { Op, OpType, ProcessId } from './core/op.js';
 export type { Event, EventSource, EventAttrs } from './core/event.js';
-export type { Fault, FaultKind, FaultValue, Target, PartitionShape } from './core/fault.js';
+export type {
+  Fault,
+  FaultKind,
+  FaultFamily,
+  FaultValue,
+  Target,
+  PartitionShape,
+  PacketParams,
+} from './core/fault.js';
 export type { State } from './core/state.js';
 export { Rng } from './core/random.js';
-export type { SystemAdapter, SystemDefinition, KvClient, ClientResult } from './systems/system.js';
+
+// Writing a system adapter (docs/writing-a-system.md).
+export type {
+  SystemDefinition,
+  SystemOptions,
+  SystemAdapter,
+  ClusterView,
+  LaunchSpec,
+  LaunchOptions,
+  KvClient,
+  ClientResult,
+  ParsedLogEvent,
+  DoctorFinding,
+} from './systems/system.js';
+export type { Address } from './cluster/net/backend.js';
+export { checkBinary } from './systems/check-binary.js';
+export { matchLogRules, type LogRule } from './systems/log-rules.js';
+export { GENERIC_CRASH_PATTERNS } from './check/logs.js';
+export { loadSystem, type LoadedSystem } from './systems/load-system.js';
+export { UsageError } from './core/errors.js';
+
+// Running a campaign from code, as `mallory run` does.
+export { runCampaign as run, type RunConfigInput, type RunOptions } from './campaign/run-campaign.js';
+export type { RunConfig, PolicyName } from './campaign/config.js';
+export type { Reporter, RunSummary, Progress } from './campaign/reporter.js';
+export type { BugRecord, BugKind } from './campaign/bug.js';
+export type { ScheduleChecker, ScheduleCheckInput, Finding } from './campaign/checker.js';
+export type { ScheduleEntry, FaultOutcome } from './nemesis/nemesis.js';
 export type { Policy } from './policy/policy.js';
 export { createProbe, type Probe } from './probe/index.js';
 export {

@@ -19,7 +19,7 @@ import type { Policy, PolicyValue } from '../policy/policy.js';
 import { writeStoreIndex } from '../report/store-index.js';
 import { writeRunReport } from '../report/write-run-report.js';
 import { RunStore } from '../store/run-store.js';
-import { findSystem } from '../systems/index.js';
+import { loadSystem } from '../systems/load-system.js';
 import type { SystemAdapter } from '../systems/system.js';
 import { History } from '../workload/history.js';
 import { RegisterWorkload } from '../workload/register.js';
@@ -109,7 +109,7 @@ export class Campaign {
 
   async run(): Promise<RunSummary> {
     const config = this.config;
-    const definition = findSystem(config.system);
+    const { definition, source } = await loadSystem(config.system);
     for (const bug of config.bugs) {
       if (!definition.bugs.includes(bug)) {
         throw new UsageError(
@@ -168,7 +168,7 @@ export class Campaign {
           system: definition.name,
           seed,
           policy: fixedSchedule ? 'schedule' : config.policy,
-          config: { ...config, seed, nodes: nodeCount },
+          config: { ...config, system: source, seed, nodes: nodeCount },
         },
         (dir) => {
           registry.setRunDir(dir);
@@ -384,7 +384,11 @@ export class Campaign {
           );
         }
         for (const finding of findings) {
-          this.recordBug(store, finding, s, faults, attempted, { seed, nodes: nodeCount });
+          this.recordBug(store, finding, s, faults, attempted, {
+            seed,
+            nodes: nodeCount,
+            system: source,
+          });
         }
         if (!recovered && !this.signal.aborted) {
           // Healing was not enough: start the cluster afresh, or the rest of the campaign would
@@ -651,7 +655,8 @@ export class Campaign {
     schedule: number,
     faults: readonly ScheduleEntry[],
     attempted: readonly RecordedFault[],
-    run: { readonly seed: number; readonly nodes: number },
+    /** `system` is what a replay loads: the built-in name, or the module's absolute path. */
+    run: { readonly seed: number; readonly nodes: number; readonly system: string },
   ): void {
     const seed = run.seed;
     const row = {
@@ -669,7 +674,7 @@ export class Campaign {
     mkdirSync(dir, { recursive: true });
     const c = this.config;
     const header: ScheduleHeader = {
-      system: c.system,
+      system: run.system,
       nodes: run.nodes,
       seed,
       bugs: c.bugs,

@@ -7,10 +7,9 @@ import { UsageError } from '../core/errors.js';
 import { a12, mannWhitneyU, mean, median } from '../report/stats.js';
 import { lineChartSvg, type Series } from '../report/plot.js';
 import { timestampName } from '../store/run-store.js';
-import { Campaign } from './campaign.js';
-import { defaultCheckers } from './checkers.js';
 import type { PolicyName, RunConfig } from './config.js';
 import type { Reporter, RunSummary } from './reporter.js';
+import { runCampaign } from './run-campaign.js';
 
 export interface CompareRun {
   readonly seed: number;
@@ -167,13 +166,7 @@ export async function comparePolicies(options: {
       if (options.signal.aborted) break;
       const seed = options.seed + r;
       const config: RunConfig = { ...base, policy, seed };
-      const campaign = new Campaign({
-        config,
-        reporters: [options.reporter],
-        signal: options.signal,
-        checkers: defaultCheckers(config),
-      });
-      const summary = await campaign.run();
+      const summary = await runCampaign(config, { reporters: [options.reporter], signal: options.signal });
       options.onRun?.(policy, r, summary);
       results[policy].push({
         seed,

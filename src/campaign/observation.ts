@@ -2,7 +2,7 @@ import { join } from 'node:path';
 
 import { InvariantEvents } from '../check/invariants.js';
 import type { Event } from '../core/event.js';
-import { LogEvents } from '../observe/log-events.js';
+import { type LogEvents, logEventsFor } from '../observe/log-events.js';
 import { parseProbeLine } from '../observe/probe-events.js';
 import { FileTail } from '../observe/tail.js';
 import type { SystemAdapter } from '../systems/system.js';
@@ -30,7 +30,7 @@ export class Observation {
     private readonly nodes: readonly string[],
     system: SystemAdapter,
   ) {
-    this.logEvents = new LogEvents(system.parseLog ? { parseLog: (line) => system.parseLog?.(line) } : {});
+    this.logEvents = logEventsFor(system);
   }
 
   start(): void {

@@ -4,10 +4,9 @@ import { dirname, join } from 'node:path';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import { UsageError } from '../core/errors.js';
 import type { RunStore } from '../store/run-store.js';
-import { Campaign } from './campaign.js';
-import { defaultCheckers } from './checkers.js';
 import { RunConfigSchema } from './config.js';
 import type { Reporter } from './reporter.js';
+import { runCampaign } from './run-campaign.js';
 import { readSchedule, readScheduleHeader, type ScheduleHeader } from './schedule-file.js';
 
 /** A bug directory, read for replay. */
@@ -111,14 +110,11 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
   });
   const tries: ReplayTry[] = [];
   for (let i = 0; i < options.repeat && !options.signal.aborted; i++) {
-    const campaign = new Campaign({
-      config,
+    const summary = await runCampaign(config, {
       reporters: options.reporters,
       signal: options.signal,
-      checkers: defaultCheckers(config),
       ...(options.onRegistry ? { onRegistry: options.onRegistry } : {}),
     });
-    const summary = await campaign.run();
     if (summary.status === 'interrupted') break;
     const found = summary.bugs.map((b) => `${b.kind}/${b.name}`);
     const result: ReplayTry = {

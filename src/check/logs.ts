@@ -12,6 +12,32 @@ export const GENERIC_CRASH_PATTERNS: readonly RegExp[] = [
   /\bfatal error:|\bFATAL\b/,
 ];
 
+/** Every pattern the log check treats as a crash: the generic ones, then the system's own. */
+export function crashPatternsWith(systemPatterns: readonly RegExp[]): readonly RegExp[] {
+  return [...GENERIC_CRASH_PATTERNS, ...systemPatterns];
+}
+
+/** What one output line tells the log check, and the pattern that says so. */
+export interface LineMatch {
+  readonly kind: 'crash-text' | 'membership-exit';
+  readonly pattern: RegExp;
+}
+
+/**
+ * Classifies one line of a node's output: a membership exit pattern wins (the harness's doing,
+ * never a finding), else the first crash pattern that matches, else undefined.
+ */
+export function matchLine(
+  line: string,
+  crashPatterns: readonly RegExp[],
+  membershipExitPatterns: readonly RegExp[],
+): LineMatch | undefined {
+  const leaving = membershipExitPatterns.find((p) => p.test(line));
+  if (leaving) return { kind: 'membership-exit', pattern: leaving };
+  const crash = crashPatterns.find((p) => p.test(line));
+  return crash ? { kind: 'crash-text', pattern: crash } : undefined;
+}
+
 /**
  * A crash found in a node's output or exit — or, as `membership-exit`, no finding: a node that
  * stopped because of its membership, which the harness changes (see
@@ -53,7 +79,7 @@ export class LogCheck {
     systemPatterns: readonly RegExp[],
     private readonly membershipExitPatterns: readonly RegExp[] = [],
   ) {
-    this.patterns = [...GENERIC_CRASH_PATTERNS, ...systemPatterns];
+    this.patterns = crashPatternsWith(systemPatterns);
   }
 
   /** Scans new output of `nodes`; `exits` are the node exits seen since the last call. */
@@ -69,12 +95,10 @@ export class LogCheck {
           end += Buffer.byteLength(line) + 1;
           tail.push(line);
           if (tail.length > CONTEXT_LINES) tail.shift();
-          if (this.membershipExitPatterns.some((p) => p.test(line))) {
+          const match = matchLine(line, this.patterns, this.membershipExitPatterns);
+          if (match?.kind === 'membership-exit') {
             this.leaving.set(node, [...(this.leaving.get(node) ?? []), { stream, end, line }]);
-            continue;
-          }
-          const pattern = this.patterns.find((p) => p.test(line));
-          if (pattern) {
+          } else if (match) {
             findings.push({
               node,
               kind: 'crash-text',

@@ -4,6 +4,7 @@ import type { RegisterCommand } from './command.js';
 import { registerCompare } from './compare.js';
 import { registerDoctor } from './doctor.js';
 import { registerExport } from './export.js';
+import { registerLogs } from './logs.js';
 import { registerReplay } from './replay.js';
 import { registerReport } from './report.js';
 import { registerRun } from './run.js';
@@ -18,6 +19,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerReport,
   registerExport,
   registerCompare,
+  registerLogs,
   registerDoctor,
   registerCleanup,
 ];

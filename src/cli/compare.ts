@@ -3,7 +3,7 @@ import { comparePolicies, mergeComparisons, type CompareResult } from '../campai
 import type { Reporter } from '../campaign/reporter.js';
 import { UsageError } from '../core/errors.js';
 import type { RegisterCommand } from './command.js';
-import { configFromFlags } from './run.js';
+import { configFromFlags, SYSTEM_HELP } from './run.js';
 
 interface CompareFlags {
   system: string;
@@ -53,7 +53,7 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
   program
     .command('compare')
     .description('run policies side by side (same system, budget and seeds) and compare coverage and bugs')
-    .option('--system <name>', 'system under test', 'kvraft')
+    .option('--system <name|path>', SYSTEM_HELP, 'kvraft')
     .option('--policies <list>', 'policies to compare', 'adaptive,random')
     .option('--runs <n>', 'runs per policy', '5')
     .option('--time <duration>', 'time budget per run', '10m')

@@ -2,6 +2,8 @@ import { NAMESPACE_PREFIX, NetnsBackend } from '../cluster/net/netns.js';
 import { run } from '../cluster/net/_internals/exec.js';
 import { ResourceRegistry } from '../cluster/resources.js';
 import { SYSTEMS } from '../systems/index.js';
+import { loadSystem } from '../systems/load-system.js';
+import type { SystemDefinition } from '../systems/system.js';
 import type { RegisterCommand } from './command.js';
 
 /** One line of the doctor's table. `optional` is informative: nothing fails without it. */
@@ -161,8 +163,13 @@ async function namespaceChecks(): Promise<DoctorRow[]> {
   return rows;
 }
 
-/** Everything `mallory` can check about this machine. */
-export async function diagnose(): Promise<DoctorRow[]> {
+/**
+ * Everything `mallory` can check about this machine, with the binaries of `systems` (by name;
+ * default: every built-in system).
+ */
+export async function diagnose(
+  systems: Readonly<Record<string, SystemDefinition>> = SYSTEMS,
+): Promise<DoctorRow[]> {
   const rows: DoctorRow[] = [];
   const major = Number(process.versions.node.split('.')[0]);
   rows.push(
@@ -189,7 +196,7 @@ export async function diagnose(): Promise<DoctorRow[]> {
   rows.push(await tool('tcpdump', ['tcpdump', '--version'], 'tcpdump'));
   rows.push(await tool('ss', ['ss', '-V'], 'iproute2'));
   if (root) rows.push(...(await namespaceChecks()));
-  for (const [name, definition] of Object.entries(SYSTEMS)) {
+  for (const [name, definition] of Object.entries(systems)) {
     for (const finding of await definition.create({ bugs: [] }).doctor()) {
       rows.push(row(finding.ok, `system ${name}`, finding.what, finding.fix));
     }
@@ -223,9 +230,14 @@ export const registerDoctor: RegisterCommand = (program, setExit) => {
   program
     .command('doctor')
     .description('check this machine: root, namespaces, iptables, tcpdump, netem, each system’s binaries')
+    .option(
+      '--system <name|path>',
+      'check only this system’s binaries: a built-in or the path of a system module',
+    )
     .option('--json', 'print the findings as one JSON document on stdout')
-    .action(async (flags: { json?: boolean }) => {
-      const rows = await diagnose();
+    .action(async (flags: { json?: boolean; system?: string }) => {
+      const only = flags.system === undefined ? undefined : (await loadSystem(flags.system)).definition;
+      const rows = await diagnose(only === undefined ? SYSTEMS : { [only.name]: only });
       const missing = rows.filter((r) => r.status === 'missing');
       if (flags.json)
         process.stdout.write(JSON.stringify({ ok: missing.length === 0, rows }, null, 2) + '\n');

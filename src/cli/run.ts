@@ -1,15 +1,18 @@
 import { Option } from 'commander';
 
-import { Campaign } from '../campaign/campaign.js';
 import { POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
 import type { Reporter } from '../campaign/reporter.js';
+import { runCampaign } from '../campaign/run-campaign.js';
 import { parseDurationMs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
-import { defaultCheckers } from '../campaign/checkers.js';
 import { EXIT_ERROR, EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
+
+/** What `--system` takes, for every command that has it. */
+export const SYSTEM_HELP =
+  'system under test: a built-in (kvraft, etcd, redis, dqlite, dqlite-app) or the path of a module exporting a SystemDefinition (.js, .ts, or a package directory)';
 
 interface RunFlags {
   system: string;
@@ -103,7 +106,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
   program
     .command('run')
     .description('run a fuzzing campaign against a system')
-    .option('--system <name>', 'system under test', 'kvraft')
+    .option('--system <name|path>', SYSTEM_HELP, 'kvraft')
     .option('--nodes <n>', 'cluster size (default: the system’s)')
     .option('--time <duration>', 'time budget, e.g. 60s or 10m', '60s')
     .option('--seed <n>', 'random seed (printed, and stored with every bug)')
@@ -139,14 +142,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       const config = configFromFlags(flags);
       const reporters: Reporter[] = [new ProgressReporter()];
       await guardCampaigns(async ({ signal, onRegistry }) => {
-        const campaign = new Campaign({
-          config,
-          reporters,
-          signal,
-          checkers: defaultCheckers(config),
-          onRegistry,
-        });
-        const summary = await campaign.run();
+        const summary = await runCampaign(config, { reporters, signal, onRegistry });
         if (flags.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
         setExit(
           summary.status === 'error'

@@ -1,5 +1,5 @@
 import type { Event } from '../core/event.js';
-import type { ParsedLogEvent } from '../systems/system.js';
+import type { ParsedLogEvent, SystemAdapter } from '../systems/system.js';
 import { Drain } from './drain.js';
 import { roleOfText } from './role.js';
 
@@ -110,4 +110,9 @@ export class LogEvents {
       ? { ts, node, source: 'log', type: `${id}/${role}`, attrs: { role } }
       : { ts, node, source: 'log', type: id };
   }
+}
+
+/** The log events of a run of `system`: its own parser first, template mining for the rest. */
+export function logEventsFor(system: Pick<SystemAdapter, 'parseLog'>): LogEvents {
+  return new LogEvents(system.parseLog ? { parseLog: (line) => system.parseLog?.(line) } : {});
 }

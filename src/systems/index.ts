@@ -1,4 +1,3 @@
-import { UsageError } from '../core/errors.js';
 import { dqlite, dqliteApp } from './dqlite/dqlite.js';
 import { etcd } from './etcd/etcd.js';
 import { kvraft } from './kvraft/index.js';
@@ -13,12 +12,3 @@ export const SYSTEMS: Readonly<Record<string, SystemDefinition>> = {
   etcd,
   redis,
 };
-
-export function findSystem(name: string): SystemDefinition {
-  const system = SYSTEMS[name];
-  if (!system) {
-    const known = Object.keys(SYSTEMS).sort().join(', ') || 'none';
-    throw new UsageError('unknown-system', `unknown system "${name}": choose one of ${known}`);
-  }
-  return system;
-}

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import type { Address } from '../../cluster/net/backend.js';
 import { sleep } from '../../core/clock.js';
-import { checkBinary } from '../_internals/doctor.js';
+import { checkBinary } from '../check-binary.js';
 import { httpCall } from '../_internals/http.js';
 import type {
   ClusterView,

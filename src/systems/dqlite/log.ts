@@ -1,3 +1,4 @@
+import { type LogRule, matchLogRules } from '../log-rules.js';
 import type { ParsedLogEvent } from '../system.js';
 
 /** `LIBRAFT   <ns> src/file.c:LINE message` and `LIBDQLITE <ns> function:LINE message` (the traces). */
@@ -12,14 +13,8 @@ const RAFT_STATES: Readonly<Record<string, string>> = {
   '3': 'leader',
 };
 
-interface Rule {
-  readonly re: RegExp;
-  readonly type: string;
-  readonly groups?: readonly string[];
-}
-
 /** raft 0.15 trace messages worth an event; per-write traffic (append, commit, apply) is left out. */
-const RAFT_RULES: readonly Rule[] = [
+const RAFT_RULES: readonly LogRule[] = [
   { re: /^self elect and convert to leader/, type: 'self-elect' },
   { re: /^convert to candidate and start new election/, type: 'election-start' },
   { re: /^votes quorum reached -> pre-vote successful/, type: 'pre-vote-won' },
@@ -81,7 +76,7 @@ const RAFT_RULES: readonly Rule[] = [
   { re: /^local server is not leader -> ignore/, type: 'stale-result-ignored' },
 ];
 
-const DQLITE_RULES: readonly Rule[] = [
+const DQLITE_RULES: readonly LogRule[] = [
   { re: /^leader close/, type: 'dqlite-leader-close' },
   { re: /^connect failed to/, type: 'dqlite-connect-failed' },
   { re: /^handle remove/, type: 'dqlite-remove' },
@@ -92,30 +87,19 @@ const DQLITE_RULES: readonly Rule[] = [
   { re: /^issue checkpoint command/, type: 'dqlite-checkpoint' },
 ];
 
-const APP_RULES: readonly Rule[] = [
+const APP_RULES: readonly LogRule[] = [
   { re: /no known leader/, type: 'app-no-leader' },
   { re: /connect to reported leader/, type: 'app-redirect' },
   { re: /network connection lost/, type: 'app-connection-lost' },
   { re: /connection refused/, type: 'app-connection-refused' },
 ];
 
-function apply(rules: readonly Rule[], text: string): ParsedLogEvent | undefined {
-  for (const rule of rules) {
-    const m = rule.re.exec(text);
-    if (!m) continue;
-    const attrs: Record<string, number> = {};
-    rule.groups?.forEach((name, i) => (attrs[name] = Number(m[i + 1])));
-    return Object.keys(attrs).length > 0 ? { type: rule.type, attrs } : { type: rule.type };
-  }
-  return undefined;
-}
-
 /** One dqlite-demo output line (raft / dqlite traces, go-dqlite log) → a known internal event. */
 export function parseDqliteLog(line: string): ParsedLogEvent | undefined {
   const trace = TRACE.exec(line);
   if (trace) {
     const [, lib, , message] = trace;
-    if (lib === 'LIBDQLITE') return apply(DQLITE_RULES, message);
+    if (lib === 'LIBDQLITE') return matchLogRules(DQLITE_RULES, message);
     const state = /^old_state:(\d+) new_state:(\d+)/.exec(message);
     if (state) {
       return {
@@ -123,8 +107,8 @@ export function parseDqliteLog(line: string): ParsedLogEvent | undefined {
         attrs: { from: Number(state[1]), to: Number(state[2]) },
       };
     }
-    return apply(RAFT_RULES, message);
+    return matchLogRules(RAFT_RULES, message);
   }
   const app = APP.exec(line);
-  return app ? apply(APP_RULES, app[2]) : undefined;
+  return app ? matchLogRules(APP_RULES, app[2]) : undefined;
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import type { Address } from '../../cluster/net/backend.js';
 import { toBase64 } from '../_internals/base64.js';
-import { checkBinary } from '../_internals/doctor.js';
+import { checkBinary } from '../check-binary.js';
 import type {
   ClusterView,
   DoctorFinding,

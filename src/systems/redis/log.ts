@@ -1,17 +1,12 @@
+import { type LogRule, matchLogRules } from '../log-rules.js';
 import type { ParsedLogEvent } from '../system.js';
 
 /** `pid:R dd Mon yyyy hh:mm:ss.mmm L message` — R is X sentinel, M primary, S replica, C child. */
 const LINE = /^\d+:([XMSC]) \d+ \w+ \d+ [\d:.]+ [.*#-] (.*)$/;
 
-interface Rule {
-  readonly re: RegExp;
-  readonly type: string;
-  readonly groups?: readonly string[];
-}
-
 const SENTINEL_EVENT = /^([+-][a-z-]+)(?: (master|slave|sentinel) )?(.*)$/;
 
-const SERVER_RULES: readonly Rule[] = [
+const SERVER_RULES: readonly LogRule[] = [
   { re: /^MASTER MODE enabled/, type: 'promoted' },
   { re: /^REPLICAOF \S+ enabled|^Connecting to MASTER/, type: 'following-primary' },
   { re: /^MASTER <-> REPLICA sync started/, type: 'sync-started' },
@@ -64,12 +59,5 @@ export function parseRedisLog(line: string): ParsedLogEvent | undefined {
         : { type }
       : { type };
   }
-  for (const rule of SERVER_RULES) {
-    const r = rule.re.exec(message);
-    if (!r) continue;
-    const attrs: Record<string, number> = {};
-    rule.groups?.forEach((name, i) => (attrs[name] = Number(r[i + 1])));
-    return Object.keys(attrs).length > 0 ? { type: rule.type, attrs } : { type: rule.type };
-  }
-  return undefined;
+  return matchLogRules(SERVER_RULES, message);
 }

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Address } from '../../cluster/net/backend.js';
-import { checkBinary } from '../_internals/doctor.js';
+import { checkBinary } from '../check-binary.js';
 import type {
   ClusterView,
   DoctorFinding,

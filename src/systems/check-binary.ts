@@ -1,10 +1,13 @@
 import { execFile } from 'node:child_process';
 
-import type { DoctorFinding } from '../system.js';
+import type { DoctorFinding } from './system.js';
 
 const VERSION_TIMEOUT_MS = 5_000;
 
-/** Runs `command args` and reports it as present (with the first line it prints) or how to install it. */
+/**
+ * For `SystemAdapter.doctor`: runs `command args` (a version flag, say) and reports the binary as
+ * present, with the first line it prints, or as missing with `apt-get install -y debianPackage`.
+ */
 export function checkBinary(
   command: string,
   args: readonly string[],

@@ -1,0 +1,33 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { run, UsageError } from '../../src/index.js';
+
+describe('run (the library entry of mallory run)', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('refuses a bad config with the field named, before anything starts', async () => {
+    const store = join(mkdtempSync(join(tmpdir(), 'mallory-run-')), 'store');
+    dirs.push(join(store, '..'));
+    const bad = run({ system: 'kvraft', timeMs: -5, store });
+    await expect(bad).rejects.toThrow(UsageError);
+    await expect(bad).rejects.toThrow(/^config\.timeMs: Number must be greater than 0$/);
+    expect(existsSync(store)).toBe(false);
+  });
+
+  it('refuses an unknown system or bug switch without making a run directory', async () => {
+    const store = join(mkdtempSync(join(tmpdir(), 'mallory-run-')), 'store');
+    dirs.push(join(store, '..'));
+    await expect(run({ system: 'nosuch', store })).rejects.toThrow(/unknown system "nosuch"/);
+    await expect(run({ system: 'kvraft', bugs: ['nosuch'], store })).rejects.toThrow(
+      /system kvraft has no bug switch "nosuch"/,
+    );
+    expect(existsSync(store)).toBe(false);
+  });
+});

@@ -1,0 +1,191 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { UsageError } from '../../src/core/errors.js';
+import { kvraft } from '../../src/systems/kvraft/index.js';
+import { isSystemPath, loadSystem } from '../../src/systems/load-system.js';
+
+/** A module body defining a system named `name` whose adapter has every required member. */
+function definitionSource(name: string): string {
+  return `{
+  name: ${JSON.stringify(name)},
+  defaultNodes: 3,
+  bugs: ['slow'],
+  create: () => ({
+    name: ${JSON.stringify(name)},
+    services: ['client'],
+    peerServices: [],
+    supportsLeader: false,
+    supportsMembership: false,
+    crashPatterns: [/PANIC/],
+    doctor: async () => [],
+    launch: () => ({ command: 'true', args: [] }),
+    ready: async () => true,
+    client: () => ({}),
+  }),
+}`;
+}
+
+let root: string;
+
+function write(relative: string, text: string): string {
+  const file = join(root, relative);
+  mkdirSync(join(file, '..'), { recursive: true });
+  writeFileSync(file, text);
+  return file;
+}
+
+async function loadError(spec: string): Promise<UsageError> {
+  try {
+    await loadSystem(spec);
+  } catch (e) {
+    if (e instanceof UsageError) return e;
+    throw e;
+  }
+  throw new Error(`loading ${spec} did not fail`);
+}
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'mallory-load-system-'));
+});
+
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('loadSystem', () => {
+  it('gives a built-in by name, recorded by name', async () => {
+    const loaded = await loadSystem('kvraft');
+    expect(loaded.definition).toBe(kvraft);
+    expect(loaded.source).toBe('kvraft');
+  });
+
+  it('loads the default export of an .mjs file, recorded by absolute path', async () => {
+    const file = write('default.mjs', `export default ${definitionSource('from-default')};\n`);
+    const loaded = await loadSystem(file);
+    expect(loaded.definition.name).toBe('from-default');
+    expect(loaded.definition.bugs).toEqual(['slow']);
+    expect(loaded.source).toBe(file);
+    expect(loaded.definition.create({ bugs: [] }).services).toEqual(['client']);
+  });
+
+  it('loads the export named system of a .js file in an ES module package', async () => {
+    write('named/package.json', '{"type": "module"}\n');
+    const file = write('named/system.js', `export const system = ${definitionSource('from-named')};\n`);
+    expect((await loadSystem(file)).definition.name).toBe('from-named');
+  });
+
+  it('prefers the default export to the one named system', async () => {
+    const file = write(
+      'both.mjs',
+      `export const system = ${definitionSource('named')};\nexport default ${definitionSource('default')};\n`,
+    );
+    expect((await loadSystem(file)).definition.name).toBe('default');
+  });
+
+  it('loads module.exports.system of a CommonJS file', async () => {
+    const file = write('common.cjs', `module.exports = { system: ${definitionSource('from-cjs')} };\n`);
+    expect((await loadSystem(file)).definition.name).toBe('from-cjs');
+  });
+
+  it('loads a .ts file through tsx', async () => {
+    const file = write(
+      'typed.ts',
+      `interface Named { readonly name: string }\nconst base: Named = { name: 'from-ts' };\nexport default { ...${definitionSource('from-ts')}, name: base.name };\n`,
+    );
+    const loaded = await loadSystem(file);
+    expect(loaded.definition.name).toBe('from-ts');
+    expect(loaded.source).toBe(file);
+  });
+
+  it('loads a directory through its package.json exports, main, or index file', async () => {
+    write('pkg-exports/package.json', '{"type": "module", "exports": {".": {"import": "./lib/entry.js"}}}');
+    const entry = write('pkg-exports/lib/entry.js', `export default ${definitionSource('pkg-exports')};\n`);
+    write('pkg-main/package.json', '{"main": "main.mjs"}');
+    write('pkg-main/main.mjs', `export default ${definitionSource('pkg-main')};\n`);
+    write('pkg-index/index.ts', `export const system = ${definitionSource('pkg-index')};\n`);
+    const exported = await loadSystem(join(root, 'pkg-exports'));
+    expect(exported.definition.name).toBe('pkg-exports');
+    expect(exported.source).toBe(entry);
+    expect((await loadSystem(join(root, 'pkg-main'))).definition.name).toBe('pkg-main');
+    expect((await loadSystem(join(root, 'pkg-index'))).definition.name).toBe('pkg-index');
+  });
+
+  it('tells a path from a built-in name', () => {
+    expect(isSystemPath('kvraft')).toBe(false);
+    expect(isSystemPath('./kvraft')).toBe(true);
+    expect(isSystemPath('my-system.ts')).toBe(true);
+    expect(isSystemPath('/abs/dir')).toBe(true);
+  });
+
+  describe('errors: one line, UsageError (exit 2)', () => {
+    it('an unknown name lists the built-ins and says a path works', async () => {
+      const e = await loadError('nosuch');
+      expect(e.message).toMatch(/unknown system "nosuch": choose one of .*kvraft.*path of a system module/);
+    });
+
+    it('a path that does not exist', async () => {
+      expect((await loadError(join(root, 'missing.js'))).message).toMatch(/no such file or directory/);
+    });
+
+    it('a file that is not a module', async () => {
+      const file = write('notes.txt', 'hello\n');
+      expect((await loadError(file)).message).toMatch(/not a JavaScript or TypeScript module/);
+    });
+
+    it('a module that throws or does not parse', async () => {
+      const throws = write('throws.mjs', `throw new Error('boom at load');\n`);
+      expect((await loadError(throws)).message).toMatch(/cannot load .*throws\.mjs: boom at load/);
+      const broken = write('broken.mjs', 'export default {\n');
+      expect((await loadError(broken)).message).toMatch(/cannot load .*broken\.mjs/);
+    });
+
+    it('a module without a definition', async () => {
+      const file = write('empty.mjs', 'export const other = 1;\n');
+      expect((await loadError(file)).message).toMatch(
+        /exports no system definition: export default \(or export const system\)/,
+      );
+      const typed = write('other.ts', 'export const other: number = 1;\nexport default 42;\n');
+      expect((await loadError(typed)).message).toMatch(/exports no system definition/);
+    });
+
+    it('a definition of the wrong shape names the field', async () => {
+      const file = write(
+        'shape.mjs',
+        `export default { ...${definitionSource('shape')}, defaultNodes: '3' };\n`,
+      );
+      const e = await loadError(file);
+      expect(e.message).toMatch(/not a system definition: field "defaultNodes": Expected number/);
+      const noCreate = write('no-create.mjs', `export default { name: 'x', defaultNodes: 3, bugs: [] };\n`);
+      expect((await loadError(noCreate)).message).toMatch(/field "create": must be a function/);
+    });
+
+    it('an adapter of the wrong shape is refused when created', async () => {
+      const file = write(
+        'bad-adapter.mjs',
+        `export default { name: 'bad', defaultNodes: 3, bugs: [], create: () => ({ name: 'bad' }) };\n`,
+      );
+      const { definition } = await loadSystem(file);
+      expect(() => definition.create({ bugs: [] })).toThrow(
+        /bad\.create\(\) did not return a system adapter: field "services"/,
+      );
+    });
+
+    it('a directory with no entry', async () => {
+      mkdirSync(join(root, 'hollow'), { recursive: true });
+      expect((await loadError(join(root, 'hollow'))).message).toMatch(/no package.json "exports" or "main"/);
+      write('dangling/package.json', '{"main": "dist/index.js"}');
+      expect((await loadError(join(root, 'dangling'))).message).toMatch(
+        /package.json points at dist\/index.js, which is not a file/,
+      );
+    });
+
+    it('every message is one line', async () => {
+      const file = write('broken-multi.mjs', 'export default {\n\n\n');
+      expect((await loadError(file)).message).not.toContain('\n');
+    });
+  });
+});
