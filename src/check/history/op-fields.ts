@@ -1,5 +1,6 @@
 import type { Op, OpType, ProcessId } from '../../core/op.js';
 import { exactJson } from '../_internals/exact-json.js';
+import { isMicroOpList } from './txn-model.js';
 
 const OP_TYPES: readonly string[] = ['invoke', 'ok', 'fail', 'info'] satisfies readonly OpType[];
 
@@ -27,7 +28,12 @@ function readTime(time: unknown): number | undefined {
  * file and line). `position` stands in for a missing index or time.
  */
 export function opFromFields(fields: Readonly<Record<string, unknown>>, position: number): Op | string {
-  const { type, f, process } = fields;
+  const { type } = fields;
+  // Elle's own example histories write transactions without :f and :process: a transaction, and
+  // the ops of one process (each invoke followed by its completion).
+  const txn = isMicroOpList(fields.value);
+  const f = fields.f ?? (txn ? 'txn' : undefined);
+  const process = fields.process ?? (txn ? 0 : undefined);
   if (typeof type !== 'string' || !OP_TYPES.includes(type)) {
     return `type must be one of invoke, ok, fail, info; got ${quote(type)}`;
   }
