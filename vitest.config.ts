@@ -4,8 +4,10 @@ import { defineConfig } from 'vitest/config';
 // processes and share 2 cores, so they run one file at a time. `npm test` runs the two projects one
 // after the other: some e2e tests compare the whole host before and after (processes, namespaces,
 // temp dirs), and unit tests running beside them would change it. The tests of the system loader
-// and the log rules start no process: they are unit tests.
+// and the log rules start no process: they are unit tests. The network namespace tests change the
+// host (namespaces, links, iptables): they run with the real servers.
 const PURE_SYSTEM_TESTS = ['test/systems/load-system.test.ts', 'test/systems/log-rules.test.ts'];
+const HOST_TESTS = ['test/cluster/net/netns.test.ts'];
 export default defineConfig({
   test: {
     projects: [
@@ -17,6 +19,7 @@ export default defineConfig({
             'test/e2e/**',
             'test/systems/*/**',
             'test/systems/!(load-system|log-rules).test.ts',
+            ...HOST_TESTS,
             'node_modules/**',
           ],
           testTimeout: 30_000,
@@ -25,7 +28,7 @@ export default defineConfig({
       {
         test: {
           name: 'e2e',
-          include: ['test/e2e/**/*.test.ts', 'test/systems/**/*.test.ts'],
+          include: ['test/e2e/**/*.test.ts', 'test/systems/**/*.test.ts', ...HOST_TESTS],
           exclude: [...PURE_SYSTEM_TESTS, 'node_modules/**'],
           testTimeout: 300_000,
           hookTimeout: 120_000,
