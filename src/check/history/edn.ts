@@ -90,6 +90,10 @@ class EdnReader {
     return this.line;
   }
 
+  get offset(): number {
+    return this.at;
+  }
+
   /** Consumes `c` if it is next (after whitespace). */
   eat(c: string): boolean {
     if (this.skip() && this.text[this.at] === c) {
@@ -287,6 +291,17 @@ export function readEdnForms(text: string, file: string): EdnForm[] {
     forms.push({ value: reader.read(), line });
   }
   return forms;
+}
+
+/** Reads the first EDN form of a fragment, and returns the text after it (e.g. an op's value, then its error). */
+export function readEdnPrefix(
+  text: string,
+  file: string,
+  line: number,
+): { readonly value: EdnValue; readonly rest: string } {
+  const reader = new EdnReader(text, file, line);
+  const value = reader.read();
+  return { value, rest: text.slice(reader.offset) };
 }
 
 /** Reads one EDN form from a fragment (e.g. a value on a log line). */

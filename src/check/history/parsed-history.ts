@@ -1,6 +1,10 @@
 import type { Op } from '../../core/op.js';
 
-export type HistoryFormat = 'jsonl' | 'edn' | 'jepsen-log';
+/**
+ * `jsonl`: our history.jsonl; `json`: one JSON array of ops (elle-cli, Knossos); `edn`: Jepsen's
+ * history.edn; `jepsen-log`: Jepsen log lines; `jepsen-txt`: Jepsen's history.txt.
+ */
+export type HistoryFormat = 'jsonl' | 'json' | 'edn' | 'jepsen-log' | 'jepsen-txt';
 
 /** Ops read from a file, with the line each op came from (1-based). */
 export interface ParsedHistory {

@@ -13,8 +13,14 @@ function parsed(format: ParsedHistory['format'], ...ops: [Op['type'], string, un
 }
 
 describe('defaultModel', () => {
-  it('picks cas-register for Jepsen logs and kv for [key, v] values', () => {
+  it('picks cas-register for Jepsen logs of one register and kv for [key, v] values', () => {
     expect(defaultModel(parsed('jepsen-log', ['invoke', 'read', null]))).toBe('cas-register');
+    expect(defaultModel(parsed('jepsen-log', ['invoke', 'cas', [3, 0]], ['ok', 'cas', [3, 0]]))).toBe(
+      'cas-register',
+    );
+    expect(
+      defaultModel(parsed('jepsen-log', ['invoke', 'read', [0, null]], ['invoke', 'cas', [0, [4, 0]]])),
+    ).toBe('kv');
     expect(
       defaultModel(parsed('jsonl', ['invoke', 'write', ['k', 1]], ['invoke', 'read', ['k', null]])),
     ).toBe('kv');
