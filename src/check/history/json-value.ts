@@ -50,18 +50,42 @@ class JsonReader {
   private at = 0;
   private depth = 0;
 
+  /** Newlines counted so far, for `lineAt` (element starts only move forward). */
+  private countedTo = 0;
+  private countedLine: number;
+
   constructor(
     private readonly text: string,
     private readonly file: string,
-    private readonly line: number,
-  ) {}
+    private readonly firstLine: number,
+  ) {
+    this.countedLine = firstLine;
+  }
+
+  /** The line `at` is on: the text may span lines (a whole JSON file). */
+  lineAt(at: number): number {
+    if (at < this.countedTo) {
+      this.countedTo = 0;
+      this.countedLine = this.firstLine;
+    }
+    for (
+      let i = this.text.indexOf('\n', this.countedTo);
+      i >= 0 && i < at;
+      i = this.text.indexOf('\n', i + 1)
+    ) {
+      this.countedLine++;
+    }
+    this.countedTo = at;
+    return this.countedLine;
+  }
 
   fail(message: string): never {
-    throw new HistoryError(`${this.file}:${this.line}: ${message}`);
+    throw new HistoryError(`${this.file}:${this.lineAt(this.at)}: ${message}`);
   }
 
   notJson(what: string): never {
-    return this.fail(`not JSON (${what} at column ${this.at + 1})`);
+    const column = this.at - (this.text.lastIndexOf('\n', this.at - 1) + 1) + 1;
+    return this.fail(`not JSON (${what} at column ${column})`);
   }
 
   /** The next char code after whitespace (NaN at the end). */
@@ -193,6 +217,24 @@ class JsonReader {
     return this.notJson('a string is not closed');
   }
 
+  /** A top-level array's elements, each with the line it starts on; nothing may follow the array. */
+  readElements(): { readonly value: unknown; readonly line: number }[] {
+    if (this.peek() !== OPEN_BRACKET) this.unexpected('"["');
+    this.enter();
+    const items: { value: unknown; line: number }[] = [];
+    if (this.peek() !== CLOSE_BRACKET) {
+      do {
+        this.peek();
+        const line = this.lineAt(this.at);
+        items.push({ value: this.read(), line });
+      } while (this.eat(COMMA));
+    }
+    this.expect(CLOSE_BRACKET, '"," or "]"');
+    this.depth--;
+    if (!Number.isNaN(this.peek())) this.unexpected('the end of the file');
+    return items;
+  }
+
   private enter(): void {
     if (++this.depth > MAX_NESTING_DEPTH) this.fail(`nested deeper than ${MAX_NESTING_DEPTH} levels`);
     this.at++;
@@ -251,4 +293,12 @@ export function readJsonValue(text: string, file: string, line: number): unknown
   const value = reader.read();
   if (!Number.isNaN(reader.peek())) reader.unexpected('the end of the line');
   return value;
+}
+
+/** Reads a file holding one JSON array; each element comes with the line it starts on. */
+export function readJsonArray(
+  text: string,
+  file: string,
+): { readonly value: unknown; readonly line: number }[] {
+  return new JsonReader(text, file, 1).readElements();
 }

@@ -16,9 +16,29 @@ describe('parseHistory', () => {
     expect(parseHistory('INFO  jepsen.util - 0\t:invoke\t:read\tnil\n', 'a').format).toBe('jepsen-log');
   });
 
+  it('tells JSON arrays, history.txt and later Jepsen log layouts apart too', () => {
+    const format = (text: string): string => parseHistory(text, 'a').format;
+    expect(format('[{"type":"invoke","process":0,"f":"read"}]')).toBe('json');
+    expect(format('\n[\n  {\n    "type": "invoke", "process": 0, "f": "read"\n  }\n]\n')).toBe('json');
+    expect(format('[{:type :invoke, :process 0, :f :read}]')).toBe('edn');
+    expect(format('0\t:invoke\t:read\tnil\n')).toBe('jepsen-txt');
+    expect(format(':nemesis\t:info\t:start\tnil\n0\t:invoke\t:read\tnil\n')).toBe('jepsen-txt');
+    expect(format('INFO [2017-03-30 15:28:17,423] jepsen worker 2 - jepsen.util 2  :invoke :read nil')).toBe(
+      'jepsen-log',
+    );
+    expect(format('[jepsen worker 3] jepsen.util: 3  :ok  :read  {:a 1}')).toBe('jepsen-log');
+    expect(
+      format(
+        'INFO [2017-01-01] main - jepsen.cli Test options:\n {:nodes []}\n2\t...\nINFO  jepsen.util - 0\t:invoke\t:read\tnil',
+      ),
+    ).toBe('jepsen-log');
+  });
+
   it('names the file for empty or unrecognisable input', () => {
     expect(() => parseHistory('  \n', 'e.txt')).toThrow(/^e\.txt:1: the file is empty/);
-    expect(() => parseHistory('\n\nhello world', 'w.txt')).toThrow(/^w\.txt:3: not a history/);
+    expect(() => parseHistory('\n\nhello world', 'w.txt')).toThrow(
+      /^w\.txt:3: not a history: expected history\.jsonl \(a JSON op a line\), a JSON array of ops, history\.edn \(EDN op maps\), Jepsen's history\.txt/,
+    );
   });
 
   it('reads a file, and names a file it cannot read', async () => {
