@@ -15,6 +15,9 @@ const LOG_OP_START = /\bjepsen\.util(?:\s+-|:)?\s+(?=\S+\s+:)/;
 /** A line of Jepsen's `history.txt`: `3\t:invoke\t:write\t4`, `:nemesis\t:info\t:start\tnil`. */
 const HISTORY_TXT_OP = /^(?:\d+|:[\w.-]+)[ \t]+:(?:invoke|ok|fail|info)(?:[ \t]|$)/;
 
+/** What starts an op line within a history.txt, a type that is not one included (it is named then). */
+const HISTORY_TXT_OP_START = /^(?:\d+|:[\w.-]+)[ \t]+:\S/;
+
 /** `<process> :<type> <f> <value> <error>`: Jepsen's op->str, tabs or spaces between. */
 const OP_TEXT = /^(\S+)\s+:(\S+)(?:\s+([^]*))?$/;
 
@@ -104,7 +107,7 @@ export function parseJepsenHistoryTxt(text: string, file: string): ParsedHistory
     const row = rows[i].trimEnd();
     if (row.trim() === '') continue;
     const line = i + 1;
-    if (!isHistoryTxtLine(row)) {
+    if (!HISTORY_TXT_OP_START.test(row)) {
       const last = ops.at(-1);
       if (last?.error === undefined) {
         throw new HistoryError(
