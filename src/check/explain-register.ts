@@ -103,7 +103,12 @@ function writes(all: readonly Call[]): Call[] {
  * could not place (its invoke or completion). The classes are judged from real time and values
  * alone, so they assume what our workload guarantees: every write writes a value of its own.
  */
-export function explainRegisterViolation(keyOps: readonly Op[], failing: Op): RegisterExplanation {
+export function explainRegisterViolation(
+  keyOps: readonly Op[],
+  failing: Op,
+  initial: unknown = null,
+): RegisterExplanation {
+  const isInitial = (value: unknown): boolean => same(value, initial);
   const all = calls(keyOps);
   const call = all.find((c) => c.invoke.index === failing.index || c.completion?.index === failing.index);
   if (call === undefined || call.f !== 'read' || outcome(call) !== 'ok') {
@@ -112,14 +117,14 @@ export function explainRegisterViolation(keyOps: readonly Op[], failing: Op): Re
   const r = call.value;
   const writers = writes(all).filter((w) => same(w.value, r));
   const readFrom = (value: unknown): Call | undefined => writes(all).find((w) => same(w.value, value));
-  if (r !== null && writers.length === 0) {
+  if (!isInitial(r) && writers.length === 0) {
     return {
       anomaly: 'never-written',
       message: `${describe(call)} returned ${exactJson(r)}, a value no op wrote`,
       ops: [at(call)],
     };
   }
-  if (r !== null && writers.every((w) => outcome(w) === 'fail')) {
+  if (!isInitial(r) && writers.every((w) => outcome(w) === 'fail')) {
     return {
       anomaly: 'failed-write-read',
       message: `${describe(call)} returned the value of ${describe(writers[0])}, which failed`,
@@ -127,11 +132,11 @@ export function explainRegisterViolation(keyOps: readonly Op[], failing: Op): Re
     };
   }
   // A write is surely newer than r when it began after every write of r had completed.
-  const rWritten = r === null ? -Infinity : Math.max(...writers.map(completedAt));
+  const rWritten = isInitial(r) ? -Infinity : Math.max(...writers.map(completedAt));
   const newer = (c: Call): boolean => invokedAt(c) > rWritten;
   const reads = all.filter((c) => c.f === 'read' && outcome(c) === 'ok' && c !== call);
   const earlierRead = reads
-    .filter((c) => completedAt(c) < invokedAt(call) && c.value !== null && !same(c.value, r))
+    .filter((c) => completedAt(c) < invokedAt(call) && !isInitial(c.value) && !same(c.value, r))
     .map((c) => ({ read: c, writer: readFrom(c.value) }))
     .find(({ writer }) => writer !== undefined && newer(writer));
   if (earlierRead) {
@@ -150,13 +155,13 @@ export function explainRegisterViolation(keyOps: readonly Op[], failing: Op): Re
     if (seenBy === undefined) {
       return {
         anomaly: 'lost-write',
-        message: `${describe(latest)} was acknowledged and never read; ${describe(call)}, begun after it, returned ${r === null ? 'the initial value' : `the older ${exactJson(r)}`}`,
+        message: `${describe(latest)} was acknowledged and never read; ${describe(call)}, begun after it, returned ${isInitial(r) ? 'the initial value' : `the older ${exactJson(r)}`}`,
         ops: [at(latest), at(call)],
       };
     }
     return {
       anomaly: 'stale-read',
-      message: `${describe(call)} returned ${r === null ? 'the initial value' : `the older ${exactJson(r)}`} although ${describe(latest)} was acknowledged before it began (read by ${describe(seenBy)})`,
+      message: `${describe(call)} returned ${isInitial(r) ? 'the initial value' : `the older ${exactJson(r)}`} although ${describe(latest)} was acknowledged before it began (read by ${describe(seenBy)})`,
       ops: [at(call), at(latest), at(seenBy)],
     };
   }
@@ -177,7 +182,11 @@ export interface KeyExplanation extends RegisterExplanation {
  * Explains every counterexample of a register result (`kv`: values `[key, v]`; `register` and
  * `cas-register`: one register, values `v`). Other models get no explanation.
  */
-export function explainRegisterResult(result: LinearizabilityResult, ops: readonly Op[]): KeyExplanation[] {
+export function explainRegisterResult(
+  result: LinearizabilityResult,
+  ops: readonly Op[],
+  initial: unknown = null,
+): KeyExplanation[] {
   const single = result.model === 'register' || result.model === 'cas-register';
   if (!single && result.model !== 'kv') return [];
   return (result.counterexamples ?? []).map((ce) => {
@@ -190,7 +199,7 @@ export function explainRegisterResult(result: LinearizabilityResult, ops: readon
             op.value.length === 2 &&
             canonicalKey(op.value[0]) === ce.key,
         );
-    const explanation = explainRegisterViolation(keyOps, ce.failingOp);
+    const explanation = explainRegisterViolation(keyOps, ce.failingOp, initial);
     return ce.key === undefined ? explanation : { key: ce.key, ...explanation };
   });
 }

@@ -4,7 +4,7 @@ import type { Partition } from './_internals/partition.js';
 import { runPartitions } from './_internals/run-partitions.js';
 import { MAX_COUNTEREXAMPLES } from './_internals/search.js';
 import { MODEL_NAMES, type Model, type ModelName, isModelName } from './model.js';
-import { modelByName } from './models/by-name.js';
+import { REGISTER_MODEL_NAMES, isRegisterModelName, modelByName } from './models/by-name.js';
 
 export { HistoryError } from './history/history-error.js';
 export { MAX_COUNTEREXAMPLES } from './_internals/search.js';
@@ -15,6 +15,11 @@ export interface CheckOptions {
   readonly model: ModelName | Model;
   /** Give up after this long and answer `'unknown'`. Default: no limit. */
   readonly timeLimitMs?: number;
+  /**
+   * The value registers hold before any write (`register`, `cas-register`, and every key of
+   * `kv`): Knossos's registers start at 0. Default: nil (null).
+   */
+  readonly initial?: unknown;
   /**
    * Threads to check partitions on, this one included. Default: worker threads (as many as cores)
    * only for built-in models and long histories of long partitions, where they pay off (see
@@ -52,7 +57,7 @@ export interface LinearizabilityResult<T = Op> {
 
 /** Checks the options a caller gave; throws with a message saying what to pass instead. */
 function resolveOptions(options: CheckOptions): Model {
-  const { model, timeLimitMs, threads } = options;
+  const { model, timeLimitMs, threads, initial } = options;
   if (typeof model === 'string' && !isModelName(model)) {
     throw new TypeError(
       `checkOps: unknown model "${String(model)}": use one of ${MODEL_NAMES.join(', ')}, or pass a Model`,
@@ -64,7 +69,12 @@ function resolveOptions(options: CheckOptions): Model {
   if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1)) {
     throw new RangeError(`checkOps: threads must be an integer >= 1, got ${threads}`);
   }
-  return typeof model === 'string' ? modelByName(model) : model;
+  if (initial !== undefined && (typeof model !== 'string' || !isRegisterModelName(model))) {
+    throw new TypeError(
+      `checkOps: initial is for the register models (${REGISTER_MODEL_NAMES.join(', ')}), not ${typeof model === 'string' ? model : model.name}: a model of your own sets its state in init()`,
+    );
+  }
+  return typeof model === 'string' ? modelByName(model, initial) : model;
 }
 
 async function checkPartitions(
@@ -77,6 +87,7 @@ async function checkPartitions(
   const deadlineMs = options.timeLimitMs === undefined ? Infinity : startMs + options.timeLimitMs;
   const verdicts = await runPartitions(partitions, model, {
     modelName: typeof options.model === 'string' ? options.model : undefined,
+    ...(options.initial === undefined ? {} : { initial: options.initial }),
     threads: options.threads,
     deadlineMs,
   });

@@ -115,3 +115,20 @@ describe('explainRegisterViolation names the anomaly with the ops that prove it'
     expect(e.anomaly).toBe('unexplained');
   });
 });
+
+describe('explainRegisterViolation with an initial value', () => {
+  it('calls a read of the initial value the initial value, not a value no op wrote', async () => {
+    const ops = history([
+      [0, 'invoke', 'write', 1],
+      [0, 'ok', 'write', 1],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', 0],
+    ]);
+    const result = await checkOps(ops, { model: 'kv', initial: 0 });
+    expect(result.valid).toBe(false);
+    const e = explainRegisterViolation(ops, result.counterexample!.failingOp, 0);
+    expect(e.anomaly).toBe('lost-write');
+    expect(e.message).toContain('returned the initial value');
+    expect(explainRegisterViolation(ops, result.counterexample!.failingOp).anomaly).toBe('never-written');
+  });
+});

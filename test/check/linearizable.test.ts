@@ -34,6 +34,34 @@ describe('checkOps on a register', () => {
     expect((await checkOps(ops, { model: 'cas-register' })).valid).toBe(true);
   });
 
+  it('starts registers at `initial` when given (Knossos starts at 0), every key of kv too', async () => {
+    const ops = history(
+      [0, 'invoke', 'read', null],
+      [0, 'ok', 'read', 0],
+      [1, 'invoke', 'cas', [0, 1]],
+      [1, 'ok', 'cas', [0, 1]],
+    );
+    expect((await checkOps(ops, { model: 'cas-register' })).valid).toBe(false);
+    expect((await checkOps(ops, { model: 'cas-register', initial: 0 })).valid).toBe(true);
+    const nilRead = history([0, 'invoke', 'read', null], [0, 'ok', 'read', null]);
+    expect((await checkOps(nilRead, { model: 'register', initial: 0 })).valid).toBe(false);
+    const kv = history(
+      [0, 'invoke', 'read', ['a', null]],
+      [0, 'ok', 'read', ['a', 'x']],
+      [1, 'invoke', 'read', ['b', null]],
+      [1, 'ok', 'read', ['b', 'x']],
+    );
+    const result = await checkOps(kv, { model: 'kv', initial: 'x' });
+    expect(result).toMatchObject({ valid: true, partitions: 2 });
+  });
+
+  it('refuses `initial` for models that are not registers', async () => {
+    const ops = history([0, 'invoke', 'add', 1], [0, 'ok', 'add', 1]);
+    await expect(checkOps(ops, { model: 'counter', initial: 0 })).rejects.toThrow(
+      /^checkOps: initial is for the register models \(register, cas-register, kv\), not counter/,
+    );
+  });
+
   it('rejects a stale read and names the op that cannot be placed', async () => {
     const ops = history(
       [0, 'invoke', 'write', 1],

@@ -18,6 +18,17 @@ async function compiled(): Promise<Linearizable> {
 }
 
 describe('checkOps on worker threads', () => {
+  it('rebuilds registers starting at `initial` in the workers', async () => {
+    const { checkOps } = await compiled();
+    const keys = ['a', 'b', 'c', 'd'];
+    const ops = keys.flatMap((key, i) => [
+      { index: 2 * i, time: 2 * i, type: 'invoke' as const, process: i, f: 'read', value: [key, null] },
+      { index: 2 * i + 1, time: 2 * i + 1, type: 'ok' as const, process: i, f: 'read', value: [key, 0] },
+    ]);
+    expect((await checkOps(ops, { model: 'kv', threads: 2 })).valid).toBe(false);
+    expect((await checkOps(ops, { model: 'kv', threads: 2, initial: 0 })).valid).toBe(true);
+  });
+
   it('gives the same verdict and counterexample on 2 threads as on 1', async () => {
     const { checkOps } = await compiled();
     const ops = [...generateKvHistory({ seed: 7, ops: 4000, clients: 8, keys: 6, infoRate: 0.02 })];

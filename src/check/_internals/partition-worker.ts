@@ -9,6 +9,8 @@ import { MAX_COUNTEREXAMPLES, type PartitionVerdict } from './search.js';
 /** What a worker thread is given: partitions of one bucket, in history order. */
 export interface WorkerInput {
   readonly model: ModelName;
+  /** The registers' value before any write, when not nil. */
+  readonly initial?: unknown;
   readonly remainingMs: number;
   readonly partitions: readonly PartitionData[];
 }
@@ -16,7 +18,7 @@ export interface WorkerInput {
 /** Checks its partitions in order, stopping after `MAX_COUNTEREXAMPLES` that are not linearizable. */
 function run(input: WorkerInput): PartitionVerdict[] {
   const deadlineMs = performance.now() + input.remainingMs;
-  const model = modelByName(input.model);
+  const model = modelByName(input.model, input.initial);
   const verdicts: PartitionVerdict[] = [];
   let failed = 0;
   for (const partition of input.partitions) {

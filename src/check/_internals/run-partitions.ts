@@ -22,6 +22,8 @@ const WORKER_URL = new URL('./partition-worker.js', import.meta.url);
 export interface RunOptions {
   /** The built-in model's name: only those can be rebuilt in a worker. */
   readonly modelName: ModelName | undefined;
+  /** The registers' value before any write, for a worker to rebuild the model with. */
+  readonly initial?: unknown;
   /** Threads to use, the calling one included; undefined: decide by size. */
   readonly threads: number | undefined;
   readonly deadlineMs: number;
@@ -89,11 +91,14 @@ export async function runPartitions(
   for (const bucket of buckets) bucket.sort((a, b) => a - b);
   const remainingMs = options.deadlineMs - performance.now();
   const modelName = options.modelName;
-  const pending = buckets
-    .slice(1)
-    .map((bucket) =>
-      runInWorker({ model: modelName, remainingMs, partitions: bucket.map((i) => partitions[i].data(true)) }),
-    );
+  const pending = buckets.slice(1).map((bucket) =>
+    runInWorker({
+      model: modelName,
+      ...(options.initial === undefined ? {} : { initial: options.initial }),
+      remainingMs,
+      partitions: bucket.map((i) => partitions[i].data(true)),
+    }),
+  );
   const mine = runHere(
     buckets[0].map((i) => partitions[i]),
     model,

@@ -1,7 +1,7 @@
 import type { Model, ModelName } from '../model.js';
-import { casRegisterModel, registerModel } from './cas-register.js';
+import { casRegisterModel, registerModel, registerStartingAt } from './cas-register.js';
 import { counterModel } from './counter.js';
-import { kvModel } from './kv.js';
+import { kvModel, kvStartingAt } from './kv.js';
 import { setModel } from './set.js';
 
 const MODELS: Readonly<Record<ModelName, unknown>> = {
@@ -12,7 +12,20 @@ const MODELS: Readonly<Record<ModelName, unknown>> = {
   counter: counterModel,
 };
 
-/** The built-in model of that name. */
-export function modelByName(name: ModelName): Model {
-  return MODELS[name] as Model;
+/** The models that hold one value per register, which can start at a value other than nil. */
+export const REGISTER_MODEL_NAMES = [
+  'register',
+  'cas-register',
+  'kv',
+] as const satisfies readonly ModelName[];
+export type RegisterModelName = (typeof REGISTER_MODEL_NAMES)[number];
+
+export function isRegisterModelName(name: string): name is RegisterModelName {
+  return (REGISTER_MODEL_NAMES as readonly string[]).includes(name);
+}
+
+/** The built-in model of that name; a register model holds `initial` before any write (default nil). */
+export function modelByName(name: ModelName, initial?: unknown): Model {
+  if (initial === undefined || !isRegisterModelName(name)) return MODELS[name] as Model;
+  return name === 'kv' ? kvStartingAt(initial) : registerStartingAt(name === 'cas-register', initial);
 }

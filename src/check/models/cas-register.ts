@@ -45,12 +45,16 @@ export function stepRegister(
   }
 }
 
-function makeRegister(name: string, allowCas: boolean): Model<Canonical, RegisterInput, Canonical> {
+function makeRegister(
+  name: string,
+  allowCas: boolean,
+  initial: Canonical = null,
+): Model<Canonical, RegisterInput, Canonical> {
   return {
     name,
     input: (f, value) => registerInput(name, f, value, allowCas),
     output: (_f, value) => canonical(value),
-    init: () => null,
+    init: () => initial,
     step: stepRegister,
     hash: hashCanonical,
     equal: (a, b) => a === b,
@@ -66,3 +70,11 @@ export const casRegisterModel: Model<Canonical, RegisterInput, Canonical> = make
 
 /** A single register with read and write only; it starts as nil (null). */
 export const registerModel: Model<Canonical, RegisterInput, Canonical> = makeRegister('register', false);
+
+/** A register (`cas`: with compare-and-set) that holds `initial` before any write, as Knossos's start at 0. */
+export function registerStartingAt(
+  allowCas: boolean,
+  initial: unknown,
+): Model<Canonical, RegisterInput, Canonical> {
+  return makeRegister(allowCas ? 'cas-register' : 'register', allowCas, canonical(initial));
+}
