@@ -9,12 +9,15 @@ import type { Op } from '../core/op.js';
 import { exactJson } from '../check/_internals/exact-json.js';
 import { anomalyWords, explainRegisterResult, type KeyExplanation } from '../check/explain-register.js';
 import { defaultModel } from '../check/history/default-model.js';
+import { readEdnValue } from '../check/history/edn.js';
 import { HistoryError } from '../check/history/history-error.js';
 import type { ParsedHistory } from '../check/history/parsed-history.js';
-import { readHistoryFile } from '../check/history/read-history.js';
+import { readJsonValue } from '../check/history/json-value.js';
+import { STDIN_NAME, readHistoryFile, readHistoryStream } from '../check/history/read-history.js';
 import { type LinearizabilityResult, checkOps } from '../check/linearizable.js';
 import { renderLinearizabilityHtml } from '../check/linearizable-html.js';
 import { MODEL_NAMES, type ModelName } from '../check/model.js';
+import { REGISTER_MODEL_NAMES, isRegisterModelName } from '../check/models/by-name.js';
 import {
   TXN_MODEL_NAMES,
   type TxnModelName,
@@ -34,6 +37,8 @@ import type { RegisterCommand } from './command.js';
 const EXIT_VALID = 0;
 const EXIT_INVALID = 1;
 const EXIT_UNKNOWN = 2;
+/** The file name that means standard input. */
+const STDIN_ARG = '-';
 
 interface CheckCliOptions {
   readonly model?: ModelName | TxnModelName;
@@ -41,6 +46,26 @@ interface CheckCliOptions {
   readonly timeLimit?: string;
   readonly json?: boolean;
   readonly html?: string;
+  readonly initial?: string;
+}
+
+/** The registers' value before any write, when `--initial` gives one (it may be null). */
+type Initial = { readonly value: unknown } | undefined;
+
+/** `--initial VALUE`: JSON (`0`, `null`, `"x"`, `[1, 2]`), else one EDN form (`nil`, `:x`). */
+function parseInitial(text: string): unknown {
+  try {
+    return readJsonValue(text, '--initial', 1);
+  } catch {
+    try {
+      return readEdnValue(text, '--initial', 1);
+    } catch {
+      throw new UsageError(
+        'BAD_INITIAL',
+        `--initial: cannot read ${JSON.stringify(text)} as JSON or EDN: write one value, e.g. --initial 0, --initial null or --initial '"x"'`,
+      );
+    }
+  }
 }
 
 /** What `--json` prints for one file checked for linearizability, or that could not be read. */
@@ -77,22 +102,25 @@ function verdictWord(valid: true | false | 'unknown'): string {
 /** `--html OUT` is the page for one file; for several, a directory of `<name>.html` (made unique). */
 function htmlPath(out: string, file: string, several: boolean, used: Set<string>): string {
   if (!several) return out;
-  let name = `${path.basename(file)}.html`;
-  for (let n = 2; used.has(name); n++) name = `${path.basename(file)}.${n}.html`;
+  const base = file === STDIN_NAME ? 'stdin' : path.basename(file);
+  let name = `${base}.html`;
+  for (let n = 2; used.has(name); n++) name = `${base}.${n}.html`;
   used.add(name);
   return path.join(out, name);
 }
 
 async function checkFile(
-  file: string,
+  arg: string,
   options: CheckCliOptions,
+  initial: Initial,
   timeLimitMs: number | undefined,
   several: boolean,
   usedHtmlNames: Set<string>,
 ): Promise<FileReport> {
+  const file = arg === STDIN_ARG ? STDIN_NAME : arg;
   let history: ParsedHistory;
   try {
-    history = await readHistoryFile(file);
+    history = arg === STDIN_ARG ? await readHistoryStream(process.stdin) : await readHistoryFile(file);
   } catch (error) {
     if (error instanceof HistoryError) return { file, valid: 'unknown', error: error.message };
     throw error;
@@ -104,16 +132,19 @@ async function checkFile(
     chosen === undefined ? transactional : isTxnModelName(chosen) ? chosen : undefined;
   const htmlOut =
     options.html === undefined ? undefined : htmlPath(options.html, file, several, usedHtmlNames);
-  if (txnModel !== undefined) {
-    const consistency = options.consistency ?? DEFAULT_CONSISTENCY;
-    return checkTxnHistory(file, history, txnModel, consistency, htmlOut);
-  }
   const inputError = (error: string): FileReport => ({
     file,
     format: history.format,
     valid: 'unknown',
     error: `${file}: ${error}`,
   });
+  const initialIsFor = `--initial is for the register models (${REGISTER_MODEL_NAMES.join(', ')})`;
+  if (txnModel !== undefined) {
+    if (initial !== undefined)
+      return inputError(`${initialIsFor}, and this history is checked as ${txnModel}: drop --initial`);
+    const consistency = options.consistency ?? DEFAULT_CONSISTENCY;
+    return checkTxnHistory(file, history, txnModel, consistency, htmlOut);
+  }
   if (transactional !== undefined)
     return inputError(
       `the values are transactions (micro-op lists such as [["r", k, v]]), which the ${registerModel} model cannot read: use --model ${transactional}, or drop --model`,
@@ -123,9 +154,15 @@ async function checkFile(
       'not a transactional history (no f txn, no micro-op lists): --consistency is for --model list-append or rw-register; drop it to check for linearizability',
     );
   const model = registerModel ?? defaultModel(history);
+  if (initial !== undefined && !isRegisterModelName(model))
+    return inputError(`${initialIsFor}, and this history is checked as ${model}: drop --initial`);
   let result: LinearizabilityResult;
   try {
-    result = await checkOps(history.ops, { model, ...(timeLimitMs === undefined ? {} : { timeLimitMs }) });
+    result = await checkOps(history.ops, {
+      model,
+      ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
+      ...(initial === undefined ? {} : { initial: initial.value }),
+    });
   } catch (error) {
     if (!(error instanceof HistoryError)) throw error;
     const line = error.position === undefined ? 1 : history.lines[error.position];
@@ -134,7 +171,7 @@ async function checkFile(
   const html = htmlOut;
   if (html !== undefined) {
     await mkdir(path.dirname(path.resolve(html)), { recursive: true });
-    const explanations = explainRegisterResult(result, history.ops).map(explanationLine);
+    const explanations = explainRegisterResult(result, history.ops, initial?.value).map(explanationLine);
     await writeFile(
       html,
       renderLinearizabilityHtml(result, history.ops, undefined, { title: file, explanations }),
@@ -142,7 +179,7 @@ async function checkFile(
   }
   const failing = result.counterexample?.failingOp;
   const failingPosition = failing === undefined ? -1 : history.ops.indexOf(failing);
-  const explanations = explainRegisterResult(result, history.ops);
+  const explanations = explainRegisterResult(result, history.ops, initial?.value);
   return {
     file,
     format: history.format,
@@ -183,9 +220,9 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
   program
     .command('check')
     .description(
-      'check histories (history.jsonl, Jepsen history.edn or Jepsen log lines) for linearizability, or transactional (Elle-style) histories against a consistency model',
+      'check histories (history.jsonl, a JSON array of ops, Jepsen history.edn, history.txt or log lines) for linearizability, or transactional (Elle-style) histories against a consistency model',
     )
-    .argument('<files...>', 'history files')
+    .argument('<files...>', 'history files; - reads one from standard input')
     .addOption(
       new Option(
         '--model <model>',
@@ -201,6 +238,10 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
     .option(
       '--time-limit <duration>',
       'give up on a file after this long (e.g. 60s): verdict unknown (linearizability only)',
+    )
+    .option(
+      '--initial <value>',
+      "the registers' value before any write (JSON or EDN, e.g. 0 as Knossos has it; default nil)",
     )
     .option('--json', 'print one JSON document')
     .option('--html <out>', 'write an HTML visualization (a file; a directory when checking several files)')
@@ -221,11 +262,15 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
           );
         }
       }
+      if (files.filter((f) => f === STDIN_ARG).length > 1)
+        throw new UsageError('BAD_FILES', '- (standard input) can be read once: name it once');
+      const initial: Initial =
+        options.initial === undefined ? undefined : { value: parseInitial(options.initial) };
       const several = files.length > 1;
       const reports: FileReport[] = [];
       const usedHtmlNames = new Set<string>();
       for (const file of files) {
-        const report = await checkFile(file, options, timeLimitMs, several, usedHtmlNames);
+        const report = await checkFile(file, options, initial, timeLimitMs, several, usedHtmlNames);
         reports.push(report);
         if ('error' in report && report.error !== undefined)
           process.stderr.write(`mallory check: ${report.error}\n`);
