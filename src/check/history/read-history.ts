@@ -40,7 +40,7 @@ export function parseHistory(text: string, file: string): ParsedHistory {
   if (hasJepsenLogOps(text)) return parseJepsenLog(text, file);
   const line = text.slice(0, start.index).split('\n').length;
   throw new HistoryError(
-    `${file}:${line}: not a history: expected history.jsonl (a JSON op a line), a JSON array of ops, history.edn (EDN op maps), Jepsen's history.txt ("0\t:invoke\t:read\tnil") or Jepsen log lines ("jepsen.util - 0\t:invoke\t:read\tnil")`,
+    `${file}:${line}: not a history: expected history.jsonl (a JSON op a line), a JSON array of ops, history.edn (EDN op maps), Jepsen's history.txt ("0\\t:invoke\\t:read\\tnil") or Jepsen log lines ("jepsen.util - 0\\t:invoke\\t:read\\tnil")`,
   );
 }
 
