@@ -89,20 +89,6 @@ export function serverConfig(node: string, cluster: ClusterView): string {
   ].join('\n');
 }
 
-/** Opens a connection, runs `use` on it, closes it; undefined when it could not connect. */
-async function withConnection<T>(
-  address: Address,
-  use: (conn: NatsConnection) => Promise<T>,
-): Promise<T | undefined> {
-  const conn = await NatsConnection.open(address, ADMIN_TIMEOUT_MS);
-  if (!(conn instanceof NatsConnection)) return undefined;
-  try {
-    return await use(conn);
-  } finally {
-    conn.close();
-  }
-}
-
 class NatsAdapter implements SystemAdapter {
   readonly name = 'nats';
   readonly services = ['client', 'cluster'] as const;
@@ -117,6 +103,33 @@ class NatsAdapter implements SystemAdapter {
   readonly supportsMembership = false;
   readonly supportsCas = true;
   readonly crashPatterns = NATS_CRASH_PATTERNS;
+  /** One connection per node for `ready` and `leader`, kept while it works (they are polled often). */
+  private readonly admin = new Map<string, NatsConnection>();
+
+  /** Runs `use` on the node's admin connection; undefined when the node cannot be reached. */
+  private async withAdmin<T>(
+    node: string,
+    cluster: ClusterView,
+    use: (conn: NatsConnection) => Promise<T>,
+  ): Promise<T | undefined> {
+    let conn = this.admin.get(node);
+    if (!conn?.usable) {
+      conn?.close();
+      this.admin.delete(node);
+      const opened = await NatsConnection.open(cluster.clientAddress(node, 'client'), ADMIN_TIMEOUT_MS);
+      if (!(opened instanceof NatsConnection)) return undefined;
+      // Another call may have opened one meanwhile: keep one.
+      const other = this.admin.get(node);
+      if (other?.usable) {
+        opened.close();
+        conn = other;
+      } else {
+        this.admin.set(node, opened);
+        conn = opened;
+      }
+    }
+    return use(conn);
+  }
 
   doctor(): Promise<readonly DoctorFinding[]> {
     return Promise.all([checkBinary('nats-server', ['--version'], 'nats-server', 'nats-server')]);
@@ -142,7 +155,7 @@ class NatsAdapter implements SystemAdapter {
       members.map((node) =>
         signal.aborted
           ? Promise.resolve(false)
-          : withConnection(cluster.clientAddress(node, 'client'), async (conn) => {
+          : this.withAdmin(node, cluster, async (conn) => {
               const body = JSON.stringify({ last_by_subj: keySubject(READY_KEY) });
               const last = lastValue(await conn.request(STREAM_MSG_GET, body, ADMIN_TIMEOUT_MS));
               return last.kind !== 'error';
@@ -156,7 +169,7 @@ class NatsAdapter implements SystemAdapter {
   private async ensureBucket(cluster: ClusterView): Promise<boolean> {
     const replicas = Math.min(BUCKET_REPLICAS, cluster.members.length);
     for (const node of cluster.members) {
-      const exists = await withConnection(cluster.clientAddress(node, 'client'), async (conn) => {
+      const exists = await this.withAdmin(node, cluster, async (conn) => {
         const info = apiReply(await conn.request(STREAM_INFO, '', ADMIN_TIMEOUT_MS));
         if ('failed' in info) return undefined;
         if (info.error?.err_code !== JS_ERR.streamNotFound) return info.error === undefined;
@@ -177,7 +190,7 @@ class NatsAdapter implements SystemAdapter {
   /** The bucket stream's leader, as the first server that answers `STREAM.INFO` names it. */
   async leader(cluster: ClusterView): Promise<string | undefined> {
     for (const node of cluster.members) {
-      const name = await withConnection(cluster.clientAddress(node, 'client'), async (conn) =>
+      const name = await this.withAdmin(node, cluster, async (conn) =>
         streamLeader(await conn.request(STREAM_INFO, '', LEADER_TIMEOUT_MS)),
       );
       if (name !== undefined) return cluster.nodes.includes(name) ? name : undefined;
@@ -187,6 +200,12 @@ class NatsAdapter implements SystemAdapter {
 
   parseLog(line: string): ParsedLogEvent | undefined {
     return parseNatsLog(line);
+  }
+
+  close(): Promise<void> {
+    for (const conn of this.admin.values()) conn.close();
+    this.admin.clear();
+    return Promise.resolve();
   }
 }
 
