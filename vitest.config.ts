@@ -14,7 +14,8 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/**/*.test.ts'],
+          // The example systems' own tests start no process (their e2e tests live in test/e2e).
+          include: ['test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
           exclude: [
             'test/e2e/**',
             'test/systems/*/**',
