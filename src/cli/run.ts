@@ -10,6 +10,7 @@ import { defaultCheckers } from '../campaign/checkers.js';
 import { EXIT_ERROR, EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
+import { WORKLOADS } from '../workload/workload.js';
 
 interface RunFlags {
   system: string;
@@ -109,7 +110,14 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option('--seed <n>', 'random seed (printed, and stored with every bug)')
     .addOption(new Option('--policy <name>', 'fault policy').choices(POLICIES).default('adaptive'))
     .option('--faults <list>', `fault families: ${FAULT_FAMILIES.join(',')}`, FAULT_FAMILIES.join(','))
-    .option('--workload <name>', 'client workload', 'register')
+    .addOption(
+      new Option(
+        '--workload <name>',
+        'client workload: register (linearizability per key) or transactions checked for anomalies',
+      )
+        .choices(WORKLOADS)
+        .default('register'),
+    )
     .option('--concurrency <n>', 'client workers (default 2 per node)')
     .option('--rate <ops/s>', 'client ops per second in total (default 100)')
     .option(
