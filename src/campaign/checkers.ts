@@ -8,7 +8,7 @@ import { checkListAppend } from '../check/txn/check-list-append.js';
 import { checkRwRegister } from '../check/txn/check-rw-register.js';
 import { DEFAULT_CONSISTENCY, anomaliesForbiddenBy } from '../check/txn/consistency-model.js';
 import { renderTxnHtml } from '../check/txn/txn-html.js';
-import { type AnomalyReport, cycleLine, txnReport } from '../check/txn/txn-report.js';
+import { txnReport } from '../check/txn/txn-report.js';
 import type { Op } from '../core/op.js';
 import type { TxnWorkloadName } from '../systems/system.js';
 import { isTxnWorkload } from '../workload/workload.js';
@@ -114,7 +114,7 @@ export function transactionalChecker(workload: TxnWorkloadName): ScheduleChecker
         {
           kind: 'txn',
           name: `not-${consistency}`,
-          message: `not ${consistency} (${workload}): ${counted.join(', ')}${first === undefined ? '' : `; ${describeAnomaly(first)}`}`,
+          message: `not ${consistency} (${workload}): ${counted.join(', ')}${first === undefined ? '' : `; ${first.explanation}`}`,
           evidence: {
             ...report,
             anomalyCounts: Object.fromEntries(
@@ -132,11 +132,6 @@ export function transactionalChecker(workload: TxnWorkloadName): ScheduleChecker
       ]);
     },
   };
-}
-
-function describeAnomaly(anomaly: AnomalyReport): string {
-  const cycle = cycleLine(anomaly.edges);
-  return `${anomaly.type}: ${anomaly.explanation}${cycle === '' ? '' : ` (${cycle})`}`;
 }
 
 /** Raft safety over the schedule's probe events (two leaders in a term, a vote given twice, …). */
