@@ -20,6 +20,8 @@ const ONLY = process.argv[4] && process.argv[4] !== 'all' ? process.argv[4].spli
 const POLICY = process.argv[5] ?? 'random';
 /** The configuration bug needs an uncommitted change on a minority that snapshots: 5 nodes. */
 const NODES: Readonly<Record<string, number>> = { 'snapshot-uncommitted-config': 5 };
+/** The transaction bug shows only under a transactional workload. */
+const WORKLOAD: Readonly<Record<string, string>> = { 'split-txn': 'list-append' };
 const RUN_TIMEOUT_MS = 30 * 60_000;
 
 interface Summary {
@@ -35,6 +37,7 @@ function runOnce(bug: string | undefined, seed: number): Summary | undefined {
     // Time to the first detection is all we measure: a run ends at its first bug.
     args.push('--store', store, '--json', '--stop-on-bug');
     if (bug) args.push('--bug', bug, '--nodes', `${NODES[bug] ?? 3}`);
+    if (bug) args.push('--workload', WORKLOAD[bug] ?? 'register');
     const r = spawnSync(process.execPath, args, {
       cwd: REPO,
       encoding: 'utf8',

@@ -17,12 +17,13 @@ const SCHEDULES = join(REPO, 'test', 'systems', 'kvraft', 'schedules');
 const RUNS = Number(process.argv[2] ?? 10);
 const ONLY = process.argv[3] && process.argv[3] !== 'all' ? process.argv[3].split(',') : undefined;
 /** Cluster size and schedule length (steps of 2.5 s) each schedule is written for. */
-const SHAPE: Readonly<Record<string, { nodes: number; steps: number }>> = {
+const SHAPE: Readonly<Record<string, { nodes: number; steps: number; workload?: string }>> = {
   'stale-read': { nodes: 3, steps: 8 },
   'ack-before-commit': { nodes: 3, steps: 6 },
   'vote-without-log-check': { nodes: 3, steps: 9 },
   'lazy-vote': { nodes: 3, steps: 12 },
   'snapshot-uncommitted-config': { nodes: 5, steps: 6 },
+  'split-txn': { nodes: 3, steps: 6, workload: 'list-append' },
 };
 
 interface Summary {
@@ -36,7 +37,7 @@ function runOnce(bug: string, on: boolean, seed: number): Summary | undefined {
   try {
     const args = [BIN, 'run', '--time', '5m', '--seed', `${seed}`, '--nodes', `${shape.nodes}`];
     args.push('--steps', `${shape.steps}`, '--schedule', join(SCHEDULES, `${bug}.jsonl`));
-    args.push('--store', store, '--json');
+    args.push('--workload', shape.workload ?? 'register', '--store', store, '--json');
     if (on) args.push('--bug', bug);
     const r = spawnSync(process.execPath, args, {
       cwd: REPO,

@@ -22,6 +22,11 @@ export type {
   LaunchOptions,
   KvClient,
   ClientResult,
+  MicroOp,
+  TransactionsCapability,
+  TxnClient,
+  TxnResult,
+  TxnWorkloadName,
   ParsedLogEvent,
   DoctorFinding,
 } from './systems/system.js';

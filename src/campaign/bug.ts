@@ -1,6 +1,7 @@
 import type { ScheduleEntry } from '../nemesis/nemesis.js';
 
-export type BugKind = 'linearizability' | 'crash' | 'invariant' | 'recovery';
+/** `txn`: a transactional history shows anomalies the system's consistency model forbids. */
+export type BugKind = 'linearizability' | 'txn' | 'crash' | 'invariant' | 'recovery';
 
 /** A bug with everything needed to understand and replay it. */
 export interface BugRecord {

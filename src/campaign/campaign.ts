@@ -23,6 +23,8 @@ import { loadSystem } from '../systems/load-system.js';
 import type { SystemAdapter } from '../systems/system.js';
 import { History } from '../workload/history.js';
 import { RegisterWorkload } from '../workload/register.js';
+import { TxnWorkload } from '../workload/txn.js';
+import { type Workload, isTxnWorkload } from '../workload/workload.js';
 import { Coverage } from '../abstraction/coverage.js';
 import type { BugRecord } from './bug.js';
 import type { Finding, ScheduleChecker } from './checker.js';
@@ -120,6 +122,12 @@ export class Campaign {
     }
     const fixedSchedule = config.schedule ? readSchedule(config.schedule) : undefined;
     const system = definition.create({ bugs: config.bugs });
+    if (isTxnWorkload(config.workload) && !system.transactions?.workloads.includes(config.workload)) {
+      throw new UsageError(
+        'unsupported-workload',
+        `system ${definition.name} does not run ${config.workload} transactions: use --workload register${system.transactions ? ` or ${system.transactions.workloads.join(', ')}` : ''}`,
+      );
+    }
     const nodeCount = config.nodes ?? definition.defaultNodes;
     for (const item of fixedSchedule ?? []) {
       if (isLet(item)) continue;
@@ -186,7 +194,7 @@ export class Campaign {
     let network: NetworkBackend | undefined;
     let cluster: Cluster | undefined;
     let clocks: NodeClocks | undefined;
-    let workload: RegisterWorkload | undefined;
+    let workload: Workload | undefined;
     let status: RunSummary['status'] = 'complete';
     let error: string | undefined;
     let usageError: UsageError | undefined;
@@ -229,14 +237,24 @@ export class Campaign {
       const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults, clocks);
       const live = cluster;
       const logCheck = new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns);
-      workload = new RegisterWorkload(system, cluster, history, rng.fork('workload'), {
-        concurrency: config.concurrency ?? 2 * nodeCount,
-        rate: config.rate,
-        timeoutMs: config.opTimeoutMs,
-        keys: KEYS_PER_SCHEDULE,
-        opsPerKey: OPS_PER_KEY,
-        cas: system.supportsCas ?? true,
-      });
+      const concurrency = config.concurrency ?? 2 * nodeCount;
+      const workloadRng = rng.fork('workload');
+      workload =
+        isTxnWorkload(config.workload) && system.transactions
+          ? new TxnWorkload(system.transactions, cluster, history, workloadRng, {
+              workload: config.workload,
+              concurrency,
+              rate: config.rate,
+              timeoutMs: config.opTimeoutMs,
+            })
+          : new RegisterWorkload(system, cluster, history, workloadRng, {
+              concurrency,
+              rate: config.rate,
+              timeoutMs: config.opTimeoutMs,
+              keys: KEYS_PER_SCHEDULE,
+              opsPerKey: OPS_PER_KEY,
+              cas: system.supportsCas ?? true,
+            });
       await cluster.startAll();
       if (!(await cluster.waitReady(STARTUP_READY_MS, this.signal))) {
         if (this.signal.aborted) throw new Interrupted();
@@ -380,6 +398,7 @@ export class Campaign {
               faults,
               events: scheduleEvents,
               runDir: store.dir,
+              system,
             })),
           );
         }
@@ -746,7 +765,7 @@ export class Campaign {
     }
   }
 
-  private emitProgress(workload: RegisterWorkload | undefined): void {
+  private emitProgress(workload: Workload | undefined): void {
     this.peakRssBytes = Math.max(this.peakRssBytes, process.memoryUsage.rss());
     const counts = workload?.counts ?? { ok: 0, fail: 0, info: 0 };
     this.emit('progress', {

@@ -1,6 +1,7 @@
 import type { Event } from '../core/event.js';
 import type { Op } from '../core/op.js';
 import type { ScheduleEntry } from '../nemesis/nemesis.js';
+import type { SystemAdapter } from '../systems/system.js';
 import type { BugKind } from './bug.js';
 
 export interface ScheduleCheckInput {
@@ -10,6 +11,8 @@ export interface ScheduleCheckInput {
   /** The probe events of the schedule that the invariant checks need (`InvariantEvents`). */
   readonly events: readonly Event[];
   readonly runDir: string;
+  /** The system under test: what it promises (e.g. its transactions' consistency model). */
+  readonly system: SystemAdapter;
 }
 
 /** Something a checker found wrong in one schedule. */

@@ -3,6 +3,15 @@ import { anomalyWords, explainRegisterResult } from '../check/explain-register.j
 import { checkInvariants } from '../check/invariants.js';
 import { checkOps } from '../check/linearizable.js';
 import { renderLinearizabilityHtml } from '../check/linearizable-html.js';
+import { HistoryError } from '../check/history/history-error.js';
+import { checkListAppend } from '../check/txn/check-list-append.js';
+import { checkRwRegister } from '../check/txn/check-rw-register.js';
+import { DEFAULT_CONSISTENCY, anomaliesForbiddenBy } from '../check/txn/consistency-model.js';
+import { renderTxnHtml } from '../check/txn/txn-html.js';
+import { txnReport } from '../check/txn/txn-report.js';
+import type { Op } from '../core/op.js';
+import type { TxnWorkloadName } from '../systems/system.js';
+import { isTxnWorkload } from '../workload/workload.js';
 import type { Finding, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
 
@@ -61,6 +70,70 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
   };
 }
 
+/** How many anomalies of each type a bug's evidence keeps (its HTML page shows more). */
+const ANOMALIES_KEPT_PER_TYPE = 20;
+
+/**
+ * The transactional history of each schedule (`list-append` or `rw-register`) must show no
+ * anomaly the system's consistency model forbids (`transactions.consistency`, default strict
+ * serializability). A history the checker cannot read (a reply whose micro-ops do not fit) is a
+ * finding too: the system answered something no correct one would.
+ */
+export function transactionalChecker(workload: TxnWorkloadName): ScheduleChecker {
+  return {
+    name: workload,
+    check(input): Promise<Finding[]> {
+      const consistency = input.system.transactions?.consistency ?? DEFAULT_CONSISTENCY;
+      const clientOps = input.ops.filter((op) => op.process !== 'nemesis');
+      const check = workload === 'list-append' ? checkListAppend : checkRwRegister;
+      let result;
+      try {
+        result = check<Op>(clientOps, { model: consistency });
+      } catch (error) {
+        if (!(error instanceof HistoryError)) throw error;
+        const op = error.position === undefined ? undefined : clientOps[error.position];
+        return Promise.resolve([
+          {
+            kind: 'txn',
+            name: 'malformed-history',
+            message: `the ${workload} history cannot be checked: ${error.message}`,
+            evidence: { workload, error: error.message, ...(op === undefined ? {} : { op }) },
+          },
+        ]);
+      }
+      if (result.valid) return Promise.resolve([]);
+      const report = txnReport(workload, result);
+      const forbidden = anomaliesForbiddenBy(consistency);
+      const types = report.anomalyTypes.filter((type) => forbidden.has(type));
+      const counted = types.map(
+        (type) => `${type} ×${report.anomalies.filter((a) => a.type === type).length}`,
+      );
+      const first = report.anomalies.find((a) => forbidden.has(a.type));
+      const title = `schedule ${input.schedule + 1}: not ${consistency}`;
+      return Promise.resolve([
+        {
+          kind: 'txn',
+          name: `not-${consistency}`,
+          message: `not ${consistency} (${workload}): ${counted.join(', ')}${first === undefined ? '' : `; ${first.explanation}`}`,
+          evidence: {
+            ...report,
+            anomalyCounts: Object.fromEntries(
+              report.anomalyTypes.map((type) => [
+                type,
+                report.anomalies.filter((a) => a.type === type).length,
+              ]),
+            ),
+            anomalies: report.anomalyTypes.flatMap((type) =>
+              report.anomalies.filter((a) => a.type === type).slice(0, ANOMALIES_KEPT_PER_TYPE),
+            ),
+          },
+          html: renderTxnHtml(report, { title }),
+        },
+      ]);
+    },
+  };
+}
+
 /** Raft safety over the schedule's probe events (two leaders in a term, a vote given twice, …). */
 export function invariantChecker(): ScheduleChecker {
   return {
@@ -80,5 +153,8 @@ export function invariantChecker(): ScheduleChecker {
 
 /** The checks every campaign runs on each schedule (beyond the log and recovery checks). */
 export function defaultCheckers(config: RunConfig): ScheduleChecker[] {
-  return [linearizabilityChecker(config.checkTimeLimitMs), invariantChecker()];
+  const history = isTxnWorkload(config.workload)
+    ? transactionalChecker(config.workload)
+    : linearizabilityChecker(config.checkTimeLimitMs);
+  return [history, invariantChecker()];
 }

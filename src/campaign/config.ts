@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
+import { WORKLOADS } from '../workload/workload.js';
 
 /** Defaults in the spirit of the Mallory artifact: 12 steps of 2.5 s per schedule. */
 export const DEFAULT_STEPS = 12;
@@ -21,7 +22,8 @@ export const RunConfigSchema = z.object({
     .array(z.enum(FAULT_FAMILIES))
     .min(1)
     .default([...DEFAULT_FAULT_FAMILIES]),
-  workload: z.enum(['register']).default('register'),
+  /** `register` (linearizability per key) or a transactional one (`list-append`, `rw-register`). */
+  workload: z.enum(WORKLOADS).default('register'),
   /** Client workers; 2 per node when absent. */
   concurrency: z.number().int().positive().optional(),
   /** Client ops per second across all workers. */

@@ -12,12 +12,6 @@ import { type ConsistencyModel, anomaliesForbiddenBy } from '../check/txn/consis
 import { renderTxnHtml } from '../check/txn/txn-html.js';
 import { type TxnRef, type TxnReport, cycleLine, txnReport } from '../check/txn/txn-report.js';
 
-/**
- * What Elle checks for when not told otherwise (its `:consistency-models` default), and what a
- * database that promises serializable transactions on a replicated store usually means.
- */
-export const DEFAULT_CONSISTENCY: ConsistencyModel = 'strict-serializable';
-
 /** How many anomalies of each type the text lists (`--json` has them all). */
 const ANOMALIES_LISTED_PER_TYPE = 3;
 

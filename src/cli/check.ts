@@ -24,14 +24,12 @@ import {
   isTxnModelName,
   transactionalModel,
 } from '../check/history/txn-model.js';
-import { CONSISTENCY_MODELS, type ConsistencyModel } from '../check/txn/consistency-model.js';
 import {
+  CONSISTENCY_MODELS,
+  type ConsistencyModel,
   DEFAULT_CONSISTENCY,
-  type TxnFileReport,
-  type TxnInputError,
-  checkTxnHistory,
-  printTxnReport,
-} from './check-txn.js';
+} from '../check/txn/consistency-model.js';
+import { type TxnFileReport, type TxnInputError, checkTxnHistory, printTxnReport } from './check-txn.js';
 import type { RegisterCommand } from './command.js';
 
 const EXIT_VALID = 0;

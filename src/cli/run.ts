@@ -9,6 +9,7 @@ import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
 import { EXIT_ERROR, EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
+import { WORKLOADS } from '../workload/workload.js';
 
 /** What `--system` takes, for every command that has it. */
 export const SYSTEM_HELP =
@@ -116,7 +117,14 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       `fault families: ${FAULT_FAMILIES.join(',')}`,
       DEFAULT_FAULT_FAMILIES.join(','),
     )
-    .option('--workload <name>', 'client workload', 'register')
+    .addOption(
+      new Option(
+        '--workload <name>',
+        'client workload: register (linearizability per key) or transactions checked for anomalies',
+      )
+        .choices(WORKLOADS)
+        .default('register'),
+    )
     .option('--concurrency <n>', 'client workers (default 2 per node)')
     .option('--rate <ops/s>', 'client ops per second in total (default 100)')
     .option(

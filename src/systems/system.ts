@@ -1,3 +1,4 @@
+import type { ConsistencyModel } from '../check/txn/consistency-model.js';
 import type { Address } from '../cluster/net/backend.js';
 
 /** The outcome of one client call: `info` when the outcome is unknown (timeout, lost connection). */
@@ -12,6 +13,48 @@ export interface KvClient {
   write(key: string, value: number): Promise<ClientResult>;
   cas(key: string, expected: number, value: number): Promise<ClientResult>;
   close(): Promise<void>;
+}
+
+/**
+ * One micro-op of a transaction, as Jepsen's list-append and rw-register workloads write them:
+ * append `v` to the list at `k`, write `v` to the register at `k`, or read `k` (`null` until the
+ * reply fills it in: a list, a register's value, or `null` when the key holds nothing).
+ */
+export type MicroOp =
+  | readonly ['append', k: string, v: number]
+  | readonly ['w', k: string, v: number]
+  | readonly ['r', k: string, v: number | readonly number[] | null];
+
+/** The outcome of a transaction: `ok` carries its micro-ops with the reads filled in. */
+export type TxnResult =
+  | { readonly type: 'ok'; readonly value: readonly MicroOp[] }
+  | { readonly type: 'fail'; readonly error: string }
+  | { readonly type: 'info'; readonly error: string };
+
+/** A client that runs transactions on one node. Every call has a timeout. */
+export interface TxnClient {
+  /** Applies the micro-ops atomically, in order: all of them or none. */
+  txn(ops: readonly MicroOp[]): Promise<TxnResult>;
+  close(): Promise<void>;
+}
+
+/** The transactional workloads (`--workload`), by the micro-ops they use. */
+export const TXN_WORKLOADS = ['list-append', 'rw-register'] as const;
+export type TxnWorkloadName = (typeof TXN_WORKLOADS)[number];
+
+/**
+ * What a system offers that runs transactions of micro-ops: the workloads it can run, what it
+ * promises about them, and its client. A system without it runs only the register workload.
+ */
+export interface TransactionsCapability {
+  /** `list-append` needs `append` and list reads; `rw-register` needs `w` and register reads. */
+  readonly workloads: readonly TxnWorkloadName[];
+  /**
+   * The consistency model the system promises for transactions; each schedule's history is checked
+   * against it. Default `strict-serializable`.
+   */
+  readonly consistency?: ConsistencyModel;
+  client(node: string, cluster: ClusterView, timeoutMs: number): TxnClient;
 }
 
 /** What a system adapter sees of the cluster it runs in. */
@@ -97,6 +140,8 @@ export interface SystemAdapter {
   /** Whether the cluster serves client requests now (used after start and after reset). */
   ready(cluster: ClusterView, signal: AbortSignal): Promise<boolean>;
   client(node: string, cluster: ClusterView, timeoutMs: number): KvClient;
+  /** Transactions of micro-ops (`--workload list-append|rw-register`); absent: register only. */
+  readonly transactions?: TransactionsCapability;
   leader?(cluster: ClusterView): Promise<string | undefined>;
   /** Takes a member out of the configuration; resolves once the cluster has committed that. */
   memberRemove?(node: string, cluster: ClusterView): Promise<void>;

@@ -2,6 +2,9 @@ import { sleep } from '../core/clock.js';
 import type { Rng } from '../core/random.js';
 import type { ClientResult, ClusterView, KvClient, SystemAdapter } from '../systems/system.js';
 import type { History } from './history.js';
+import { Throttle } from './_internals/throttle.js';
+import { withTimeout } from './_internals/with-timeout.js';
+import type { OpCounts, Workload } from './workload.js';
 
 const FAIL_BACKOFF_MS = 100;
 
@@ -17,12 +20,6 @@ export interface RegisterWorkloadOptions {
   readonly cas: boolean;
 }
 
-export interface OpCounts {
-  ok: number;
-  fail: number;
-  info: number;
-}
-
 interface KeySlot {
   name: string;
   invocations: number;
@@ -34,7 +31,7 @@ interface KeySlot {
  * read / write / cas on a small rotating set of keys. A timeout or lost connection is `info` and the
  * worker continues under a new process id; a definite refusal is `fail`.
  */
-export class RegisterWorkload {
+export class RegisterWorkload implements Workload {
   readonly counts: OpCounts = { ok: 0, fail: 0, info: 0 };
   private running = false;
   private workers: Promise<void>[] = [];
@@ -44,9 +41,9 @@ export class RegisterWorkload {
   private prefix = '';
   private keySeq = 0;
   private valueSeq = 0;
-  private nextSlotMs = 0;
   private readonly processes: number[] = [];
   private readonly abort = new AbortController();
+  private readonly throttle: Throttle;
 
   constructor(
     private readonly system: SystemAdapter,
@@ -56,6 +53,7 @@ export class RegisterWorkload {
     private readonly options: RegisterWorkloadOptions,
   ) {
     for (let w = 0; w < options.concurrency; w++) this.processes.push(w);
+    this.throttle = new Throttle(options.rate, this.abort.signal);
   }
 
   /** Starts the workers on a fresh set of keys named after `prefix`. */
@@ -136,20 +134,12 @@ export class RegisterWorkload {
     return slot;
   }
 
-  private async throttle(): Promise<void> {
-    const interval = 1000 / this.options.rate;
-    const now = Date.now();
-    const slot = Math.max(now, this.nextSlotMs);
-    this.nextSlotMs = slot + interval;
-    if (slot > now) await sleep(slot - now, this.abort.signal);
-  }
-
   private async worker(w: number): Promise<void> {
     const nodes = this.cluster.nodes;
     const node = nodes[w % nodes.length];
     let client: KvClient | undefined;
     while (this.running) {
-      await this.throttle();
+      await this.throttle.wait();
       if (!this.running) break;
       client ??= this.system.client(node, this.cluster, this.options.timeoutMs);
       const slot = this.pickKey();
@@ -220,23 +210,4 @@ export class RegisterWorkload {
     }
     return result;
   }
-}
-
-/** A safety net over the client's own timeout: an op never hangs a worker. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(new Error(`no answer in ${ms} ms`));
-    }, ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
 }

@@ -11,6 +11,12 @@ export const CONSISTENCY_MODELS = [
 ] as const;
 export type ConsistencyModel = (typeof CONSISTENCY_MODELS)[number];
 
+/**
+ * What Elle checks for when not told otherwise (its `:consistency-models` default), and what a
+ * database that promises serializable transactions on a replicated store usually means.
+ */
+export const DEFAULT_CONSISTENCY: ConsistencyModel = 'strict-serializable';
+
 export function isConsistencyModel(name: unknown): name is ConsistencyModel {
   return typeof name === 'string' && (CONSISTENCY_MODELS as readonly string[]).includes(name);
 }

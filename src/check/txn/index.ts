@@ -4,6 +4,7 @@ export { checkRwRegister } from './check-rw-register.js';
 export type { TxnCheckOptions, TxnCheckResult } from './txn-check-result.js';
 export {
   CONSISTENCY_MODELS,
+  DEFAULT_CONSISTENCY,
   anomaliesForbiddenBy,
   isConsistencyModel,
   modelBoundary,

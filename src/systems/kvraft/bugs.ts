@@ -13,6 +13,8 @@ export const KVRAFT_BUGS = [
   'vote-without-log-check',
   /** The vote is persisted only some time after the reply is sent. */
   'lazy-vote',
+  /** A transaction's micro-ops are proposed one log entry each, the next once the previous applied. */
+  'split-txn',
 ] as const;
 
 export type KvraftBug = (typeof KVRAFT_BUGS)[number];

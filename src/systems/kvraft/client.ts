@@ -1,14 +1,14 @@
 import type { Address } from '../../cluster/net/backend.js';
-import type { ClientResult, KvClient } from '../system.js';
+import type { ClientResult, KvClient, MicroOp, TxnClient, TxnResult } from '../system.js';
 import { Connection, type NoResponse } from './_internals/connection.js';
 import type { ClientResponse } from './_internals/messages.js';
 
 /**
- * A `KvClient` for kvraft. Calls go to `node`; a "not leader" refusal naming a leader is followed
+ * A `KvClient` and `TxnClient` for kvraft. Calls go to `node`; a "not leader" refusal naming a leader is followed
  * once. Outcomes: a response → ok / fail; a request never sent → fail; a timeout or a connection
  * lost after sending → info (it may have taken effect).
  */
-export class KvraftClient implements KvClient {
+export class KvraftClient implements KvClient, TxnClient {
   private readonly connections = new Map<string, Connection>();
 
   constructor(
@@ -31,6 +31,15 @@ export class KvraftClient implements KvClient {
     return this.call({ op: 'cas', key, expected, value });
   }
 
+  async txn(ops: readonly MicroOp[]): Promise<TxnResult> {
+    const response = await this.request({ op: 'txn', ops });
+    if ('ok' in response && response.ok && 'txn' in response) return { type: 'ok', value: response.txn };
+    const result = toResult(response);
+    return result.type === 'ok'
+      ? { type: 'info', error: 'a transaction answered without its results' }
+      : result;
+  }
+
   close(): Promise<void> {
     for (const connection of this.connections.values()) connection.close();
     this.connections.clear();
@@ -38,6 +47,10 @@ export class KvraftClient implements KvClient {
   }
 
   private async call(body: Record<string, unknown>): Promise<ClientResult> {
+    return toResult(await this.request(body));
+  }
+
+  private async request(body: Record<string, unknown>): Promise<ClientResponse | NoResponse> {
     const deadline = Date.now() + this.timeoutMs;
     let response = await this.connection(this.node).request(body, this.timeoutMs);
     if ('ok' in response && !response.ok && response.leader !== undefined) {
@@ -47,7 +60,7 @@ export class KvraftClient implements KvClient {
         response = await this.connection(leader).request(body, left);
       }
     }
-    return toResult(response);
+    return response;
   }
 
   private connection(node: string): Connection {

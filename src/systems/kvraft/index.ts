@@ -7,13 +7,14 @@ import { sleep } from '../../core/clock.js';
 import type {
   ClusterView,
   DoctorFinding,
-  KvClient,
   LaunchOptions,
   LaunchSpec,
   SystemAdapter,
   SystemDefinition,
   SystemOptions,
+  TransactionsCapability,
 } from '../system.js';
+import { TXN_WORKLOADS } from '../system.js';
 import { requestOnce } from './_internals/connection.js';
 import type { NodeStatus } from './_internals/messages.js';
 import { isKvraftBug, KVRAFT_BUGS } from './bugs.js';
@@ -139,10 +140,16 @@ class KvraftAdapter implements SystemAdapter {
     return false;
   }
 
-  client(node: string, cluster: ClusterView, timeoutMs: number): KvClient {
+  client(node: string, cluster: ClusterView, timeoutMs: number): KvraftClient {
     const addresses = new Map(cluster.nodes.map((n) => [n, cluster.clientAddress(n, 'client')]));
     return new KvraftClient(node, addresses, timeoutMs);
   }
+
+  /** Each transaction is one log entry, applied at once: strict serializability. */
+  readonly transactions: TransactionsCapability = {
+    workloads: TXN_WORKLOADS,
+    client: (node, cluster, timeoutMs) => this.client(node, cluster, timeoutMs),
+  };
 
   leader(cluster: ClusterView): Promise<string | undefined> {
     return findLeader(cluster);

@@ -1,3 +1,18 @@
+/** What a key holds: a register's number, or the list a transaction's appends built. */
+export type StoredValue = number | readonly number[];
+
+/** One micro-op of a transaction as the client sends it: append to a list, write a register, read. */
+export type MicroOp =
+  | readonly ['append', key: string, value: number]
+  | readonly ['w', key: string, value: number]
+  | readonly ['r', key: string, value: null];
+
+/** A micro-op as the reply carries it: a read's value filled in (`null`: the key holds nothing). */
+export type MicroOpResult =
+  | readonly ['append', key: string, value: number]
+  | readonly ['w', key: string, value: number]
+  | readonly ['r', key: string, value: StoredValue | null];
+
 /**
  * A replicated command. `config` carries the full membership it switches to: the voters, and the
  * learners — members added back that get entries but neither vote nor count for a quorum until
@@ -12,7 +27,9 @@ export type Command =
       readonly expected: number;
       readonly value: number;
     }
-  | { readonly type: 'config'; readonly members: readonly string[]; readonly learners?: readonly string[] };
+  | { readonly type: 'config'; readonly members: readonly string[]; readonly learners?: readonly string[] }
+  /** A transaction: its micro-ops applied at once, in order, when the entry is applied. */
+  | { readonly type: 'txn'; readonly ops: readonly MicroOp[] };
 
 export interface Entry {
   readonly index: number;
@@ -28,7 +45,7 @@ export interface Snapshot {
   readonly learners?: readonly string[];
   /** Index of the entry that introduced `members` (0 for the initial configuration). */
   readonly configIndex: number;
-  readonly kv: readonly (readonly [string, number])[];
+  readonly kv: readonly (readonly [string, StoredValue])[];
 }
 
 interface Header {
@@ -108,6 +125,7 @@ export type ClientRequest =
       readonly expected: number;
       readonly value: number;
     }
+  | { readonly id: number; readonly op: 'txn'; readonly ops: readonly MicroOp[] }
   | { readonly id: number; readonly op: 'status' }
   | { readonly id: number; readonly op: 'add-member'; readonly node: string }
   | { readonly id: number; readonly op: 'remove-member'; readonly node: string };
@@ -125,6 +143,7 @@ export type ClientResponse =
       readonly error: string;
       readonly leader?: string;
     }
+  | { readonly id: number; readonly ok: true; readonly txn: readonly MicroOpResult[] }
   | {
       readonly id: number;
       readonly ok: true;

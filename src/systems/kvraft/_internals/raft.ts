@@ -8,6 +8,8 @@ import type {
   Entry,
   InstallSnapshot,
   InstallSnapshotReply,
+  MicroOp,
+  MicroOpResult,
   NodeStatus,
   Outgoing,
   PeerMessage,
@@ -16,7 +18,9 @@ import type {
   ResponseBody,
   Role,
   Snapshot,
+  StoredValue,
 } from './messages.js';
+import { applyTxn, readRegister } from './state-machine.js';
 import type { Storage } from './storage.js';
 
 export interface RaftOptions {
@@ -108,7 +112,7 @@ export class RaftNode {
   private persistScheduled = false;
   private commit: number;
   private applied: number;
-  private kv: Map<string, number>;
+  private kv: Map<string, StoredValue>;
   private config: Config;
   private configCommittedReported: number;
 
@@ -222,10 +226,42 @@ export class RaftNode {
     this.propose({ type: 'cas', key, expected, value }, reply);
   }
 
+  /** A transaction: one log entry, its micro-ops applied together when the entry is applied. */
+  txn(ops: readonly MicroOp[], reply: Reply): void {
+    if (this.options.bugs.has('split-txn') && ops.length > 1) {
+      this.splitTxn(ops, [], reply);
+      return;
+    }
+    this.propose({ type: 'txn', ops }, reply);
+  }
+
+  /**
+   * split-txn: each micro-op is its own entry, proposed once the one before it has applied, so
+   * other transactions' entries land in between (an interactive transaction without concurrency
+   * control). Once a part has applied, any later refusal is an unknown outcome: the transaction
+   * took effect in part, and a client told it failed (or sent to another leader) would retry it.
+   */
+  private splitTxn(rest: readonly MicroOp[], done: readonly MicroOpResult[], reply: Reply): void {
+    const [op, ...others] = rest;
+    this.propose({ type: 'txn', ops: [op] }, (response) => {
+      if (!response.ok || !('txn' in response)) {
+        const error = response.ok ? 'no result' : response.error;
+        reply(done.length === 0 ? response : UNKNOWN(`transaction applied in part: ${error}`));
+        return;
+      }
+      const results = [...done, ...response.txn];
+      if (others.length === 0) reply({ ok: true, txn: results });
+      else
+        setImmediate(() => {
+          this.splitTxn(others, results, reply);
+        });
+    });
+  }
+
   read(key: string, reply: Reply): void {
     if (!this.refuseUnlessLeader(reply)) return;
     if (this.options.bugs.has('stale-read')) {
-      reply({ ok: true, value: this.kv.get(key) ?? null });
+      reply(readRegister(this.kv, key));
       return;
     }
     this.round++;
@@ -680,7 +716,7 @@ export class RaftNode {
         (n) => n === this.options.id || (this.ackedRound.get(n) ?? 0) >= read.round,
       );
       if (confirmed && read.readIndex !== undefined && this.applied >= read.readIndex) {
-        read.reply({ ok: true, value: this.kv.get(read.key) ?? null });
+        read.reply(readRegister(this.kv, read.key));
       } else {
         remaining.push(read);
       }
@@ -739,6 +775,8 @@ export class RaftNode {
         }
         this.kv.set(command.key, command.value);
         return { ok: true };
+      case 'txn':
+        return applyTxn(this.kv, command.ops);
       case 'noop':
       case 'config':
         return { ok: true };

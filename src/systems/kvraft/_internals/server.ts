@@ -1,6 +1,6 @@
 import net from 'node:net';
 
-import type { ClientRequest } from './messages.js';
+import type { ClientRequest, MicroOp } from './messages.js';
 import type { RaftNode, Reply } from './raft.js';
 import type { HostPort } from './transport.js';
 import { parseObject, readLines } from './wire.js';
@@ -49,6 +49,12 @@ function handle(request: ClientRequest, raft: RaftNode, reply: Reply): void {
         bad('cas needs a string key and number expected and value');
       } else raft.cas(request.key, request.expected, request.value, reply);
       return;
+    case 'txn': {
+      const problem = txnProblem(request.ops);
+      if (problem !== undefined) bad(problem);
+      else raft.txn(request.ops, reply);
+      return;
+    }
     case 'status':
       reply({ ok: true, status: raft.status(), wallMs: Date.now() });
       return;
@@ -60,4 +66,17 @@ function handle(request: ClientRequest, raft: RaftNode, reply: Reply): void {
     default:
       bad('unknown op');
   }
+}
+
+/** What is wrong with a transaction's micro-ops, if anything. */
+function txnProblem(ops: unknown): string | undefined {
+  const shape = 'txn needs ops: a non-empty list of ["append"|"w", key, number] or ["r", key, null]';
+  if (!Array.isArray(ops) || ops.length === 0) return shape;
+  for (const op of ops as unknown[]) {
+    if (!Array.isArray(op) || op.length !== 3 || typeof op[1] !== 'string') return shape;
+    const [f, , value] = op as unknown as MicroOp;
+    const ok = f === 'r' ? value === null : (f === 'append' || f === 'w') && Number.isSafeInteger(value);
+    if (!ok) return shape;
+  }
+  return undefined;
 }
