@@ -152,6 +152,19 @@ export function searchPartition<S, I, O>(
     return node;
   };
 
+  /**
+   * Whether the info op in `slot`, about to be linearized after a run of info ops, would leave the
+   * same state if linearized before some of them (e.g. a write): that configuration has fewer info
+   * ops and the same required ones, so it dominates this one, and the search tries it from there.
+   */
+  const reachableEarlierInRun = (slot: number, after: S): boolean => {
+    for (let d = depth - 1; d >= 0 && stackPhase[d] !== REQUIRED_PHASE; d--) {
+      const direct = model.step(stackState[d], inputs[slot], outputs[slot]);
+      if (direct !== undefined && model.equal(direct, after)) return true;
+    }
+    return false;
+  };
+
   let phase = REQUIRED_PHASE;
   let entry = next[HEAD];
   let iterations = 0;
@@ -196,7 +209,7 @@ export function searchPartition<S, I, O>(
 
     if (slot >= 0) {
       const after = model.step(state, inputs[slot], outputs[slot]);
-      if (after !== undefined) {
+      if (after !== undefined && (phase === REQUIRED_PHASE || !reachableEarlierInRun(slot, after))) {
         const afterId = states.id(after);
         if (phase === REQUIRED_PHASE) set.add(bit[slot]);
         else set.addInfo(groupOf[slot]);
