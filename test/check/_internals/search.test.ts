@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 
 import type { Op } from '../../../src/core/op.js';
 import { HistoryBuilder } from '../../../src/check/_internals/history-builder.js';
-import type { PartitionData } from '../../../src/check/_internals/partition.js';
-import { searchPartition } from '../../../src/check/_internals/search.js';
+import { OK, type PartitionData } from '../../../src/check/_internals/partition.js';
+import { type Pruning, searchPartition } from '../../../src/check/_internals/search.js';
 import type { Model } from '../../../src/check/model.js';
 import { modelByName } from '../../../src/check/models/by-name.js';
 import { generateKvHistory } from '../generate-history.js';
@@ -12,6 +12,7 @@ import { referenceSearch } from '../reference-search.js';
 
 const PROPERTY_RUNS = 300;
 const REFERENCE_BUDGET_MS = 2000;
+const PRUNINGS: readonly Pruning[] = ['dead', 'shallower', 'off'];
 
 function singlePartition(ops: readonly Op[], model: Model): PartitionData | undefined {
   const builder = new HistoryBuilder(model);
@@ -49,8 +50,14 @@ const registerHistory = fc.record({
   corrupt: fc.option(fc.record({ which: fc.nat(), value: fc.integer({ min: -1, max: 40 }) })),
 });
 
+/** How many required (ok) and info ops a prefix holds. */
+function composition(partition: PartitionData, prefix: readonly number[]): [number, number] {
+  const required = prefix.filter((slot) => partition.status[slot] === OK).length;
+  return [required, prefix.length - required];
+}
+
 describe('searchPartition', () => {
-  it('gives the verdicts of the search before pruning, and a counterexample that replays', () => {
+  it('gives the verdicts of the search before pruning, whatever the pruning', () => {
     const model = modelByName('cas-register');
     let invalid = 0;
     fc.assert(
@@ -64,18 +71,50 @@ describe('searchPartition', () => {
         fc.pre(partition !== undefined);
         const expected = referenceSearch(partition, model, performance.now() + REFERENCE_BUDGET_MS);
         fc.pre(expected.valid !== 'unknown');
-        const actual = searchPartition(partition, model, Infinity);
-        expect(actual.valid).toBe(expected.valid);
-        if (actual.valid === false) {
-          invalid++;
-          const state = replay(partition, model, actual.prefix);
-          expect(state).not.toBeUndefined();
-          expect(model.describe(state)).toBe(actual.stateBefore);
-          expect(actual.prefix).not.toContain(actual.failing);
+        for (const pruning of PRUNINGS) {
+          const actual = searchPartition(partition, model, Infinity, { pruning });
+          expect(actual.valid).toBe(expected.valid);
+          if (actual.valid === false) {
+            const state = replay(partition, model, actual.prefix);
+            expect(state).not.toBeUndefined();
+            expect(model.describe(state)).toBe(actual.stateBefore);
+            expect(actual.prefix).not.toContain(actual.failing);
+          }
         }
+        if (!expected.valid) invalid++;
       }),
       { numRuns: PROPERTY_RUNS },
     );
     expect(invalid).toBeGreaterThan(PROPERTY_RUNS / 10);
+  });
+
+  it('finds as long a prefix with shallower pruning as with none, and blames the op that blocks it', () => {
+    const model = modelByName('cas-register');
+    fc.assert(
+      fc.property(registerHistory, ({ corrupt, ...options }) => {
+        const generated = [...generateKvHistory({ ...options, keys: 1, kv: false })];
+        const ops =
+          corrupt === null
+            ? generated
+            : withRead(generated, corrupt.which, corrupt.value < 0 ? null : corrupt.value);
+        const partition = singlePartition(ops, model);
+        fc.pre(partition !== undefined);
+        const off = searchPartition(partition, model, performance.now() + REFERENCE_BUDGET_MS, {
+          pruning: 'off',
+        });
+        fc.pre(off.valid === false);
+        const shallower = searchPartition(partition, model, Infinity, { pruning: 'shallower' });
+        expect(shallower.valid).toBe(false);
+        if (shallower.valid !== false) return;
+        expect(composition(partition, shallower.prefix)).toEqual(composition(partition, off.prefix));
+        // The failing op returns first among those left: it blocks the prefix.
+        const left = Array.from({ length: partition.size }, (_, slot) => slot).filter(
+          (slot) => partition.status[slot] === OK && !shallower.prefix.includes(slot),
+        );
+        const firstReturn = Math.min(...left.map((slot) => partition.completePos[slot]));
+        expect(partition.completePos[shallower.failing]).toBe(firstReturn);
+      }),
+      { numRuns: PROPERTY_RUNS },
+    );
   });
 });
