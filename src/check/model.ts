@@ -24,8 +24,9 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
   /**
    * Optional, lets the search prune (give it with `statesEntered`): the one state in which an op
    * with this output can take effect — a register read of v needs v, a cas from a needs a — or
-   * undefined when it can take effect in more than one (a write). `output` is undefined for an op
-   * whose outcome is unknown (info).
+   * undefined when it can take effect in any state, and then it must either keep the state or
+   * leave one that does not depend on it (a write; a read whose outcome is unknown). `output` is
+   * undefined for an op whose outcome is unknown (info).
    */
   onlyStateFor?(input: I, output: O | undefined): S | undefined;
   /**

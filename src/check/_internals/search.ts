@@ -216,18 +216,23 @@ export function searchPartition<S, I, O>(
   };
 
   /**
-   * A candidate that is sure to be in some completion's next place if any completion exists: a
-   * required op that can take effect only in the current state and leaves it unchanged (a read of
-   * the current value). Moved to the front of any completion, it changes no state any other op
-   * sees. -1 when there is none.
+   * A candidate that can be put first in any completion, if one exists, so is tried alone: a
+   * required op that needs the current state and keeps it (a read of the current value), moved
+   * to the front, changes no state another op sees; an op that can take effect in any state (a
+   * write), when no op left needs the current state nor the one it leaves, moved to the front,
+   * is seen by no op before its old place — those take effect in any state, so they keep the state
+   * or set one of their own — nor after it. -1 when there is none.
    */
   const forcedOp = (): number => {
     if (supply === undefined) return -1;
+    const junk = supply.isJunk(stateId);
     for (let node = next[HEAD]; (node & 1) === 1; node = next[node]) {
       const slot = (node - 1) >>> 1;
-      if (supply.needOf(slot) !== stateId) continue;
+      const free = junk && supply.isFree(slot);
+      if (!free && supply.needOf(slot) !== stateId) continue;
       const after = model.step(state, inputs[slot], outputs[slot]);
-      if (after !== undefined && model.equal(after, state)) return slot;
+      if (after === undefined) continue;
+      if (free ? supply.isJunk(states.id(after)) : model.equal(after, state)) return slot;
     }
     return -1;
   };

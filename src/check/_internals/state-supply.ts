@@ -18,10 +18,13 @@ const NONE = -1;
 export class StateSupply {
   /** State id the required op in a slot needs, or NONE. */
   private readonly need: Int32Array;
+  /** State id the op in a slot, required or not, needs to take effect at all, or NONE. */
+  private readonly want: Int32Array;
   /** States each op can enter: ids `entered[enteredStart[slot] .. enteredStart[slot + 1])`. */
   private readonly enteredStart: Int32Array;
   private readonly entered: Int32Array;
   private readonly needLeft: Int32Array;
+  private readonly wantLeft: Int32Array;
   private readonly enterersLeft: Int32Array;
   private readonly taken: Uint8Array;
   private readonly completePos: Int32Array;
@@ -32,19 +35,23 @@ export class StateSupply {
   private constructor(
     partition: PartitionData,
     need: Int32Array,
+    want: Int32Array,
     enteredStart: Int32Array,
     entered: Int32Array,
     stateCount: number,
   ) {
     this.need = need;
+    this.want = want;
     this.enteredStart = enteredStart;
     this.entered = entered;
     this.completePos = partition.completePos;
     this.taken = new Uint8Array(partition.size);
     this.needLeft = new Int32Array(stateCount);
+    this.wantLeft = new Int32Array(stateCount);
     this.enterersLeft = new Int32Array(stateCount);
     for (let slot = 0; slot < partition.size; slot++) {
       if (need[slot] !== NONE) this.needLeft[need[slot]]++;
+      if (want[slot] !== NONE) this.wantLeft[want[slot]]++;
       for (let e = enteredStart[slot]; e < enteredStart[slot + 1]; e++) this.enterersLeft[entered[e]]++;
     }
   }
@@ -58,6 +65,7 @@ export class StateSupply {
     if (model.onlyStateFor === undefined || model.statesEntered === undefined) return undefined;
     const n = partition.size;
     const need = new Int32Array(n).fill(NONE);
+    const want = new Int32Array(n).fill(NONE);
     const enteredStart = new Int32Array(n + 1);
     const entered: number[] = [];
     let stateCount = 0;
@@ -66,12 +74,11 @@ export class StateSupply {
       const status = partition.status[slot];
       if (status === FAILED) continue;
       const input = partition.inputs[slot];
-      if (status === OK) {
-        const needed = model.onlyStateFor(input, partition.outputs[slot]);
-        if (needed !== undefined) {
-          need[slot] = states.id(needed);
-          stateCount = Math.max(stateCount, need[slot] + 1);
-        }
+      const wanted = model.onlyStateFor(input, status === OK ? partition.outputs[slot] : undefined);
+      if (wanted !== undefined) {
+        want[slot] = states.id(wanted);
+        if (status === OK) need[slot] = want[slot];
+        stateCount = Math.max(stateCount, want[slot] + 1);
       }
       for (const state of model.statesEntered(input)) {
         const id = states.id(state);
@@ -80,7 +87,7 @@ export class StateSupply {
       }
     }
     enteredStart[n] = entered.length;
-    return new StateSupply(partition, need, enteredStart, Int32Array.from(entered), stateCount);
+    return new StateSupply(partition, need, want, enteredStart, Int32Array.from(entered), stateCount);
   }
 
   /**
@@ -123,6 +130,16 @@ export class StateSupply {
     return this.need[slot];
   }
 
+  /** Whether the op in `slot` can take effect in any state (it needs none in particular). */
+  isFree(slot: number): boolean {
+    return this.want[slot] === NONE;
+  }
+
+  /** Whether no op left, required or not, needs `state` in particular. */
+  isJunk(state: number): boolean {
+    return state >= this.wantLeft.length || this.wantLeft[state] === 0;
+  }
+
   /** The required op left, other than `except`, that needs `state` and completes first, or NONE. */
   firstNeeding(state: number, except: number): number {
     let first = NONE;
@@ -140,6 +157,7 @@ export class StateSupply {
   /** Counts the op out of (`delta` -1) or back into (+1) those left. */
   private apply(slot: number, delta: number): void {
     if (this.need[slot] !== NONE) this.needLeft[this.need[slot]] += delta;
+    if (this.want[slot] !== NONE) this.wantLeft[this.want[slot]] += delta;
     for (let e = this.enteredStart[slot]; e < this.enteredStart[slot + 1]; e++) {
       this.enterersLeft[this.entered[e]] += delta;
     }

@@ -67,6 +67,18 @@ describe('StateSupply', () => {
     expect(supply.take(3, one, one)).toBe(true);
   });
 
+  it('calls a state junk once no op left, info ops included, needs it; a write needs none', () => {
+    const partition = sequential([0, 'write', 1, 'ok'], [1, 'cas', [1, 2], 'info'], [0, 'read', 3, 'ok']);
+    const states = new StateTable(model);
+    const supply = StateSupply.of(partition, model, states)!;
+    const [nil, one, two, three] = [states.id(null), states.id(1), states.id(2), states.id(3)];
+    expect([supply.isFree(0), supply.isFree(1), supply.isFree(2)]).toEqual([true, false, false]);
+    expect([nil, one, two, three].map((state) => supply.isJunk(state))).toEqual([true, false, true, false]);
+    expect(supply.take(1, one, two)).toBe(true);
+    expect(supply.isJunk(one)).toBe(true);
+    expect(supply.isJunk(states.id(99))).toBe(true);
+  });
+
   it('is absent for a model that does not say which state an op needs', () => {
     const counter = modelByName('counter');
     const partition = sequentialOn(counter, [[0, 'add', 1, 'ok']]);
