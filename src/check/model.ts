@@ -21,6 +21,20 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
   init(): S;
   /** The state after the op, or undefined when the op cannot happen in `state` with this output. */
   step(state: S, input: I, output: O | undefined): S | undefined;
+  /**
+   * Optional, lets the search prune (give it with `statesEntered`): the one state in which an op
+   * with this output can take effect — a register read of v needs v, a cas from a needs a — or
+   * undefined when it can take effect in any state, and then it must either keep the state or
+   * leave one that does not depend on it (a write; a read whose outcome is unknown). `output` is
+   * undefined for an op whose outcome is unknown (info).
+   */
+  onlyStateFor?(input: I, output: O | undefined): S | undefined;
+  /**
+   * Optional, with `onlyStateFor`: every state the op can move the model into from a different
+   * state, whatever its output (a register write of v: [v]; a cas to b: [b]; a read: none). Once
+   * no op left can enter a state the model has left, the ops that need that state cannot happen.
+   */
+  statesEntered?(input: I): readonly S[];
   hash(state: S): number;
   equal(a: S, b: S): boolean;
   describe(state: S): string;

@@ -15,6 +15,14 @@ export interface KvHistoryOptions {
   readonly latencyNs?: number;
   /** false: plain register values (`v`, cas `[old, new]`) for a single key. */
   readonly kv?: boolean;
+  /**
+   * Every write and cas writes a value never written before (1, 2, 3, …), as the register workload
+   * does; a cas expects the value its client last saw, or some earlier value. `values` is then unused.
+   */
+  readonly uniqueValues?: boolean;
+  /** Chance an op is a read, a write, else a cas. Default 0.5 and 0.35. */
+  readonly readRate?: number;
+  readonly writeRate?: number;
 }
 
 const READ = 0;
@@ -91,6 +99,11 @@ export function* generateKvHistory(options: KvHistoryOptions): Generator<Op> {
   const infoRate = options.infoRate ?? 0;
   const latency = options.latencyNs ?? 1000;
   const kv = options.kv ?? true;
+  const uniqueValues = options.uniqueValues ?? false;
+  const readRate = options.readRate ?? 0.5;
+  const writeRate = options.writeRate ?? 0.35;
+  let lastValue = 0;
+  const lastSeen: (number | null)[] = new Array<number | null>(clients).fill(null);
   const registers: (number | null)[] = new Array<number | null>(keys).fill(null);
   const process = Array.from({ length: clients }, (_, c) => c);
   const f = new Int8Array(clients);
@@ -117,10 +130,16 @@ export function* generateKvHistory(options: KvHistoryOptions): Generator<Op> {
       if (invoked >= options.ops) continue;
       invoked++;
       const roll = rng.next();
-      f[c] = roll < 0.5 ? READ : roll < 0.85 ? WRITE : CAS;
+      f[c] = roll < readRate ? READ : roll < readRate + writeRate ? WRITE : CAS;
       key[c] = rng.int(keys);
       a[c] = rng.int(values);
       b[c] = rng.int(values);
+      if (uniqueValues) {
+        const seen = lastSeen[c];
+        a[c] =
+          f[c] === WRITE ? ++lastValue : seen !== null && rng.chance(0.7) ? seen : rng.int(lastValue + 1);
+        b[c] = f[c] === CAS ? ++lastValue : 0;
+      }
       info[c] = rng.chance(infoRate) ? 1 : 0;
       effect[c] = info[c] === 1 ? (rng.chance(0.5) ? 1 : 0) : 1;
       const v = f[c] === READ ? null : f[c] === WRITE ? a[c] : [a[c], b[c]];
@@ -144,6 +163,7 @@ export function* generateKvHistory(options: KvHistoryOptions): Generator<Op> {
         casOk[c] = registers[k] === a[c] ? 1 : 0;
         if (casOk[c] === 1) registers[k] = b[c];
       }
+      if (info[c] === 0) lastSeen[c] = f[c] === READ ? readResult[c] : f[c] === WRITE ? a[c] : registers[k];
     } else {
       const fName = F_NAMES[f[c]];
       if (info[c] === 1) {

@@ -279,14 +279,14 @@ describe('checkOps with a model of its own and a time limit', () => {
   });
 
   it('answers unknown when the time limit runs out', async () => {
-    // Many concurrent writes of distinct values, and one reader seeing 0, 1, then 0 again: 0 is
-    // written once, so this cannot be, but the search must try the orders of the writes to know.
+    // Many concurrent writes of 0, 1 and 2, and one reader seeing the value change once more than
+    // there are writes: this cannot be, but the search must try the orders of the writes to know.
     const rowsWith = (writers: number): [number, Op['type'], string, unknown][] => {
       const rows: [number, Op['type'], string, unknown][] = [];
-      for (let p = 0; p < writers; p++) rows.push([p, 'invoke', 'write', p]);
-      for (const seen of [0, 1, 0])
-        rows.push([writers, 'invoke', 'read', null], [writers, 'ok', 'read', seen]);
-      for (let p = 0; p < writers; p++) rows.push([p, 'ok', 'write', p]);
+      for (let p = 0; p < writers; p++) rows.push([p, 'invoke', 'write', p % 3]);
+      for (let seen = 0; seen <= writers; seen++)
+        rows.push([writers, 'invoke', 'read', null], [writers, 'ok', 'read', seen % 3]);
+      for (let p = 0; p < writers; p++) rows.push([p, 'ok', 'write', p % 3]);
       return rows;
     };
     const result = await checkOps(history(...rowsWith(18)), { model: 'register', timeLimitMs: 0 });

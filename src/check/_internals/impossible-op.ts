@@ -39,20 +39,8 @@ export function findImpossibleOp<S, I, O>(partition: PartitionData<I, O>, model:
     kindOf[slot] = kind;
   }
 
-  const table = new StateTable(model);
-  const states: S[] = [model.init()];
-  table.id(states[0]);
-  for (let i = 0; i < states.length; i++) {
-    for (const kind of kinds) {
-      const next = model.step(states[i], kind.input, kind.output);
-      if (next === undefined) continue;
-      const before = states.length;
-      if (table.id(next) === before) {
-        states.push(next);
-        if (states.length > MAX_STATES) return -1;
-      }
-    }
-  }
+  const canTakeEffect = reachability(model, kinds);
+  if (canTakeEffect === undefined) return -1;
 
   const possible = new Int8Array(kinds.length);
   let first = -1;
@@ -60,14 +48,72 @@ export function findImpossibleOp<S, I, O>(partition: PartitionData<I, O>, model:
     if (status[slot] !== OK) continue;
     const kind = kindOf[slot];
     if (possible[kind] === 0) {
-      const { input, output } = kinds[kind];
-      possible[kind] = states.some((state) => model.step(state, input, output) !== undefined) ? 1 : -1;
+      possible[kind] = canTakeEffect(kinds[kind]) ? 1 : -1;
     }
     if (possible[kind] === -1 && (first < 0 || partition.completePos[slot] < partition.completePos[first])) {
       first = slot;
     }
   }
   return first;
+}
+
+/**
+ * Whether an op can take effect in some state the model can reach by applying the ops in any
+ * order; undefined when there are more than MAX_STATES such states. When the model says which
+ * state an op needs (`Model.onlyStateFor`), only the ops that can take effect in a state are
+ * applied to it, and those that need none (whose state after does not depend on the state
+ * before) once.
+ */
+function reachability<S, I, O>(
+  model: Model<S, I, O>,
+  kinds: readonly Kind<I, O>[],
+): ((kind: Kind<I, O>) => boolean) | undefined {
+  const table = new StateTable(model);
+  const states: S[] = [];
+  const reached = new Set<number>();
+  const reach = (state: S): boolean => {
+    const id = table.id(state);
+    if (!reached.has(id)) {
+      reached.add(id);
+      states.push(state);
+    }
+    return states.length <= MAX_STATES;
+  };
+  if (!reach(model.init())) return undefined;
+  const onlyStateFor = model.onlyStateFor?.bind(model);
+  if (onlyStateFor === undefined) {
+    for (let i = 0; i < states.length; i++) {
+      for (const kind of kinds) {
+        const next = model.step(states[i], kind.input, kind.output);
+        if (next !== undefined && !reach(next)) return undefined;
+      }
+    }
+    return ({ input, output }) => states.some((state) => model.step(state, input, output) !== undefined);
+  }
+  const byNeed = new Map<number, Kind<I, O>[]>();
+  for (const kind of kinds) {
+    const needed = onlyStateFor(kind.input, kind.output);
+    if (needed === undefined) {
+      const next = model.step(states[0], kind.input, kind.output);
+      if (next !== undefined && !reach(next)) return undefined;
+      continue;
+    }
+    const id = table.id(needed);
+    const list = byNeed.get(id);
+    if (list === undefined) byNeed.set(id, [kind]);
+    else list.push(kind);
+  }
+  for (let i = 0; i < states.length; i++) {
+    for (const kind of byNeed.get(table.id(states[i])) ?? []) {
+      const next = model.step(states[i], kind.input, kind.output);
+      if (next !== undefined && !reach(next)) return undefined;
+    }
+  }
+  return ({ input, output }) => {
+    const needed = onlyStateFor(input, output);
+    const from = needed === undefined ? states[0] : needed;
+    return reached.has(table.id(from)) && model.step(from, input, output) !== undefined;
+  };
 }
 
 /**

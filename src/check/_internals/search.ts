@@ -3,6 +3,7 @@ import { LinearizedSet } from './linearized-set.js';
 import { MemoCache } from './memo-cache.js';
 import { inputKey } from './input-key.js';
 import { INFO, OK, PENDING, type PartitionData } from './partition.js';
+import { StateSupply } from './state-supply.js';
 import { StateTable } from './state-table.js';
 
 const CLOCK_CHECK_EVERY = 1024;
@@ -16,6 +17,12 @@ const OPTIONAL = 2;
 const REQUIRED_PHASE = 0;
 const ENABLING_PHASE = 1;
 const INFO_PHASE = 2;
+/** A level where one required op must come first (see `forcedOp`): it alone is tried. */
+const FORCED_PHASE = 3;
+
+function isInfoPhase(phase: number): boolean {
+  return phase === ENABLING_PHASE || phase === INFO_PHASE;
+}
 
 /** The verdict on one partition; when not linearizable, the deepest point the search reached. */
 /** How many partitions found not linearizable a check lists before it stops looking for more. */
@@ -41,6 +48,22 @@ export type PartitionVerdict =
     };
 
 /**
+ * How the search cuts configurations that leave dead a state some op still needs (see
+ * StateSupply); the verdict is the same in each. `dead`: all of them, fastest. `shallower`: only
+ * those that cannot lead past the deepest dead end found so far, so that the counterexample is
+ * still the longest prefix that can be linearized at all, and the op that cannot follow it, as
+ * with `off`.
+ */
+export type Pruning = 'dead' | 'shallower' | 'off';
+
+export interface SearchOptions {
+  /** When linearizable, return the order found. */
+  readonly keepOrder?: boolean;
+  /** Default `dead`. */
+  readonly pruning?: Pruning;
+}
+
+/**
  * Wing & Gong / Lowe backtracking with memoization of (linearized set, state).
  *
  * Completed ops sit in a doubly linked list of call and return entries in history order (node
@@ -51,12 +74,16 @@ export type PartitionVerdict =
  * the info ops that let the blocking op (the first return) take effect, then the other info ops:
  * configurations with fewer info ops are memoized first and dominate (see MemoCache), and an info
  * op that a read needs is found at once.
+ *
+ * When the model says which single state an op needs (`Model.onlyStateFor`), a required op that
+ * needs the current state and keeps it (a read of the current value) is placed at once, alone;
+ * and configurations that leave dead a state an op still needs are cut (see `Pruning`).
  */
 export function searchPartition<S, I, O>(
   partition: PartitionData<I, O>,
   model: Model<S, I, O>,
   deadlineMs: number,
-  keepOrder = false,
+  { keepOrder = false, pruning = 'dead' }: SearchOptions = {},
 ): PartitionVerdict {
   const n = partition.size;
   const status = partition.status;
@@ -126,6 +153,13 @@ export function searchPartition<S, I, O>(
   }
 
   const states = new StateTable(model);
+  const supply = StateSupply.of(partition, model, states);
+  const pruner = pruning === 'off' ? undefined : supply;
+  const pruneAll = pruning === 'dead';
+  /** Required ops invoked before each slot: a bound on how deep a dead configuration can lead. */
+  const requiredBefore = new Int32Array(n + 1);
+  for (let slot = 0; slot < n; slot++)
+    requiredBefore[slot + 1] = requiredBefore[slot] + (kind[slot] === REQUIRED ? 1 : 0);
   const cache = new MemoCache();
   const levels = required + infos;
   const stackSlot = new Int32Array(levels);
@@ -152,7 +186,85 @@ export function searchPartition<S, I, O>(
     return node;
   };
 
+  /**
+   * Whether the info op in `slot`, about to be linearized after a run of info ops, would leave the
+   * same state if linearized before some of them (e.g. a write): that configuration has fewer info
+   * ops and the same required ones, so it dominates this one, and the search tries it from there.
+   */
+  const reachableEarlierInRun = (slot: number, after: S): boolean => {
+    for (let d = depth - 1; d >= 0 && isInfoPhase(stackPhase[d]); d--) {
+      const direct = model.step(stackState[d], inputs[slot], outputs[slot]);
+      if (direct !== undefined && model.equal(direct, after)) return true;
+    }
+    return false;
+  };
+
+  /**
+   * The op to blame at a dead end: the blocking op, unless it could step but only by leaving dead
+   * a state another op needs — then that op, which no order extending the prefix can place.
+   */
+  const cannotFollow = (blocking: number): number => {
+    if (pruner === undefined || !pruneAll) return blocking;
+    const after = model.step(state, inputs[blocking], outputs[blocking]);
+    if (after === undefined) return blocking;
+    if (pruner.take(blocking, stateId, states.id(after))) {
+      pruner.restore(blocking);
+      return blocking;
+    }
+    const doomed = pruner.firstNeeding(pruner.deadState, blocking);
+    return doomed < 0 ? blocking : doomed;
+  };
+
+  /**
+   * A candidate that can be put first in any completion, if one exists, so is tried alone: a
+   * required op that needs the current state and keeps it (a read of the current value), moved
+   * to the front, changes no state another op sees; an op that can take effect in any state (a
+   * write), when no op left needs the current state nor the one it leaves, moved to the front,
+   * is seen by no op before its old place — those take effect in any state, so they keep the state
+   * or set one of their own — nor after it. -1 when there is none.
+   */
+  const forcedOp = (): number => {
+    if (supply === undefined) return -1;
+    const junk = supply.isJunk(stateId);
+    for (let node = next[HEAD]; (node & 1) === 1; node = next[node]) {
+      const slot = (node - 1) >>> 1;
+      const free = junk && supply.isFree(slot);
+      if (!free && supply.needOf(slot) !== stateId) continue;
+      const after = model.step(state, inputs[slot], outputs[slot]);
+      if (after === undefined) continue;
+      if (free ? supply.isJunk(states.id(after)) : model.equal(after, state)) return slot;
+    }
+    return -1;
+  };
+
+  /** The best score any extension of a dead configuration can reach (see `score` below). */
+  const deadEndBound = (slot: number, dead: number): number => {
+    const doomed = pruner!.firstNeeding(dead, slot);
+    const barrier = completePos[doomed];
+    let lo = doomed;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (invokePos[mid] < barrier) lo = mid + 1;
+      else hi = mid;
+    }
+    return requiredBefore[lo] * (infos + 1) + infos;
+  };
+
+  /**
+   * Takes `slot` out of the supply as the state becomes `afterId`; false when the configuration
+   * is dead and pruned.
+   */
+  const takeLive = (slot: number, afterId: number): boolean => {
+    const supply = pruner!;
+    if (supply.take(slot, stateId, afterId)) return true;
+    if (pruneAll || deadEndBound(slot, supply.deadState) <= bestScore) return false;
+    supply.force(slot);
+    return true;
+  };
+
   let phase = REQUIRED_PHASE;
+  let levelStart = true;
   let entry = next[HEAD];
   let iterations = 0;
   while (remaining > 0) {
@@ -160,7 +272,19 @@ export function searchPartition<S, I, O>(
       return { valid: 'unknown', cacheEntries: cache.size };
     }
     let slot = -1;
-    if (phase === REQUIRED_PHASE) {
+    if (levelStart) {
+      levelStart = false;
+      const forced = forcedOp();
+      if (forced >= 0) {
+        phase = FORCED_PHASE;
+        slot = forced;
+        entry = 2 * forced + 1;
+      }
+    }
+    if (phase === FORCED_PHASE) {
+      // The forced op is tried once: if it fails, so does the level.
+      firstReturn = findFirstReturn();
+    } else if (phase === REQUIRED_PHASE) {
       if (entry === tail) throw new Error('linearizability search ran off the entry list');
       if ((entry & 1) === 0) {
         firstReturn = entry;
@@ -196,11 +320,12 @@ export function searchPartition<S, I, O>(
 
     if (slot >= 0) {
       const after = model.step(state, inputs[slot], outputs[slot]);
-      if (after !== undefined) {
+      const isRequired = phase === REQUIRED_PHASE || phase === FORCED_PHASE;
+      if (after !== undefined && (isRequired || !reachableEarlierInRun(slot, after))) {
         const afterId = states.id(after);
-        if (phase === REQUIRED_PHASE) set.add(bit[slot]);
+        if (isRequired) set.add(bit[slot]);
         else set.addInfo(groupOf[slot]);
-        if (cache.add(set, afterId)) {
+        if (cache.add(set, afterId) && (pruner === undefined || takeLive(slot, afterId))) {
           stackSlot[depth] = slot;
           stackState[depth] = state;
           stackStateId[depth] = stateId;
@@ -208,7 +333,7 @@ export function searchPartition<S, I, O>(
           depth++;
           state = after;
           stateId = afterId;
-          if (phase === REQUIRED_PHASE) {
+          if (isRequired) {
             remaining--;
             const ret = entry + 1;
             next[prev[entry]] = next[entry];
@@ -220,13 +345,14 @@ export function searchPartition<S, I, O>(
             memberPrev[memberNext[slot]] = memberPrev[slot];
           }
           phase = REQUIRED_PHASE;
+          levelStart = true;
           entry = next[HEAD];
           continue;
         }
-        if (phase === REQUIRED_PHASE) set.remove(bit[slot]);
+        if (isRequired) set.remove(bit[slot]);
         else set.removeInfo(groupOf[slot]);
       }
-      entry = phase === REQUIRED_PHASE ? next[entry] : entry + 1;
+      if (phase !== FORCED_PHASE) entry = phase === REQUIRED_PHASE ? next[entry] : entry + 1;
       continue;
     }
 
@@ -239,7 +365,7 @@ export function searchPartition<S, I, O>(
       best.set(stackSlot.subarray(clean, depth), clean);
       bestDepth = depth;
       clean = depth;
-      failing = (firstReturn - 2) >>> 1;
+      failing = cannotFollow((firstReturn - 2) >>> 1);
       failingState = state;
     }
     if (depth === 0) break;
@@ -249,7 +375,8 @@ export function searchPartition<S, I, O>(
     state = stackState[depth];
     stateId = stackStateId[depth];
     phase = stackPhase[depth];
-    if (phase === REQUIRED_PHASE) {
+    pruner?.restore(popped);
+    if (phase === REQUIRED_PHASE || phase === FORCED_PHASE) {
       set.remove(bit[popped]);
       remaining++;
       const call = 2 * popped + 1;

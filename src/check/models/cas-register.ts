@@ -45,6 +45,35 @@ export function stepRegister(
   }
 }
 
+/** The one state a register op can take effect in: an ok read's value, a cas's old value. */
+export function registerOnlyStateFor(
+  input: RegisterInput,
+  output: Canonical | undefined,
+): Canonical | undefined {
+  switch (input.f) {
+    case 'read':
+      return output;
+    case 'write':
+      return undefined;
+    case 'cas':
+      return input.from;
+  }
+}
+
+const NO_STATES: readonly Canonical[] = [];
+
+/** The values a register op can set: a write's, a cas's new one. */
+export function registerStatesEntered(input: RegisterInput): readonly Canonical[] {
+  switch (input.f) {
+    case 'read':
+      return NO_STATES;
+    case 'write':
+      return [input.value];
+    case 'cas':
+      return [input.to];
+  }
+}
+
 function makeRegister(
   name: string,
   allowCas: boolean,
@@ -56,6 +85,8 @@ function makeRegister(
     output: (_f, value) => canonical(value),
     init: () => initial,
     step: stepRegister,
+    onlyStateFor: registerOnlyStateFor,
+    statesEntered: registerStatesEntered,
     hash: hashCanonical,
     equal: (a, b) => a === b,
     describe: describeCanonical,

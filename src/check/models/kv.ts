@@ -1,6 +1,12 @@
 import type { Model } from '../model.js';
 import { exactJson } from '../_internals/exact-json.js';
-import { type RegisterInput, casRegisterModel, stepRegister } from './cas-register.js';
+import {
+  type RegisterInput,
+  casRegisterModel,
+  registerOnlyStateFor,
+  registerStatesEntered,
+  stepRegister,
+} from './cas-register.js';
 import { type Canonical, canonical, canonicalKey, describeCanonical, hashCanonical } from './value.js';
 
 function splitKv(value: unknown): readonly [key: string | number | bigint, v: unknown] {
@@ -18,6 +24,8 @@ function makeKv(initial: Canonical): Model<Canonical, RegisterInput, Canonical> 
     output: (f, value) => casRegisterModel.output(f, splitKv(value)[1]),
     init: () => initial,
     step: stepRegister,
+    onlyStateFor: registerOnlyStateFor,
+    statesEntered: registerStatesEntered,
     hash: hashCanonical,
     equal: (a, b) => a === b,
     describe: describeCanonical,

@@ -26,6 +26,19 @@ describe('casRegisterModel', () => {
     expect(m.step(5, m.input('cas', [4, 6]), undefined)).toBeUndefined();
   });
 
+  it('says the one state an op needs and the states it can enter, as the search prunes by', () => {
+    const need = (f: string, value: unknown, output?: unknown): unknown =>
+      m.onlyStateFor!(m.input(f, value), output === undefined ? undefined : m.output(f, output));
+    expect(need('read', null, 3)).toBe(3);
+    expect(need('read', null)).toBeUndefined();
+    expect(need('write', 3, 3)).toBeUndefined();
+    expect(need('cas', [3, 4], [3, 4])).toBe(3);
+    expect(need('cas', [3, 4])).toBe(3);
+    expect(m.statesEntered!(m.input('read', null))).toEqual([]);
+    expect(m.statesEntered!(m.input('write', 3))).toEqual([3]);
+    expect(m.statesEntered!(m.input('cas', [3, 4]))).toEqual([4]);
+  });
+
   it('compares structured values by content', () => {
     const state = m.step(m.init(), m.input('write', { a: [1, 2] }), undefined)!;
     expect(m.step(state, m.input('read', null), m.output('read', { a: [1, 2] }))).toBe(state);
