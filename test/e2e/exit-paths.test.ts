@@ -177,6 +177,21 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
     },
   );
 
+  it('a transactional workload on a system without transactions is refused before it starts', async () => {
+    const b = sandbox();
+    boxes.push(b);
+    const r = await mallory(
+      ['run', '--system', 'etcd', '--workload', 'list-append', '--store', b.store],
+      b,
+      20_000,
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(
+      'mallory: system etcd does not run list-append transactions: use --workload register',
+    );
+    expect(existsSync(b.store)).toBe(false);
+  });
+
   it('a state dir that is a file: one line, and no run is created', async () => {
     const b = sandbox();
     boxes.push(b);

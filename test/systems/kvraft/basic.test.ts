@@ -40,6 +40,52 @@ describe('kvraft basics (real processes)', () => {
     }
   });
 
+  it('runs transactions as one entry each, and lists survive snapshots and restarts', async () => {
+    const h = (harness = await Harness.create(3));
+    h.startAll({ snapshotEvery: 4 });
+    const leader = await h.waitLeader();
+    const follower = h.nodes.find((n) => n !== leader.id)!;
+    const client = h.client(follower);
+    expect(
+      await client.txn([
+        ['r', 'l', null],
+        ['append', 'l', 1],
+        ['append', 'l', 2],
+        ['r', 'l', null],
+        ['w', 'r', 7],
+        ['r', 'r', null],
+      ]),
+    ).toEqual({
+      type: 'ok',
+      value: [
+        ['r', 'l', null],
+        ['append', 'l', 1],
+        ['append', 'l', 2],
+        ['r', 'l', [1, 2]],
+        ['w', 'r', 7],
+        ['r', 'r', 7],
+      ],
+    });
+    for (let i = 3; i <= 12; i++) expect((await client.txn([['append', 'l', i]])).type).toBe('ok');
+    // All or nothing: the register makes the append fail, and the first append is not applied.
+    expect(
+      await client.txn([
+        ['append', 'l', 99],
+        ['append', 'r', 1],
+      ]),
+    ).toMatchObject({ type: 'fail' });
+    expect(await client.read('l')).toMatchObject({ type: 'fail' });
+    await client.close();
+    for (const node of h.nodes) await h.kill(node);
+    h.startAll({ snapshotEvery: 4 });
+    const next = await h.waitLeader();
+    const again = h.client(next.id);
+    const expected = Array.from({ length: 12 }, (_, i) => i + 1);
+    expect(await again.txn([['r', 'l', null]])).toEqual({ type: 'ok', value: [['r', 'l', expected]] });
+    expect(await again.read('r')).toEqual({ type: 'ok', value: 7 });
+    await again.close();
+  });
+
   it('refuses on a follower with a leader hint, and reports unreachable nodes as fail', async () => {
     const h = (harness = await Harness.create(3));
     h.startAll();

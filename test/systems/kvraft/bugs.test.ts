@@ -183,6 +183,31 @@ async function snapshotUncommittedConfig(bugOn: boolean) {
   };
 }
 
+/**
+ * Write skew: two transactions sent to the leader at once, each reading the key the other appends
+ * to. As one entry each, the second applied sees the first's append; split, both reads apply
+ * before either append.
+ */
+async function splitTxn(bugOn: boolean) {
+  const h = (harness = await Harness.create(3, bugOn ? ['split-txn'] : []));
+  h.startAll();
+  const leader = await h.waitLeader();
+  const a = h.client(leader.id);
+  const b = h.client(leader.id);
+  const results = await Promise.all([
+    a.txn([
+      ['r', 'x', null],
+      ['append', 'y', 1],
+    ]),
+    b.txn([
+      ['r', 'y', null],
+      ['append', 'x', 1],
+    ]),
+  ]);
+  await Promise.all([a.close(), b.close()]);
+  return results.map((r) => (r.type === 'ok' ? r.value[0][2] : r.type));
+}
+
 describe('kvraft bug switches (real processes)', () => {
   it('ack-before-commit: an acknowledged write is lost after the leader dies', async () => {
     const { written, readBack } = await ackBeforeCommit(true);
@@ -231,6 +256,16 @@ describe('kvraft bug switches (real processes)', () => {
   it('without lazy-vote the restarted voter keeps its vote', async () => {
     const { violations } = await lazyVote(false);
     expect(violations).toEqual([]);
+  });
+
+  it('split-txn: two transactions each miss the append of the other (write skew)', async () => {
+    expect(await splitTxn(true)).toEqual([null, null]);
+  });
+
+  it('without split-txn one transaction sees the append of the other', async () => {
+    const reads = await splitTxn(false);
+    expect(reads.filter((r) => r === null)).toHaveLength(1);
+    expect(reads.filter((r) => Array.isArray(r) && r[0] === 1)).toHaveLength(1);
   });
 
   it('snapshot-uncommitted-config: rolling back the configuration crashes the node', async () => {

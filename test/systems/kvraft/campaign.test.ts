@@ -26,11 +26,13 @@ async function run(
   schedule: string,
   steps: number,
   nodes: number,
+  workload: string,
   bug?: string,
 ): Promise<{ code: number | null; summary: Summary }> {
   const box = sandbox();
   boxes.push(box);
   const args = ['run', '--time', '5m', '--seed', '7', '--steps', `${steps}`, '--nodes', `${nodes}`];
+  args.push('--workload', workload);
   args.push('--store', box.store, '--json');
   args.push('--schedule', join(SCHEDULES, `${schedule}.jsonl`));
   if (bug) args.push('--bug', bug);
@@ -39,18 +41,25 @@ async function run(
 }
 
 const CASES = [
-  { bug: 'stale-read', steps: 8, nodes: 3, names: ['linearizability'] },
-  { bug: 'ack-before-commit', steps: 6, nodes: 3, names: ['linearizability'] },
-  { bug: 'vote-without-log-check', steps: 9, nodes: 3, names: ['crash'] },
+  { bug: 'stale-read', steps: 8, nodes: 3, workload: 'register', names: ['linearizability'] },
+  { bug: 'ack-before-commit', steps: 6, nodes: 3, workload: 'register', names: ['linearizability'] },
+  { bug: 'vote-without-log-check', steps: 9, nodes: 3, workload: 'register', names: ['crash'] },
   // Triggered by observed events (become-leader); five attempts, each fails now and then.
-  { bug: 'lazy-vote', steps: 12, nodes: 3, names: ['invariant/election-safety'] },
-  { bug: 'snapshot-uncommitted-config', steps: 6, nodes: 5, names: ['crash/crash-text'] },
+  { bug: 'lazy-vote', steps: 12, nodes: 3, workload: 'register', names: ['invariant/election-safety'] },
+  {
+    bug: 'snapshot-uncommitted-config',
+    steps: 6,
+    nodes: 5,
+    workload: 'register',
+    names: ['crash/crash-text'],
+  },
+  { bug: 'split-txn', steps: 6, nodes: 3, workload: 'list-append', names: ['txn/not-strict-serializable'] },
 ] as const;
 
 describe('kvraft bug switches under scripted schedules (mallory run)', () => {
   for (const c of CASES) {
     it(`${c.bug}: the schedule exposes it and the checks catch it`, async () => {
-      const { code, summary } = await run(c.bug, c.steps, c.nodes, c.bug);
+      const { code, summary } = await run(c.bug, c.steps, c.nodes, c.workload, c.bug);
       expect(summary.status).toBe('complete');
       expect(code).toBe(1);
       const found = new Set(summary.bugs.flatMap((b) => [b.kind, `${b.kind}/${b.name}`]));
@@ -59,10 +68,19 @@ describe('kvraft bug switches under scripted schedules (mallory run)', () => {
       expect(readFileSync(join(summary.runDir, 'bugs', '1', 'source-schedule.jsonl'), 'utf8')).toBe(
         readFileSync(join(SCHEDULES, `${c.bug}.jsonl`), 'utf8'),
       );
+      if (c.workload !== 'register') {
+        // A transactional finding comes with the checker's page and its report as evidence.
+        const bugDir = join(summary.runDir, 'bugs', '1');
+        expect(readFileSync(join(bugDir, 'check.html'), 'utf8')).toContain('not strict-serializable');
+        const evidence = JSON.parse(readFileSync(join(bugDir, 'evidence.json'), 'utf8')) as {
+          valid: boolean;
+        };
+        expect(evidence.valid).toBe(false);
+      }
     });
 
     it(`${c.bug}: the same schedule with the switch off is clean`, async () => {
-      const { code, summary } = await run(c.bug, c.steps, c.nodes);
+      const { code, summary } = await run(c.bug, c.steps, c.nodes, c.workload);
       expect(summary.status).toBe('complete');
       expect(summary.bugs).toEqual([]);
       expect(summary.ops.ok).toBeGreaterThan(500);
