@@ -6,8 +6,9 @@ import { type PartitionVerdict, searchPartition } from './search.js';
 /**
  * The verdict on one partition. An op that no reachable state allows settles it at once; the
  * history before that op is then searched only for the prefix to show. A history found not
- * linearizable is searched again with less pruning, for the counterexample: the longest prefix
- * that can be linearized at all, and the op that cannot follow it.
+ * linearizable by a search that cut configurations is searched again with less pruning, for the
+ * counterexample: the longest prefix that can be linearized at all, and the op that cannot follow
+ * it.
  */
 export function checkPartition<S, I, O>(
   partition: PartitionData<I, O>,
@@ -17,7 +18,7 @@ export function checkPartition<S, I, O>(
   const impossible = findImpossibleOp(partition, model);
   if (impossible < 0) {
     const verdict = searchPartition(partition, model, deadlineMs);
-    if (verdict.valid !== false) return verdict;
+    if (verdict.valid !== false || verdict.cut !== true) return verdict;
     const clearer = searchPartition(partition, model, deadlineMs, { pruning: 'shallower' });
     return clearer.valid === false ? clearer : verdict;
   }

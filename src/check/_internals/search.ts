@@ -40,6 +40,11 @@ export type PartitionVerdict =
   | {
       readonly valid: false;
       readonly cacheEntries: number;
+      /**
+       * Whether the search cut a configuration that could have led past its deepest point (then
+       * the prefix may be shorter than the longest one): only with `dead` pruning.
+       */
+      readonly cut?: boolean;
       /** Slots linearized, in order, at the deepest point. */
       readonly prefix: readonly number[];
       /** The slot whose return was reached with no way to linearize it. */
@@ -176,6 +181,7 @@ export function searchPartition<S, I, O>(
   let bestScore = -1;
   let clean = 0;
   let failing = -1;
+  let cut = false;
   let failingState = state;
 
   /** The first return in the list: info ops invoked before it are candidates. */
@@ -212,7 +218,9 @@ export function searchPartition<S, I, O>(
       return blocking;
     }
     const doomed = pruner.firstNeeding(pruner.deadState, blocking);
-    return doomed < 0 ? blocking : doomed;
+    if (doomed < 0) return blocking;
+    cut = true;
+    return doomed;
   };
 
   /**
@@ -258,7 +266,11 @@ export function searchPartition<S, I, O>(
   const takeLive = (slot: number, afterId: number): boolean => {
     const supply = pruner!;
     if (supply.take(slot, stateId, afterId)) return true;
-    if (pruneAll || deadEndBound(slot, supply.deadState) <= bestScore) return false;
+    if (pruneAll) {
+      cut = true;
+      return false;
+    }
+    if (deadEndBound(slot, supply.deadState) <= bestScore) return false;
     supply.force(slot);
     return true;
   };
@@ -402,6 +414,7 @@ export function searchPartition<S, I, O>(
   return {
     valid: false,
     cacheEntries: cache.size,
+    ...(cut ? { cut } : {}),
     prefix: Array.from(best.subarray(0, bestDepth)),
     failing,
     stateBefore: model.describe(failingState),

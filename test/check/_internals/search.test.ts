@@ -103,6 +103,11 @@ describe('searchPartition', () => {
           pruning: 'off',
         });
         fc.pre(off.valid === false);
+        const dead = searchPartition(partition, model, Infinity);
+        expect(dead.valid).toBe(false);
+        if (dead.valid === false && dead.cut !== true) {
+          expect(composition(partition, dead.prefix)).toEqual(composition(partition, off.prefix));
+        }
         const shallower = searchPartition(partition, model, Infinity, { pruning: 'shallower' });
         expect(shallower.valid).toBe(false);
         if (shallower.valid !== false) return;
