@@ -1,34 +1,14 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { mallory } from './_helpers/cli.js';
 import { REPO_ROOT, sharedDataDir } from '../check/data-dir.js';
 
-const MALLORY = path.join(REPO_ROOT, 'bin', 'mallory.js');
 const ETCD_DIR = path.join(sharedDataDir(), 'porcupine-etcd');
-const run = promisify(execFile);
-
-interface Outcome {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** Runs the built CLI (`npm test` builds first). */
-async function mallory(...args: string[]): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [MALLORY, ...args], { timeout: 60_000 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 let dir: string;
 
