@@ -10,6 +10,7 @@ import { timestampName } from '../store/run-store.js';
 import type { PolicyName, RunConfig } from './config.js';
 import type { Reporter, RunSummary } from './reporter.js';
 import { runCampaign } from './run-campaign.js';
+import type { WorkloadName } from '../workload/workload.js';
 
 export interface CompareRun {
   readonly seed: number;
@@ -52,6 +53,8 @@ export interface BugTiming {
 
 export interface CompareResult {
   readonly system: string;
+  /** The client workload every run used (`register` in comparisons written before it was recorded). */
+  readonly workload: WorkloadName;
   readonly timeMs: number;
   readonly baseline: string;
   readonly policies: Readonly<Record<string, { readonly runs: readonly CompareRun[] }>>;
@@ -183,6 +186,7 @@ export async function comparePolicies(options: {
   }
   return summarise({
     system: base.system,
+    workload: base.workload,
     timeMs: base.timeMs,
     store: base.store,
     results,
@@ -193,12 +197,12 @@ export async function comparePolicies(options: {
 /**
  * Merges earlier comparisons (their `compare.json`) into one: the runs of each policy are pooled,
  * so a long comparison can be split over several processes or machines and summarised together.
- * They must be of the same system and budget.
+ * They must be of the same system, workload and budget.
  */
 export function mergeComparisons(files: readonly string[], store: string): CompareResult {
   if (files.length === 0) throw new UsageError('bad-flag', '--from needs at least one compare.json');
   const results: Record<string, CompareRun[]> = {};
-  let first: { system: string; timeMs: number; file: string } | undefined;
+  let first: { system: string; workload: WorkloadName; timeMs: number; file: string } | undefined;
   for (const file of files) {
     const path = file.endsWith('.json') ? file : join(file, 'compare.json');
     if (!existsSync(path)) {
@@ -219,22 +223,31 @@ export function mergeComparisons(files: readonly string[], store: string): Compa
     if (typeof data.system !== 'string' || typeof data.timeMs !== 'number' || data.policies === undefined) {
       throw new UsageError('bad-input', `--from: ${path} is not a compare.json written by mallory compare`);
     }
-    if (first === undefined) first = { system: data.system, timeMs: data.timeMs, file: path };
-    else if (first.system !== data.system || first.timeMs !== data.timeMs) {
+    const workload = data.workload ?? 'register';
+    if (first === undefined) first = { system: data.system, workload, timeMs: data.timeMs, file: path };
+    else if (first.system !== data.system || first.workload !== workload || first.timeMs !== data.timeMs) {
       throw new UsageError(
         'bad-input',
-        `--from: ${path} is ${data.system} at ${data.timeMs} ms but ${first.file} is ${first.system} at ${first.timeMs} ms: only like comparisons can be merged`,
+        `--from: ${path} is ${data.system} (${workload}) at ${data.timeMs} ms but ${first.file} is ${first.system} (${first.workload}) at ${first.timeMs} ms: only like comparisons can be merged`,
       );
     }
     for (const [policy, { runs }] of Object.entries(data.policies)) {
       (results[policy] ??= []).push(...runs);
     }
   }
-  return summarise({ system: first!.system, timeMs: first!.timeMs, store, results, stopOnBug: false });
+  return summarise({
+    system: first!.system,
+    workload: first!.workload,
+    timeMs: first!.timeMs,
+    store,
+    results,
+    stopOnBug: false,
+  });
 }
 
 function summarise(input: {
   readonly system: string;
+  readonly workload: WorkloadName;
   readonly timeMs: number;
   readonly store: string;
   readonly results: Readonly<Record<string, readonly CompareRun[]>>;
@@ -331,6 +344,7 @@ function summarise(input: {
   const policiesOut = Object.fromEntries(policies.map((p) => [p, { runs: results[p] }]));
   const result: CompareResult = {
     system: input.system,
+    workload: input.workload,
     timeMs,
     baseline,
     policies: policiesOut,

@@ -1,7 +1,11 @@
+import { Option } from 'commander';
+
 import { POLICIES, type PolicyName } from '../campaign/config.js';
 import { comparePolicies, mergeComparisons, type CompareResult } from '../campaign/compare.js';
 import type { Reporter } from '../campaign/reporter.js';
 import { UsageError } from '../core/errors.js';
+import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
+import { WORKLOADS } from '../workload/workload.js';
 import type { RegisterCommand } from './command.js';
 import { configFromFlags, SYSTEM_HELP } from './run.js';
 
@@ -13,6 +17,7 @@ interface CompareFlags {
   seed?: string;
   nodes?: string;
   faults: string;
+  workload: string;
   bug: string[];
   store: string;
   stopOnBug?: boolean;
@@ -26,6 +31,8 @@ function fmt(n: number): string {
 
 function table(result: CompareResult): string {
   const lines = [
+    `${result.system}, workload ${result.workload}, ${fmt(result.timeMs / 1000)} s per run`,
+    '',
     `${'metric'.padEnd(24)} ${'policy'.padEnd(9)} ${'mean'.padStart(8)} ${'base'.padStart(8)} ${'ratio'.padStart(6)} ${'A12'.padStart(5)} ${'p'.padStart(6)}`,
   ];
   for (const c of result.comparisons) {
@@ -59,7 +66,16 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
     .option('--time <duration>', 'time budget per run', '10m')
     .option('--seed <n>', 'first seed (run i uses seed + i, the same for every policy)')
     .option('--nodes <n>', 'cluster size')
-    .option('--faults <list>', 'fault families', 'partition,kill,pause,packet,member')
+    .option(
+      '--faults <list>',
+      `fault families: ${FAULT_FAMILIES.join(',')}`,
+      DEFAULT_FAULT_FAMILIES.join(','),
+    )
+    .addOption(
+      new Option('--workload <name>', 'client workload of every run (register, or transactions)')
+        .choices(WORKLOADS)
+        .default('register'),
+    )
     .option(
       '--bug <name>',
       'switch on a known bug (repeatable)',
@@ -104,7 +120,7 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
         time: flags.time,
         policy: 'random',
         faults: flags.faults,
-        workload: 'register',
+        workload: flags.workload,
         bug: flags.bug,
         store: flags.store,
         network: 'auto',
@@ -125,7 +141,9 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
       };
       try {
         const total = runs * policies.length;
-        process.stderr.write(`compare: ${total} campaigns of ${flags.time} each on ${base.system}\n`);
+        process.stderr.write(
+          `compare: ${total} campaigns of ${flags.time} each on ${base.system}, workload ${base.workload}\n`,
+        );
         const result = await comparePolicies({
           base,
           policies: policies as PolicyName[],

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
@@ -67,6 +67,69 @@ describe('mallory compare (kvraft, real processes)', () => {
       policies: Record<string, { runs: unknown[] }>;
     };
     expect(pooled.policies.random.runs).toHaveLength(2);
+  });
+
+  it('runs a transactional workload in every campaign and records it (list-append on kvraft)', async () => {
+    const r = await mallory(
+      [
+        'compare',
+        '--workload',
+        'list-append',
+        '--runs',
+        '1',
+        '--time',
+        '10s',
+        '--seed',
+        '5',
+        '--store',
+        box.store,
+        '--json',
+      ],
+      box,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('workload list-append');
+    const result = JSON.parse(r.stdout) as {
+      workload: string;
+      dir: string;
+      policies: Record<string, { runs: { runDir: string }[] }>;
+    };
+    expect(result.workload).toBe('list-append');
+    for (const policy of ['adaptive', 'random']) {
+      const history = readFileSync(join(result.policies[policy].runs[0].runDir, 'history.jsonl'), 'utf8');
+      expect(history).toMatch(/"f":"txn".*"append"/);
+    }
+    // Comparisons of different workloads are not pooled.
+    const other = JSON.parse(readFileSync(join(result.dir, 'compare.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const registerFile = join(box.store, '..', 'register-compare.json');
+    writeFileSync(registerFile, JSON.stringify({ ...other, workload: 'register' }));
+    const merged = await mallory(
+      ['compare', '--from', result.dir, '--from', registerFile, '--store', box.store],
+      box,
+    );
+    expect(merged.code).toBe(2);
+    expect(merged.stderr).toContain('only like comparisons can be merged');
+  });
+
+  it('refuses a transactional workload on a system without transactions, before it starts a node or a run dir', async () => {
+    const r = await mallory(
+      [
+        'compare',
+        '--system',
+        'examples/tiny-kv/system.ts',
+        '--workload',
+        'rw-register',
+        '--store',
+        box.store,
+      ],
+      box,
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('does not run rw-register transactions');
+    expect(existsSync(join(box.store, 'tiny-kv'))).toBe(false);
   });
 
   it('refuses a single policy', async () => {
