@@ -54,11 +54,14 @@ const CASES = [
     names: ['crash/crash-text'],
   },
   { bug: 'split-txn', steps: 6, nodes: 3, workload: 'list-append', names: ['txn/not-strict-serializable'] },
+  // The same switch under write/read transactions (fractured reads: G1b, G-single, internal).
+  { bug: 'split-txn', steps: 6, nodes: 3, workload: 'rw-register', names: ['txn/not-strict-serializable'] },
 ] as const;
 
 describe('kvraft bug switches under scripted schedules (mallory run)', () => {
   for (const c of CASES) {
-    it(`${c.bug}: the schedule exposes it and the checks catch it`, async () => {
+    const title = c.workload === 'register' ? c.bug : `${c.bug} (${c.workload})`;
+    it(`${title}: the schedule exposes it and the checks catch it`, async () => {
       const { code, summary } = await run(c.bug, c.steps, c.nodes, c.workload, c.bug);
       expect(summary.status).toBe('complete');
       expect(code).toBe(1);
@@ -79,7 +82,7 @@ describe('kvraft bug switches under scripted schedules (mallory run)', () => {
       }
     });
 
-    it(`${c.bug}: the same schedule with the switch off is clean`, async () => {
+    it(`${title}: the same schedule with the switch off is clean`, async () => {
       const { code, summary } = await run(c.bug, c.steps, c.nodes, c.workload);
       expect(summary.status).toBe('complete');
       expect(summary.bugs).toEqual([]);
