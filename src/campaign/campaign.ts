@@ -18,6 +18,7 @@ import { createPolicy } from '../policy/index.js';
 import type { Policy, PolicyValue } from '../policy/policy.js';
 import { writeStoreIndex } from '../report/store-index.js';
 import { writeRunReport } from '../report/write-run-report.js';
+import { readStoredSeed, type StoredSeed } from '../store/run-reader.js';
 import { RunStore } from '../store/run-store.js';
 import { loadSystem } from '../systems/load-system.js';
 import type { SystemAdapter } from '../systems/system.js';
@@ -715,7 +716,7 @@ export class Campaign {
     if (finding.html !== undefined) {
       html = join(dir, 'check.html');
       writeFileSync(html, finding.html);
-      store.db.prepare('UPDATE bugs SET html = ? WHERE id = ?').run(html, id);
+      store.setBugHtml(id, html);
     }
     const bug: BugRecord = { ...row, id, dir, ...(html !== undefined ? { html } : {}) };
     this.bugs.push(bug);
@@ -728,34 +729,23 @@ export class Campaign {
    * bad `--seed-from` leaves nothing behind.
    */
   private readSeed(runDir: string, system: string, policy: string): Seed {
-    let source: RunStore;
+    let source: StoredSeed;
     try {
-      source = RunStore.open(runDir);
+      source = readStoredSeed(runDir, policy);
     } catch {
       throw new UsageError(
         'bad-flag',
         `--seed-from: ${runDir} is not a run directory (no run.db): give store/<system>/<run>`,
       );
     }
-    try {
-      const run = source.db.prepare('SELECT system, policy, status FROM run').get() as
-        { system: string; policy: string; status: string } | undefined;
-      if (!run || run.system !== system || run.policy !== policy) {
-        throw new UsageError(
-          'bad-flag',
-          `--seed-from: ${runDir} is a ${run?.policy ?? '?'} run on ${run?.system ?? '?'}; this is ${policy} on ${system}: seed from a run of the same system and policy`,
-        );
-      }
-      const values = source.db
-        .prepare('SELECT state, action, value, visits FROM policy_values WHERE policy = ?')
-        .all(policy) as PolicyValue[];
-      const states = source.db
-        .prepare('SELECT abstraction, id, features, visits FROM states ORDER BY rowid')
-        .all() as { abstraction: string; id: string; features: string; visits: number }[];
-      return { runDir, status: run.status, values, states };
-    } finally {
-      source.close();
+    const run = source.run;
+    if (!run || run.system !== system || run.policy !== policy) {
+      throw new UsageError(
+        'bad-flag',
+        `--seed-from: ${runDir} is a ${run?.policy ?? '?'} run on ${run?.system ?? '?'}; this is ${policy} on ${system}: seed from a run of the same system and policy`,
+      );
     }
+    return { runDir, status: run.status, values: source.values, states: source.states };
   }
 
   private applySeed(policy: Policy, seed: Seed): void {

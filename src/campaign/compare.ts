@@ -1,11 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import Database from 'better-sqlite3';
-
 import { UsageError } from '../core/errors.js';
 import { a12, mannWhitneyU, mean, median } from '../report/stats.js';
 import { lineChartSvg, type Series } from '../report/plot.js';
+import { readStoredMetrics } from '../store/run-reader.js';
 import { timestampName } from '../store/run-store.js';
 import type { PolicyName, RunConfig } from './config.js';
 import type { Reporter, RunSummary } from './reporter.js';
@@ -94,21 +93,11 @@ function bugName(b: { kind: string; name: string }): string {
 
 /** Each metric's per-step series from one run's `metrics` table (read and parsed once). */
 function readSeries(runDir: string, metrics: readonly string[]): Record<string, [number, number][]> {
-  const db = new Database(join(runDir, 'run.db'), { readonly: true });
-  try {
-    const rows = db.prepare('SELECT at_ms, values_json FROM metrics ORDER BY at_ms').all() as {
-      at_ms: number;
-      values_json: string;
-    }[];
-    const out: Record<string, [number, number][]> = Object.fromEntries(metrics.map((m) => [m, []]));
-    for (const r of rows) {
-      const values = JSON.parse(r.values_json) as Record<string, number>;
-      for (const m of metrics) out[m].push([r.at_ms, values[m] ?? 0]);
-    }
-    return out;
-  } finally {
-    db.close();
+  const out: Record<string, [number, number][]> = Object.fromEntries(metrics.map((m) => [m, []]));
+  for (const r of readStoredMetrics(runDir)) {
+    for (const m of metrics) out[m].push([r.atMs, r.values[m] ?? 0]);
   }
+  return out;
 }
 
 /** The mean over runs of a step function sampled at `buckets` points up to `endMs`. */

@@ -98,6 +98,15 @@ function parseJson<T>(text: string | null, fallback: T): T {
   }
 }
 
+function metricsRow(m: { at_ms: number; schedule: number; step: number; values_json: string }): StoredMetrics {
+  return {
+    atMs: m.at_ms,
+    schedule: m.schedule,
+    step: m.step,
+    values: parseJson<Record<string, number>>(m.values_json, {}),
+  };
+}
+
 /**
  * Reads a run's database without writing to it (a running campaign may be writing it meanwhile).
  * Throws when `dir` has no `run.db` or the database has no run row.
@@ -206,12 +215,7 @@ export function readStoredRun(dir: string): StoredRun {
         outcome: f.outcome,
         error: f.error,
       })),
-      metrics: metrics.map((m) => ({
-        atMs: m.at_ms,
-        schedule: m.schedule,
-        step: m.step,
-        values: parseJson<Record<string, number>>(m.values_json, {}),
-      })),
+      metrics: metrics.map(metricsRow),
       bugs: bugs.map((b) => ({
         id: b.id,
         schedule: b.schedule,
@@ -224,6 +228,49 @@ export function readStoredRun(dir: string): StoredRun {
       })),
       states: Object.fromEntries(states.map((s) => [s.abstraction, s.n])),
     };
+  } finally {
+    db.close();
+  }
+}
+
+/** The `metrics` table alone, in time order (what a comparison plots). */
+export function readStoredMetrics(dir: string): StoredMetrics[] {
+  const db = new Database(join(dir, 'run.db'), { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare('SELECT * FROM metrics ORDER BY at_ms').all() as {
+      at_ms: number;
+      schedule: number;
+      step: number;
+      values_json: string;
+    }[];
+    return rows.map(metricsRow);
+  } finally {
+    db.close();
+  }
+}
+
+/** What an earlier run hands a new campaign (`--seed-from`): the policy's values and the states seen. */
+export interface StoredSeed {
+  /** The run row's identity, or undefined when the run did not get past its start. */
+  readonly run: { readonly system: string; readonly policy: string; readonly status: RunStatus } | undefined;
+  readonly values: readonly { state: string; action: string; value: number; visits: number }[];
+  readonly states: readonly { abstraction: string; id: string; features: string; visits: number }[];
+}
+
+/** Reads a run's policy values (of `policy`) and states. Throws when `dir` has no `run.db`. */
+export function readStoredSeed(dir: string, policy: string): StoredSeed {
+  const reason = notARunReason(dir);
+  if (reason !== undefined) throw new Error(reason);
+  const db = new Database(join(dir, 'run.db'), { readonly: true, fileMustExist: true });
+  try {
+    const run = db.prepare('SELECT system, policy, status FROM run').get() as StoredSeed['run'];
+    const values = db
+      .prepare('SELECT state, action, value, visits FROM policy_values WHERE policy = ?')
+      .all(policy) as StoredSeed['values'];
+    const states = db
+      .prepare('SELECT abstraction, id, features, visits FROM states ORDER BY rowid')
+      .all() as StoredSeed['states'];
+    return { run, values, states };
   } finally {
     db.close();
   }

@@ -87,7 +87,7 @@ export function timestampName(date = new Date()): string {
  */
 export class RunStore {
   readonly dir: string;
-  readonly db: Database.Database;
+  private readonly db: Database.Database;
   private readonly historyFd: number;
   private readonly insertFault: Database.Statement;
   private readonly upsertStep: Database.Statement;
@@ -235,6 +235,11 @@ export class RunStore {
         row.html ?? null,
       );
     return Number(result.lastInsertRowid);
+  }
+
+  /** Points a bug at its checker's page once the page is written. */
+  setBugHtml(id: number, html: string): void {
+    this.db.prepare('UPDATE bugs SET html = ? WHERE id = ?').run(html, id);
   }
 
   finish(status: RunStatus, summary: unknown): void {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import type { Op } from '../../../src/core/op.js';
+import { readStoredRun } from '../../../src/store/run-reader.js';
 import { RunStore } from '../../../src/store/run-store.js';
 
 const NS_PER_MS = 1_000_000;
@@ -21,7 +22,7 @@ export function fakeRun(): { readonly store: string; readonly dir: string } {
     policy: 'random',
     config: { steps: 4, stepMs: 1000 },
   });
-  const startedAt = (run.db.prepare('SELECT started_at FROM run').get() as { started_at: string }).started_at;
+  const startedAt = readStoredRun(run.dir).run.startedAt;
   const wall = (ms: number): string => new Date(Date.parse(startedAt) + ms).toISOString();
   run.scheduleStarted(0, 0);
   for (let step = 0; step < 4; step++) {
