@@ -5,8 +5,8 @@ import { join } from 'node:path';
 
 import { monoNs, sleep } from '../core/clock.js';
 import type { ClockPreload } from './clock-preload.js';
-import type { ClusterView, SystemAdapter } from '../systems/system.js';
 import type { Address, NetworkBackend } from './net/backend.js';
+import type { ClusterView, NodeSystem } from './node-system.js';
 import { processStartTime, type ResourceRegistry } from './resources.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
@@ -33,7 +33,7 @@ interface NodeProcess {
 }
 
 export interface ClusterOptions {
-  readonly system: SystemAdapter;
+  readonly system: NodeSystem;
   readonly nodes: readonly string[];
   readonly runDir: string;
   readonly runId: string;
@@ -68,7 +68,7 @@ function dataRoot(runId: string): string {
 export class Cluster implements ClusterView {
   readonly nodes: readonly string[];
   readonly runDir: string;
-  private readonly system: SystemAdapter;
+  private readonly system: NodeSystem;
   private readonly network: NetworkBackend;
   private readonly registry: ResourceRegistry;
   private readonly onExit: ((exit: NodeExit) => void) | undefined;

@@ -1,5 +1,7 @@
 import type { ConsistencyModel } from '../check/txn/consistency-model.js';
-import type { Address } from '../cluster/net/backend.js';
+import type { ClusterView, LaunchOptions, LaunchSpec, NodeSystem } from '../cluster/node-system.js';
+
+export type { ClusterView, LaunchOptions, LaunchSpec, NodeSystem };
 
 /** The outcome of one client call: `info` when the outcome is unknown (timeout, lost connection). */
 export type ClientResult =
@@ -57,26 +59,6 @@ export interface TransactionsCapability {
   client(node: string, cluster: ClusterView, timeoutMs: number): TxnClient;
 }
 
-/** What a system adapter sees of the cluster it runs in. */
-export interface ClusterView {
-  readonly nodes: readonly string[];
-  /** Nodes that are currently members (membership faults remove and re-add). */
-  readonly members: readonly string[];
-  dataDir(node: string): string;
-  listen(node: string, service: string): Address;
-  dial(from: string, to: string, service: string): Address;
-  clientAddress(node: string, service: string): Address;
-  /** The run's directory, for system-wide files (e.g. sentinel configs). */
-  readonly runDir: string;
-}
-
-/** How to start one node process. */
-export interface LaunchSpec {
-  readonly command: string;
-  readonly args: readonly string[];
-  readonly env?: Readonly<Record<string, string>>;
-}
-
 /** A log line turned into a named internal event. */
 export interface ParsedLogEvent {
   readonly type: string;
@@ -90,18 +72,8 @@ export interface DoctorFinding {
   readonly fix?: string;
 }
 
-export interface LaunchOptions {
-  /**
-   * The node is not one the cluster was bootstrapped with: it was wiped and added back (after a
-   * member-add the cluster accepted), so it reaches the cluster through its peers. Its data dir is
-   * empty the first time; after a kill it holds what the node wrote since, and the node must
-   * restart from that, never join afresh.
-   */
-  readonly join: boolean;
-}
-
-/** One system under test, as the campaign drives it. */
-export interface SystemAdapter {
+/** One system under test, as the campaign drives it (the cluster runtime sees only its `NodeSystem` part). */
+export interface SystemAdapter extends NodeSystem {
   readonly name: string;
   /** Services each node exposes; `peerServices` are the ones nodes use to talk to each other. */
   readonly services: readonly string[];
@@ -134,11 +106,6 @@ export interface SystemAdapter {
   readonly membershipExitPatterns?: readonly RegExp[];
   /** Checks the binaries this system needs. */
   doctor(): Promise<readonly DoctorFinding[]>;
-  /** Called once before the first launch (config files etc.). */
-  prepare?(cluster: ClusterView): Promise<void>;
-  launch(node: string, cluster: ClusterView, options: LaunchOptions): LaunchSpec;
-  /** Whether the cluster serves client requests now (used after start and after reset). */
-  ready(cluster: ClusterView, signal: AbortSignal): Promise<boolean>;
   client(node: string, cluster: ClusterView, timeoutMs: number): KvClient;
   /** Transactions of micro-ops (`--workload list-append|rw-register`); absent: register only. */
   readonly transactions?: TransactionsCapability;
@@ -162,8 +129,6 @@ export interface SystemAdapter {
   configuration?(cluster: ClusterView): Promise<readonly string[] | undefined>;
   /** Per-system log parser: known internal events with numeric attributes. */
   parseLog?(line: string): ParsedLogEvent | undefined;
-  /** Stops system-wide helpers (not node processes: the cluster runtime ends those). */
-  close?(): Promise<void>;
 }
 
 export interface SystemOptions {
