@@ -25,7 +25,8 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
     async check(input): Promise<Finding[]> {
       const clientOps = input.ops.filter((op) => op.process !== 'nemesis');
       const nemesisOps = input.ops.filter((op) => op.process === 'nemesis');
-      const result = await checkOps(clientOps, { model: 'kv', timeLimitMs });
+      const reads = input.system.readConsistency ?? 'linearizable';
+      const result = await checkOps(clientOps, { model: 'kv', timeLimitMs, reads });
       if (result.valid !== false) return [];
       const ce = result.counterexample;
       const failing = ce
@@ -41,10 +42,11 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
               .slice(0, MORE_KEYS_NAMED)
               .map((e) => `${keyName(e.key)} ${anomalyWords(e.anomaly)}`)
               .join(', ')}${more.length > MORE_KEYS_NAMED ? ', …' : ''})`;
+      const declared = reads === 'sequential' ? ' (reads checked as sequential, as the system declares)' : '';
       const message =
         first !== undefined && first.anomaly !== 'unexplained'
-          ? `key ${keyName(ce?.key)}: ${anomalyWords(first.anomaly)}: ${first.message}${others}`
-          : `history of key ${keyName(ce?.key)} is not linearizable: ${failing} cannot be placed after state ${ce?.stateBefore ?? '?'}${others}`;
+          ? `key ${keyName(ce?.key)}: ${anomalyWords(first.anomaly)}: ${first.message}${others}${declared}`
+          : `history of key ${keyName(ce?.key)} is not linearizable: ${failing} cannot be placed after state ${ce?.stateBefore ?? '?'}${others}${declared}`;
       return [
         {
           kind: 'linearizability',
@@ -52,6 +54,7 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
           message,
           evidence: {
             result,
+            reads,
             key: ce?.key,
             ...(first !== undefined ? { anomaly: first.anomaly } : {}),
             explanations,

@@ -5,6 +5,7 @@ import { runPartitions } from './_internals/run-partitions.js';
 import { MAX_COUNTEREXAMPLES } from './_internals/search.js';
 import { MODEL_NAMES, type Model, type ModelName, isModelName } from './model.js';
 import { REGISTER_MODEL_NAMES, isRegisterModelName, modelByName } from './models/by-name.js';
+import { READ_CONSISTENCIES, type ReadConsistency, relaxReads } from './sequential-reads.js';
 
 export { HistoryError } from './history/history-error.js';
 export { MAX_COUNTEREXAMPLES } from './_internals/search.js';
@@ -26,6 +27,12 @@ export interface CheckOptions {
    * WORKER_MIN_OPS). Worker threads need the compiled code (dist/); from source, one thread.
    */
   readonly threads?: number;
+  /**
+   * What reads promise (register models): `sequential` lets a read return an earlier state of its
+   * key, never older than its process's own last update of that key (see `relaxReads`). Default
+   * `linearizable`.
+   */
+  readonly reads?: ReadConsistency;
 }
 
 /** Why a history is not linearizable, in terms a person can follow. */
@@ -68,6 +75,16 @@ function resolveOptions(options: CheckOptions): Model {
   }
   if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1)) {
     throw new RangeError(`checkOps: threads must be an integer >= 1, got ${threads}`);
+  }
+  if (options.reads !== undefined && !READ_CONSISTENCIES.includes(options.reads)) {
+    throw new TypeError(
+      `checkOps: reads must be one of ${READ_CONSISTENCIES.join(', ')}, got ${String(options.reads)}`,
+    );
+  }
+  if (options.reads === 'sequential' && (typeof model !== 'string' || !isRegisterModelName(model))) {
+    throw new TypeError(
+      `checkOps: sequential reads are for the register models (${REGISTER_MODEL_NAMES.join(', ')}), not ${typeof model === 'string' ? model : model.name}`,
+    );
   }
   if (initial !== undefined && (typeof model !== 'string' || !isRegisterModelName(model))) {
     throw new TypeError(
@@ -127,9 +144,15 @@ async function checkPartitions(
  * model. Never throws because the history is not linearizable; throws `HistoryError` when ops do
  * not pair up or the model cannot read one.
  */
-export async function checkOps(ops: readonly Op[], options: CheckOptions): Promise<LinearizabilityResult> {
+export async function checkOps(
+  history: readonly Op[],
+  options: CheckOptions,
+): Promise<LinearizabilityResult> {
   const startMs = performance.now();
   const model = resolveOptions(options);
+  // Under sequential reads the search sees each read moved back; what it reports is the op as given.
+  const { ops, origin } =
+    options.reads === 'sequential' ? relaxReads(history) : { ops: history, origin: history };
   const builder = new HistoryBuilder(model);
   for (const op of ops) builder.add(op);
   const result = await checkPartitions(builder.finish(), model, options, builder.ops, startMs);
@@ -137,8 +160,8 @@ export async function checkOps(ops: readonly Op[], options: CheckOptions): Promi
   if (counterexample === undefined) return rest;
   const toOps = (ce: Counterexample<number>): Counterexample => ({
     ...ce,
-    longestPrefix: ce.longestPrefix.map((position) => ops[position]),
-    failingOp: ops[ce.failingOp],
+    longestPrefix: ce.longestPrefix.map((position) => origin[position]),
+    failingOp: origin[ce.failingOp],
   });
   return {
     ...rest,

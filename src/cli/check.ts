@@ -15,6 +15,7 @@ import type { ParsedHistory } from '../check/history/parsed-history.js';
 import { readJsonValue } from '../check/history/json-value.js';
 import { STDIN_NAME, readHistoryFile, readHistoryStream } from '../check/history/read-history.js';
 import { type LinearizabilityResult, checkOps } from '../check/linearizable.js';
+import { READ_CONSISTENCIES, type ReadConsistency } from '../check/sequential-reads.js';
 import { renderLinearizabilityHtml } from '../check/linearizable-html.js';
 import { MODEL_NAMES, type ModelName } from '../check/model.js';
 import { REGISTER_MODEL_NAMES, isRegisterModelName } from '../check/models/by-name.js';
@@ -45,6 +46,7 @@ interface CheckCliOptions {
   readonly json?: boolean;
   readonly html?: string;
   readonly initial?: string;
+  readonly reads?: ReadConsistency;
 }
 
 /** The registers' value before any write, when `--initial` gives one (it may be null). */
@@ -78,6 +80,8 @@ interface RegisterFileReport {
   readonly failingLine?: number;
   /** Each violating key's register anomaly, named (register models only). */
   readonly explanations?: readonly KeyExplanation[];
+  /** Set when reads were checked as other than linearizable (`--reads`). */
+  readonly reads?: ReadConsistency;
 }
 
 type FileReport = RegisterFileReport | TxnFileReport | TxnInputError;
@@ -140,6 +144,10 @@ async function checkFile(
   if (txnModel !== undefined) {
     if (initial !== undefined)
       return inputError(`${initialIsFor}, and this history is checked as ${txnModel}: drop --initial`);
+    if (options.reads !== undefined)
+      return inputError(
+        `--reads is for register histories, and this one is checked as ${txnModel}: drop --reads`,
+      );
     const consistency = options.consistency ?? DEFAULT_CONSISTENCY;
     return checkTxnHistory(file, history, txnModel, consistency, htmlOut);
   }
@@ -154,12 +162,17 @@ async function checkFile(
   const model = registerModel ?? defaultModel(history);
   if (initial !== undefined && !isRegisterModelName(model))
     return inputError(`${initialIsFor}, and this history is checked as ${model}: drop --initial`);
+  if (options.reads === 'sequential' && !isRegisterModelName(model))
+    return inputError(
+      `--reads sequential is for the register models (${REGISTER_MODEL_NAMES.join(', ')}), and this history is checked as ${model}: drop --reads`,
+    );
   let result: LinearizabilityResult;
   try {
     result = await checkOps(history.ops, {
       model,
       ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
       ...(initial === undefined ? {} : { initial: initial.value }),
+      ...(options.reads === undefined ? {} : { reads: options.reads }),
     });
   } catch (error) {
     if (!(error instanceof HistoryError)) throw error;
@@ -186,6 +199,7 @@ async function checkFile(
     ...(explanations.length > 0 ? { explanations } : {}),
     ...(html === undefined ? {} : { html }),
     ...(failingPosition < 0 ? {} : { failingLine: history.lines[failingPosition] }),
+    ...(options.reads === 'sequential' ? { reads: options.reads } : {}),
   };
 }
 
@@ -194,7 +208,7 @@ function printReport(report: RegisterFileReport): void {
   if (result === undefined) return;
   const partitions = `${result.partitions} partition${result.partitions === 1 ? '' : 's'}`;
   process.stdout.write(
-    `${report.file}: ${verdictWord(result.valid)} (${result.model}, ${partitions}, ${result.ops} ops, ${result.elapsedMs.toFixed(1)} ms)\n`,
+    `${report.file}: ${verdictWord(result.valid)} (${result.model}${report.reads === 'sequential' ? ' with sequential reads' : ''}, ${partitions}, ${result.ops} ops, ${result.elapsedMs.toFixed(1)} ms)\n`,
   );
   const example = result.counterexample;
   if (example !== undefined) {
@@ -240,6 +254,12 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
     .option(
       '--initial <value>',
       "the registers' value before any write (JSON or EDN, e.g. 0 as Knossos has it; default nil)",
+    )
+    .addOption(
+      new Option(
+        '--reads <consistency>',
+        'what reads promise (register models): sequential lets a read be stale, never older than when its process began its last update of the key',
+      ).choices(READ_CONSISTENCIES),
     )
     .option('--json', 'print one JSON document')
     .option('--html <out>', 'write an HTML visualization (a file; a directory when checking several files)')

@@ -1,3 +1,4 @@
+import type { ReadConsistency } from '../check/sequential-reads.js';
 import type { ConsistencyModel } from '../check/txn/consistency-model.js';
 import type { ClusterView, LaunchOptions, LaunchSpec, NodeSystem } from '../cluster/node-system.js';
 
@@ -107,6 +108,12 @@ export interface SystemAdapter extends NodeSystem {
   /** Checks the binaries this system needs. */
   doctor(): Promise<readonly DoctorFinding[]>;
   client(node: string, cluster: ClusterView, timeoutMs: number): KvClient;
+  /**
+   * What the register workload's reads promise (default `linearizable`): `sequential` when reads are
+   * served without a sync (by followers, from a replica's state) and may be stale; each schedule is
+   * then checked for that, so documented stale reads are not reported and a lost write still is.
+   */
+  readonly readConsistency?: ReadConsistency;
   /** Transactions of micro-ops (`--workload list-append|rw-register`); absent: register only. */
   readonly transactions?: TransactionsCapability;
   leader?(cluster: ClusterView): Promise<string | undefined>;

@@ -76,6 +76,43 @@ describe('mallory check', () => {
     expect((await mallory('check', file, '--model', 'cas-register')).code).toBe(1);
   });
 
+  it('--reads sequential accepts a stale read and still rejects a lost write', async () => {
+    const op = (index: number, process: number, type: string, f: string, value: unknown): string =>
+      JSON.stringify({ index, time: index, type, process, f, value });
+    const stale = path.join(dir, 'stale.jsonl');
+    await writeFile(
+      stale,
+      [
+        op(0, 0, 'invoke', 'write', ['x', 1]),
+        op(1, 0, 'ok', 'write', ['x', 1]),
+        op(2, 0, 'invoke', 'write', ['x', 2]),
+        op(3, 0, 'ok', 'write', ['x', 2]),
+        op(4, 1, 'invoke', 'read', ['x', null]),
+        op(5, 1, 'ok', 'read', ['x', 1]),
+      ].join('\n'),
+    );
+    expect((await mallory('check', stale)).code).toBe(1);
+    const relaxed = await mallory('check', stale, '--reads', 'sequential');
+    expect(relaxed.code).toBe(0);
+    expect(relaxed.stdout).toContain('stale.jsonl: linearizable (kv with sequential reads, 1 partition');
+    const lost = path.join(dir, 'lost.jsonl');
+    await writeFile(
+      lost,
+      [
+        op(0, 0, 'invoke', 'write', ['x', 1]),
+        op(1, 0, 'ok', 'write', ['x', 1]),
+        op(2, 1, 'invoke', 'write', ['x', 2]),
+        op(3, 1, 'ok', 'write', ['x', 2]),
+        op(4, 2, 'invoke', 'cas', ['x', [1, 3]]),
+        op(5, 2, 'ok', 'cas', ['x', [1, 3]]),
+      ].join('\n'),
+    );
+    expect((await mallory('check', lost, '--reads', 'sequential')).code).toBe(1);
+    const wrongModel = await mallory('check', stale, '--reads', 'sequential', '--model', 'set');
+    expect(wrongModel.code).toBe(2);
+    expect(wrongModel.stderr).toContain('--reads sequential is for the register models');
+  });
+
   it('names the anomaly of every violating key, with the serving nodes, in text and JSON', async () => {
     const file = path.join(dir, 'two-keys.jsonl');
     const rows: [number, string, string, unknown, string][] = [

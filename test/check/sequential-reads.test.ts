@@ -1,0 +1,139 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+
+import type { Op } from '../../src/core/op.js';
+import { checkOps } from '../../src/check/linearizable.js';
+import { relaxReads } from '../../src/check/sequential-reads.js';
+import { generateKvHistory } from './generate-history.js';
+
+/** Builds a kv history from compact rows: [process, type, f, [key, v]]; index and time are positions. */
+function history(...rows: readonly (readonly [number, Op['type'], string, unknown])[]): Op[] {
+  return rows.map(([process, type, f, value], index) => ({
+    index,
+    time: index * 1000,
+    type,
+    process,
+    f,
+    value,
+  }));
+}
+
+async function verdicts(ops: readonly Op[]): Promise<{ linearizable: unknown; sequential: unknown }> {
+  const linearizable = (await checkOps(ops, { model: 'kv' })).valid;
+  const sequential = (await checkOps(ops, { model: 'kv', reads: 'sequential' })).valid;
+  return { linearizable, sequential };
+}
+
+describe('sequential reads (a read may be stale, never older than when its process began its last update)', () => {
+  it('a stale read of another process write is not a violation', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', ['x', 1]],
+      [0, 'ok', 'write', ['x', 1]],
+      [0, 'invoke', 'write', ['x', 2]],
+      [0, 'ok', 'write', ['x', 2]],
+      // Process 1 reads x = 1 after x = 2 was acknowledged: a follower that has not caught up.
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 1]],
+    );
+    expect(await verdicts(ops)).toEqual({ linearizable: false, sequential: true });
+  });
+
+  it('a read of a state older than its process last update began from is a violation', async () => {
+    const ops = history(
+      [1, 'invoke', 'write', ['x', 1]],
+      [1, 'ok', 'write', ['x', 1]],
+      [0, 'invoke', 'write', ['x', 2]],
+      [0, 'ok', 'write', ['x', 2]],
+      [0, 'invoke', 'write', ['x', 3]],
+      [0, 'ok', 'write', ['x', 3]],
+      // When process 0 began writing 3, x was already 2: 1 is older than anything it may see.
+      [0, 'invoke', 'read', ['x', null]],
+      [0, 'ok', 'read', ['x', 1]],
+    );
+    expect(await verdicts(ops)).toEqual({ linearizable: false, sequential: false });
+  });
+
+  it('lost acknowledged writes are still a violation: their writer reads what was before them', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', ['x', 1]],
+      [0, 'ok', 'write', ['x', 1]],
+      [0, 'invoke', 'write', ['x', 2]],
+      [0, 'ok', 'write', ['x', 2]],
+      // The node that acknowledged x = 1 and x = 2 crashed and forgot both: reads say nothing.
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', null]],
+      [0, 'invoke', 'read', ['x', null]],
+      [0, 'ok', 'read', ['x', null]],
+    );
+    const result = await checkOps(ops, { model: 'kv', reads: 'sequential' });
+    expect(result.valid).toBe(false);
+    // What it reports are the ops as given: process 0's read, not a relaxed copy.
+    expect(result.counterexample?.failingOp).toBe(ops[7]);
+  });
+
+  it('a lost write shows through a later cas too', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', ['x', 1]],
+      [0, 'ok', 'write', ['x', 1]],
+      [1, 'invoke', 'write', ['x', 2]],
+      [1, 'ok', 'write', ['x', 2]],
+      // x = 2 was lost: a cas from 1 succeeds.
+      [2, 'invoke', 'cas', ['x', [1, 3]]],
+      [2, 'ok', 'cas', ['x', [1, 3]]],
+    );
+    expect(await verdicts(ops)).toEqual({ linearizable: false, sequential: false });
+  });
+
+  it('a read of a value written only after it returned is a violation', async () => {
+    const ops = history(
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 5]],
+      [0, 'invoke', 'write', ['x', 5]],
+      [0, 'ok', 'write', ['x', 5]],
+    );
+    expect(await verdicts(ops)).toEqual({ linearizable: false, sequential: false });
+  });
+
+  it('keys are independent: an update of another key does not bound a read', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', ['x', 1]],
+      [0, 'ok', 'write', ['x', 1]],
+      [0, 'invoke', 'write', ['x', 2]],
+      [0, 'ok', 'write', ['x', 2]],
+      [1, 'invoke', 'write', ['y', 7]],
+      [1, 'ok', 'write', ['y', 7]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 1]],
+    );
+    expect(await verdicts(ops)).toEqual({ linearizable: false, sequential: true });
+  });
+
+  it('is refused for models that are not registers', async () => {
+    await expect(checkOps([], { model: 'set', reads: 'sequential' })).rejects.toThrow(
+      /sequential reads are for the register models/,
+    );
+  });
+
+  it('never rejects a history that is linearizable (it only relaxes)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 10_000 }), async (seed) => {
+        const ops = [...generateKvHistory({ seed, clients: 4, ops: 60, keys: 2, uniqueValues: true })];
+        const linearizable = (await checkOps(ops, { model: 'kv' })).valid;
+        const sequential = (await checkOps(ops, { model: 'kv', reads: 'sequential' })).valid;
+        if (linearizable === true) expect(sequential).toBe(true);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('keeps every op, each process one op at a time except its moved reads', () => {
+    const ops = [...generateKvHistory({ seed: 3, clients: 3, ops: 40, keys: 2 })];
+    const relaxed = relaxReads(ops);
+    expect(relaxed.ops).toHaveLength(ops.length);
+    expect(new Set(relaxed.origin)).toEqual(new Set(ops));
+    // Every read line (invoke and completion) moved to a process of its own, nothing else.
+    const moved = relaxed.ops.filter((op) => typeof op.process === 'number' && op.process < 0);
+    expect(moved.length).toBe(ops.filter((op) => op.f === 'read').length);
+    expect(moved.every((op) => op.f === 'read')).toBe(true);
+  });
+});
