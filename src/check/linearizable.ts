@@ -78,7 +78,7 @@ function resolveOptions(options: CheckOptions): Model {
   }
   if (options.reads !== undefined && !READ_CONSISTENCIES.includes(options.reads)) {
     throw new TypeError(
-      `checkOps: reads must be one of ${READ_CONSISTENCIES.join(', ')}, got ${String(options.reads)}`,
+      `checkOps: reads must be one of ${READ_CONSISTENCIES.join(', ')}, got ${options.reads as string}`,
     );
   }
   if (options.reads === 'sequential' && (typeof model !== 'string' || !isRegisterModelName(model))) {
