@@ -3,7 +3,8 @@ import type { Op } from '../core/op.js';
 /**
  * What a system promises for its reads: `linearizable` (the default), or `sequential` — reads served
  * without a sync (by a follower, from a replica's own state) may return an earlier state of the key:
- * any state from the moment its process began its last update (write or cas) of that key on, never
+ * any state from the moment its process began its last update (write or cas) of that key that took
+ * effect on, never
  * an older one, and never one written after the read returned. Updates stay linearizable.
  *
  * A sequentially consistent register always passes (its reads follow their process's own updates),
@@ -41,6 +42,8 @@ export function relaxReads(ops: readonly Op[]): { readonly ops: Op[]; readonly o
   const processOf = new Map<number, number>();
   let nextProcess = -1;
   let moved = 0;
+  /** Per process: its open update (slot and invoke position), which anchors reads once it is ok. */
+  const openUpdate = new Map<Op['process'], { slot: string; position: number }>();
   ops.forEach((op, i) => {
     if (op.process === 'nemesis') return;
     if (op.type === 'invoke') {
@@ -52,8 +55,7 @@ export function relaxReads(ops: readonly Op[]): { readonly ops: Op[]; readonly o
         processOf.set(i, nextProcess--);
         openRead.set(op.process, i);
       } else {
-        lastUpdate.set(slot, i);
-        openRead.delete(op.process);
+        openUpdate.set(op.process, { slot, position: i });
       }
       return;
     }
@@ -61,6 +63,13 @@ export function relaxReads(ops: readonly Op[]): { readonly ops: Op[]; readonly o
     if (read !== undefined) {
       processOf.set(i, processOf.get(read)!);
       openRead.delete(op.process);
+    }
+    const update = openUpdate.get(op.process);
+    if (update !== undefined) {
+      // Only an update that took effect bounds its process's later reads (a failed one did not
+      // happen; after an unknown outcome the process does not go on).
+      if (op.type === 'ok') lastUpdate.set(update.slot, update.position);
+      openUpdate.delete(op.process);
     }
   });
   const positions = ops.map((_, i) => i).sort((a, b) => order[a] - order[b]);

@@ -94,6 +94,21 @@ describe('sequential reads (a read may be stale, never older than when its proce
     expect(await verdicts(ops)).toEqual({ linearizable: false, sequential: false });
   });
 
+  it('a failed update does not bound its process reads (it did not happen)', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', ['x', 1]],
+      [0, 'ok', 'write', ['x', 1]],
+      [1, 'invoke', 'write', ['x', 2]],
+      [1, 'ok', 'write', ['x', 2]],
+      // Process 2's cas fails (x is 2, not 7); its follower still says 1 afterwards.
+      [2, 'invoke', 'cas', ['x', [7, 8]]],
+      [2, 'fail', 'cas', ['x', [7, 8]]],
+      [2, 'invoke', 'read', ['x', null]],
+      [2, 'ok', 'read', ['x', 1]],
+    );
+    expect(await verdicts(ops)).toEqual({ linearizable: false, sequential: true });
+  });
+
   it('keys are independent: an update of another key does not bound a read', async () => {
     const ops = history(
       [0, 'invoke', 'write', ['x', 1]],
