@@ -4,8 +4,8 @@ import type { Op } from '../core/op.js';
  * What a system promises for its reads: `linearizable` (the default), or `sequential` — reads served
  * without a sync (by a follower, from a replica's own state) may return an earlier state of the key:
  * any state from the moment its process began its last update (write or cas) of that key that took
- * effect on, never
- * an older one, and never one written after the read returned. Updates stay linearizable.
+ * effect on, never an older one, and never one written after the read returned. Updates stay
+ * linearizable.
  *
  * A sequentially consistent register always passes (its reads follow their process's own updates),
  * so do stale follower reads; an acknowledged write that is lost still fails: a later update (cas)
