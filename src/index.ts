@@ -29,7 +29,10 @@ export type {
   TxnWorkloadName,
   ParsedLogEvent,
   DoctorFinding,
+  NodeSystem,
 } from './systems/system.js';
+export { READ_CONSISTENCIES, type ReadConsistency } from './check/sequential-reads.js';
+export type { ConsistencyModel } from './check/txn/consistency-model.js';
 export type { Address } from './cluster/net/backend.js';
 export { checkBinary } from './systems/check-binary.js';
 export { matchLogRules, type LogRule } from './systems/log-rules.js';

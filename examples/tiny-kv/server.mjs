@@ -2,7 +2,10 @@
 // adapter (system.ts). One node, the primary, holds the data and persists each write to
 // state.json in its working directory before it answers; every other node forwards client
 // requests to the primary. With --bug ack-before-persist the primary answers first and persists
-// only every second: a killed primary forgets writes it acknowledged.
+// only every second: a killed primary forgets writes it acknowledged. With --bug follower-reads (or
+// undeclared-follower-reads: the same server, an adapter that does not say so) a follower answers
+// reads from its own copy, pulled from the primary every 300 ms and updated by the writes it
+// forwards: reads may be stale, but never older than the reader's own last write through it.
 //
 //   node server.mjs --id n2 --listen 127.0.0.1:4002 --primary n1 --primary-addr 127.0.0.1:4101
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -13,6 +16,7 @@ import { URL } from 'node:url';
 
 const FORWARD_TIMEOUT_MS = 500;
 const LAZY_PERSIST_MS = 1000;
+const PULL_MS = 300;
 const STATE_FILE = 'state.json';
 
 function flag(name) {
@@ -24,16 +28,24 @@ const [host, port] = (flag('listen') ?? '').split(':');
 const primary = flag('primary');
 const [primaryHost, primaryPort] = (flag('primary-addr') ?? '').split(':');
 const lazy = process.argv.includes('ack-before-persist');
+const followerReads =
+  process.argv.includes('follower-reads') || process.argv.includes('undeclared-follower-reads');
 const isPrimary = id === primary;
 
 function log(level, text) {
   process.stdout.write(`${new Date().toISOString()} ${id} ${level} ${text}\n`);
 }
 
+/** key → value; on the primary also key → version (a counter over every update, kept on disk). */
 const data = new Map();
+const versions = new Map();
+let counter = 0;
 if (isPrimary && existsSync(STATE_FILE)) {
   try {
-    for (const [k, v] of Object.entries(JSON.parse(readFileSync(STATE_FILE, 'utf8')))) data.set(k, v);
+    const state = JSON.parse(readFileSync(STATE_FILE, 'utf8'));
+    for (const [k, v] of Object.entries(state.data)) data.set(k, v);
+    for (const [k, v] of Object.entries(state.versions)) versions.set(k, v);
+    counter = state.counter;
   } catch (e) {
     process.stderr.write(`tiny-kv: state file unreadable: ${e.message}\n`);
     process.exit(1);
@@ -41,8 +53,37 @@ if (isPrimary && existsSync(STATE_FILE)) {
 }
 
 function persist() {
-  writeFileSync(`${STATE_FILE}.tmp`, JSON.stringify(Object.fromEntries(data)));
+  const state = { data: Object.fromEntries(data), versions: Object.fromEntries(versions), counter };
+  writeFileSync(`${STATE_FILE}.tmp`, JSON.stringify(state));
   renameSync(`${STATE_FILE}.tmp`, STATE_FILE);
+}
+
+/** A follower's copy (follower reads): key → { value, version }; a key only moves to a newer version. */
+const copy = new Map();
+function learn(key, value, version) {
+  if ((copy.get(key)?.version ?? -1) < version) copy.set(key, { value, version });
+}
+if (!isPrimary && followerReads) {
+  setInterval(() => {
+    const req = request(
+      { host: primaryHost, port: Number(primaryPort), method: 'GET', path: '/dump', timeout: PULL_MS },
+      (answer) => {
+        let out = '';
+        answer.on('data', (chunk) => (out += chunk));
+        answer.on('end', () => {
+          try {
+            const dump = JSON.parse(out);
+            for (const [k, v] of Object.entries(dump.data)) learn(k, v, dump.versions[k] ?? 0);
+          } catch {
+            // A torn answer: the next pull brings it again.
+          }
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => {});
+    req.end();
+  }, PULL_MS);
 }
 if (isPrimary && lazy) setInterval(persist, LAZY_PERSIST_MS);
 
@@ -54,28 +95,36 @@ function reply(res, status, body) {
 /** The primary's own handling: reads, writes and compare-and-set on the map. */
 function apply(method, key, body, res) {
   if (method === 'GET') return reply(res, 200, { value: data.get(key) ?? null });
-  if (method === 'PUT') {
+  if (method === 'PUT' || method === 'POST') {
+    if (method === 'POST' && (data.get(key) ?? null) !== body.expected) {
+      return reply(res, 409, { error: 'mismatch' });
+    }
     data.set(key, body.value);
+    versions.set(key, ++counter);
     if (!lazy) persist();
-    return reply(res, 200, {});
-  }
-  if (method === 'POST') {
-    if ((data.get(key) ?? null) !== body.expected) return reply(res, 409, { error: 'mismatch' });
-    data.set(key, body.value);
-    if (!lazy) persist();
-    return reply(res, 200, {});
+    return reply(res, 200, { version: counter });
   }
   return reply(res, 405, { error: 'method' });
 }
 
-/** A follower passes the request on: 503 when it surely did not reach the primary, 504 when unknown. */
-function forward(method, path, text, res) {
+/**
+ * A follower passes the request on: 503 when it surely did not reach the primary, 504 when unknown.
+ * With follower reads, an update the primary took goes into the follower's copy before the answer.
+ */
+function forward(method, path, key, text, res) {
   const req = request(
     { host: primaryHost, port: Number(primaryPort), method, path, timeout: FORWARD_TIMEOUT_MS },
     (answer) => {
       let out = '';
       answer.on('data', (chunk) => (out += chunk));
       answer.on('end', () => {
+        if (followerReads && answer.statusCode === 200 && method !== 'GET') {
+          try {
+            learn(key, JSON.parse(text).value, JSON.parse(out).version);
+          } catch {
+            // Not an update's answer.
+          }
+        }
         res.writeHead(answer.statusCode ?? 502, { 'content-type': 'application/json' });
         res.end(out);
       });
@@ -96,8 +145,14 @@ createServer((req, res) => {
   req.on('end', () => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/status') return reply(res, 200, { id, primary });
+    if (url.pathname === '/dump' && isPrimary) {
+      return reply(res, 200, { data: Object.fromEntries(data), versions: Object.fromEntries(versions) });
+    }
     const key = decodeURIComponent(url.pathname.replace(/^\/kv\//, ''));
-    if (!isPrimary) return forward(req.method, req.url, text, res);
+    if (!isPrimary && followerReads && req.method === 'GET') {
+      return reply(res, 200, { value: copy.get(key)?.value ?? null });
+    }
+    if (!isPrimary) return forward(req.method, req.url, key, text, res);
     return apply(req.method, key, text === '' ? {} : JSON.parse(text), res);
   });
 }).listen(Number(port), host, () => {

@@ -21,6 +21,7 @@ import {
   type LaunchSpec,
   type LogRule,
   type ParsedLogEvent,
+  type ReadConsistency,
   type SystemAdapter,
   type SystemDefinition,
   type SystemOptions,
@@ -31,7 +32,14 @@ const SERVER = fileURLToPath(new URL('./server.mjs', import.meta.url));
 const PRIMARY = 'n1';
 const STATUS_TIMEOUT_MS = 500;
 const READY_READ_TIMEOUT_MS = 1000;
-const BUGS = ['ack-before-persist'] as const;
+/**
+ * `ack-before-persist`: the primary acknowledges before it persists (a killed primary forgets
+ * acknowledged writes). `follower-reads`: followers answer reads from their own copy, which may be
+ * stale, and the adapter declares that (`readConsistency: 'sequential'`), so stale reads are not
+ * findings while lost writes still are. `undeclared-follower-reads`: the same server without the
+ * declaration, whose stale reads are then reported as the linearizability violations they are.
+ */
+const BUGS = ['ack-before-persist', 'follower-reads', 'undeclared-follower-reads'] as const;
 
 type HttpAnswer =
   | { readonly status: number; readonly body: Record<string, unknown> }
@@ -143,8 +151,11 @@ class TinyKvAdapter implements SystemAdapter {
   readonly supportsLeader = true;
   readonly supportsMembership = false;
   readonly crashPatterns = [/tiny-kv: state file unreadable/];
+  readonly readConsistency: ReadConsistency;
 
-  constructor(private readonly bugs: readonly string[]) {}
+  constructor(private readonly bugs: readonly string[]) {
+    this.readConsistency = bugs.includes('follower-reads') ? 'sequential' : 'linearizable';
+  }
 
   doctor(): Promise<readonly DoctorFinding[]> {
     return Promise.resolve([
