@@ -27,7 +27,9 @@ describe('what a system declares its reads promise (tiny-kv, real processes)', (
   const box: Sandbox = sandbox();
   const schedule = join(box.store, '..', 'follower-reads.jsonl');
   writeFileSync(schedule, SCHEDULE + '\n');
-  afterAll(() => disposeSandbox(box));
+  afterAll(() => {
+    disposeSandbox(box);
+  });
 
   async function run(...bugs: string[]): Promise<Summary> {
     const args = ['run', '--system', 'examples/tiny-kv/system.ts', '--schedule', schedule, '--steps', '4'];
