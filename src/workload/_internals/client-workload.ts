@@ -1,0 +1,178 @@
+import { sleep } from '../../core/clock.js';
+import type { ClusterView } from '../../systems/system.js';
+import type { History } from '../history.js';
+import type { OpCounts, Workload } from '../workload.js';
+import { Throttle } from './throttle.js';
+import { withTimeout } from './with-timeout.js';
+
+const FAIL_BACKOFF_MS = 100;
+/** How long past the client's own timeout a call may take before the worker gives up on it. */
+const TIMEOUT_MARGIN_MS = 500;
+
+/** What a client call answers: `info` when its outcome is unknown. */
+export type CallOutcome =
+  | { readonly type: 'ok' }
+  | { readonly type: 'fail'; readonly error: string }
+  | { readonly type: 'info'; readonly error: string };
+
+/** A client of one node that can be closed. */
+export interface Closable {
+  close(): Promise<void>;
+}
+
+/** One op a worker runs: what the history records at its invocation, and how it is called. */
+export interface ClientOp<C, R extends CallOutcome> {
+  readonly f: string;
+  readonly value: unknown;
+  call(client: C): Promise<R>;
+  /** The value recorded when the op succeeds (e.g. a read's value filled in). */
+  completed(result: Extract<R, { type: 'ok' }>): unknown;
+  /** Called with every outcome, after it is recorded (e.g. to remember a value seen). */
+  settled?(result: R): void;
+}
+
+export interface ClientWorkloadOptions {
+  readonly concurrency: number;
+  /** Total ops per second across all workers. */
+  readonly rate: number;
+  readonly timeoutMs: number;
+}
+
+/**
+ * Jepsen's client workers, whatever the ops: `concurrency` workers, each bound to one node and paced
+ * together to `rate`, run the ops a subclass generates and record each invocation and completion.
+ * A refusal (`fail`) pauses the worker; an unknown outcome (`info`) retires its process (Jepsen never
+ * reuses one) and its client. The final reads read every key a schedule used, each retried from the
+ * next node until they answer or the deadline passes.
+ */
+export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> implements Workload {
+  readonly counts: OpCounts = { ok: 0, fail: 0, info: 0 };
+  private running = false;
+  private workers: Promise<void>[] = [];
+  private readonly processes: number[] = [];
+  private readonly abort = new AbortController();
+  private readonly throttle: Throttle;
+
+  constructor(
+    protected readonly cluster: ClusterView,
+    private readonly history: History,
+    private readonly pacing: ClientWorkloadOptions,
+  ) {
+    for (let w = 0; w < pacing.concurrency; w++) this.processes.push(w);
+    this.throttle = new Throttle(pacing.rate, this.abort.signal);
+  }
+
+  /** A client of `node`, with the workload's timeout. */
+  protected abstract connect(node: string): C;
+  /** Starts a schedule's fresh keys, named after `prefix`. */
+  protected abstract begin(prefix: string): void;
+  /** The next op any worker runs. */
+  protected abstract nextOp(): ClientOp<C, R>;
+  /** Every key this schedule used so far. */
+  protected abstract usedKeys(): readonly string[];
+  /** The op that reads `key` once (the final reads). */
+  protected abstract readOp(key: string): ClientOp<C, R>;
+
+  start(prefix: string): void {
+    if (this.running) throw new Error('workload already running');
+    this.running = true;
+    this.begin(prefix);
+    this.workers = this.processes.map((_, w) => this.worker(w));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.workers);
+    this.workers = [];
+  }
+
+  interrupt(): void {
+    this.running = false;
+    this.abort.abort();
+  }
+
+  /**
+   * Jepsen's final reads: once the faults are healed and the system serves again, read every key
+   * this schedule used, once each, so a write lost after the workload stopped (a demoted primary
+   * that resynchronises later, a rolled-back log) is seen by the check. A read that fails or gets no
+   * answer is retried, from the next node, until `deadlineMs` (a key never read is simply absent).
+   * Returns how many keys were read.
+   */
+  async finalReads(deadlineMs: number): Promise<number> {
+    if (this.running) throw new Error('final reads while the workload runs');
+    const nodes = this.cluster.nodes;
+    const end = Date.now() + deadlineMs;
+    const pending = [...this.usedKeys()];
+    let read = 0;
+    const reader = async (w: number): Promise<void> => {
+      let attempt = 0;
+      let client: C | undefined;
+      let node = nodes[w % nodes.length];
+      for (let key = pending.shift(); key !== undefined;) {
+        if (Date.now() >= end || this.abort.signal.aborted) break;
+        client ??= this.connect(node);
+        const result = await this.invoke(w, node, client, this.readOp(key));
+        if (result.type === 'ok') {
+          read++;
+          key = pending.shift();
+          continue;
+        }
+        await client.close().catch(() => undefined);
+        client = undefined;
+        node = nodes[(w + ++attempt) % nodes.length];
+        await sleep(FAIL_BACKOFF_MS, this.abort.signal);
+      }
+      await client?.close().catch(() => undefined);
+    };
+    await Promise.all(this.processes.map((_, w) => reader(w)));
+    return read;
+  }
+
+  private async worker(w: number): Promise<void> {
+    const nodes = this.cluster.nodes;
+    const node = nodes[w % nodes.length];
+    let client: C | undefined;
+    while (this.running) {
+      await this.throttle.wait();
+      if (!this.running) break;
+      client ??= this.connect(node);
+      const result = await this.invoke(w, node, client, this.nextOp());
+      if (result.type === 'fail') {
+        // A node that refuses (down, not leader) is retried after a pause, not hammered.
+        await sleep(FAIL_BACKOFF_MS, this.abort.signal);
+      } else if (result.type === 'info') {
+        await client.close().catch(() => undefined);
+        client = undefined;
+      }
+    }
+    await client?.close().catch(() => undefined);
+  }
+
+  /**
+   * One op by worker `w`'s process: records the invocation and its completion, counts it, and
+   * retires the process when the outcome is indeterminate.
+   */
+  private async invoke(w: number, node: string, client: C, op: ClientOp<C, R>): Promise<R> {
+    const process = this.processes[w];
+    const { f, value } = op;
+    this.history.record({ type: 'invoke', process, f, value, node });
+    let result: R;
+    try {
+      result = await withTimeout(op.call(client), this.pacing.timeoutMs + TIMEOUT_MARGIN_MS);
+    } catch (error) {
+      result = { type: 'info', error: error instanceof Error ? error.message : String(error) } as R;
+    }
+    this.counts[result.type]++;
+    if (result.type === 'ok') {
+      const completed = op.completed(result as Extract<R, { type: 'ok' }>);
+      this.history.record({ type: 'ok', process, f, value: completed, node });
+    } else {
+      const error = (result as { error: string }).error;
+      this.history.record({ type: result.type, process, f, value, node, error });
+      // Jepsen: a process whose op is indeterminate is never reused.
+      if (result.type === 'info') this.processes[w] = process + this.pacing.concurrency;
+    }
+    op.settled?.(result);
+    return result;
+  }
+}
