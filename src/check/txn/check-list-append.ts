@@ -1,19 +1,15 @@
 import type { CycleAnomaly } from './anomaly.js';
 import type { TxnScalar, TxnOpInput } from './txn-op.js';
 import type { TxnCheckOptions, TxnCheckResult } from './txn-check-result.js';
-import { GraphBuilder, DATA_EDGES, PROCESS, REALTIME, RW, WR, WW } from './_internals/dependency-graph.js';
-import { explainCycle, txnName } from './_internals/explain-cycle.js';
-import { findCycles } from './_internals/find-cycles.js';
+import { checkTxns } from './_internals/check-txns.js';
+import { type GraphBuilder, RW, WR, WW } from './_internals/dependency-graph.js';
+import { txnName } from './_internals/explain-cycle.js';
 import { IntList } from './_internals/int-list.js';
-import { addProcessEdges, addRealtimeEdges } from './_internals/order-edges.js';
 import { showList, showScalar, toScalar } from './_internals/scalar.js';
-import { FAILED, type MicroOpGrammar, OK, type TxnTable, readTxns } from './_internals/txn-table.js';
-import { AnomalyLog, resolveOptions } from './_internals/txn-verdict.js';
-import { WriteTable } from './_internals/write-table.js';
+import { FAILED, type MicroOpGrammar, OK, type TxnTable } from './_internals/txn-table.js';
+import type { AnomalyLog } from './_internals/txn-verdict.js';
+import type { WriteTable } from './_internals/write-table.js';
 import { HistoryError } from '../history/history-error.js';
-
-/** About how many edges a transaction of a few micro-ops gets: wr, rw, ww and a few realtime. */
-const EDGES_PER_TXN = 4;
 
 const CHECKER = 'list-append';
 
@@ -60,27 +56,19 @@ export function checkListAppend<T extends TxnOpInput>(
   ops: readonly T[],
   options: TxnCheckOptions,
 ): TxnCheckResult<T> {
-  const startMs = performance.now();
-  const resolved = resolveOptions('checkListAppend', options);
-  const table = readTxns(ops, GRAMMAR);
-  const log = new AnomalyLog<T>();
-  const writes = new WriteTable();
-  const reads = collect(table, writes, log);
-  const builder = new GraphBuilder(table.count, EDGES_PER_TXN * table.count);
-  for (let key = 0; key < reads.length; key++) analyseKey(table, writes, key, reads[key], builder, log);
-  let enabled = DATA_EDGES;
-  if (resolved.realtime) {
-    addRealtimeEdges(table, builder);
-    enabled |= REALTIME;
-  }
-  if (resolved.process) {
-    addProcessEdges(table, builder);
-    enabled |= PROCESS;
-  }
-  const graph = builder.build();
-  for (const cycle of findCycles(graph, enabled))
-    log.add(explainCycle(cycle, graph, table, writes, { wrote: 'appended' }));
-  return log.verdict(resolved, table.count, startMs);
+  return checkTxns<T>(
+    {
+      caller: 'checkListAppend',
+      grammar: GRAMMAR,
+      wrote: 'appended',
+      analyse(table, writes, builder, log) {
+        const reads = collect(table, writes, log);
+        for (let key = 0; key < reads.length; key++) analyseKey(table, writes, key, reads[key], builder, log);
+      },
+    },
+    ops,
+    options,
+  );
 }
 
 /**

@@ -1,18 +1,14 @@
 import type { TxnScalar, TxnOpInput } from './txn-op.js';
 import type { TxnCheckOptions, TxnCheckResult } from './txn-check-result.js';
-import { GraphBuilder, DATA_EDGES, PROCESS, REALTIME, RW, WR, WW } from './_internals/dependency-graph.js';
-import { explainCycle, txnName } from './_internals/explain-cycle.js';
-import { findCycles } from './_internals/find-cycles.js';
+import { checkTxns } from './_internals/check-txns.js';
+import { type GraphBuilder, RW, WR, WW } from './_internals/dependency-graph.js';
+import { txnName } from './_internals/explain-cycle.js';
 import { IntList } from './_internals/int-list.js';
-import { addProcessEdges, addRealtimeEdges } from './_internals/order-edges.js';
 import { showScalar, toScalar } from './_internals/scalar.js';
-import { FAILED, type MicroOpGrammar, OK, type TxnTable, readTxns } from './_internals/txn-table.js';
-import { AnomalyLog, resolveOptions } from './_internals/txn-verdict.js';
-import { WriteTable } from './_internals/write-table.js';
+import { FAILED, type MicroOpGrammar, OK, type TxnTable } from './_internals/txn-table.js';
+import type { AnomalyLog } from './_internals/txn-verdict.js';
+import type { WriteTable } from './_internals/write-table.js';
 import { HistoryError } from '../history/history-error.js';
-
-/** About how many edges a transaction of a few micro-ops gets: wr, rw, ww and a few realtime. */
-const EDGES_PER_TXN = 4;
 
 const CHECKER = 'rw-register';
 
@@ -61,29 +57,21 @@ export function checkRwRegister<T extends TxnOpInput>(
   ops: readonly T[],
   options: TxnCheckOptions,
 ): TxnCheckResult<T> {
-  const startMs = performance.now();
-  const resolved = resolveOptions('checkRwRegister', options);
-  const table = readTxns(ops, GRAMMAR);
-  const log = new AnomalyLog<T>();
-  const writes = new WriteTable();
-  const predecessor = new IntList();
-  const reads = collect(table, writes, predecessor, log);
-  const builder = new GraphBuilder(table.count, EDGES_PER_TXN * table.count);
-  checkReads(table, writes, reads, builder, log);
-  addVersionEdges(table, writes, reads, predecessor, builder, log);
-  let enabled = DATA_EDGES;
-  if (resolved.realtime) {
-    addRealtimeEdges(table, builder);
-    enabled |= REALTIME;
-  }
-  if (resolved.process) {
-    addProcessEdges(table, builder);
-    enabled |= PROCESS;
-  }
-  const graph = builder.build();
-  for (const cycle of findCycles(graph, enabled))
-    log.add(explainCycle(cycle, graph, table, writes, { wrote: 'wrote' }));
-  return log.verdict(resolved, table.count, startMs);
+  return checkTxns<T>(
+    {
+      caller: 'checkRwRegister',
+      grammar: GRAMMAR,
+      wrote: 'wrote',
+      analyse(table, writes, builder, log) {
+        const predecessor = new IntList();
+        const reads = collect(table, writes, predecessor, log);
+        checkReads(table, writes, reads, builder, log);
+        addVersionEdges(table, writes, reads, predecessor, builder, log);
+      },
+    },
+    ops,
+    options,
+  );
 }
 
 /**
