@@ -6,17 +6,21 @@
 // undeclared-follower-reads: the same server, an adapter that does not say so) a follower answers
 // reads from its own copy, pulled from the primary every 300 ms and updated by the writes it
 // forwards: reads may be stale, but never older than the reader's own last write through it.
+// With --bug slow-restart a primary that restarts from its state file answers every request 150 ms
+// late for its first 60 s (a cold cache): it serves, but slower than before the fault.
 //
 //   node server.mjs --id n2 --listen 127.0.0.1:4002 --primary n1 --primary-addr 127.0.0.1:4101
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import process from 'node:process';
-import { setInterval } from 'node:timers';
+import { setInterval, setTimeout } from 'node:timers';
 import { URL } from 'node:url';
 
 const FORWARD_TIMEOUT_MS = 500;
 const LAZY_PERSIST_MS = 1000;
 const PULL_MS = 300;
+const COLD_DELAY_MS = 150;
+const COLD_FOR_MS = 60_000;
 const STATE_FILE = 'state.json';
 
 function flag(name) {
@@ -31,6 +35,8 @@ const lazy = process.argv.includes('ack-before-persist');
 const followerReads =
   process.argv.includes('follower-reads') || process.argv.includes('undeclared-follower-reads');
 const isPrimary = id === primary;
+const slowRestart = process.argv.includes('slow-restart');
+const startedAt = Date.now();
 
 function log(level, text) {
   process.stdout.write(`${new Date().toISOString()} ${id} ${level} ${text}\n`);
@@ -40,7 +46,8 @@ function log(level, text) {
 const data = new Map();
 const versions = new Map();
 let counter = 0;
-if (isPrimary && existsSync(STATE_FILE)) {
+const restarted = isPrimary && existsSync(STATE_FILE);
+if (restarted) {
   try {
     const state = JSON.parse(readFileSync(STATE_FILE, 'utf8'));
     for (const [k, v] of Object.entries(state.data)) data.set(k, v);
@@ -139,22 +146,29 @@ function forward(method, path, key, text, res) {
   req.end(text);
 }
 
+/** How long this request waits before it is handled (slow-restart: a restarted primary, cold). */
+function coldDelay() {
+  return slowRestart && restarted && Date.now() - startedAt < COLD_FOR_MS ? COLD_DELAY_MS : 0;
+}
+
 createServer((req, res) => {
   let text = '';
   req.on('data', (chunk) => (text += chunk));
-  req.on('end', () => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    if (url.pathname === '/status') return reply(res, 200, { id, primary });
-    if (url.pathname === '/dump' && isPrimary) {
-      return reply(res, 200, { data: Object.fromEntries(data), versions: Object.fromEntries(versions) });
-    }
-    const key = decodeURIComponent(url.pathname.replace(/^\/kv\//, ''));
-    if (!isPrimary && followerReads && req.method === 'GET') {
-      return reply(res, 200, { value: copy.get(key)?.value ?? null });
-    }
-    if (!isPrimary) return forward(req.method, req.url, key, text, res);
-    return apply(req.method, key, text === '' ? {} : JSON.parse(text), res);
-  });
+  req.on('end', () => setTimeout(() => handle(req, text, res), coldDelay()));
 }).listen(Number(port), host, () => {
   log('INFO', `started as ${isPrimary ? 'primary' : 'follower'} with ${data.size} keys`);
 });
+
+function handle(req, text, res) {
+  const url = new URL(req.url ?? '/', 'http://x');
+  if (url.pathname === '/status') return reply(res, 200, { id, primary });
+  if (url.pathname === '/dump' && isPrimary) {
+    return reply(res, 200, { data: Object.fromEntries(data), versions: Object.fromEntries(versions) });
+  }
+  const key = decodeURIComponent(url.pathname.replace(/^\/kv\//, ''));
+  if (!isPrimary && followerReads && req.method === 'GET') {
+    return reply(res, 200, { value: copy.get(key)?.value ?? null });
+  }
+  if (!isPrimary) return forward(req.method, req.url, key, text, res);
+  return apply(req.method, key, text === '' ? {} : JSON.parse(text), res);
+}

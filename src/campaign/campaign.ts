@@ -8,6 +8,7 @@ import { ProxyBackend } from '../cluster/net/proxy.js';
 import { ResourceRegistry } from '../cluster/resources.js';
 import { LogCheck } from '../check/logs.js';
 import { monoNs, sleep } from '../core/clock.js';
+import type { Op } from '../core/op.js';
 import { UsageError } from '../core/errors.js';
 import { describeFault, FAMILY_KINDS, type Fault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
@@ -19,6 +20,13 @@ import type { Policy, PolicyValue } from '../policy/policy.js';
 import { writeStoreIndex } from '../report/store-index.js';
 import { writeRunReport } from '../report/write-run-report.js';
 import { readStoredSeed, type StoredSeed } from '../store/run-reader.js';
+import {
+  checkRecoveryContract,
+  describeRecoveryVerdict,
+  measure,
+  type PerfSample,
+  type RecoveryVerdict,
+} from './recovery-contract.js';
 import { RunStore } from '../store/run-store.js';
 import { loadSystem } from '../systems/load-system.js';
 import type { SystemAdapter } from '../systems/system.js';
@@ -52,6 +60,8 @@ interface Seed {
 }
 
 const STARTUP_READY_MS = 60_000;
+/** The recovery contract's warm-up lasts this many measurement windows. */
+const WARMUP_WINDOWS = 2;
 const PROGRESS_INTERVAL_MS = 500;
 const KEYS_PER_SCHEDULE = 5;
 const OPS_PER_KEY = 150;
@@ -264,6 +274,22 @@ export class Campaign {
           `${definition.name} did not serve requests within ${STARTUP_READY_MS / 1000} s of starting: see ${join(store.dir, 'nodes')}`,
         );
       }
+      // The recovery contract's yardstick: the workload on the fault-free cluster; its ops are
+      // checked with the first schedule's.
+      let carried: Op[] = [];
+      let baseline: PerfSample | undefined;
+      if (config.recoveryContract) {
+        const warmupMs = WARMUP_WINDOWS * config.recoveryContract.windowMs;
+        workload.start('warmup');
+        await sleep(warmupMs, this.signal);
+        await workload.stop();
+        carried = history.takeSegment();
+        baseline = measure(carried, warmupMs, warmupMs);
+        this.emit(
+          'message',
+          `  warm-up: ${baseline.okPerSec.toFixed(1)} ok/s, p50 ${baseline.p50Ms === null ? '-' : `${baseline.p50Ms.toFixed(1)} ms`} (the recovery contract's yardstick)`,
+        );
+      }
       this.phase = 'fuzzing';
       const budgetEnd = this.startMs + config.timeMs;
       const policyRng = rng.fork('policy');
@@ -354,7 +380,7 @@ export class Campaign {
         observation.setTimeline(false);
         this.phase = 'checking';
         await workload.stop();
-        const ops = history.takeSegment();
+        const ops = [...carried.splice(0), ...history.takeSegment()];
         this.phase = 'resetting';
         const resetErrors = await nemesis.healAll();
         const recoveryStart = Date.now();
@@ -365,6 +391,26 @@ export class Campaign {
         if (recovered && !this.signal.aborted) {
           await workload.finalReads(FINAL_READS_MS);
           ops.push(...history.takeSegment());
+        }
+        let slowRecovery: RecoveryVerdict | undefined;
+        if (recovered && baseline && config.recoveryContract && !this.signal.aborted) {
+          const contract = config.recoveryContract;
+          const running = workload;
+          let window = 0;
+          const verdict = await checkRecoveryContract(
+            async () => {
+              running.start(`s${s}-after${window++}`);
+              await sleep(contract.windowMs, this.signal);
+              await running.stop();
+              const segment = history.takeSegment();
+              ops.push(...segment);
+              return segment;
+            },
+            baseline,
+            contract,
+            this.signal,
+          );
+          if (!verdict.met && !this.signal.aborted) slowRecovery = verdict;
         }
         const scheduleEvents = observation.takeScheduleEvents();
         const findings: Finding[] = [];
@@ -389,6 +435,14 @@ export class Campaign {
             name: 'no-recovery',
             message: `the system did not serve again within ${config.recoveryTimeoutMs / 1000} s after all faults were healed: ${describeRecovery(evidence)}`,
             evidence,
+          });
+        }
+        if (slowRecovery && config.recoveryContract) {
+          findings.push({
+            kind: 'recovery',
+            name: 'slow-recovery',
+            message: describeRecoveryVerdict(slowRecovery, config.recoveryContract),
+            evidence: slowRecovery,
           });
         }
         for (const checker of this.checkers) {

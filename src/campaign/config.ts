@@ -38,6 +38,19 @@ export const RunConfigSchema = z.object({
   network: z.enum(['auto', 'proxy', 'netns']).default('auto'),
   /** Time allowed for the system to serve again after a reset before it counts as not recovered. */
   recoveryTimeoutMs: z.number().int().positive().default(30_000),
+  /**
+   * The recovery contract (see recovery-contract.ts): a warm-up measures the fault-free throughput
+   * and latency, and after each schedule's recovery the system must get back to them within a bound.
+   */
+  recoveryContract: z
+    .object({
+      throughputRatio: z.number().positive().max(1),
+      latencyRatio: z.number().min(1),
+      withinMs: z.number().int().positive(),
+      windowMs: z.number().int().positive(),
+    })
+    .strict()
+    .optional(),
   /** Linearizability check time limit per schedule. */
   checkTimeLimitMs: z.number().int().positive().default(30_000),
   /** End the campaign after the first schedule that found a bug (for time-to-bug measurements). */

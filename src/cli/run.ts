@@ -2,6 +2,7 @@ import { Option } from 'commander';
 
 import { POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
 import type { Reporter } from '../campaign/reporter.js';
+import { DEFAULT_RECOVERY_CONTRACT, type RecoveryContract } from '../campaign/recovery-contract.js';
 import { runCampaign } from '../campaign/run-campaign.js';
 import { parseDurationMs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
@@ -33,6 +34,7 @@ interface RunFlags {
   network: string;
   stopOnBug?: boolean;
   seedFrom?: string;
+  recoveryContract?: string | boolean;
   json?: boolean;
 }
 
@@ -60,7 +62,40 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   bugs: 'bug',
   stopOnBug: 'stop-on-bug',
   seedPolicyFrom: 'seed-from',
+  recoveryContract: 'recovery-contract',
 };
+
+/**
+ * `--recovery-contract [throughput=0.8,latency=3,within=20s,window=2s]`: the bounds of the recovery
+ * contract, each optional (the defaults fill in).
+ */
+export function parseRecoveryContract(spec: string | boolean | undefined): RecoveryContract | undefined {
+  if (spec === undefined || spec === false) return undefined;
+  if (spec === true || spec === '') return DEFAULT_RECOVERY_CONTRACT;
+  const contract: { -readonly [K in keyof RecoveryContract]: RecoveryContract[K] } = {
+    ...DEFAULT_RECOVERY_CONTRACT,
+  };
+  for (const part of spec.split(',')) {
+    const [name, text = ''] = part.split('=').map((x) => x.trim());
+    const bad = (why: string): UsageError =>
+      new UsageError(
+        'bad-flag',
+        `--recovery-contract: ${why} in "${part}": write e.g. throughput=0.8,latency=3,within=20s,window=2s`,
+      );
+    if (name === 'throughput' || name === 'latency') {
+      const n = Number(text);
+      if (!Number.isFinite(n) || n <= 0) throw bad('not a positive number');
+      if (name === 'throughput') contract.throughputRatio = n;
+      else contract.latencyRatio = n;
+    } else if (name === 'within' || name === 'window') {
+      const ms = duration('recovery-contract', text);
+      if (ms === undefined) throw bad('no duration');
+      if (name === 'within') contract.withinMs = ms;
+      else contract.windowMs = ms;
+    } else throw bad(`unknown bound "${name}"`);
+  }
+  return contract;
+}
 
 /** Flags → the one config schema (which supplies every default and validates). */
 export function configFromFlags(flags: RunFlags): RunConfig {
@@ -91,6 +126,7 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     network: flags.network,
     stopOnBug: flags.stopOnBug,
     seedPolicyFrom: flags.seedFrom,
+    recoveryContract: parseRecoveryContract(flags.recoveryContract),
   };
   const parsed = RunConfigSchema.safeParse(
     Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)),
@@ -144,6 +180,10 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option(
       '--seed-from <run-dir>',
       'start from what an earlier run (same system and policy) learnt: its policy values and the states it saw',
+    )
+    .option(
+      '--recovery-contract [bounds]',
+      'after each schedule, the system must get back to its warm-up throughput and latency (default throughput=0.8,latency=3,within=20s,window=2s)',
     )
     .option('--json', 'print the summary as one JSON document on stdout')
     .action(async (flags: RunFlags) => {
