@@ -1,21 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { ResourceRegistry } from '../cluster/resources.js';
-import type { RunStore } from '../store/run-store.js';
 import { ddmin } from './ddmin.js';
-import { replayBug, type ReplayableBug, type ReplayTry } from './replay.js';
-import type { Reporter } from './reporter.js';
+import { replayBug, type ReplayOptions, type ReplayTry } from './replay.js';
 import { isLet, readSchedule, type ScheduleHeader, type ScheduleItem } from './schedule-file.js';
 
-export interface ShrinkOptions {
-  readonly bug: ReplayableBug;
-  /** Tries per candidate; a candidate is kept when it reproduces in at least half of them. */
-  readonly repeat: number;
-  readonly store: string;
-  readonly signal: AbortSignal;
-  readonly reporters: readonly Reporter[];
-  readonly onRegistry?: (registry: ResourceRegistry, store: RunStore) => void;
+/**
+ * What a replay takes, for each candidate schedule (`repeat`: tries per candidate; a candidate is
+ * kept when it reproduces in at least half of them), and what the shrinker tells as it goes.
+ */
+export interface ShrinkOptions extends Omit<ReplayOptions, 'onTry' | 'settled'> {
   readonly onTry?: (candidate: number, index: number, result: ReplayTry) => void;
   readonly onCandidate?: (candidate: Candidate) => void;
 }
