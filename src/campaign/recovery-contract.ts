@@ -1,4 +1,4 @@
-import type { Op } from '../core/op.js';
+import { type Op, pairOps } from '../core/op.js';
 
 /**
  * The recovery contract: once every fault is healed and the system serves again, it must also get
@@ -36,21 +36,13 @@ const NS_PER_MS = 1e6;
 
 /** Measures a window of `windowMs` from its client ops (invocations paired by process). */
 export function measure(ops: readonly Op[], windowMs: number, atMs: number): PerfSample {
-  const invoked = new Map<Op['process'], number>();
   const latencies: number[] = [];
   let failed = 0;
   let unknown = 0;
-  for (const op of ops) {
-    if (op.process === 'nemesis') continue;
-    if (op.type === 'invoke') {
-      invoked.set(op.process, op.time);
-      continue;
-    }
-    const start = invoked.get(op.process);
-    invoked.delete(op.process);
-    if (op.type === 'ok' && start !== undefined) latencies.push((op.time - start) / NS_PER_MS);
-    else if (op.type === 'fail') failed++;
-    else if (op.type === 'info') unknown++;
+  for (const { invoke, completion } of pairOps(ops)) {
+    if (completion?.type === 'ok') latencies.push((completion.time - invoke.time) / NS_PER_MS);
+    else if (completion?.type === 'fail') failed++;
+    else if (completion?.type === 'info') unknown++;
   }
   latencies.sort((a, b) => a - b);
   return {

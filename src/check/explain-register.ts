@@ -1,4 +1,4 @@
-import type { Op } from '../core/op.js';
+import { type Op, pairOps } from '../core/op.js';
 import { exactJson } from './_internals/exact-json.js';
 import type { LinearizabilityResult } from './linearizable.js';
 import { canonicalKey } from './models/value.js';
@@ -57,27 +57,13 @@ function same(a: unknown, b: unknown): boolean {
   return exactJson(a) === exactJson(b);
 }
 
-/** Pairs invokes with their completions (by process, in history order), for one key's ops. */
+/** One key's calls: each invocation with its completion and the value it wrote or read. */
 function calls(ops: readonly Op[]): Call[] {
-  const open = new Map<Op['process'], Op>();
-  const out: Call[] = [];
-  const push = (invoke: Op, completion: Op | undefined): void => {
+  return pairOps(ops).map(({ invoke, completion }) => {
     const [, v] = (completion?.type === 'ok' ? completion.value : invoke.value) as [unknown, unknown];
     const value = invoke.f === 'cas' ? (Array.isArray(v) ? (v as unknown[])[1] : undefined) : v;
-    out.push({ f: invoke.f, process: invoke.process, node: invoke.node, invoke, completion, value });
-  };
-  for (const op of ops) {
-    if (op.type === 'invoke') {
-      open.set(op.process, op);
-      continue;
-    }
-    const invoke = open.get(op.process);
-    if (invoke === undefined) continue;
-    open.delete(op.process);
-    push(invoke, op);
-  }
-  for (const invoke of open.values()) push(invoke, undefined);
-  return out;
+    return { f: invoke.f, process: invoke.process, node: invoke.node, invoke, completion, value };
+  });
 }
 
 function describe(call: Call): string {

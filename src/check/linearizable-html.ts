@@ -1,5 +1,5 @@
 import { NS_PER_MS } from '../core/clock.js';
-import type { Op } from '../core/op.js';
+import { type Op, pairOps } from '../core/op.js';
 import { escapeHtml } from './_internals/escape-html.js';
 import { exactJson } from './_internals/exact-json.js';
 import type { LinearizabilityResult } from './linearizable.js';
@@ -59,31 +59,17 @@ function tickLabel(sinceStart: number, span: number): string {
   return span >= NS_PER_MS ? `${(sinceStart / NS_PER_MS).toFixed(1)} ms` : `t=${sinceStart.toFixed(0)}`;
 }
 
+/** Client ops as intervals: a failed op did not happen; one with no answer lasts to `end`. */
 function pairIntervals(ops: readonly Op[], end: number): Interval[] {
-  const open = new Map<number, Op>();
-  const intervals: Interval[] = [];
-  for (const op of ops) {
-    if (op.process === 'nemesis') continue;
-    if (op.type === 'invoke') {
-      open.set(op.process, op);
-      continue;
-    }
-    const invoke = open.get(op.process);
-    if (invoke === undefined) continue;
-    open.delete(op.process);
-    if (op.type === 'fail') continue;
-    intervals.push({
-      process: op.process,
+  return pairOps(ops)
+    .filter(({ completion }) => completion?.type !== 'fail')
+    .map(({ invoke, completion }) => ({
+      process: invoke.process as number,
       invoke,
-      complete: op,
+      complete: completion,
       start: invoke.time,
-      end: op.type === 'info' ? end : op.time,
-    });
-  }
-  for (const [process, invoke] of open) {
-    intervals.push({ process, invoke, complete: undefined, start: invoke.time, end });
-  }
-  return intervals;
+      end: completion === undefined || completion.type === 'info' ? end : completion.time,
+    }));
 }
 
 function closerOf(f: string): string | undefined {

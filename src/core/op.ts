@@ -23,3 +23,32 @@ export type KvValue = readonly [key: string, v: number | null | readonly [number
 export function isClientOp(op: Op): op is Op & { process: number } {
   return op.process !== 'nemesis';
 }
+
+/** A client op's invocation with its completion; `completion` is absent when none came. */
+export interface OpPair {
+  readonly invoke: Op;
+  readonly completion: Op | undefined;
+}
+
+/**
+ * Pairs each client invocation with its completion (by process, in history order), in the order
+ * the completions come; invocations never completed follow, in invocation order. Nemesis ops and
+ * completions without an open invocation are left out.
+ */
+export function pairOps(ops: readonly Op[]): OpPair[] {
+  const open = new Map<ProcessId, Op>();
+  const pairs: OpPair[] = [];
+  for (const op of ops) {
+    if (op.process === 'nemesis') continue;
+    if (op.type === 'invoke') {
+      open.set(op.process, op);
+      continue;
+    }
+    const invoke = open.get(op.process);
+    if (invoke === undefined) continue;
+    open.delete(op.process);
+    pairs.push({ invoke, completion: op });
+  }
+  for (const invoke of open.values()) pairs.push({ invoke, completion: undefined });
+  return pairs;
+}
