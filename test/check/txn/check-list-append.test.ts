@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { HistoryError } from '../../../src/check/history/history-error.js';
 import { checkListAppend } from '../../../src/check/txn/check-list-append.js';
-import { history, invokeOf, serial } from './txn-history.js';
+import { history, invokeOf, type Row, serial } from './txn-history.js';
 
 describe('checkListAppend', () => {
   it('accepts a serial history under every model', () => {
@@ -214,40 +214,45 @@ describe('checkListAppend', () => {
     );
   });
 
+  /** Two transactions each read what the other appends: neither sees the other's append. */
+  const WRITE_SKEW: readonly Row[] = [
+    [
+      0,
+      'invoke',
+      [
+        ['r', 'x', null],
+        ['append', 'y', 1],
+      ],
+    ],
+    [
+      1,
+      'invoke',
+      [
+        ['r', 'y', null],
+        ['append', 'x', 1],
+      ],
+    ],
+    [
+      0,
+      'ok',
+      [
+        ['r', 'x', []],
+        ['append', 'y', 1],
+      ],
+    ],
+    [
+      1,
+      'ok',
+      [
+        ['r', 'y', []],
+        ['append', 'x', 1],
+      ],
+    ],
+  ];
+
   it('finds G2-item (write skew): allowed by snapshot isolation, not by serializability', () => {
     const ops = history(
-      [
-        0,
-        'invoke',
-        [
-          ['r', 'x', null],
-          ['append', 'y', 1],
-        ],
-      ],
-      [
-        1,
-        'invoke',
-        [
-          ['r', 'y', null],
-          ['append', 'x', 1],
-        ],
-      ],
-      [
-        0,
-        'ok',
-        [
-          ['r', 'x', []],
-          ['append', 'y', 1],
-        ],
-      ],
-      [
-        1,
-        'ok',
-        [
-          ['r', 'y', []],
-          ['append', 'x', 1],
-        ],
-      ],
+      ...WRITE_SKEW,
       [
         2,
         'invoke',
@@ -272,40 +277,7 @@ describe('checkListAppend', () => {
   });
 
   it('finds a write skew nobody read afterwards: appends no read shows follow the reads of everything', () => {
-    const ops = history(
-      [
-        0,
-        'invoke',
-        [
-          ['r', 'x', null],
-          ['append', 'y', 1],
-        ],
-      ],
-      [
-        1,
-        'invoke',
-        [
-          ['r', 'y', null],
-          ['append', 'x', 1],
-        ],
-      ],
-      [
-        0,
-        'ok',
-        [
-          ['r', 'x', []],
-          ['append', 'y', 1],
-        ],
-      ],
-      [
-        1,
-        'ok',
-        [
-          ['r', 'y', []],
-          ['append', 'x', 1],
-        ],
-      ],
-    );
+    const ops = history(...WRITE_SKEW);
     expect(checkListAppend(ops, { model: 'serializable' }).anomalyTypes).toEqual(['G2-item']);
   });
 
