@@ -18,6 +18,7 @@ const reason =
 const NODES = ['n1', 'n2', 'n3'];
 const TIMEOUT_MS = 3_000;
 const CAMPAIGN_TIMEOUT_MS = 240_000;
+const CONCURRENT_APPENDS = 30;
 
 describeRealSystem(
   { title: 'our dqlite app', skip: reason, system: dqliteApp, nodes: NODES, readyTimeoutMs: 60_000 },
@@ -110,6 +111,27 @@ describeRealSystem(
       expect(refused).toMatchObject({ type: 'fail', error: expect.stringContaining('append r1') as unknown });
       expect(await client.txn([['r', 'r1', null]])).toEqual({ type: 'ok', value: [['r', 'r1', 2]] });
       await client.close();
+    });
+
+    it('concurrent transactions: what fails is not applied, what is ok is', async () => {
+      const clients = NODES.map(txnClient);
+      const values = Array.from({ length: CONCURRENT_APPENDS }, (_, i) => i + 1);
+      const results = await Promise.all(
+        values.map((v) =>
+          clients[v % clients.length].txn([
+            ['r', 'l4', null],
+            ['append', 'l4', v],
+          ]),
+        ),
+      );
+      const outcome = (type: string): number[] => values.filter((_, i) => results[i].type === type);
+      const read = await clients[0].txn([['r', 'l4', null]]);
+      await Promise.all(clients.map((c) => c.close()));
+      expect(read.type).toBe('ok');
+      const list = read.type === 'ok' ? ((read.value[0][2] as number[] | null) ?? []) : [];
+      for (const v of outcome('ok')) expect(list).toContain(v);
+      for (const v of outcome('fail')) expect(list).not.toContain(v);
+      expect(outcome('ok').length).toBeGreaterThan(0);
     });
 
     it(`takes a snapshot every ${APP_SNAPSHOT_THRESHOLD} raft entries`, async () => {
