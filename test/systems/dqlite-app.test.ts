@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
 
-import { expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 import { DEBIAN_GOPATH } from '../../src/systems/dqlite/app-source.js';
 import { APP_SNAPSHOT_THRESHOLD, dqliteApp } from '../../src/systems/dqlite/dqlite.js';
 import { parseDqliteLog } from '../../src/systems/dqlite/log.js';
+import type { TxnClient } from '../../src/systems/system.js';
+import { disposeSandbox, mallory, sandbox } from '../e2e/helpers.js';
 import { skipReason } from './_helpers/cluster.js';
 import { describeRealSystem } from './_helpers/describe-real-system.js';
 
@@ -15,6 +17,8 @@ const reason =
     : 'go-dqlite sources missing (apt-get install -y golang-github-canonical-go-dqlite-dev)');
 const NODES = ['n1', 'n2', 'n3'];
 const TIMEOUT_MS = 3_000;
+const CAMPAIGN_TIMEOUT_MS = 240_000;
+const CONCURRENT_APPENDS = 30;
 
 describeRealSystem(
   { title: 'our dqlite app', skip: reason, system: dqliteApp, nodes: NODES, readyTimeoutMs: 60_000 },
@@ -31,6 +35,105 @@ describeRealSystem(
       await client.close();
     });
 
+    const txnClient = (node: string): TxnClient => {
+      const transactions = adapter.transactions;
+      if (!transactions) throw new Error('dqlite-app offers no transactions');
+      return transactions.client(node, started(), TIMEOUT_MS);
+    };
+
+    it('runs both transactional workloads, strict-serializable', () => {
+      expect(adapter.transactions?.workloads).toEqual(['list-append', 'rw-register']);
+      expect(adapter.transactions?.consistency).toBeUndefined();
+    });
+
+    it('appends to a list, and a read on another node returns the list', async () => {
+      const client = txnClient('n1');
+      expect(await client.txn([['r', 'l1', null]])).toEqual({ type: 'ok', value: [['r', 'l1', null]] });
+      for (const v of [1, 2, 3]) {
+        expect(await client.txn([['append', 'l1', v]])).toEqual({ type: 'ok', value: [['append', 'l1', v]] });
+      }
+      await client.close();
+      const other = txnClient('n3');
+      expect(await other.txn([['r', 'l1', null]])).toEqual({ type: 'ok', value: [['r', 'l1', [1, 2, 3]]] });
+      await other.close();
+    });
+
+    it('a transaction of several micro-ops reads its own writes', async () => {
+      const client = txnClient('n2');
+      expect(
+        await client.txn([
+          ['r', 'l2', null],
+          ['append', 'l2', 1],
+          ['r', 'l2', null],
+          ['append', 'l2', 2],
+          ['append', 'l3', 5],
+          ['r', 'l2', null],
+          ['r', 'l3', null],
+        ]),
+      ).toEqual({
+        type: 'ok',
+        value: [
+          ['r', 'l2', null],
+          ['append', 'l2', 1],
+          ['r', 'l2', [1]],
+          ['append', 'l2', 2],
+          ['append', 'l3', 5],
+          ['r', 'l2', [1, 2]],
+          ['r', 'l3', [5]],
+        ],
+      });
+      await client.close();
+    });
+
+    it('rw-register: writes and reads registers; a failing micro-op applies nothing', async () => {
+      const client = txnClient('n3');
+      expect(
+        await client.txn([
+          ['w', 'r1', 1],
+          ['r', 'r1', null],
+          ['w', 'r1', 2],
+          ['r', 'r1', null],
+        ]),
+      ).toEqual({
+        type: 'ok',
+        value: [
+          ['w', 'r1', 1],
+          ['r', 'r1', 1],
+          ['w', 'r1', 2],
+          ['r', 'r1', 2],
+        ],
+      });
+      // An append on a register fails after the write before it ran: all or nothing.
+      const refused = await client.txn([
+        ['w', 'r1', 3],
+        ['append', 'r1', 4],
+      ]);
+      expect(refused).toMatchObject({ type: 'fail', error: expect.stringContaining('append r1') as unknown });
+      expect(await client.txn([['r', 'r1', null]])).toEqual({ type: 'ok', value: [['r', 'r1', 2]] });
+      await client.close();
+    });
+
+    it('concurrent transactions: what fails is not applied, what is ok is', async () => {
+      const clients = NODES.map(txnClient);
+      const values = Array.from({ length: CONCURRENT_APPENDS }, (_, i) => i + 1);
+      const results = await Promise.all(
+        values.map((v) =>
+          clients[v % clients.length].txn([
+            ['r', 'l4', null],
+            ['append', 'l4', v],
+          ]),
+        ),
+      );
+      const outcome = (type: string): number[] => values.filter((_, i) => results[i].type === type);
+      const read = await clients[0].txn([['r', 'l4', null]]);
+      await Promise.all(clients.map((c) => c.close()));
+      expect(read.type).toBe('ok');
+      const list = read.type === 'ok' ? ((read.value[0][2] as number[] | null) ?? []) : [];
+      for (const v of outcome('ok')) expect(list).toContain(v);
+      for (const v of outcome('fail')) expect(list).not.toContain(v);
+      expect(outcome('ok').length).toBeGreaterThan(0);
+    });
+
     it(`takes a snapshot every ${APP_SNAPSHOT_THRESHOLD} raft entries`, async () => {
       const cluster = started();
       const client = adapter.client('n1', cluster, TIMEOUT_MS);
@@ -45,3 +148,47 @@ describeRealSystem(
     });
   },
 );
+
+describe.skipIf(reason !== undefined)('a list-append campaign on our dqlite app (mallory run)', () => {
+  const box = sandbox();
+  afterAll(() => {
+    disposeSandbox(box);
+  });
+
+  it('runs a few steps with faults and reports no harness error', async () => {
+    const r = await mallory(
+      [
+        'run',
+        '--system',
+        'dqlite-app',
+        '--workload',
+        'list-append',
+        '--nodes',
+        '3',
+        '--steps',
+        '4',
+        '--time',
+        '40s',
+        '--seed',
+        '3',
+        '--store',
+        box.store,
+        '--json',
+      ],
+      box,
+      CAMPAIGN_TIMEOUT_MS,
+    );
+    expect(r.stdout, r.stderr).not.toBe('');
+    const summary = JSON.parse(r.stdout) as {
+      status: string;
+      error?: string;
+      schedules: number;
+      ops: { ok: number; fail: number; info: number };
+    };
+    expect(summary.error).toBeUndefined();
+    expect(summary.status).toBe('complete');
+    expect(summary.schedules).toBeGreaterThanOrEqual(1);
+    expect(summary.ops.ok).toBeGreaterThan(100);
+    expect([0, 1]).toContain(r.code);
+  });
+});

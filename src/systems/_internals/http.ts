@@ -81,7 +81,9 @@ export function httpCall(call: HttpCall): Promise<HttpOutcome> {
 }
 
 /** The client result for an HTTP outcome that is not a response. */
-export function transportResult(outcome: Exclude<HttpOutcome, { kind: 'response' }>): ClientResult {
+export function transportResult(
+  outcome: Exclude<HttpOutcome, { kind: 'response' }>,
+): Exclude<ClientResult, { type: 'ok' }> {
   return outcome.kind === 'refused'
     ? { type: 'fail', error: `refused: ${outcome.error}` }
     : { type: 'info', error: `${outcome.kind}: ${outcome.error}` };

@@ -10,7 +10,8 @@ const BUILD_TIMEOUT_MS = 300_000;
 
 /**
  * Our own small go-dqlite app (`mallory-dqlite`): the same HTTP API as dqlite-demo (GET/PUT /KEY),
- * plus compare-and-set (POST /KEY?cas=OLD with NEW as the body, one UPDATE … WHERE value = OLD) and
+ * plus compare-and-set (POST /KEY?cas=OLD with NEW as the body, one UPDATE … WHERE value = OLD),
+ * transactions of micro-ops (POST /txn, one SQL transaction each; see `DqliteTxnClient`) and
  * flags for raft's snapshot parameters, which dqlite-demo fixes at 1024/8192 — so rare under a
  * fault-heavy campaign (about one snapshot per node in 5 minutes) that faults never meet them.
  * It is built offline from Debian's go-dqlite sources, once per source version, into a cache dir.
@@ -18,11 +19,14 @@ const BUILD_TIMEOUT_MS = 300_000;
 export const DQLITE_APP_SOURCE = String.raw`// mallory-dqlite: a small key-value HTTP app on go-dqlite for Mallory, with snapshot parameters
 // and a compare-and-set. GET /KEY → value; PUT /KEY (body) → "done"; POST /KEY?cas=OLD (body NEW)
 // → "done" or "Error: cas mismatch". Errors are answered as "Error: ..." lines, like dqlite-demo.
+// POST /txn runs a transaction of micro-ops in one SQL transaction and answers in JSON (see runTxn).
 package main
 
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,6 +37,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -47,6 +52,17 @@ const (
 	query  = "SELECT value FROM model WHERE key = ?"
 	update = "INSERT OR REPLACE INTO model(key, value) VALUES(?, ?)"
 	cas    = "UPDATE model SET value = ? WHERE key = ? AND value = ?"
+
+	// The transactional workloads' keys: a register holds "7", a list "1 2 3". The upserts change
+	// nothing (0 rows) when the key holds the other kind.
+	txnSchema = "CREATE TABLE IF NOT EXISTS txn (key TEXT PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT NULL)"
+	txnRead   = "SELECT kind, value FROM txn WHERE key = ?"
+	txnWrite  = "INSERT INTO txn(key, kind, value) VALUES(?, 'register', ?) " +
+		"ON CONFLICT(key) DO UPDATE SET value = excluded.value WHERE kind = 'register'"
+	txnAppend = "INSERT INTO txn(key, kind, value) VALUES(?, 'list', ?) " +
+		"ON CONFLICT(key) DO UPDATE SET value = value || ' ' || excluded.value WHERE kind = 'list'"
+	// Used when a request names no timeout of its own.
+	txnDefaultTimeout = 5 * time.Second
 )
 
 func main() {
@@ -90,18 +106,29 @@ func main() {
 	}
 	// Nodes that start together all create the table; dqlite answers "database is locked" to all
 	// but one of them, so retry for a while before giving up.
-	for attempt := 1; ; attempt++ {
-		_, err := conn.Exec(schema)
-		if err == nil {
-			break
+	for _, statement := range []string{schema, txnSchema} {
+		for attempt := 1; ; attempt++ {
+			_, err := conn.Exec(statement)
+			if err == nil {
+				break
+			}
+			if attempt == 60 || !strings.Contains(err.Error(), "locked") {
+				log.Fatalf("can't create the tables: %v", err)
+			}
+			time.Sleep(time.Duration(50+rand.Intn(200)) * time.Millisecond)
 		}
-		if attempt == 60 || !strings.Contains(err.Error(), "locked") {
-			log.Fatalf("can't create the table: %v", err)
-		}
-		time.Sleep(time.Duration(50+rand.Intn(200)) * time.Millisecond)
 	}
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%s\n", handle(conn, r))
+	})
+	// The register workload's keys are "<prefix>-kN", so none is "txn"; other methods go to handle.
+	http.HandleFunc("/txn", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != "POST" {
+			fmt.Fprintf(w, "%s\n", handle(conn, r))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(runTxn(conn, r))
 	})
 	listener, err := net.Listen("tcp", *api)
 	if err != nil {
@@ -146,6 +173,156 @@ func handle(conn *sql.DB, r *http.Request) string {
 		return "done"
 	}
 	return fmt.Sprintf("Error: unsupported method %q", r.Method)
+}
+
+// txnRequest is POST /txn's body: {"ops": [["r", "k", null], ["append", "k", 1], ["w", "k", 2]],
+// "timeoutMs": 2500}. Fields match the JSON names case-insensitively.
+type txnRequest struct {
+	Ops       [][]interface{}
+	TimeoutMs int64
+}
+
+type microOp struct {
+	f     string
+	key   string
+	value interface{}
+}
+
+// runTxn runs the micro-ops in one SQL transaction and answers {"type": "ok", "value": ops with the
+// reads filled in}, or {"type": "fail" | "info", "error": ...}. A wrong "fail" makes the checker
+// see anomalies that never happened, so "fail" is answered only when nothing of the transaction can
+// have been committed; "info" when it may have been:
+//   - BEGIN failed: fail. database/sql retries BEGIN on driver.ErrBadConn (go-dqlite's answer to
+//     "not leader" and lost connections) on other connections; BEGIN itself writes nothing.
+//   - a micro-op failed (a statement's error, or an append on a register): the transaction is
+//     rolled back, and the answer is fail when the ROLLBACK succeeded — the server still held the
+//     transaction open, so every statement before ran inside it — or when no write statement was
+//     sent yet (reads commit nothing). Otherwise info: a ROLLBACK that fails cannot show that the
+//     server had not dropped the transaction and run later writes in autocommit mode.
+//   - COMMIT failed or timed out: info ("leadership lost" at COMMIT may still commit; a COMMIT
+//     whose answer was lost may have committed).
+func runTxn(db *sql.DB, r *http.Request) map[string]interface{} {
+	var req txnRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		return txnReply("fail", "bad request: "+err.Error())
+	}
+	ops, err := parseMicroOps(req.Ops)
+	if err != nil {
+		return txnReply("fail", "bad request: "+err.Error())
+	}
+	timeout := txnDefaultTimeout
+	if req.TimeoutMs > 0 {
+		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return txnReply("fail", "begin: "+err.Error())
+	}
+	wrote := false
+	for i := range ops {
+		if ops[i].f != "r" {
+			wrote = true
+		}
+		if err := applyMicroOp(ctx, tx, &ops[i]); err != nil {
+			cause := fmt.Sprintf("%s %s: %v", ops[i].f, ops[i].key, err)
+			if rollbackErr := tx.Rollback(); rollbackErr != nil && wrote {
+				return txnReply("info", cause+"; rollback: "+rollbackErr.Error())
+			}
+			return txnReply("fail", cause)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return txnReply("info", "commit: "+err.Error())
+	}
+	value := make([]interface{}, len(ops))
+	for i, op := range ops {
+		value[i] = []interface{}{op.f, op.key, op.value}
+	}
+	return map[string]interface{}{"type": "ok", "value": value}
+}
+
+func txnReply(outcome string, message string) map[string]interface{} {
+	return map[string]interface{}{"type": outcome, "error": message}
+}
+
+func parseMicroOps(raw [][]interface{}) ([]microOp, error) {
+	ops := make([]microOp, len(raw))
+	for i, op := range raw {
+		if len(op) != 3 {
+			return nil, fmt.Errorf("micro-op %d has %d elements, not 3", i, len(op))
+		}
+		f, okF := op[0].(string)
+		key, okKey := op[1].(string)
+		if !okF || !okKey {
+			return nil, fmt.Errorf("micro-op %d: want [f, key, value] with strings f and key", i)
+		}
+		switch f {
+		case "r":
+			ops[i] = microOp{f: f, key: key}
+		case "w", "append":
+			number, ok := op[2].(float64)
+			if !ok || number != float64(int64(number)) {
+				return nil, fmt.Errorf("micro-op %d: %s needs an integer value", i, f)
+			}
+			ops[i] = microOp{f: f, key: key, value: int64(number)}
+		default:
+			return nil, fmt.Errorf("micro-op %d: unknown function %q (r, w or append)", i, f)
+		}
+	}
+	return ops, nil
+}
+
+// applyMicroOp runs one micro-op inside tx; a read fills in op.value (nil when the key holds nothing).
+func applyMicroOp(ctx context.Context, tx *sql.Tx, op *microOp) error {
+	switch op.f {
+	case "r":
+		var kind, text string
+		err := tx.QueryRowContext(ctx, txnRead, op.key).Scan(&kind, &text)
+		if errors.Is(err, sql.ErrNoRows) {
+			op.value = nil
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		op.value, err = decodeTxnValue(kind, text)
+		return err
+	case "w", "append":
+		statement := txnWrite
+		if op.f == "append" {
+			statement = txnAppend
+		}
+		res, err := tx.ExecContext(ctx, statement, op.key, strconv.FormatInt(op.value.(int64), 10))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errors.New("the key holds the other kind of value (a list or a register)")
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown function %q", op.f)
+}
+
+func decodeTxnValue(kind string, text string) (interface{}, error) {
+	if kind == "register" {
+		return strconv.ParseInt(text, 10, 64)
+	}
+	list := []int64{}
+	for _, field := range strings.Fields(text) {
+		element, err := strconv.ParseInt(field, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, element)
+	}
+	return list, nil
 }
 `;
 

@@ -14,11 +14,14 @@ import type {
   ParsedLogEvent,
   SystemAdapter,
   SystemDefinition,
+  TransactionsCapability,
 } from '../system.js';
+import { TXN_WORKLOADS } from '../system.js';
 import { buildDqliteApp, DEBIAN_GOPATH } from './app-source.js';
 import { DqliteClient } from './client.js';
 import { parseDqliteLog } from './log.js';
 import { dqliteShell, parseClusterJson } from './shell.js';
+import { DqliteTxnClient } from './txn-client.js';
 
 export const DQLITE_PORTS = { api: 8001, db: 9001 } as const;
 const READY_TIMEOUT_MS = 2_000;
@@ -50,11 +53,23 @@ interface Variant {
 class DqliteAdapter implements SystemAdapter {
   readonly name: Variant['name'];
   readonly supportsCas: boolean;
+  /**
+   * Our app's transactions (POST /txn). Strict serializability: dqlite runs every statement, reads
+   * included, on the leader, and a transaction commits as one raft entry.
+   */
+  readonly transactions?: TransactionsCapability;
   private command = 'dqlite-demo';
 
   constructor(private readonly variant: Variant) {
     this.name = variant.name;
     this.supportsCas = variant.app;
+    if (variant.app) {
+      this.transactions = {
+        workloads: TXN_WORKLOADS,
+        client: (node, cluster, timeoutMs) =>
+          new DqliteTxnClient(cluster.clientAddress(node, 'api'), timeoutMs),
+      };
+    }
   }
 
   readonly services = ['api', 'db'] as const;
@@ -233,7 +248,8 @@ export const dqlite: SystemDefinition = {
 
 /**
  * dqlite through our own small go-dqlite app (built offline from Debian's go-dqlite sources): the
- * demo's API plus compare-and-set, and a snapshot every 128 raft entries instead of 1024.
+ * demo's API plus compare-and-set and transactions (`--workload list-append|rw-register`), and a
+ * snapshot every 128 raft entries instead of 1024.
  */
 export const dqliteApp: SystemDefinition = {
   name: 'dqlite-app',
