@@ -155,24 +155,49 @@ func handle(conn *sql.DB, r *http.Request) string {
 		return value
 	case "PUT":
 		body, _ := io.ReadAll(r.Body)
-		if _, err := conn.Exec(update, key, string(body)); err != nil {
-			return "Error: " + err.Error()
-		}
-		return "done"
+		return inTxn(conn, func(tx *sql.Tx) string {
+			if _, err := tx.Exec(update, key, string(body)); err != nil {
+				return "Error: " + err.Error()
+			}
+			return ""
+		})
 	case "POST":
 		body, _ := io.ReadAll(r.Body)
-		res, err := conn.Exec(cas, string(body), key, r.URL.Query().Get("cas"))
-		if err != nil {
-			return "Error: " + err.Error()
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return "Error: " + err.Error()
-		} else if n == 0 {
-			return "Error: cas mismatch"
-		}
-		return "done"
+		return inTxn(conn, func(tx *sql.Tx) string {
+			res, err := tx.Exec(cas, string(body), key, r.URL.Query().Get("cas"))
+			if err != nil {
+				return "Error: " + err.Error()
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return "Error: " + err.Error()
+			} else if n == 0 {
+				return "Error: cas mismatch"
+			}
+			return ""
+		})
 	}
 	return fmt.Sprintf("Error: unsupported method %q", r.Method)
+}
+
+// inTxn runs one write in an explicit transaction. database/sql runs a plain Exec again when the
+// driver says the connection is bad, and go-dqlite says so for a lost leader too, even when the
+// write committed: a write could be applied twice (after another one, bringing an old value back)
+// and an applied cas answered "cas mismatch". Inside a transaction nothing is run again: BEGIN
+// (which writes nothing) may be, and an error from then on is the answer. "not started" means
+// nothing ran.
+func inTxn(conn *sql.DB, write func(tx *sql.Tx) string) string {
+	tx, err := conn.Begin()
+	if err != nil {
+		return "Error: not started: " + err.Error()
+	}
+	if msg := write(tx); msg != "" {
+		tx.Rollback()
+		return msg
+	}
+	if err := tx.Commit(); err != nil {
+		return "Error: commit: " + err.Error()
+	}
+	return "done"
 }
 
 // txnRequest is POST /txn's body: {"ops": [["r", "k", null], ["append", "k", 1], ["w", "k", 2]],

@@ -4,8 +4,8 @@ import type { ClientResult, KvClient } from '../system.js';
 
 const NO_ROWS = /sql: no rows in result set/;
 const CAS_MISMATCH = /cas mismatch/;
-/** Errors after which the statement certainly did not run. */
-const DEFINITE_WRITE_ERRORS = [/database is locked/];
+/** Errors after which the statement certainly did not run (`not started`: our app's BEGIN failed). */
+const DEFINITE_WRITE_ERRORS = [/database is locked/, /^Error: not started:/];
 
 function keyPath(key: string): string {
   return `/${encodeURIComponent(key)}`;
