@@ -454,10 +454,21 @@ export class Campaign {
               events: scheduleEvents,
               runDir: store.dir,
               system,
+              nodeCount,
             })),
           );
         }
-        for (const finding of findings) {
+        for (const note of findings.filter((f) => f.severity === 'note')) {
+          history.record({
+            type: 'info',
+            process: 'nemesis',
+            f: `${note.kind}/${note.name}`,
+            value: null,
+            error: note.message,
+          });
+          this.emit('message', `  schedule ${s + 1}: ${note.message}`);
+        }
+        for (const finding of findings.filter((f) => f.severity !== 'note')) {
           this.recordBug(store, finding, s, faults, attempted, {
             seed,
             nodes: nodeCount,

@@ -13,6 +13,8 @@ export interface ScheduleCheckInput {
   readonly runDir: string;
   /** The system under test: what it promises (e.g. its transactions' consistency model). */
   readonly system: SystemAdapter;
+  /** Nodes in the cluster. */
+  readonly nodeCount: number;
 }
 
 /** Something a checker found wrong in one schedule. */
@@ -23,6 +25,11 @@ export interface Finding {
   readonly evidence: unknown;
   /** A self-contained HTML page that shows it, written next to the bug record. */
   readonly html?: string;
+  /**
+   * `note`: not a bug — something the system declared can happen (a write lost to faults beyond its
+   * declared durability); said in the history and on the terminal, no bug record. Default `bug`.
+   */
+  readonly severity?: 'bug' | 'note';
 }
 
 /** A check run on each schedule's history and observations. */

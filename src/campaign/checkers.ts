@@ -1,5 +1,6 @@
 import { exactJson } from '../check/_internals/exact-json.js';
-import { anomalyWords, explainRegisterResult } from '../check/explain-register.js';
+import { judgeDurability } from '../check/durability.js';
+import { anomalyWords, explainRegisterResult, type RegisterAnomaly } from '../check/explain-register.js';
 import { checkInvariants } from '../check/invariants.js';
 import { checkOps } from '../check/linearizable.js';
 import { renderLinearizabilityHtml } from '../check/linearizable-html.js';
@@ -12,7 +13,7 @@ import { txnReport } from '../check/txn/txn-report.js';
 import type { Op } from '../core/op.js';
 import type { TxnWorkloadName } from '../systems/system.js';
 import { isTxnWorkload } from '../workload/workload.js';
-import type { Finding, ScheduleChecker } from './checker.js';
+import type { Finding, ScheduleCheckInput, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
 
 /** How many of the other violating keys a message names (the evidence lists them all). */
@@ -47,11 +48,18 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
         first !== undefined && first.anomaly !== 'unexplained'
           ? `key ${keyName(ce?.key)}: ${anomalyWords(first.anomaly)}: ${first.message}${others}${declared}`
           : `history of key ${keyName(ce?.key)} is not linearizable: ${failing} cannot be placed after state ${ce?.stateBefore ?? '?'}${others}${declared}`;
+      const durability = durabilityFinding(
+        input,
+        explanations.map((e) => e.anomaly),
+        message,
+      );
+      if (durability?.severity === 'note')
+        return [{ ...durability, evidence: { ...(durability.evidence as object), result } }];
       return [
         {
-          kind: 'linearizability',
-          name: 'not-linearizable',
-          message,
+          kind: durability?.kind ?? 'linearizability',
+          name: durability?.name ?? 'not-linearizable',
+          message: durability?.message ?? message,
           evidence: {
             result,
             reads,
@@ -70,6 +78,46 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
         },
       ];
     },
+  };
+}
+
+/** Register anomalies a loss of written data shows as. */
+const DATA_LOSS_ANOMALIES: ReadonlySet<RegisterAnomaly> = new Set([
+  'lost-write',
+  'resurrected',
+  'stale-read',
+]);
+
+/**
+ * Against a system's declared durability: a violation that is all lost data (lost writes, values
+ * brought back, old values read) after faults within the contract breaks it; after faults beyond
+ * it, it is what the system declared can happen — a note. Undefined: judge it as a plain
+ * linearizability violation (no declaration, or anomalies data loss does not explain).
+ */
+function durabilityFinding(
+  input: ScheduleCheckInput,
+  anomalies: readonly RegisterAnomaly[],
+  message: string,
+): Pick<Finding, 'kind' | 'name' | 'message' | 'severity' | 'evidence'> | undefined {
+  const declared = input.system.durability;
+  if (declared === undefined || anomalies.length === 0) return undefined;
+  if (!anomalies.every((a) => DATA_LOSS_ANOMALIES.has(a))) return undefined;
+  const verdict = judgeDurability(declared, input.faults, input.nodeCount);
+  const faults = verdict.dataLossFaults.length > 0 ? verdict.dataLossFaults.join('; ') : 'none';
+  if (verdict.withinContract) {
+    return {
+      kind: 'durability',
+      name: 'broken-contract',
+      message: `acknowledged writes lost although ${input.system.name} declares they survive ${declared} (faults that can lose data: ${faults}): ${message}`,
+      evidence: { durability: declared, ...verdict },
+    };
+  }
+  return {
+    kind: 'durability',
+    name: 'beyond-contract',
+    severity: 'note',
+    message: `writes lost beyond what ${input.system.name} declares they survive (${declared}): ${verdict.beyond ?? ''}`,
+    evidence: { durability: declared, ...verdict },
   };
 }
 

@@ -1,4 +1,5 @@
 import type { ReadConsistency } from '../check/sequential-reads.js';
+import type { Durability } from '../check/durability.js';
 import type { ConsistencyModel } from '../check/txn/consistency-model.js';
 import type { ClusterView, LaunchOptions, LaunchSpec, NodeSystem } from '../cluster/node-system.js';
 
@@ -114,6 +115,12 @@ export interface SystemAdapter extends NodeSystem {
    * then checked for that, so documented stale reads are not reported and a lost write still is.
    */
   readonly readConsistency?: ReadConsistency;
+  /**
+   * What an acknowledged write survives (see `Durability`); a lost write after faults within it
+   * breaks the contract (`durability/broken-contract`), after faults beyond it is a note, not a
+   * bug. Undeclared: no acknowledged write may ever be lost.
+   */
+  readonly durability?: Durability;
   /** Transactions of micro-ops (`--workload list-append|rw-register`); absent: register only. */
   readonly transactions?: TransactionsCapability;
   leader?(cluster: ClusterView): Promise<string | undefined>;

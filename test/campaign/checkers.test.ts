@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { transactionalChecker } from '../../src/campaign/checkers.js';
+import { linearizabilityChecker, transactionalChecker } from '../../src/campaign/checkers.js';
+import { judgeDurability } from '../../src/check/durability.js';
 import type { ScheduleCheckInput } from '../../src/campaign/checker.js';
 import type { Op } from '../../src/core/op.js';
 import type { SystemAdapter } from '../../src/systems/system.js';
@@ -41,9 +42,76 @@ function writeSkew(): Op[] {
   ];
 }
 
-function input(ops: Op[], system: Partial<SystemAdapter> = {}): ScheduleCheckInput {
-  return { schedule: 0, ops, faults: [], events: [], runDir: '/nowhere', system: system as SystemAdapter };
+function input(
+  ops: Op[],
+  system: Partial<SystemAdapter> = {},
+  faults: ScheduleCheckInput['faults'] = [],
+): ScheduleCheckInput {
+  return {
+    schedule: 0,
+    ops,
+    faults,
+    events: [],
+    runDir: '/nowhere',
+    system: system as SystemAdapter,
+    nodeCount: 3,
+  };
 }
+
+/** x = 1 then x = 2 acknowledged, then every read says 1: the write of 2 was lost. */
+function lostWrite(): Op[] {
+  const rows: [Op['type'], number, string, unknown][] = [
+    ['invoke', 0, 'write', ['x', 1]],
+    ['ok', 0, 'write', ['x', 1]],
+    ['invoke', 0, 'write', ['x', 2]],
+    ['ok', 0, 'write', ['x', 2]],
+    ['invoke', 1, 'read', ['x', null]],
+    ['ok', 1, 'read', ['x', 1]],
+  ];
+  return rows.map(([type, process, f, value], i) => ({ index: i, time: i * 1e6, type, process, f, value }));
+}
+
+describe('linearizabilityChecker against a declared durability', () => {
+  const kill = { atMs: 1000, f: 'kill' as const, value: 'leader' as const, nodes: ['n1'] };
+  const loseAll = {
+    atMs: 2000,
+    f: 'lose-unfsynced' as never,
+    value: 'all' as const,
+    nodes: ['n1', 'n2', 'n3'],
+  };
+
+  it('a write lost with no declaration is a linearizability bug', async () => {
+    const [finding] = await linearizabilityChecker(10_000).check(input(lostWrite(), { name: 's' }, [kill]));
+    expect(finding).toMatchObject({ kind: 'linearizability', name: 'not-linearizable' });
+  });
+
+  it('a write lost to faults the system declares it survives breaks its contract, naming them', async () => {
+    const system = { name: 's', durability: 'process-crash' as const };
+    const [finding] = await linearizabilityChecker(10_000).check(input(lostWrite(), system, [kill]));
+    expect(finding).toMatchObject({ kind: 'durability', name: 'broken-contract' });
+    expect(finding.severity).toBeUndefined();
+    expect(finding.message).toContain(
+      'declares they survive process-crash (faults that can lose data: kill n1 at 1.0 s)',
+    );
+  });
+
+  it('a write lost to faults beyond the declaration is a note, not a bug', async () => {
+    const system = { name: 's', durability: 'minority-disk-loss' as const };
+    const [finding] = await linearizabilityChecker(10_000).check(input(lostWrite(), system, [kill, loseAll]));
+    expect(finding).toMatchObject({ kind: 'durability', name: 'beyond-contract', severity: 'note' });
+    expect(finding.message).toContain('3 of 3 nodes (n1, n2, n3) dropped unfsynced writes');
+  });
+
+  it('judges how many nodes lost unfsynced writes against a minority', () => {
+    const one = { atMs: 0, f: 'lose-unfsynced', nodes: ['n2'] };
+    expect(judgeDurability('minority-disk-loss', [one], 3).withinContract).toBe(true);
+    expect(judgeDurability('minority-disk-loss', [one, { ...one, nodes: ['n3'] }], 3).withinContract).toBe(
+      false,
+    );
+    expect(judgeDurability('process-crash', [one], 3).withinContract).toBe(false);
+    expect(judgeDurability('disk-loss', [one, { ...one, nodes: ['n1', 'n3'] }], 3).withinContract).toBe(true);
+  });
+});
 
 describe('transactionalChecker', () => {
   it('turns anomalies the default model forbids into a txn finding with a page', async () => {
