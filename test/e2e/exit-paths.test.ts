@@ -181,13 +181,13 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
     const b = sandbox();
     boxes.push(b);
     const r = await mallory(
-      ['run', '--system', 'etcd', '--workload', 'list-append', '--store', b.store],
+      ['run', '--system', 'redis', '--workload', 'list-append', '--store', b.store],
       b,
       20_000,
     );
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe(
-      'mallory: system etcd does not run list-append transactions: use --workload register',
+      'mallory: system redis does not run list-append transactions: use --workload register',
     );
     expect(existsSync(b.store)).toBe(false);
   });

@@ -1,7 +1,8 @@
 import type { Address } from '../../cluster/net/backend.js';
-import { clientAgent, transportResult } from '../_internals/http.js';
+import { clientAgent } from '../_internals/http.js';
 import { fromBase64, toBase64 } from '../_internals/base64.js';
 import type { ClientResult, KvClient } from '../system.js';
+import { errorResult } from './_internals/error-result.js';
 import { gateway, type GatewayOutcome } from './gateway.js';
 
 interface RangeJson {
@@ -10,17 +11,6 @@ interface RangeJson {
 
 interface TxnJson {
   succeeded?: boolean;
-}
-
-/** etcd errors that say the request was rejected before it was proposed. */
-const DEFINITE_ERRORS = [/etcdserver: too many requests/, /invalid auth token/, /permission denied/];
-
-function errorResult(outcome: Exclude<GatewayOutcome, { kind: 'ok' }>): ClientResult {
-  if (outcome.kind !== 'error') return transportResult(outcome);
-  const message = `${outcome.status}: ${outcome.message}`;
-  return DEFINITE_ERRORS.some((re) => re.test(outcome.message))
-    ? { type: 'fail', error: message }
-    : { type: 'info', error: message };
 }
 
 function parseValue(text: string): number | null {

@@ -13,10 +13,13 @@ import type {
   LaunchSpec,
   SystemAdapter,
   SystemDefinition,
+  TransactionsCapability,
 } from '../system.js';
+import { TXN_WORKLOADS } from '../system.js';
 import { EtcdClient } from './client.js';
 import { gateway, readMembers, readStatus, type EtcdMember } from './gateway.js';
 import { parseEtcdLog } from './log.js';
+import { EtcdTxnClient } from './txn-client.js';
 
 export const ETCD_PORTS = { client: 2379, peer: 2380 } as const;
 const ADMIN_TIMEOUT_MS = 2_000;
@@ -136,6 +139,17 @@ class EtcdAdapter implements SystemAdapter {
   client(node: string, cluster: ClusterView, timeoutMs: number): KvClient {
     return new EtcdClient(cluster.clientAddress(node, 'client'), timeoutMs);
   }
+
+  /**
+   * Optimistic transactions (`EtcdTxnClient`): a linearizable snapshot read, then a commit guarded
+   * by every key's mod revision, so each transaction takes effect at one point between its call and
+   * its reply: strict serializability.
+   */
+  readonly transactions: TransactionsCapability = {
+    workloads: TXN_WORKLOADS,
+    consistency: 'strict-serializable',
+    client: (node, cluster, timeoutMs) => new EtcdTxnClient(cluster.clientAddress(node, 'client'), timeoutMs),
+  };
 
   async leader(cluster: ClusterView): Promise<string | undefined> {
     const statuses = await Promise.all(
