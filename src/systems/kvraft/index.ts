@@ -76,6 +76,7 @@ class KvraftAdapter implements SystemAdapter {
   readonly supportsLeader = true;
   readonly supportsMembership = true;
   readonly clockFaults = true;
+  readonly diskFaults = true;
   readonly crashPatterns = [
     /ASSERTION FAILED/,
     /FATAL ERROR/,
