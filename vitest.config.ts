@@ -5,9 +5,9 @@ import { defineConfig } from 'vitest/config';
 // after the other: some e2e tests compare the whole host before and after (processes, namespaces,
 // temp dirs), and unit tests running beside them would change it. The tests of the system loader
 // and the log rules start no process: they are unit tests. The network namespace tests change the
-// host (namespaces, links, iptables): they run with the real servers.
+// host (namespaces, links, iptables), and the disk layer's test mounts: they run with the real servers.
 const PURE_SYSTEM_TESTS = ['test/systems/load-system.test.ts', 'test/systems/log-rules.test.ts'];
-const HOST_TESTS = ['test/cluster/net/netns.test.ts'];
+const HOST_TESTS = ['test/cluster/net/netns.test.ts', 'test/cluster/disk-layer.test.ts'];
 export default defineConfig({
   test: {
     projects: [

@@ -24,6 +24,7 @@ const SHAPE: Readonly<Record<string, { nodes: number; steps: number; workload?: 
   'lazy-vote': { nodes: 3, steps: 12 },
   'snapshot-uncommitted-config': { nodes: 5, steps: 6 },
   'split-txn': { nodes: 3, steps: 6, workload: 'list-append' },
+  'ack-before-fsync': { nodes: 3, steps: 5 },
 };
 
 interface Summary {

@@ -32,6 +32,7 @@ export type {
   NodeSystem,
 } from './systems/system.js';
 export { READ_CONSISTENCIES, type ReadConsistency } from './check/sequential-reads.js';
+export { DURABILITIES, type Durability } from './check/durability.js';
 export type { ConsistencyModel } from './check/txn/consistency-model.js';
 export type { Address } from './cluster/net/backend.js';
 export { checkBinary } from './systems/check-binary.js';

@@ -14,6 +14,8 @@ import { describeFault, FAMILY_KINDS, type Fault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
 import { ClockPreload, findLibfaketime, LIBFAKETIME_FIX } from '../cluster/clock-preload.js';
 import { NodeClocks } from '../nemesis/clock.js';
+import { NodeDisks } from '../nemesis/disk.js';
+import { buildDiskLayer, DiskLayer } from '../cluster/disk-layer.js';
 import { Nemesis, type FaultOutcome, type ScheduleEntry, unsupportedFault } from '../nemesis/nemesis.js';
 import { createPolicy } from '../policy/index.js';
 import type { Policy, PolicyValue } from '../policy/policy.js';
@@ -162,6 +164,15 @@ export class Campaign {
         throw new UsageError('missing-binary', `clock faults need libfaketime: run ${LIBFAKETIME_FIX}`);
       }
     }
+    const wantsDisk =
+      config.faults.includes('disk') ||
+      (fixedSchedule ?? []).some((item) => !isLet(item) && FAMILY_KINDS.disk.includes(item.f));
+    let diskLayerBinary: string | undefined;
+    if (wantsDisk) {
+      const reason = unsupportedFault('lose-unfsynced', system, definition.name, nodeCount);
+      if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults disk: ${reason}`);
+      diskLayerBinary = await buildDiskLayer();
+    }
     const problems = (await system.doctor()).filter((d) => !d.ok);
     if (problems.length > 0) {
       const p = problems[0];
@@ -205,6 +216,7 @@ export class Campaign {
     let network: NetworkBackend | undefined;
     let cluster: Cluster | undefined;
     let clocks: NodeClocks | undefined;
+    let disks: NodeDisks | undefined;
     let workload: Workload | undefined;
     let status: RunSummary['status'] = 'complete';
     let error: string | undefined;
@@ -225,6 +237,7 @@ export class Campaign {
         this.emit('message', describeSeed(seedData));
       }
       network = await this.createNetwork(system, useNetns, nodes, seed, runId, registry);
+      const diskLayer = diskLayerBinary !== undefined ? new DiskLayer(diskLayerBinary, registry) : undefined;
       cluster = new Cluster({
         system,
         nodes,
@@ -234,8 +247,10 @@ export class Campaign {
         registry,
         onExit: (exit) => this.exits.push(exit),
         ...(libfaketime !== undefined ? { clock: new ClockPreload(libfaketime, store.dir) } : {}),
+        ...(diskLayer !== undefined ? { disk: diskLayer } : {}),
       });
       if (libfaketime !== undefined) clocks = new NodeClocks(store.dir);
+      if (diskLayer !== undefined) disks = new NodeDisks(diskLayer);
       const observation = new Observation(store.dir, nodes, system);
       this.observation = observation;
       network.onEvent((event) => {
@@ -245,7 +260,10 @@ export class Campaign {
         observation.ingest(event);
       });
       observation.start();
-      const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults, clocks);
+      const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults, {
+        ...(clocks ? { clocks } : {}),
+        ...(disks ? { disks } : {}),
+      });
       const live = cluster;
       const logCheck = new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns);
       const concurrency = config.concurrency ?? 2 * nodeCount;

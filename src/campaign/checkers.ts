@@ -90,9 +90,10 @@ const DATA_LOSS_ANOMALIES: ReadonlySet<RegisterAnomaly> = new Set([
 
 /**
  * Against a system's declared durability: a violation that is all lost data (lost writes, values
- * brought back, old values read) after faults within the contract breaks it; after faults beyond
- * it, it is what the system declared can happen — a note. Undefined: judge it as a plain
- * linearizability violation (no declaration, or anomalies data loss does not explain).
+ * brought back, old values read) in a schedule whose disks lost unfsynced writes within the
+ * contract breaks it; beyond the contract, it is what the system declared can happen — a note.
+ * Undefined: judge it as a plain linearizability violation (no declaration, no disk lost data, or
+ * anomalies data loss does not explain).
  */
 function durabilityFinding(
   input: ScheduleCheckInput,
@@ -103,12 +104,13 @@ function durabilityFinding(
   if (declared === undefined || anomalies.length === 0) return undefined;
   if (!anomalies.every((a) => DATA_LOSS_ANOMALIES.has(a))) return undefined;
   const verdict = judgeDurability(declared, input.faults, input.nodeCount);
-  const faults = verdict.dataLossFaults.length > 0 ? verdict.dataLossFaults.join('; ') : 'none';
+  if (verdict === undefined) return undefined;
+  const faults = verdict.dataLossFaults.join('; ');
   if (verdict.withinContract) {
     return {
       kind: 'durability',
       name: 'broken-contract',
-      message: `acknowledged writes lost although ${input.system.name} declares they survive ${declared} (faults that can lose data: ${faults}): ${message}`,
+      message: `acknowledged writes lost although ${input.system.name} declares they survive ${declared} (disks lost unfsynced writes: ${faults}): ${message}`,
       evidence: { durability: declared, ...verdict },
     };
   }

@@ -16,13 +16,17 @@ export interface EnactedFault {
 export type Durability = 'process-crash' | 'minority-disk-loss' | 'disk-loss';
 export const DURABILITIES: readonly Durability[] = ['process-crash', 'minority-disk-loss', 'disk-loss'];
 
-/** The faults that can lose written data: a kill, and a kill that also drops unfsynced writes. */
-const DATA_LOSS_FAULTS = new Set(['kill', 'lose-unfsynced']);
+/**
+ * The fault that drops written data from a disk (a kill that also loses what was not fsynced). A
+ * plain kill loses nothing a process wrote, so a write lost after kills alone is a replication or
+ * commit matter, judged as linearizability, not durability.
+ */
+export const DISK_LOSS_FAULT = 'lose-unfsynced';
 
 export interface DurabilityVerdict {
   /** Whether the schedule's faults stayed within what the system declares its writes survive. */
   readonly withinContract: boolean;
-  /** The faults of the schedule that can lose data, described (`lose-unfsynced n1,n2 at 4.0 s`). */
+  /** The faults of the schedule that dropped data from disks, described (`lose-unfsynced n1,n2 at 4.0 s`). */
   readonly dataLossFaults: readonly string[];
   /** Why the faults went beyond the contract, when they did. */
   readonly beyond?: string;
@@ -33,21 +37,20 @@ function describeEntry(entry: EnactedFault): string {
 }
 
 /**
- * Whether the faults a schedule enacted stay within `durability` for a cluster of `nodeCount`: a
- * lost acknowledged write after faults within it breaks the system's contract; after faults beyond
- * it, the loss is what the system declared can happen.
+ * Whether the disk losses of a schedule stay within `durability` for a cluster of `nodeCount`: a
+ * lost acknowledged write after losses within it breaks the system's contract; after losses beyond
+ * it, the loss is what the system declared can happen. Undefined when the schedule dropped nothing
+ * from a disk (durability is then not in question).
  */
 export function judgeDurability(
   durability: Durability,
   faults: readonly EnactedFault[],
   nodeCount: number,
-): DurabilityVerdict {
-  const dataLoss = faults.filter((f) => DATA_LOSS_FAULTS.has(f.f));
-  const described = dataLoss.map(describeEntry);
-  const diskLoss = dataLoss.filter((f) => f.f === 'lose-unfsynced');
-  if (durability === 'disk-loss' || diskLoss.length === 0) {
-    return { withinContract: true, dataLossFaults: described };
-  }
+): DurabilityVerdict | undefined {
+  const diskLoss = faults.filter((f) => f.f === DISK_LOSS_FAULT);
+  if (diskLoss.length === 0) return undefined;
+  const described = diskLoss.map(describeEntry);
+  if (durability === 'disk-loss') return { withinContract: true, dataLossFaults: described };
   if (durability === 'process-crash') {
     return {
       withinContract: false,

@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { monoNs, sleep } from '../core/clock.js';
 import type { ClockPreload } from './clock-preload.js';
+import type { DiskLayer } from './disk-layer.js';
 import type { Address, NetworkBackend } from './net/backend.js';
 import type { ClusterView, NodeSystem } from './node-system.js';
 import { processStartTime, type ResourceRegistry } from './resources.js';
@@ -42,6 +43,8 @@ export interface ClusterOptions {
   readonly onExit?: (exit: NodeExit) => void;
   /** Preloads libfaketime into every node, so clock faults can move its wall clock. */
   readonly clock?: ClockPreload;
+  /** Mounts the FUSE disk layer over every node's data dir before it first starts (disk faults). */
+  readonly disk?: DiskLayer;
 }
 
 const READY_POLL_MS = 200;
@@ -73,6 +76,7 @@ export class Cluster implements ClusterView {
   private readonly registry: ResourceRegistry;
   private readonly onExit: ((exit: NodeExit) => void) | undefined;
   private readonly clock: ClockPreload | undefined;
+  private readonly disk: DiskLayer | undefined;
   private readonly root: string;
   private readonly procs = new Map<string, NodeProcess>();
   private readonly status = new Map<string, NodeStatus>();
@@ -89,6 +93,7 @@ export class Cluster implements ClusterView {
     this.registry = options.registry;
     this.onExit = options.onExit;
     this.clock = options.clock;
+    this.disk = options.disk;
     this.root = dataRoot(options.runId);
     this.registry.record({ kind: 'dir', path: this.root });
     mkdirSync(this.root, { recursive: true });
@@ -167,6 +172,7 @@ export class Cluster implements ClusterView {
   async start(node: string): Promise<void> {
     const status = this.statusOf(node);
     if (status === 'running' || status === 'paused') return;
+    await this.disk?.mount(node, this.dataDir(node), this.logDir(node));
     if (!this.prepared) {
       await this.system.prepare?.(this);
       this.prepared = true;
@@ -261,10 +267,14 @@ export class Cluster implements ClusterView {
     this.status.set(node, 'running');
   }
 
-  /** Deletes the node's data (the node must not be running); from now on it starts as a joiner. */
+  /**
+   * Deletes the node's data (the node must not be running); from now on it starts as a joiner. The
+   * dir itself stays: it may be the disk layer's mount point.
+   */
   wipe(node: string): void {
-    rmSync(this.dataDir(node), { recursive: true, force: true });
-    mkdirSync(this.dataDir(node), { recursive: true });
+    const dir = this.dataDir(node);
+    mkdirSync(dir, { recursive: true });
+    for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
     this.joiners.add(node);
   }
 
@@ -295,6 +305,7 @@ export class Cluster implements ClusterView {
   async close(): Promise<void> {
     const running = [...this.procs.keys()];
     await Promise.all(running.map((node) => this.kill(node, 'exited')));
+    await this.disk?.close();
     await this.system.close?.();
   }
 }

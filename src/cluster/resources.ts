@@ -22,6 +22,8 @@ export type Resource =
   | { readonly kind: 'dir'; readonly path: string }
   | { readonly kind: 'file'; readonly path: string }
   | { readonly kind: 'netns'; readonly name: string }
+  /** A file system mounted at `path` (the FUSE disk layer), undone by a lazy unmount. */
+  | { readonly kind: 'mount'; readonly path: string }
   /** Undone by running `undo` (argv) — e.g. `iptables -D …` for an inserted rule, `ip link del X`. */
   | { readonly kind: 'command'; readonly undo: readonly string[]; readonly label: string };
 
@@ -175,6 +177,8 @@ export function describeResource(resource: Resource): string {
       return `file ${resource.path}`;
     case 'netns':
       return `netns ${resource.name}`;
+    case 'mount':
+      return `mount ${resource.path}`;
     case 'command':
       return resource.label;
   }
@@ -196,6 +200,9 @@ export function removeResource(resource: Resource): void {
       case 'netns':
         execFileSync('ip', ['netns', 'delete', resource.name], { stdio: 'ignore' });
         break;
+      case 'mount':
+        unmountLazily(resource.path);
+        break;
       case 'command':
         execFileSync(resource.undo[0], resource.undo.slice(1), { stdio: 'ignore' });
         break;
@@ -204,6 +211,35 @@ export function removeResource(resource: Resource): void {
     // Already gone, never created (recorded before creation), or not ours to remove any more.
   }
   crashPoint(`remove ${describeResource(resource)}`, false);
+}
+
+/** The mount points of this process's mount namespace (`/proc/self/mounts`, octal escapes decoded). */
+export function mountPoints(): string[] {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/mounts', 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) =>
+      l.split(' ')[1].replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8))),
+    );
+}
+
+/**
+ * Detaches the file system mounted at `path`, if one is: lazily, so a mount whose FUSE server is
+ * dead or whose files are still open goes too (`fusermount3 -u -z`, else `umount -l`).
+ */
+export function unmountLazily(path: string): void {
+  if (!mountPoints().includes(path)) return;
+  try {
+    execFileSync('fusermount3', ['-u', '-z', path], { stdio: 'ignore' });
+  } catch {
+    execFileSync('umount', ['-l', path], { stdio: 'ignore' });
+  }
 }
 
 /** SIGKILLs the process group led by `pid`, if `pid` is still the process we started; waits for it. */

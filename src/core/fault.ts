@@ -15,6 +15,11 @@ export const FAULT_KINDS = [
   'drift-clock',
   'strobe-clock',
   'reset-clock',
+  'lose-unfsynced',
+  'fsync-error',
+  'slow-disk',
+  'disk-full',
+  'heal-disk',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -43,8 +48,15 @@ export interface ClockParams {
   readonly periodMs?: number;
 }
 
-/** What a fault acts on: a target, explicit nodes, a partition shape, or packet or clock parameters. */
-export type FaultValue = Target | readonly string[] | PartitionShape | PacketParams | ClockParams | null;
+/** `slow-disk`: each read and write of the target's data dir waits `delayMs`. */
+export interface SlowDiskParams {
+  readonly target: Target;
+  readonly delayMs: number;
+}
+
+/** What a fault acts on: a target, explicit nodes, a partition shape, or packet, clock or disk parameters. */
+export type FaultValue =
+  Target | readonly string[] | PartitionShape | PacketParams | ClockParams | SlowDiskParams | null;
 
 /** What the policy chooses and the nemesis enacts. */
 export interface Fault {
@@ -53,10 +65,13 @@ export interface Fault {
 }
 
 /** The fault families a user enables with `--faults`. */
-export const FAULT_FAMILIES = ['partition', 'kill', 'pause', 'packet', 'member', 'clock'] as const;
+export const FAULT_FAMILIES = ['partition', 'kill', 'pause', 'packet', 'member', 'clock', 'disk'] as const;
 export type FaultFamily = (typeof FAULT_FAMILIES)[number];
 
-/** The families a run enables when `--faults` is not given: clock faults need libfaketime and a system that honours it. */
+/**
+ * The families a run enables when `--faults` is not given: clock faults need libfaketime and a
+ * system that honours it, disk faults FUSE and a system whose data dir can go under it.
+ */
 export const DEFAULT_FAULT_FAMILIES: readonly FaultFamily[] = [
   'partition',
   'kill',
@@ -73,6 +88,7 @@ export const FAMILY_KINDS: Readonly<Record<FaultFamily, readonly FaultKind[]>> =
   packet: ['start-packet', 'stop-packet'],
   member: ['member-remove', 'member-add'],
   clock: ['bump-clock', 'drift-clock', 'strobe-clock', 'reset-clock'],
+  disk: ['lose-unfsynced', 'fsync-error', 'slow-disk', 'disk-full', 'heal-disk'],
 };
 
 export function describeFault(fault: Fault | null): string {

@@ -1,5 +1,6 @@
 import { mkdirSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 
 import { UsageError } from './errors.js';
 
@@ -44,4 +45,9 @@ export function makeDirs(path: string, what: string): void {
       );
     }
   }
+}
+
+/** The cache dir for helpers built on first use (kept between runs: a cache, not a run's resource). */
+export function cacheDir(): string {
+  return process.env.MALLORY_CACHE_DIR ?? join(tmpdir(), 'mallory-cache');
 }

@@ -12,12 +12,14 @@ import {
   type PacketParams,
   type PartitionShape,
   PARTITION_SHAPES,
+  type SlowDiskParams,
   type Target,
 } from '../core/fault.js';
 import type { Rng } from '../core/random.js';
 import type { ActionSpace } from '../policy/policy.js';
 import type { ClusterView, SystemAdapter } from '../systems/system.js';
 import type { NodeClocks } from './clock.js';
+import type { NodeDisks } from './disk.js';
 import { partitionLinks, shapesFor } from './partition.js';
 import { resolveTarget } from './targets.js';
 
@@ -87,6 +89,30 @@ const CLOCK_CHOICES: Readonly<Record<'bump-clock' | 'drift-clock' | 'strobe-cloc
   };
 const MIN_STROBE_PERIOD_MS = 50;
 
+const SLOW_DISK_CHOICES: readonly SlowDiskParams[] = [
+  { target: 'one', delayMs: 50 },
+  { target: 'minority', delayMs: 200 },
+  { target: 'all', delayMs: 20 },
+];
+const MAX_SLOW_DISK_MS = 60_000;
+
+/** A slow-disk fault's parameters, checked: a schedule line can hold anything. */
+function slowDiskParams(fault: Fault): SlowDiskParams {
+  const v = fault.value as Partial<SlowDiskParams> | null;
+  const delayMs = typeof v === 'object' && v !== null && !Array.isArray(v) ? v.delayMs : undefined;
+  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_SLOW_DISK_MS) {
+    throw new Error(
+      `slow-disk needs a delayMs from 0 to ${MAX_SLOW_DISK_MS}, e.g. ${JSON.stringify(SLOW_DISK_CHOICES[0])}`,
+    );
+  }
+  return { target: v?.target ?? 'one', delayMs };
+}
+
+/** Faults a Jepsen user may write under Jepsen's name, and Mallory's name for each. */
+const JEPSEN_NAMES: Partial<Record<FaultKind, FaultKind>> = {
+  'lose-unfsynced-writes': 'lose-unfsynced',
+};
+
 /** A clock fault's parameters, checked: a schedule line can hold anything. */
 function clockParams(fault: Fault): ClockParams {
   const v = fault.value;
@@ -136,13 +162,18 @@ export type NemesisCluster = ClusterView &
  */
 export function unsupportedFault(
   f: FaultKind,
-  system: Pick<SystemAdapter, 'supportsMembership' | 'clockFaults'>,
+  system: Pick<SystemAdapter, 'supportsMembership' | 'clockFaults' | 'diskFaults'>,
   systemName: string,
   nodeCount: number,
 ): string | undefined {
   if (FAMILY_KINDS.clock.includes(f) && system.clockFaults !== true) {
     return `${systemName}'s nodes do not read the wall clock through libc, so libfaketime cannot move it`;
   }
+  if (FAMILY_KINDS.disk.includes(f) && system.diskFaults !== true) {
+    return `${systemName} does not take disk faults (its adapter does not declare diskFaults, so its data dir is not put under the FUSE disk layer)`;
+  }
+  const mallorys = JEPSEN_NAMES[f];
+  if (mallorys !== undefined) return `${f} is Jepsen's name for a fault Mallory calls ${mallorys}`;
   if (!Object.values(FAMILY_KINDS).some((kinds) => kinds.includes(f))) {
     return `${f} is a Jepsen fault Mallory does not inject yet`;
   }
@@ -167,9 +198,20 @@ export class Nemesis {
     private readonly system: SystemAdapter,
     private readonly rng: Rng,
     private readonly families: readonly FaultFamily[],
-    /** The nodes' clocks, when the run preloads libfaketime (clock faults are refused otherwise). */
-    private readonly clocks?: NodeClocks,
+    /**
+     * The nodes' clocks, when the run preloads libfaketime, and their disks, when it mounts the
+     * FUSE disk layer (clock and disk faults are refused otherwise).
+     */
+    private readonly devices: { readonly clocks?: NodeClocks; readonly disks?: NodeDisks } = {},
   ) {}
+
+  private get clocks(): NodeClocks | undefined {
+    return this.devices.clocks;
+  }
+
+  private get disks(): NodeDisks | undefined {
+    return this.devices.disks;
+  }
 
   /** The kinds the enabled families and the system allow, with the values each accepts. */
   actionSpace(): ActionSpace {
@@ -184,6 +226,7 @@ export class Nemesis {
           (this.system.supportsMembership && this.cluster.nodes.length >= MIN_MEMBERSHIP_NODES),
       )
       .filter((family) => family !== 'clock' || this.clocks !== undefined)
+      .filter((family) => family !== 'disk' || this.disks !== undefined)
       .flatMap((family) => FAMILY_KINDS[family]);
     const values: Partial<Record<FaultKind, readonly FaultValue[]>> = {
       'start-partition': shapes,
@@ -198,6 +241,11 @@ export class Nemesis {
       'member-add': ['one'],
       ...CLOCK_CHOICES,
       'reset-clock': ['all'],
+      'lose-unfsynced': targets,
+      'fsync-error': targets,
+      'slow-disk': SLOW_DISK_CHOICES,
+      'disk-full': targets,
+      'heal-disk': ['all'],
     };
     return { kinds, valuesOf: (kind) => values[kind] ?? [null] };
   }
@@ -206,6 +254,11 @@ export class Nemesis {
     if (!this.clocks)
       throw new Error(`${fault.f}: this run does not preload libfaketime (enable --faults clock)`);
     return this.clocks;
+  }
+
+  private requireDisks(fault: Fault): NodeDisks {
+    if (!this.disks) throw new Error(`${fault.f}: this run has no disk layer (enable --faults disk)`);
+    return this.disks;
   }
 
   /** The members in the system's own configuration, if it can tell. */
@@ -404,8 +457,46 @@ export class Nemesis {
         clocks.reset(nodes);
         return done(nodes);
       }
+      case 'lose-unfsynced': {
+        const disks = this.requireDisks(fault);
+        const nodes = await this.targetNodes(fault.value, members, recorded?.nodes);
+        // The writes are dropped only once the processes are dead: a live one could write again.
+        await Promise.all(nodes.map((n) => c.kill(n)));
+        await disks.loseUnfsynced(nodes);
+        return done(nodes);
+      }
+      case 'fsync-error':
+      case 'disk-full': {
+        const disks = this.requireDisks(fault);
+        const nodes = await this.targetNodes(fault.value, members, recorded?.nodes);
+        if (fault.f === 'fsync-error') await disks.fsyncError(nodes);
+        else await disks.full(nodes);
+        return done(nodes);
+      }
+      case 'slow-disk': {
+        const disks = this.requireDisks(fault);
+        const params = slowDiskParams(fault);
+        const nodes = await this.targetNodes(params.target, members, recorded?.nodes);
+        await disks.slow(nodes, params.delayMs);
+        return done(nodes);
+      }
+      case 'heal-disk': {
+        const disks = this.requireDisks(fault);
+        const value = fault.value === null ? 'all' : fault.value;
+        const nodes = await this.targetNodes(value, disks.faulted, recorded?.nodes);
+        await this.restartLost(await disks.heal(nodes));
+        return done(nodes);
+      }
       default:
         return { fault, nodes: [], outcome: 'skipped', error: `${fault.f} is not supported by this nemesis` };
+    }
+  }
+
+  /** Starts the nodes a lose-unfsynced took down that are still down and still members. */
+  private async restartLost(nodes: readonly string[]): Promise<void> {
+    const c = this.cluster;
+    for (const n of nodes) {
+      if (c.isMember(n) && (c.statusOf(n) === 'killed' || c.statusOf(n) === 'exited')) await c.start(n);
     }
   }
 
@@ -451,7 +542,7 @@ export class Nemesis {
   }
 
   /**
-   * Undoes every fault: puts clocks back on real time, heals the network, resumes paused nodes, restarts killed ones and re-adds
+   * Undoes every fault: puts clocks back on real time, heals disks, heals the network, resumes paused nodes, restarts killed ones and re-adds
    * removed members — in that order, so an add finds the quorum that must accept it running, and
    * a re-added node starts only once accepted (see `addBack`). Returns the errors it met (the
    * reset goes on past them), but throws a failure of Mallory itself (`HarnessError`).
@@ -462,6 +553,13 @@ export class Nemesis {
     this.partitioned = [];
     this.packetLinks = [];
     this.clocks?.reset();
+    // Disks first: the nodes started below must find them healthy (lost nodes are killed ones).
+    try {
+      await this.disks?.heal();
+    } catch (error) {
+      rethrowHarness(error);
+      errors.push(`heal-disk: ${error instanceof Error ? error.message : String(error)}`);
+    }
     await this.network.heal();
     for (const n of c.nodesIn('paused')) c.resume(n);
     for (const n of c.nodesIn('killed', 'exited').filter((x) => c.isMember(x))) {

@@ -10,6 +10,7 @@ export const FAMILY_COLORS: Readonly<Record<FaultFamily, string>> = {
   packet: '#17becf',
   member: '#9467bd',
   clock: '#bcbd22',
+  disk: '#8c564b',
 };
 
 /** Jepsen's colours for op outcomes. */

@@ -33,7 +33,7 @@ export interface FaultWindow {
   readonly endedBy: 'stop' | 'reset' | 'end';
 }
 
-/** A fault that acts at one moment (`lose-unfsynced-writes`, `bump-clock`, …): no window. */
+/** A fault that acts at one moment (one no family window opens or closes): no window. */
 export interface FaultMark {
   readonly node: string;
   readonly f: string;

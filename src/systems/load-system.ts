@@ -5,6 +5,8 @@ import { pathToFileURL } from 'node:url';
 
 import { z } from 'zod';
 
+import { DURABILITIES, type Durability } from '../check/durability.js';
+import { READ_CONSISTENCIES, type ReadConsistency } from '../check/sequential-reads.js';
 import { UsageError } from '../core/errors.js';
 import { SYSTEMS } from './index.js';
 import type { SystemAdapter, SystemDefinition } from './system.js';
@@ -40,6 +42,8 @@ const AdapterSchema = z.object({
   launch: z.custom((v) => typeof v === 'function', 'must be a function'),
   ready: z.custom((v) => typeof v === 'function', 'must be a function'),
   client: z.custom((v) => typeof v === 'function', 'must be a function'),
+  readConsistency: z.enum(READ_CONSISTENCIES as [ReadConsistency, ...ReadConsistency[]]).optional(),
+  durability: z.enum(DURABILITIES as [Durability, ...Durability[]]).optional(),
 });
 
 /** Whether `spec` names a file or directory rather than a built-in system. */

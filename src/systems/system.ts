@@ -93,6 +93,12 @@ export interface SystemAdapter extends NodeSystem {
    */
   readonly clockFaults?: boolean;
   /**
+   * Whether the system takes disk faults (default false): its nodes keep all their data in
+   * `dataDir(node)`, which a run with disk faults mounts the FUSE disk layer over, and restart
+   * from what the layer kept there.
+   */
+  readonly diskFaults?: boolean;
+  /**
    * Preferred TCP port per service. A backend that gives each node its own address (netns) can use
    * them as they are; one that shares an address (proxy) picks its own.
    */

@@ -42,7 +42,7 @@ describe('clock faults against real kvraft nodes', () => {
     kv = await startKvraft(NODES, 9, undefined, lib);
     cluster = kv.cluster;
     clocks = new NodeClocks(kv.root);
-    nemesis = new Nemesis(cluster, kv.net, kv.system, new Rng(9), ['clock'], clocks);
+    nemesis = new Nemesis(cluster, kv.net, kv.system, new Rng(9), ['clock'], { clocks });
   });
 
   afterAll(async () => {

@@ -72,6 +72,11 @@ const SCHEDULE = [
   '{"atMs": 300, "f": "kill", "value": "one"}',
   '{"atMs": 600, "f": "start-partition", "value": "halves"}',
 ].join('\n');
+/** With disk faults: every node's data dir is a FUSE mount, and its layer a process. */
+const DISK_SCHEDULE = [
+  '{"atMs": 300, "f": "lose-unfsynced", "value": "one"}',
+  '{"atMs": 600, "f": "heal-disk", "value": "all"}',
+].join('\n');
 /** No system should take more points than this; a loop that never ends is a failure too. */
 const MAX_POINTS = 200;
 
@@ -82,9 +87,12 @@ describe('a fuzzer killed at every point leaves nothing after cleanup', () => {
   });
 
   const cases = [
-    { system: 'kvraft', skip: undefined },
+    { system: 'kvraft', name: 'kvraft', schedule: SCHEDULE, skip: undefined },
+    { system: 'kvraft', name: 'kvraft with disk faults', schedule: DISK_SCHEDULE, skip: undefined },
     {
       system: 'etcd',
+      name: 'etcd',
+      schedule: SCHEDULE,
       skip: skipReason(['etcd']),
     },
   ];
@@ -92,15 +100,15 @@ describe('a fuzzer killed at every point leaves nothing after cleanup', () => {
     { mode: 'kill', what: 'SIGKILL at every point, then cleanup' },
     { mode: 'error', what: 'an internal error at every point (no cleanup: the run cleans up itself)' },
   ];
-  for (const { system, skip } of cases)
+  for (const { system, name, schedule: scheduleText, skip } of cases)
     for (const { mode, what } of modes) {
       it.skipIf(skip !== undefined)(
-        `${system}: ${what}${skip ? ` (skipped: ${skip})` : ''}`,
+        `${name}: ${what}${skip ? ` (skipped: ${skip})` : ''}`,
         async () => {
           const box = sandbox();
           boxes.push(box);
           const schedule = join(box.store, '..', 'schedule.jsonl');
-          writeFileSync(schedule, SCHEDULE + '\n');
+          writeFileSync(schedule, scheduleText + '\n');
           const args = [
             'run',
             '--system',
@@ -155,7 +163,7 @@ describe('a fuzzer killed at every point leaves nothing after cleanup', () => {
           expect(k).toBeLessThanOrEqual(MAX_POINTS);
           expect(k).toBeGreaterThan(3);
           process.stdout.write(
-            `crash points (${system}, ${mode}): ${k - 1} points, in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+            `crash points (${name}, ${mode}): ${k - 1} points, in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
           );
         },
         1_800_000,

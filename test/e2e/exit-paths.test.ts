@@ -135,6 +135,10 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
       ['--system', 'etcd', '--faults', 'clock'],
       /^mallory: --faults clock: etcd's nodes do not read the wall clock through libc, so libfaketime cannot move it\n$/,
     ],
+    [
+      ['--system', 'etcd', '--faults', 'disk'],
+      /^mallory: --faults disk: etcd does not take disk faults \(its adapter does not declare diskFaults, so its data dir is not put under the FUSE disk layer\)\n$/,
+    ],
     [['--step', '0'], /^mallory: --step: /],
   ])('run %j', async (args, message) => {
     const b = sandbox();
@@ -150,12 +154,17 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
     [
       '{"atMs": 100, "f": "lose-unfsynced-writes", "value": "one"}',
       [],
-      /lose-unfsynced-writes at 100 ms: lose-unfsynced-writes is a Jepsen fault Mallory does not inject yet: remove the line$/,
+      /lose-unfsynced-writes at 100 ms: lose-unfsynced-writes is Jepsen's name for a fault Mallory calls lose-unfsynced: remove the line$/,
     ],
     [
       '{"atMs": 100, "f": "bump-clock", "value": {"target": "one", "deltaMs": -60000}}',
       ['--system', 'etcd'],
       /bump-clock at 100 ms: etcd's nodes do not read the wall clock through libc, so libfaketime cannot move it: remove the line$/,
+    ],
+    [
+      '{"atMs": 100, "f": "lose-unfsynced", "value": "all"}',
+      ['--system', 'etcd'],
+      /lose-unfsynced at 100 ms: etcd does not take disk faults \(its adapter does not declare diskFaults, so its data dir is not put under the FUSE disk layer\): remove the line$/,
     ],
     [
       '{"atMs": 100, "f": "member-remove", "value": "one"}',

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 
 /**
  * The host's state as a run can change it — processes, namespaces, links, routes, iptables,
- * /dev/shm, temp dirs — to prove a run (or `mallory cleanup` after it) left it as it was.
+ * /dev/shm, FUSE mounts, temp dirs — to prove a run (or `mallory cleanup` after it) left it as it was.
  */
 function lines(argv: readonly string[]): string[] {
   try {
@@ -72,6 +72,13 @@ function orphanedSince(pid: string, before: ReadonlySet<string>): boolean {
   return false;
 }
 
+/** FUSE mounts (the disk layer's), as /proc/self/mounts lists them. */
+function fuseMounts(): string[] {
+  return readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
+    .filter((l) => /^\S+ \S+ fuse(\.\S+)? /.test(l));
+}
+
 export interface HostSnapshot {
   readonly pids: ReadonlySet<string>;
   readonly state: Record<string, readonly string[]>;
@@ -88,6 +95,7 @@ export function snapshot(): HostSnapshot {
         .filter((l) => !l.startsWith('#'))
         .map((l) => l.replace(/\[\d+:\d+\]/, '')),
       shm: readdirSync('/dev/shm'),
+      mounts: fuseMounts(),
       tmp: readdirSync(tmpdir()),
     },
   };

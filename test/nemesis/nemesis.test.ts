@@ -4,6 +4,7 @@ import type { NodeStatus } from '../../src/cluster/cluster.js';
 import type { Address } from '../../src/cluster/net/backend.js';
 import { HarnessError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/random.js';
+import { NodeDisks } from '../../src/nemesis/disk.js';
 import { Nemesis, type NemesisCluster } from '../../src/nemesis/nemesis.js';
 import type { ClusterView, KvClient, LaunchSpec, SystemAdapter } from '../../src/systems/system.js';
 
@@ -272,5 +273,83 @@ describe('Nemesis and failures of Mallory itself', () => {
     const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['kill']);
     await fake.kill('n1');
     expect(await nemesis.healAll()).toEqual(['start n1: n1 did not start']);
+  });
+});
+
+/** A disk layer that records the commands each node's layer got, and when (relative to kills). */
+function fakeLayer(fake: FakeCluster, answer = 'ok'): { commands: string[]; disks: NodeDisks } {
+  const commands: string[] = [];
+  const disks = new NodeDisks({
+    isMounted: () => true,
+    command: (node: string, line: string) => {
+      commands.push(`${node} ${line} (${fake.statusOf(node)})`);
+      return answer === 'ok' ? Promise.resolve('') : Promise.reject(new Error(answer));
+    },
+  });
+  return { commands, disks };
+}
+
+describe('Nemesis disk faults', () => {
+  it('are offered only with a disk layer, and heal-disk undoes them', () => {
+    const fake = new FakeCluster();
+    const without = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['disk']);
+    expect(without.actionSpace().kinds).toEqual([]);
+    const { disks } = fakeLayer(fake);
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['disk'], { disks });
+    expect(nemesis.actionSpace().kinds).toEqual([
+      'lose-unfsynced',
+      'fsync-error',
+      'slow-disk',
+      'disk-full',
+      'heal-disk',
+    ]);
+  });
+
+  it('lose-unfsynced kills the nodes before it drops their writes; heal-disk starts them again', async () => {
+    const fake = new FakeCluster();
+    const { commands, disks } = fakeLayer(fake);
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['disk'], { disks });
+    expect(await nemesis.enact({ f: 'lose-unfsynced', value: ['n1', 'n2'] })).toMatchObject({
+      outcome: 'ok',
+      nodes: ['n1', 'n2'],
+    });
+    expect(commands).toEqual(['n1 drop-unfsynced (killed)', 'n2 drop-unfsynced (killed)']);
+    expect(fake.nodesIn('killed')).toEqual(['n1', 'n2']);
+    expect(await nemesis.enact({ f: 'heal-disk', value: 'all' })).toMatchObject({ nodes: ['n1', 'n2'] });
+    expect(fake.nodesIn('running')).toEqual(NODES);
+  });
+
+  it('fsync-error, disk-full and slow-disk are turned off by heal-disk and by the reset', async () => {
+    const fake = new FakeCluster();
+    const { commands, disks } = fakeLayer(fake);
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['disk'], { disks });
+    await nemesis.enact({ f: 'fsync-error', value: ['n1'] });
+    await nemesis.enact({ f: 'disk-full', value: ['n2'] });
+    await nemesis.enact({ f: 'slow-disk', value: { target: 'one', delayMs: 50 } }, { nodes: ['n3'] });
+    expect(await nemesis.enact({ f: 'heal-disk', value: ['n1'] })).toMatchObject({ nodes: ['n1'] });
+    expect(await nemesis.healAll()).toEqual([]);
+    expect(commands.map((c) => c.replace(/ \(running\)$/, ''))).toEqual([
+      'n1 fsync-error on',
+      'n2 full on',
+      'n3 slow 50',
+      'n1 fsync-error off',
+      'n2 full off',
+      'n3 slow 0',
+    ]);
+    expect(disks.faulted).toEqual([]);
+  });
+
+  it('a slow-disk without a delay and a layer that answers an error are fault errors', async () => {
+    const fake = new FakeCluster();
+    const { disks } = fakeLayer(fake, 'error unknown command');
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['disk'], { disks });
+    expect(await nemesis.enact({ f: 'slow-disk', value: 'one' })).toMatchObject({
+      outcome: 'error',
+      error: expect.stringMatching(/^slow-disk needs a delayMs/) as string,
+    });
+    expect(await nemesis.enact({ f: 'disk-full', value: 'one' })).toMatchObject({
+      outcome: 'error',
+      error: 'error unknown command',
+    });
   });
 });

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { cacheDir } from '../../core/fs.js';
 
 /** Where Debian's golang-github-canonical-go-dqlite-dev puts the go-dqlite sources (GOPATH layout). */
 export const DEBIAN_GOPATH = '/usr/share/gocode';
@@ -350,11 +351,6 @@ func decodeTxnValue(kind string, text string) (interface{}, error) {
 	return list, nil
 }
 `;
-
-/** The cache dir for built helpers (kept between runs: it is a cache, not a run's resource). */
-export function cacheDir(): string {
-  return process.env.MALLORY_CACHE_DIR ?? join(tmpdir(), 'mallory-cache');
-}
 
 /** Builds the app if this source version is not built yet; returns the binary's path. */
 export async function buildDqliteApp(): Promise<string> {

@@ -15,6 +15,8 @@ export const KVRAFT_BUGS = [
   'lazy-vote',
   /** A transaction's micro-ops are proposed one log entry each, the next once the previous applied. */
   'split-txn',
+  /** Leader and followers count log entries as stored once written, and fsync the log a second later. */
+  'ack-before-fsync',
 ] as const;
 
 export type KvraftBug = (typeof KVRAFT_BUGS)[number];

@@ -76,6 +76,9 @@ class KvraftAdapter implements SystemAdapter {
   readonly supportsLeader = true;
   readonly supportsMembership = true;
   readonly clockFaults = true;
+  readonly diskFaults = true;
+  /** A write is acknowledged once a majority has fsynced it: it survives every node losing what it had not fsynced. */
+  readonly durability = 'disk-loss' as const;
   readonly crashPatterns = [
     /ASSERTION FAILED/,
     /FATAL ERROR/,

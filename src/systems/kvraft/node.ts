@@ -12,6 +12,8 @@ import { Transport } from './_internals/transport.js';
 const HEARTBEAT_MS = 50;
 const REQUEST_TIMEOUT_MS = 2000;
 const LAZY_VOTE_DELAY_MS = 1500;
+/** How long the `ack-before-fsync` bug leaves appended entries unfsynced. */
+const DEFERRED_FSYNC_MS = 1000;
 /** The log keeps this many snapshot intervals of entries behind each snapshot. */
 const SNAPSHOT_TRAILING_FACTOR = 4;
 
@@ -24,7 +26,10 @@ function main(): void {
     process.exit(2);
   }
   const probe = createProbe();
-  const storage = new Storage(args.dataDir);
+  const storage = new Storage(
+    args.dataDir,
+    args.bugs.has('ack-before-fsync') ? { deferFsyncMs: DEFERRED_FSYNC_MS } : {},
+  );
   // The node only sends from timers and handlers, after `transport` exists.
   const raft: RaftNode = new RaftNode(
     {

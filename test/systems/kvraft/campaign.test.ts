@@ -56,6 +56,15 @@ const CASES = [
   { bug: 'split-txn', steps: 6, nodes: 3, workload: 'list-append', names: ['txn/not-strict-serializable'] },
   // The same switch under write/read transactions (fractured reads: G1b, G-single, internal).
   { bug: 'split-txn', steps: 6, nodes: 3, workload: 'rw-register', names: ['txn/not-strict-serializable'] },
+  // Every node loses its unfsynced writes (the FUSE disk layer), twice: kvraft declares its writes
+  // survive that, so the loss breaks its durability contract.
+  {
+    bug: 'ack-before-fsync',
+    steps: 5,
+    nodes: 3,
+    workload: 'register',
+    names: ['durability/broken-contract'],
+  },
 ] as const;
 
 describe('kvraft bug switches under scripted schedules (mallory run)', () => {

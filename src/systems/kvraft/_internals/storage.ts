@@ -28,15 +28,28 @@ const META = 'meta.json';
 const LOG = 'log.jsonl';
 const SNAPSHOT = 'snapshot.json';
 
+export interface StorageOptions {
+  /**
+   * The `ack-before-fsync` bug: `append` returns once the entries are written, and the log is
+   * fsynced this many ms later — so the node acknowledges entries a crash can still take away.
+   */
+  readonly deferFsyncMs?: number;
+}
+
 /**
  * A node's durable state: `meta.json` (term and vote, replaced by write-then-rename), `log.jsonl`
  * (one entry per line, appended and fsynced; rewritten by write-then-rename on truncation and
- * compaction) and `snapshot.json` (write-then-rename). Every method returns once the data is on disk.
+ * compaction) and `snapshot.json` (write-then-rename). Every method returns once the data is on
+ * disk (but see `deferFsyncMs`).
  */
 export class Storage {
   private logFd: number;
+  private deferredFsync: NodeJS.Timeout | undefined;
 
-  constructor(private readonly dir: string) {
+  constructor(
+    private readonly dir: string,
+    private readonly options: StorageOptions = {},
+  ) {
     mkdirSync(dir, { recursive: true });
     this.logFd = openSync(path.join(dir, LOG), 'a');
   }
@@ -74,11 +87,18 @@ export class Storage {
   append(entries: readonly Entry[]): void {
     if (entries.length === 0) return;
     writeSync(this.logFd, entries.map((e) => JSON.stringify(e) + '\n').join(''));
-    fsyncSync(this.logFd);
+    const delayMs = this.options.deferFsyncMs;
+    if (delayMs === undefined) fsyncSync(this.logFd);
+    else
+      this.deferredFsync ??= setTimeout(() => {
+        this.deferredFsync = undefined;
+        fsyncSync(this.logFd);
+      }, delayMs);
   }
 
   /** Replaces the whole log file (after truncation or compaction). */
   rewriteLog(entries: readonly Entry[]): void {
+    this.cancelDeferredFsync();
     closeSync(this.logFd);
     this.replace(LOG, entries.map((e) => JSON.stringify(e) + '\n').join(''));
     this.logFd = openSync(path.join(this.dir, LOG), 'a');
@@ -89,7 +109,13 @@ export class Storage {
   }
 
   close(): void {
+    this.cancelDeferredFsync();
     closeSync(this.logFd);
+  }
+
+  private cancelDeferredFsync(): void {
+    clearTimeout(this.deferredFsync);
+    this.deferredFsync = undefined;
   }
 
   private replace(name: string, text: string): void {

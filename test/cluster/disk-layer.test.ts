@@ -1,0 +1,146 @@
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { buildDiskLayer, DiskLayer } from '../../src/cluster/disk-layer.js';
+import { mountPoints, ResourceRegistry } from '../../src/cluster/resources.js';
+
+// The FUSE layer itself, mounted for real over a temp dir: what `drop-unfsynced` keeps and drops,
+// and the error modes. Runs as an e2e test: it mounts.
+
+const SLOW_MS = 200;
+
+function writeFile(path: string, text: string, fsync: boolean, flags = 'w'): void {
+  const fd = openSync(path, flags);
+  writeSync(fd, text);
+  if (fsync) fsyncSync(fd);
+  closeSync(fd);
+}
+
+function fsyncDir(path: string): void {
+  const fd = openSync(path, 'r');
+  fsyncSync(fd);
+  closeSync(fd);
+}
+
+describe('the FUSE disk layer', () => {
+  let root: string;
+  let mnt: string;
+  let registry: ResourceRegistry;
+  let layer: DiskLayer;
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'mallory-disk-test-'));
+    process.env.MALLORY_STATE_DIR = join(root, 'state');
+    registry = new ResourceRegistry(`disk-test-${process.pid}`, root);
+    layer = new DiskLayer(await buildDiskLayer(), registry);
+    mnt = join(root, 'n1');
+    mkdirSync(mnt);
+    writeFileSync(join(mnt, 'before'), 'there before the mount');
+    await layer.mount('n1', mnt, root);
+  });
+
+  afterAll(async () => {
+    await layer.close();
+    registry.releaseAll();
+    delete process.env.MALLORY_STATE_DIR;
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('mounts over the dir, its files moved to the backing dir, and is in the registry first', () => {
+    expect(mountPoints()).toContain(mnt);
+    expect(readFileSync(join(mnt, 'before'), 'utf8')).toBe('there before the mount');
+    expect(readdirSync(`${mnt}.disk`)).toEqual(['before']);
+    const lines = readFileSync(registry.file, 'utf8');
+    expect(lines.indexOf(`"kind":"mount","path":"${mnt}"`)).toBeGreaterThan(0);
+    expect(lines.indexOf(`"kind":"mount"`)).toBeLessThan(lines.indexOf('disk layer'));
+  });
+
+  it('keeps what was fsynced and drops what was not: appends, overwrites, truncations', async () => {
+    writeFile(join(mnt, 'log'), 'one\n', true);
+    writeFile(join(mnt, 'log'), 'two\n', false, 'a');
+    writeFile(join(mnt, 'synced'), 'abcdef', true);
+    const fd = openSync(join(mnt, 'synced'), 'r+');
+    writeSync(fd, 'XY', 2);
+    closeSync(fd);
+    writeFile(join(mnt, 'before'), 'overwritten', false);
+    writeFile(join(mnt, 'after-fsync'), 'kept', true);
+    expect(readFileSync(join(mnt, 'log'), 'utf8')).toBe('one\ntwo\n');
+    expect(await layer.command('n1', 'drop-unfsynced')).toBe('restored=3 removed=0');
+    expect(readFileSync(join(mnt, 'log'), 'utf8')).toBe('one\n');
+    expect(readFileSync(join(mnt, 'synced'), 'utf8')).toBe('abcdef');
+    expect(readFileSync(join(mnt, 'before'), 'utf8')).toBe('there before the mount');
+    expect(readFileSync(join(mnt, 'after-fsync'), 'utf8')).toBe('kept');
+  });
+
+  it('removes a file created and fsynced by neither itself nor its dir; a dir fsync keeps the name only', async () => {
+    writeFile(join(mnt, 'new'), 'never synced', false);
+    writeFile(join(mnt, 'tmp'), 'synced, then renamed', true);
+    renameSync(join(mnt, 'tmp'), join(mnt, 'renamed'));
+    mkdirSync(join(mnt, 'sub'));
+    writeFile(join(mnt, 'sub', 'named'), 'content never synced', false);
+    fsyncDir(join(mnt, 'sub'));
+    writeFile(join(mnt, 'sub', 'gone'), 'created after the dir fsync', false);
+    await layer.command('n1', 'drop-unfsynced');
+    expect(existsSync(join(mnt, 'new'))).toBe(false);
+    expect(readFileSync(join(mnt, 'renamed'), 'utf8')).toBe('synced, then renamed');
+    expect(readdirSync(join(mnt, 'sub'))).toEqual(['named']);
+    expect(readFileSync(join(mnt, 'sub', 'named'), 'utf8')).toBe('');
+  });
+
+  it('fsync-error on makes fsync fail with EIO and keeps the write unfsynced; off heals it', async () => {
+    await layer.command('n1', 'fsync-error on');
+    const fd = openSync(join(mnt, 'log'), 'a');
+    writeSync(fd, 'three\n');
+    expect(() => {
+      fsyncSync(fd);
+    }).toThrow(expect.objectContaining({ code: 'EIO' }) as Error);
+    closeSync(fd);
+    await layer.command('n1', 'fsync-error off');
+    await layer.command('n1', 'drop-unfsynced');
+    expect(readFileSync(join(mnt, 'log'), 'utf8')).toBe('one\n');
+  });
+
+  it('full on makes writes fail with ENOSPC', async () => {
+    await layer.command('n1', 'full on');
+    expect(() => {
+      writeFile(join(mnt, 'log'), 'more\n', false, 'a');
+    }).toThrow(expect.objectContaining({ code: 'ENOSPC' }) as Error);
+    await layer.command('n1', 'full off');
+    writeFile(join(mnt, 'log'), 'more\n', true, 'a');
+    expect(readFileSync(join(mnt, 'log'), 'utf8')).toBe('one\nmore\n');
+  });
+
+  it('slow MS delays every read and write', async () => {
+    const fast = Date.now();
+    writeFile(join(mnt, 'timed'), 'x', false);
+    const fastMs = Date.now() - fast;
+    await layer.command('n1', `slow ${SLOW_MS}`);
+    const slow = Date.now();
+    writeFile(join(mnt, 'timed'), 'y', false);
+    const slowMs = Date.now() - slow;
+    await layer.command('n1', 'slow 0');
+    expect(slowMs).toBeGreaterThanOrEqual(SLOW_MS);
+    expect(fastMs).toBeLessThan(SLOW_MS);
+  });
+
+  it('answers an unknown command with an error', async () => {
+    await expect(layer.command('n1', 'explode')).rejects.toThrow(/unknown command: explode/);
+    expect(await layer.command('n1', 'status')).toMatch(/^pending=\d+ fsync-error=off full=off slow=0$/);
+  });
+});
