@@ -516,7 +516,6 @@ export class Campaign {
               ...(this.triggersArmed > 0
                 ? { triggers_fired_pct: Math.round((1000 * this.triggersFired) / this.triggersArmed) / 10 }
                 : {}),
-              event_types: this.eventTypes.size,
             }
           : {}),
       },
