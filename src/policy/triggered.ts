@@ -13,11 +13,14 @@ import type { ArmContext, DecideContext, Policy, PolicyValue, Transition } from 
  * Triggered actions are valued as `adaptive` values its faults: count-based novelty reward of the
  * window, Q(s, a) shrunk towards the action's global value G(a); an action never tried starts from
  * the mean of its priors — what triggers on its event type earned, E(type), and what its fault and
- * target earned when they fired, F(fault:target) — so a new event type is tried early and a large
- * space stays affordable; UCB1 on those values, plus a small ε.
+ * target earned when they fired, F(fault:target), and its delay D(d); exploration is UCB1 whose
+ * bonus is mostly per factor (how often its event type was armed, its fault and target and its
+ * delay fired), so the space is explored mostly as |types| + |faults| + |delays| arms rather than
+ * their product — what keeps hundreds of actions affordable — plus a small ε.
  *
  * Saved rows: `adaptive`'s, then `(state, 'on:…', Q, visits)`, `('*on', 'on:…', G, visits)`,
- * `('*on-event', type, E, visits)` and `('*on-fault', 'kill:event', F, visits)`.
+ * `('*on-event', type, E, visits)`, `('*on-fault', 'kill:event', F, visits)` and
+ * `('*on-delay', '5', D, visits)`.
  */
 export interface TriggeredOptions extends AdaptiveOptions {
   /** How many event types (the most recently observed) triggers are offered on. */
@@ -27,6 +30,7 @@ export interface TriggeredOptions extends AdaptiveOptions {
 export const TRIGGER_GLOBAL_STATE = '*on';
 export const TRIGGER_EVENT_STATE = '*on-event';
 export const TRIGGER_FAULT_STATE = '*on-fault';
+export const TRIGGER_DELAY_STATE = '*on-delay';
 export const DEFAULT_TRIGGER_EVENT_TYPES = 24;
 interface Settings {
   readonly alpha: number;
@@ -62,6 +66,7 @@ export class TriggeredPolicy implements Policy {
   private readonly global = new Map<string, Entry>();
   private readonly events = new Map<string, Entry>();
   private readonly faults = new Map<string, Entry>();
+  private readonly delays = new Map<string, Entry>();
   private arms = 0;
 
   constructor(options: TriggeredOptions = {}) {
@@ -113,11 +118,8 @@ export class TriggeredPolicy implements Policy {
     let best: (TriggeredAction | null)[] = [];
     let bestScore = -Infinity;
     for (const a of pool) {
-      const key = describeTrigger(a);
-      const e = row?.get(key);
-      const tried = (this.global.get(key)?.visits ?? 0) + (e?.visits ?? 0);
-      const score =
-        (e ? this.estimate(e, a) : this.prior(a)) + this.o.exploration * Math.sqrt(logN / (tried + 1));
+      const e = row?.get(describeTrigger(a));
+      const score = (e ? this.estimate(e, a) : this.prior(a)) + this.o.exploration * this.bonus(a, logN);
       if (score > bestScore + TIE) {
         best = [a];
         bestScore = score;
@@ -136,7 +138,10 @@ export class TriggeredPolicy implements Policy {
     if (a !== null) {
       mean(this.events, a.on, reward);
       // What a fault does is only seen when it fired.
-      if (t.fired === true) mean(this.faults, faultKey(a), reward);
+      if (t.fired === true) {
+        mean(this.faults, faultKey(a), reward);
+        mean(this.delays, String(a.delayMs), reward);
+      }
     }
     if (t.state === undefined) return;
     let nextMax = 0;
@@ -164,6 +169,7 @@ export class TriggeredPolicy implements Policy {
     table(TRIGGER_GLOBAL_STATE, this.global);
     table(TRIGGER_EVENT_STATE, this.events);
     table(TRIGGER_FAULT_STATE, this.faults);
+    table(TRIGGER_DELAY_STATE, this.delays);
     for (const [state, row] of this.q) table(state, row);
     return out;
   }
@@ -177,6 +183,7 @@ export class TriggeredPolicy implements Policy {
         this.arms += v.visits;
       } else if (v.state === TRIGGER_EVENT_STATE) this.events.set(v.action, entry);
       else if (v.state === TRIGGER_FAULT_STATE) this.faults.set(v.action, entry);
+      else if (v.state === TRIGGER_DELAY_STATE) this.delays.set(v.action, entry);
       else if (v.action.startsWith('on:')) {
         let row = this.q.get(v.state);
         if (!row) this.q.set(v.state, (row = new Map<string, Entry>()));
@@ -191,14 +198,33 @@ export class TriggeredPolicy implements Policy {
     return (e.visits * e.value + k * this.prior(a)) / (e.visits + k);
   }
 
-  /** G(a) once tried anywhere, else the mean of what its event type and its fault earned. */
+  /** G(a) once tried anywhere, else the mean of what its event type, its fault and its delay earned. */
   private prior(a: TriggeredAction | null): number {
     const g = this.global.get(describeTrigger(a));
     if (g) return g.value;
     if (a === null) return this.o.initialValue;
-    const e = this.events.get(a.on)?.value ?? this.o.initialValue;
-    const f = this.faults.get(faultKey(a))?.value ?? this.o.initialValue;
-    return (e + f) / 2;
+    const init = this.o.initialValue;
+    const e = this.events.get(a.on)?.value ?? init;
+    const f = this.faults.get(faultKey(a))?.value ?? init;
+    const d = this.delays.get(String(a.delayMs))?.value ?? init;
+    return (e + f + d) / 3;
+  }
+
+  /**
+   * UCB1's bonus, mixed over the action and its factors: an event type, a fault and a delay rarely
+   * tried are each worth a look, and so, less, is a combination never tried.
+   */
+  private bonus(a: TriggeredAction | null, logN: number): number {
+    const ucb = (visits: number | undefined): number => Math.sqrt(logN / ((visits ?? 0) + 1));
+    const own = ucb(this.global.get(describeTrigger(a))?.visits);
+    if (a === null) return own;
+    return (
+      (own +
+        ucb(this.events.get(a.on)?.visits) +
+        ucb(this.faults.get(faultKey(a))?.visits) +
+        ucb(this.delays.get(String(a.delayMs))?.visits)) /
+      4
+    );
   }
 }
 

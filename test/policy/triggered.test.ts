@@ -6,6 +6,7 @@ import { describeTrigger, type TriggeredAction } from '../../src/core/trigger.js
 import { createPolicy } from '../../src/policy/index.js';
 import type { ActionSpace, ArmContext } from '../../src/policy/policy.js';
 import {
+  TRIGGER_DELAY_STATE,
   TRIGGER_EVENT_STATE,
   TRIGGER_FAULT_STATE,
   TRIGGER_GLOBAL_STATE,
@@ -122,7 +123,12 @@ describe('TriggeredPolicy', () => {
       state = next;
     }
     const rows = a.save();
-    for (const marker of [TRIGGER_GLOBAL_STATE, TRIGGER_EVENT_STATE, TRIGGER_FAULT_STATE]) {
+    for (const marker of [
+      TRIGGER_GLOBAL_STATE,
+      TRIGGER_EVENT_STATE,
+      TRIGGER_FAULT_STATE,
+      TRIGGER_DELAY_STATE,
+    ]) {
       expect(rows.some((r) => r.state === marker)).toBe(true);
     }
     expect(rows.some((r) => r.state === 's1' && r.action.startsWith('on:'))).toBe(true);
