@@ -38,7 +38,7 @@ describe('mallory run --policy triggered (kvraft, real processes)', () => {
       f: string;
       trigger: string;
     }[];
-    const steps = db.prepare("SELECT fault FROM steps WHERE fault LIKE '%on:%'").all();
+    const steps = db.prepare("SELECT fault FROM steps WHERE fault LIKE '% + on:%'").all();
     const values = db.prepare("SELECT count(*) AS n FROM policy_values WHERE action LIKE 'on:%'").get() as {
       n: number;
     };
