@@ -46,12 +46,16 @@ import {
   formatBugSchedule,
   isLet,
   readSchedule,
-  type RecordedFault,
+  type FaultItem,
+  type RecordedLine,
   type ScheduleHeader,
   type ScheduleItem,
 } from './schedule-file.js';
 import { describeRecovery, recoveryEvidence } from './recovery-evidence.js';
 import { ScheduleRunner, type ScheduleRunnerDeps } from './schedule-runner.js';
+import { ArmedTrigger, type ArmedTriggerDeps, triggeredLines } from './armed-trigger.js';
+import { EventTypes } from '../observe/event-types.js';
+import { describeTrigger } from '../core/trigger.js';
 
 /** What an earlier run gives a campaign seeded from it. */
 interface Seed {
@@ -107,6 +111,10 @@ export class Campaign {
   private decisions = 0;
   private peakRssBytes = 0;
   private decisionsWithState = 0;
+  /** The event types observed so far, for the triggers a policy can arm. */
+  private readonly eventTypes = new EventTypes();
+  private triggersArmed = 0;
+  private triggersFired = 0;
 
   constructor(private readonly options: CampaignOptions) {
     this.config = options.config;
@@ -256,6 +264,11 @@ export class Campaign {
       network.onEvent((event) => {
         observation.ingest(event);
       });
+      if (policy?.arm) {
+        observation.onEvent((event) => {
+          this.eventTypes.observe(event);
+        });
+      }
       history.onOp((_op, event) => {
         observation.ingest(event);
       });
@@ -323,17 +336,19 @@ export class Campaign {
         workload.start(`s${s}`);
         const faults: ScheduleEntry[] = [];
         /** Every fault tried, errored and skipped ones too: what a bug's schedule file keeps. */
-        const attempted: RecordedFault[] = [];
+        const attempted: RecordedLine[] = [];
         const enact = async (
           fault: Fault,
           stepIdx: number | null,
           recorded?: ScheduleEntry,
           triggered = false,
+          line?: FaultItem,
         ): Promise<void> => {
           const atMs = Date.now() - scheduleStart;
           // Who led just before the fault, so a replay can aim it at the same roles (a schedule
           // line waiting on an event is not delayed by the question).
           const leader = triggered ? undefined : await nemesis.leader();
+          if (line) history.record({ type: 'info', process: 'nemesis', f: 'trigger', value: line });
           history.record({ type: 'info', process: 'nemesis', f: fault.f, value: fault.value });
           const outcome = await nemesis.enact(fault, recorded);
           history.record({
@@ -343,7 +358,7 @@ export class Campaign {
             value: outcome.nodes.length > 0 ? outcome.nodes : fault.value,
             ...(outcome.error !== undefined ? { error: outcome.error } : {}),
           });
-          this.recordFault(store, outcome, s, stepIdx, atMs);
+          this.recordFault(store, outcome, s, stepIdx, atMs, line);
           const entry: ScheduleEntry = {
             atMs,
             f: fault.f,
@@ -355,15 +370,17 @@ export class Campaign {
             ...(leader !== undefined ? { leader } : {}),
           };
           if (outcome.outcome === 'ok') faults.push(entry);
-          attempted.push(
+          const how =
             outcome.outcome === 'ok'
-              ? entry
+              ? {}
               : {
-                  ...entry,
                   outcome: outcome.outcome,
                   ...(outcome.error !== undefined ? { error: outcome.error } : {}),
-                },
-          );
+                };
+          // A fired trigger is kept as written (its event, delay and `$E`), so a replay waits for
+          // the event again rather than faulting the nodes of that moment at that time.
+          if (line) attempted.push(...triggeredLines(line), { ...line, ...how });
+          else attempted.push({ ...entry, ...how });
         };
         if (fixedSchedule) {
           await this.runFixed(
@@ -393,7 +410,21 @@ export class Campaign {
             },
           );
         } else {
-          await this.runSteps(policy!, policyRng, nemesis, store, scheduleStart, budgetEnd, enact);
+          await this.runSteps(policy!, policyRng, nemesis, store, scheduleStart, budgetEnd, enact, {
+            leader: () => nemesis.leader(),
+            nodes: () => live.nodes,
+            running: () => live.nodesIn('running').filter((n) => live.isMember(n)),
+            onEvent: (listener) => observation.onEvent(listener),
+            skip: (item, reason) => {
+              history.record({
+                type: 'info',
+                process: 'nemesis',
+                f: isLet(item) ? 'let' : item.f,
+                value: isLet(item) ? item.let : item.value,
+                error: `skipped: ${reason}`,
+              });
+            },
+          });
         }
         observation.setTimeline(false);
         this.phase = 'checking';
@@ -562,6 +593,15 @@ export class Campaign {
         ...(this.decisions > 0
           ? { state_arrival_pct: Math.round((1000 * this.decisionsWithState) / this.decisions) / 10 }
           : {}),
+        ...(policy?.arm
+          ? {
+              triggers_armed: this.triggersArmed,
+              triggers_fired: this.triggersFired,
+              ...(this.triggersArmed > 0
+                ? { triggers_fired_pct: Math.round((1000 * this.triggersFired) / this.triggersArmed) / 10 }
+                : {}),
+            }
+          : {}),
       },
       ...(error !== undefined ? { error } : {}),
     };
@@ -670,7 +710,14 @@ export class Campaign {
     store: RunStore,
     scheduleStart: number,
     budgetEnd: number,
-    enact: (fault: Fault, step: number | null) => Promise<void>,
+    enact: (
+      fault: Fault,
+      step: number | null,
+      recorded?: ScheduleEntry,
+      triggered?: boolean,
+      line?: FaultItem,
+    ) => Promise<void>,
+    deps: Omit<ArmedTriggerDeps, 'enact' | 'signal'>,
   ): Promise<void> {
     const space = nemesis.actionSpace();
     const abstraction = this.policyAbstraction();
@@ -698,20 +745,57 @@ export class Campaign {
         step,
       });
       if (fault) await enact(fault, step);
+      const armed =
+        policy.arm?.({
+          state: decidedWith,
+          space,
+          rng,
+          schedule: this.schedule,
+          step,
+          eventTypes: this.eventTypes.byRecency(),
+        }) ?? null;
+      let fired = false;
+      if (armed && Date.now() < stepEnd) {
+        this.triggersArmed++;
+        const trigger = new ArmedTrigger(armed, Date.now() - scheduleStart, stepEnd - scheduleStart, {
+          ...deps,
+          signal: this.signal,
+          enact: (f, recorded, atMs, line) => enact(f, step, { atMs, ...f, ...recorded }, true, line),
+        });
+        fired = await trigger.run(scheduleStart);
+        if (fired) this.triggersFired++;
+      }
       await sleep(stepEnd - Date.now(), this.signal);
       const windowEndTs = monoNs();
       const startedMs = stepStart - this.startMs;
       const endedMs = Date.now() - this.startMs;
       const schedule = this.schedule;
       const stateArrived = step === 0 ? null : arrived;
-      const row = { schedule, step, startedMs, endedMs, fault: fault ? describeFault(fault) : null };
+      const row = {
+        schedule,
+        step,
+        startedMs,
+        endedMs,
+        // An armed trigger is said beside the step's fault, whether it fired or not.
+        fault: armed
+          ? `${describeFault(fault)} + ${describeTrigger(armed)}`
+          : fault
+            ? describeFault(fault)
+            : null,
+      };
       store.step({ ...row, state: null, stateArrived, reward: null, metrics: null });
       pending = timeline.close(step, windowStartTs, windowEndTs).then((window) => {
         const obs = this.coverage.observe(window, fault);
         const next = obs.states[abstraction];
         const seenBefore = obs.seenBefore[abstraction];
         // As in the artifact: a decision taken without its state (late) teaches nothing about it.
-        policy.learn({ state: decidedWith, action: fault, next: next.id, seenBefore });
+        policy.learn({
+          state: decidedWith,
+          action: fault,
+          next: next.id,
+          seenBefore,
+          ...(policy.arm ? { armed, fired } : {}),
+        });
         observed = { step, state: next.id };
         for (const [name, state] of Object.entries(obs.states)) {
           if (obs.seenBefore[name] === 0) store.state(name, state.id, state.features, schedule, step);
@@ -737,6 +821,7 @@ export class Campaign {
     schedule: number,
     step: number | null,
     atMs: number,
+    trigger?: FaultItem,
   ): void {
     if (outcome.outcome === 'ok') this.faultCount++;
     store.fault({
@@ -748,6 +833,7 @@ export class Campaign {
       nodes: outcome.nodes,
       outcome: outcome.outcome,
       ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+      ...(trigger !== undefined ? { trigger } : {}),
     });
     this.emit('fault', outcome, schedule, atMs);
   }
@@ -757,7 +843,7 @@ export class Campaign {
     finding: Finding,
     schedule: number,
     faults: readonly ScheduleEntry[],
-    attempted: readonly RecordedFault[],
+    attempted: readonly RecordedLine[],
     /** `system` is what a replay loads: the built-in name, or the module's absolute path. */
     run: { readonly seed: number; readonly nodes: number; readonly system: string },
   ): void {

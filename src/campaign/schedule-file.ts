@@ -76,14 +76,24 @@ const ScheduleHeaderSchema = z
   .strict();
 export type ScheduleHeader = z.infer<typeof ScheduleHeaderSchema>;
 
-/** A fault as a bug record keeps it: errored and skipped ones marked, not dropped. */
+/**
+ * A fault as a bug record keeps it: errored and skipped ones marked, not dropped. A fault a trigger
+ * fired keeps its trigger (`on`, `delayMs`) and its targets as written (`$E`, `groups`), after
+ * the triggered `let` that binds them.
+ */
 export interface RecordedFault extends ScheduleEntry {
   readonly outcome?: 'skipped' | 'error';
   readonly error?: string;
+  readonly on?: Trigger;
+  readonly delayMs?: number;
+  readonly groups?: readonly (readonly string[])[];
 }
 
+/** A line of a bug's schedule: a fault tried, or the triggered `let` one needs. */
+export type RecordedLine = RecordedFault | LetItem;
+
 /** A bug's `schedule.jsonl`: its header line, then every fault tried, in order. */
-export function formatBugSchedule(header: ScheduleHeader, faults: readonly RecordedFault[]): string {
+export function formatBugSchedule(header: ScheduleHeader, faults: readonly RecordedLine[]): string {
   return [{ mallory: header }, ...faults].map((line) => JSON.stringify(line)).join('\n') + '\n';
 }
 

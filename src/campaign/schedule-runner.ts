@@ -129,6 +129,11 @@ export class ScheduleRunner {
   }
 
   private later(item: ScheduleItem, event: Event, delayMs: number): void {
+    // At once, not through a timer: a timer's turn costs a millisecond or more.
+    if (delayMs <= 0) {
+      void this.enqueue(item, event);
+      return;
+    }
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       void this.enqueue(item, event);

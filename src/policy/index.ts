@@ -2,17 +2,20 @@ import { AdaptivePolicy, type AdaptiveOptions } from './adaptive.js';
 import { MalloryPolicy, type MalloryOptions } from './mallory.js';
 import type { Policy } from './policy.js';
 import { RandomPolicy } from './random.js';
+import { TriggeredPolicy, type TriggeredOptions } from './triggered.js';
 
-export const POLICY_NAMES = ['random', 'mallory', 'adaptive'] as const;
+export const POLICY_NAMES = ['random', 'mallory', 'adaptive', 'triggered'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
 export interface PolicyOptions {
   readonly mallory?: MalloryOptions;
   readonly adaptive?: AdaptiveOptions;
+  readonly triggered?: TriggeredOptions;
 }
 
 /**
- * `random` (Jepsen's baseline), `mallory` (the artifact's Q-learning) or `adaptive` (ours).
+ * `random` (Jepsen's baseline), `mallory` (the artifact's Q-learning), `adaptive` (ours) or
+ * `triggered` (`adaptive` plus a triggered action armed each step).
  * Throws for another name (the CLI validates names first, with `isPolicyName`).
  */
 export function createPolicy(name: string, options: PolicyOptions = {}): Policy {
@@ -26,6 +29,8 @@ export function createPolicy(name: string, options: PolicyOptions = {}): Policy 
       return new MalloryPolicy(options.mallory);
     case 'adaptive':
       return new AdaptivePolicy(options.adaptive);
+    case 'triggered':
+      return new TriggeredPolicy(options.triggered);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Fault, FaultKind, FaultValue } from '../core/fault.js';
 import type { Rng } from '../core/random.js';
+import type { TriggeredAction } from '../core/trigger.js';
 
 /** The faults the nemesis can enact now: every enabled kind with the values it accepts. */
 export interface ActionSpace {
@@ -16,6 +17,12 @@ export interface DecideContext {
   readonly step: number;
 }
 
+/** What a policy that arms triggers is told besides the state: the event types observed so far. */
+export interface ArmContext extends DecideContext {
+  /** The event types observed so far, the least recently seen first (client and nemesis ops excluded). */
+  readonly eventTypes: readonly string[];
+}
+
 /** What happened after an action: the state of the window in which it acted. */
 export interface Transition {
   readonly state: string | undefined;
@@ -23,6 +30,10 @@ export interface Transition {
   readonly next: string;
   /** How many times `next` had been seen before this window (0 = new). */
   readonly seenBefore: number;
+  /** The trigger armed for the window (policies that arm triggers), `null` for none. */
+  readonly armed?: TriggeredAction | null;
+  /** Whether the armed trigger fired within the window. */
+  readonly fired?: boolean;
 }
 
 /** A row of the saved policy (Q-table or counts), stored in run.db `policy_values`. */
@@ -37,6 +48,11 @@ export interface PolicyValue {
 export interface Policy {
   readonly name: string;
   decide(ctx: DecideContext): Fault | null;
+  /**
+   * A second decision per step, for policies that arm triggers: which triggered action to arm for
+   * the rest of the step (after `decide`'s fault is enacted), or `null` for none.
+   */
+  arm?(ctx: ArmContext): TriggeredAction | null;
   learn(transition: Transition): void;
   /** Called at the start of each schedule (the cluster was reset). */
   resetEpisode?(): void;

@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS steps (
 );
 CREATE TABLE IF NOT EXISTS faults (
   id INTEGER PRIMARY KEY AUTOINCREMENT, schedule INTEGER NOT NULL, step INTEGER, at_ms INTEGER NOT NULL,
-  f TEXT NOT NULL, value TEXT, nodes TEXT, outcome TEXT NOT NULL, error TEXT
+  f TEXT NOT NULL, value TEXT, nodes TEXT, outcome TEXT NOT NULL, error TEXT, trigger TEXT
 );
 CREATE TABLE IF NOT EXISTS states (
   abstraction TEXT NOT NULL, id TEXT NOT NULL, features TEXT NOT NULL, first_schedule INTEGER,
@@ -62,6 +62,8 @@ export interface FaultRow {
   readonly nodes: readonly string[];
   readonly outcome: 'ok' | 'skipped' | 'error';
   readonly error?: string;
+  /** A fault fired by a trigger: the line as a schedule file writes it (`on`, `delayMs`, `$E`). */
+  readonly trigger?: unknown;
 }
 
 export interface BugRow {
@@ -98,9 +100,12 @@ export class RunStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);
+    // Runs stored before triggers existed have no `trigger` column.
+    const columns = this.db.prepare('PRAGMA table_info(faults)').all() as { name: string }[];
+    if (!columns.some((c) => c.name === 'trigger')) this.db.exec('ALTER TABLE faults ADD COLUMN trigger TEXT');
     this.historyFd = openSync(join(dir, 'history.jsonl'), 'a');
     this.insertFault = this.db.prepare(
-      'INSERT INTO faults (schedule, step, at_ms, f, value, nodes, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO faults (schedule, step, at_ms, f, value, nodes, outcome, error, trigger) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     this.upsertStep = this.db.prepare(
       `INSERT INTO steps (schedule, step, started_ms, ended_ms, fault, state, state_arrived, reward, metrics)
@@ -189,6 +194,7 @@ export class RunStore {
       JSON.stringify(row.nodes),
       row.outcome,
       row.error ?? null,
+      row.trigger === undefined ? null : JSON.stringify(row.trigger),
     );
   }
 

@@ -1,0 +1,241 @@
+import type { Fault } from '../core/fault.js';
+import { describeTrigger, type TriggeredAction } from '../core/trigger.js';
+import { AdaptivePolicy, noveltyReward, type AdaptiveOptions } from './adaptive.js';
+import { triggerActions } from './_internals/trigger-actions.js';
+import type { ArmContext, DecideContext, Policy, PolicyValue, Transition } from './policy.js';
+
+/**
+ * `triggered`: `adaptive`'s choice of the fault to enact now, plus a second decision per step —
+ * which triggered action to arm for the rest of the step ("when an event of type E is observed, do
+ * fault F on a target relative to the event, after a delay"), or none. Event types come from what
+ * the run observed so far, so the space grows as the system shows more of itself.
+ *
+ * Triggered actions are valued as `adaptive` values its faults: count-based novelty reward of the
+ * window, Q(s, a) shrunk towards the action's global value G(a); an action never tried starts from
+ * the mean of its priors — what triggers on its event type earned, E(type), and what its fault and
+ * target earned when they fired, F(fault:target), and its delay D(d); exploration is UCB1 whose
+ * bonus is mostly per factor (how often its event type was armed, its fault and target and its
+ * delay fired), so the space is explored mostly as |types| + |faults| + |delays| arms rather than
+ * their product — what keeps hundreds of actions affordable — plus a small ε.
+ *
+ * Saved rows: `adaptive`'s, then `(state, 'on:…', Q, visits)`, `('*on', 'on:…', G, visits)`,
+ * `('*on-event', type, E, visits)`, `('*on-fault', 'kill:event', F, visits)` and
+ * `('*on-delay', '5', D, visits)`.
+ */
+export interface TriggeredOptions extends AdaptiveOptions {
+  /** How many event types (the most recently observed) triggers are offered on. */
+  readonly eventTypes?: number;
+}
+
+export const TRIGGER_GLOBAL_STATE = '*on';
+export const TRIGGER_EVENT_STATE = '*on-event';
+export const TRIGGER_FAULT_STATE = '*on-fault';
+export const TRIGGER_DELAY_STATE = '*on-delay';
+export const DEFAULT_TRIGGER_EVENT_TYPES = 24;
+interface Settings {
+  readonly alpha: number;
+  readonly gamma: number;
+  readonly exploration: number;
+  readonly priorWeight: number;
+  readonly epsilon: number;
+  readonly initialValue: number;
+  readonly eventTypes: number;
+}
+const DEFAULTS = {
+  alpha: 0.3,
+  gamma: 0.3,
+  exploration: 0.3,
+  priorWeight: 2,
+  epsilon: 0.05,
+  initialValue: 1,
+};
+/** Floor of a running mean's step size: rewards drift (novelty decays), so recent ones weigh more. */
+const MIN_MEAN_STEP = 0.1;
+const TIE = 1e-12;
+
+interface Entry {
+  value: number;
+  visits: number;
+}
+
+export class TriggeredPolicy implements Policy {
+  readonly name = 'triggered';
+  private readonly immediate: AdaptivePolicy;
+  private readonly o: Settings;
+  private readonly q = new Map<string, Map<string, Entry>>();
+  private readonly global = new Map<string, Entry>();
+  private readonly events = new Map<string, Entry>();
+  private readonly faults = new Map<string, Entry>();
+  private readonly delays = new Map<string, Entry>();
+  private arms = 0;
+
+  constructor(options: TriggeredOptions = {}) {
+    this.immediate = new AdaptivePolicy(options);
+    const eventTypes = options.eventTypes ?? DEFAULT_TRIGGER_EVENT_TYPES;
+    if (!(Number.isInteger(eventTypes) && eventTypes >= 1)) {
+      throw new RangeError(`triggered eventTypes should be a positive integer, got ${eventTypes}`);
+    }
+    const pick = (k: keyof typeof DEFAULTS): number => options[k] ?? DEFAULTS[k];
+    this.o = {
+      alpha: pick('alpha'),
+      gamma: pick('gamma'),
+      exploration: pick('exploration'),
+      priorWeight: pick('priorWeight'),
+      epsilon: pick('epsilon'),
+      initialValue: pick('initialValue'),
+      eventTypes,
+    };
+  }
+
+  /** How many event types triggers are offered on. */
+  get eventTypeLimit(): number {
+    return this.o.eventTypes;
+  }
+
+  resetEpisode(): void {
+    this.immediate.resetEpisode();
+  }
+
+  decide(ctx: DecideContext): Fault | null {
+    return this.immediate.decide(ctx);
+  }
+
+  /**
+   * The triggered actions offered now: every one over the `eventTypes` most recently observed
+   * types (sorted by name, so a seeded choice among them is stable), then none.
+   */
+  actions(ctx: ArmContext): (TriggeredAction | null)[] {
+    const types = ctx.eventTypes.slice(-this.o.eventTypes).sort();
+    return [...triggerActions(types, ctx.space), null];
+  }
+
+  arm(ctx: ArmContext): TriggeredAction | null {
+    this.arms++;
+    const pool = this.actions(ctx);
+    if (ctx.rng.chance(this.o.epsilon)) return ctx.rng.pick(pool);
+    const row = ctx.state === undefined ? undefined : this.q.get(ctx.state);
+    const logN = Math.log(this.arms + 1);
+    let best: (TriggeredAction | null)[] = [];
+    let bestScore = -Infinity;
+    for (const a of pool) {
+      const e = row?.get(describeTrigger(a));
+      const score = (e ? this.estimate(e, a) : this.prior(a)) + this.o.exploration * this.bonus(a, logN);
+      if (score > bestScore + TIE) {
+        best = [a];
+        bestScore = score;
+      } else if (Math.abs(score - bestScore) <= TIE) best.push(a);
+    }
+    return ctx.rng.pick(best);
+  }
+
+  learn(t: Transition): void {
+    this.immediate.learn(t);
+    if (t.armed === undefined) return;
+    const a = t.armed;
+    const key = describeTrigger(a);
+    const reward = noveltyReward(t.seenBefore);
+    mean(this.global, key, reward);
+    if (a !== null) {
+      mean(this.events, a.on, reward);
+      // What a fault does is only seen when it fired.
+      if (t.fired === true) {
+        mean(this.faults, faultKey(a), reward);
+        mean(this.delays, String(a.delayMs), reward);
+      }
+    }
+    if (t.state === undefined) return;
+    let nextMax = 0;
+    const next = this.q.get(t.next);
+    if (next) for (const e of next.values()) nextMax = Math.max(nextMax, e.value);
+    let row = this.q.get(t.state);
+    if (!row) this.q.set(t.state, (row = new Map<string, Entry>()));
+    const e = row.get(key) ?? { value: this.prior(a), visits: 0 };
+    e.value = (1 - this.o.alpha) * e.value + this.o.alpha * (reward + this.o.gamma * nextMax);
+    e.visits++;
+    row.set(key, e);
+  }
+
+  /** The current estimate of arming `a` in a state (for reports and tests). */
+  value(state: string | undefined, a: TriggeredAction | null): number {
+    const e = state === undefined ? undefined : this.q.get(state)?.get(describeTrigger(a));
+    return e ? this.estimate(e, a) : this.prior(a);
+  }
+
+  save(): readonly PolicyValue[] {
+    const out: PolicyValue[] = [...this.immediate.save()];
+    const table = (state: string, t: Map<string, Entry>): void => {
+      for (const [action, e] of t) out.push({ state, action, value: e.value, visits: e.visits });
+    };
+    table(TRIGGER_GLOBAL_STATE, this.global);
+    table(TRIGGER_EVENT_STATE, this.events);
+    table(TRIGGER_FAULT_STATE, this.faults);
+    table(TRIGGER_DELAY_STATE, this.delays);
+    for (const [state, row] of this.q) table(state, row);
+    return out;
+  }
+
+  load(values: readonly PolicyValue[]): void {
+    const theirs: PolicyValue[] = [];
+    for (const v of values) {
+      const entry = { value: v.value, visits: v.visits };
+      if (v.state === TRIGGER_GLOBAL_STATE) {
+        this.global.set(v.action, entry);
+        this.arms += v.visits;
+      } else if (v.state === TRIGGER_EVENT_STATE) this.events.set(v.action, entry);
+      else if (v.state === TRIGGER_FAULT_STATE) this.faults.set(v.action, entry);
+      else if (v.state === TRIGGER_DELAY_STATE) this.delays.set(v.action, entry);
+      else if (v.action.startsWith('on:')) {
+        let row = this.q.get(v.state);
+        if (!row) this.q.set(v.state, (row = new Map<string, Entry>()));
+        row.set(v.action, entry);
+      } else theirs.push(v);
+    }
+    this.immediate.load(theirs);
+  }
+
+  private estimate(e: Entry, a: TriggeredAction | null): number {
+    const k = this.o.priorWeight;
+    return (e.visits * e.value + k * this.prior(a)) / (e.visits + k);
+  }
+
+  /** G(a) once tried anywhere, else the mean of what its event type, its fault and its delay earned. */
+  private prior(a: TriggeredAction | null): number {
+    const g = this.global.get(describeTrigger(a));
+    if (g) return g.value;
+    if (a === null) return this.o.initialValue;
+    const init = this.o.initialValue;
+    const e = this.events.get(a.on)?.value ?? init;
+    const f = this.faults.get(faultKey(a))?.value ?? init;
+    const d = this.delays.get(String(a.delayMs))?.value ?? init;
+    return (e + f + d) / 3;
+  }
+
+  /**
+   * UCB1's bonus, mixed over the action and its factors: an event type, a fault and a delay rarely
+   * tried are each worth a look, and so, less, is a combination never tried.
+   */
+  private bonus(a: TriggeredAction | null, logN: number): number {
+    const ucb = (visits: number | undefined): number => Math.sqrt(logN / ((visits ?? 0) + 1));
+    const own = ucb(this.global.get(describeTrigger(a))?.visits);
+    if (a === null) return own;
+    return (
+      (own +
+        ucb(this.events.get(a.on)?.visits) +
+        ucb(this.faults.get(faultKey(a))?.visits) +
+        ucb(this.delays.get(String(a.delayMs))?.visits)) /
+      4
+    );
+  }
+}
+
+function faultKey(a: TriggeredAction): string {
+  return `${a.f}:${a.target}`;
+}
+
+/** A running mean whose step never falls below `MIN_MEAN_STEP` (rewards drift). */
+function mean(table: Map<string, Entry>, key: string, reward: number): void {
+  const e = table.get(key) ?? { value: 0, visits: 0 };
+  e.visits++;
+  e.value += Math.max(1 / e.visits, MIN_MEAN_STEP) * (reward - e.value);
+  table.set(key, e);
+}

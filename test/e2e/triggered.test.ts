@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
+
+describe('mallory run --policy triggered (kvraft, real processes)', () => {
+  const boxes: Sandbox[] = [];
+  afterEach(() => {
+    for (const b of boxes.splice(0)) disposeSandbox(b);
+  });
+
+  it('arms a trigger each step; some fire, recorded with their event in the history and the store', async () => {
+    const box = sandbox();
+    boxes.push(box);
+    const r = await mallory(
+      ['run', '--policy', 'triggered', '--time', '45s', '--seed', '1', '--store', box.store, '--json'],
+      box,
+    );
+    expect(r.code).toBe(0);
+    const summary = JSON.parse(r.stdout) as {
+      runDir: string;
+      policy: string;
+      metrics: Record<string, number>;
+    };
+    expect(summary.policy).toBe('triggered');
+    const m = summary.metrics;
+    expect(m.triggers_armed).toBeGreaterThanOrEqual(12);
+    expect(m.triggers_fired).toBeGreaterThan(0);
+    expect(m.triggers_fired_pct).toBeCloseTo((100 * m.triggers_fired) / m.triggers_armed, 0);
+
+    const db = new Database(join(summary.runDir, 'run.db'), { readonly: true });
+    const fired = db
+      .prepare('SELECT f, nodes, outcome, trigger FROM faults WHERE trigger IS NOT NULL')
+      .all() as {
+      f: string;
+      trigger: string;
+    }[];
+    const steps = db.prepare("SELECT fault FROM steps WHERE fault LIKE '% + on:%'").all();
+    const values = db.prepare("SELECT count(*) AS n FROM policy_values WHERE action LIKE 'on:%'").get() as {
+      n: number;
+    };
+    db.close();
+    expect(fired.length).toBeGreaterThan(0);
+    for (const row of fired) {
+      const line = JSON.parse(row.trigger) as { on: { type: string; withinMs: number }; f: string };
+      expect(line.on.type).not.toBe('');
+      expect(line.on.withinMs).toBeGreaterThan(0);
+      expect(line.f).toBe(row.f);
+    }
+    expect(steps.length).toBe(m.triggers_armed);
+    expect(values.n).toBeGreaterThan(0);
+    const history = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8');
+    const triggerOps = history.split('\n').filter((l) => l.includes('"f":"trigger"'));
+    expect(triggerOps.length).toBe(fired.length);
+  });
+});
