@@ -9,6 +9,7 @@ import type { DiskLayer } from './disk-layer.js';
 import type { Address, NetworkBackend } from './net/backend.js';
 import type { ClusterView, NodeSystem } from './node-system.js';
 import { processStartTime, type ResourceRegistry } from './resources.js';
+import { signalGroup } from './_internals/signal-group.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
 
@@ -307,19 +308,5 @@ export class Cluster implements ClusterView {
     await Promise.all(running.map((node) => this.kill(node, 'exited')));
     await this.disk?.close();
     await this.system.close?.();
-  }
-}
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  const pid = child.pid;
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      child.kill(signal);
-    } catch {
-      // already gone
-    }
   }
 }

@@ -19,6 +19,7 @@ import { sleep } from '../core/clock.js';
 import { HarnessError, UsageError } from '../core/errors.js';
 import { cacheDir } from '../core/fs.js';
 import { processStartTime, type ResourceRegistry } from './resources.js';
+import { signalGroup } from './_internals/signal-group.js';
 
 /** The Debian packages the disk layer needs, as the fix printed when one is missing. */
 export const DISK_LAYER_FIX = 'apt-get install -y gcc libfuse3-dev fuse3 pkg-config';
@@ -290,20 +291,6 @@ export class DiskLayer {
   private check(node: string, mount: Mount): void {
     if (mount.exit !== undefined && !mount.stopping) {
       throw new HarnessError(`the disk layer of ${node} ended (${mount.exit}): see ${mount.log}`);
-    }
-  }
-}
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  const pid = child.pid;
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      child.kill(signal);
-    } catch {
-      // already gone
     }
   }
 }
