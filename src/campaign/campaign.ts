@@ -160,9 +160,11 @@ export class Campaign {
         );
       }
     }
-    const wantsClock =
-      config.faults.includes('clock') ||
-      (fixedSchedule ?? []).some((item) => !isLet(item) && FAMILY_KINDS.clock.includes(item.f));
+    /** Whether the run enables a family, or its schedule has a line of it. */
+    const wants = (family: 'clock' | 'disk'): boolean =>
+      config.faults.includes(family) ||
+      (fixedSchedule ?? []).some((item) => !isLet(item) && FAMILY_KINDS[family].includes(item.f));
+    const wantsClock = wants('clock');
     let libfaketime: string | undefined;
     if (wantsClock) {
       const reason = unsupportedFault('bump-clock', system, definition.name, nodeCount);
@@ -172,9 +174,7 @@ export class Campaign {
         throw new UsageError('missing-binary', `clock faults need libfaketime: run ${LIBFAKETIME_FIX}`);
       }
     }
-    const wantsDisk =
-      config.faults.includes('disk') ||
-      (fixedSchedule ?? []).some((item) => !isLet(item) && FAMILY_KINDS.disk.includes(item.f));
+    const wantsDisk = wants('disk');
     let diskLayerBinary: string | undefined;
     if (wantsDisk) {
       const reason = unsupportedFault('lose-unfsynced', system, definition.name, nodeCount);
