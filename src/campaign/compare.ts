@@ -6,7 +6,8 @@ import { a12, mannWhitneyU, mean, median } from '../report/stats.js';
 import { lineChartSvg, type Series } from '../report/plot.js';
 import { readStoredMetrics } from '../store/run-reader.js';
 import { timestampName } from '../store/run-store.js';
-import type { PolicyName, RunConfig } from './config.js';
+import { FAULT_FAMILIES, type FaultFamily } from '../core/fault.js';
+import { POLICIES, type PolicyName, type RunConfig } from './config.js';
 import type { Reporter, RunSummary } from './reporter.js';
 import { runCampaign } from './run-campaign.js';
 import type { WorkloadName } from '../workload/workload.js';
@@ -139,28 +140,67 @@ function runAucMetrics(runDir: string, timeMs: number): Record<string, number> {
 }
 
 /**
- * Runs each policy `runs` times on the same system, budget and seeds (interleaved, one campaign at
+ * One side of a comparison: a policy, and the fault families its campaigns use beyond the base
+ * configuration's (`adaptive+disk` is the adaptive policy with the disk family added), so a
+ * comparison can ask what a policy gains from a fault family as well as from another policy.
+ */
+export interface CompareArm {
+  /** As written: `adaptive`, `adaptive+disk+clock`. */
+  readonly name: string;
+  readonly policy: PolicyName;
+  readonly addFaults: readonly FaultFamily[];
+}
+
+/**
+ * Reads an arm as `POLICY` or `POLICY+FAMILY[+FAMILY…]`; throws a usage error naming what is
+ * allowed for an unknown policy or family.
+ */
+export function parseArm(text: string): CompareArm {
+  const [policy, ...families] = text
+    .trim()
+    .split('+')
+    .map((p) => p.trim());
+  if (!(POLICIES as readonly string[]).includes(policy)) {
+    throw new UsageError(
+      'bad-flag',
+      `--policies: unknown policy "${policy}": choose from ${POLICIES.join(', ')}`,
+    );
+  }
+  for (const f of families) {
+    if (!(FAULT_FAMILIES as readonly string[]).includes(f)) {
+      throw new UsageError(
+        'bad-flag',
+        `--policies: unknown fault family "${f}" in "${text.trim()}": choose from ${FAULT_FAMILIES.join(', ')}`,
+      );
+    }
+  }
+  return { name: text.trim(), policy: policy as PolicyName, addFaults: families as FaultFamily[] };
+}
+
+/**
+ * Runs each arm `runs` times on the same system, budget and seeds (interleaved, one campaign at
  * a time so they do not compete for the cores), then compares every metric against the baseline.
  */
 export async function comparePolicies(options: {
   readonly base: RunConfig;
-  readonly policies: readonly PolicyName[];
+  readonly arms: readonly CompareArm[];
   readonly runs: number;
   readonly seed: number;
   readonly signal: AbortSignal;
   readonly reporter: Reporter;
   readonly onRun?: (policy: string, run: number, summary: RunSummary) => void;
 }): Promise<CompareResult> {
-  const { base, policies, runs } = options;
-  const results: Record<string, CompareRun[]> = Object.fromEntries(policies.map((p) => [p, []]));
+  const { base, arms, runs } = options;
+  const results: Record<string, CompareRun[]> = Object.fromEntries(arms.map((a) => [a.name, []]));
   for (let r = 0; r < runs && !options.signal.aborted; r++) {
-    for (const policy of policies) {
+    for (const arm of arms) {
       if (options.signal.aborted) break;
       const seed = options.seed + r;
-      const config: RunConfig = { ...base, policy, seed };
+      const faults = [...new Set([...base.faults, ...arm.addFaults])];
+      const config: RunConfig = { ...base, policy: arm.policy, faults, seed };
       const summary = await runCampaign(config, { reporters: [options.reporter], signal: options.signal });
-      options.onRun?.(policy, r, summary);
-      results[policy].push({
+      options.onRun?.(arm.name, r, summary);
+      results[arm.name].push({
         seed,
         runDir: summary.runDir,
         metrics: {

@@ -1,7 +1,6 @@
 import { Option } from 'commander';
 
-import { POLICIES, type PolicyName } from '../campaign/config.js';
-import { comparePolicies, mergeComparisons, type CompareResult } from '../campaign/compare.js';
+import { comparePolicies, mergeComparisons, parseArm, type CompareResult } from '../campaign/compare.js';
 import type { Reporter } from '../campaign/reporter.js';
 import { UsageError } from '../core/errors.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
@@ -61,7 +60,11 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
     .command('compare')
     .description('run policies side by side (same system, budget and seeds) and compare coverage and bugs')
     .option('--system <name|path>', SYSTEM_HELP, 'kvraft')
-    .option('--policies <list>', 'policies to compare', 'adaptive,random')
+    .option(
+      '--policies <list>',
+      'policies to compare; POLICY+FAMILY adds fault families to --faults for that side (adaptive,adaptive+disk)',
+      'adaptive,random',
+    )
     .option('--runs <n>', 'runs per policy', '5')
     .option('--time <duration>', 'time budget per run', '10m')
     .option('--seed <n>', 'first seed (run i uses seed + i, the same for every policy)')
@@ -101,17 +104,15 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
         setExit(0);
         return;
       }
-      const policies = flags.policies.split(',').map((p) => p.trim());
-      for (const p of policies) {
-        if (!(POLICIES as readonly string[]).includes(p)) {
-          throw new UsageError(
-            'bad-flag',
-            `--policies: unknown policy "${p}": choose from ${POLICIES.join(', ')}`,
-          );
-        }
-      }
-      if (policies.length < 2)
-        throw new UsageError('bad-flag', '--policies needs at least two policies, e.g. adaptive,random');
+      const arms = flags.policies.split(',').map(parseArm);
+      if (arms.length < 2)
+        throw new UsageError(
+          'bad-flag',
+          '--policies needs at least two policies (or policy+families), e.g. adaptive,random or adaptive,adaptive+disk',
+        );
+      const names = arms.map((a) => a.name);
+      const twice = names.find((n, i) => names.indexOf(n) !== i);
+      if (twice !== undefined) throw new UsageError('bad-flag', `--policies: "${twice}" is listed twice`);
       const runs = Number(flags.runs);
       if (!Number.isInteger(runs) || runs < 1)
         throw new UsageError('bad-flag', `--runs needs a whole number ≥ 1, got "${flags.runs}"`);
@@ -140,13 +141,13 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
         },
       };
       try {
-        const total = runs * policies.length;
+        const total = runs * arms.length;
         process.stderr.write(
           `compare: ${total} campaigns of ${flags.time} each on ${base.system}, workload ${base.workload}\n`,
         );
         const result = await comparePolicies({
           base,
-          policies: policies as PolicyName[],
+          arms,
           runs,
           seed: flags.seed === undefined ? Math.floor(Math.random() * 2 ** 30) : Number(flags.seed),
           signal: controller.signal,

@@ -4,7 +4,27 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { aucMetrics, mergeComparisons } from '../../src/campaign/compare.js';
+import { aucMetrics, mergeComparisons, parseArm } from '../../src/campaign/compare.js';
+
+describe('parseArm', () => {
+  it('reads a policy alone, or a policy with fault families added for that side', () => {
+    expect(parseArm('random')).toEqual({ name: 'random', policy: 'random', addFaults: [] });
+    expect(parseArm(' adaptive+disk+clock ')).toEqual({
+      name: 'adaptive+disk+clock',
+      policy: 'adaptive',
+      addFaults: ['disk', 'clock'],
+    });
+  });
+
+  it('names what is allowed for an unknown policy or family', () => {
+    expect(() => parseArm('greedy')).toThrow(
+      /unknown policy "greedy": choose from adaptive, mallory, random, triggered/,
+    );
+    expect(() => parseArm('adaptive+floods')).toThrow(
+      /unknown fault family "floods" in "adaptive\+floods": choose from partition/,
+    );
+  });
+});
 
 describe('aucMetrics', () => {
   it('is the step function’s mean over the budget, so reaching coverage sooner scores higher', () => {
