@@ -1,0 +1,116 @@
+import { rethrowHarness } from '../../core/errors.js';
+import { FAMILY_KINDS, type Fault, type FaultValue, type SlowDiskParams } from '../../core/fault.js';
+import type { NodeDisks } from '../disk.js';
+import {
+  acted,
+  type FamilyContext,
+  type FamilySystem,
+  type FaultFamilyPackage,
+  type FaultOutcome,
+  messageOf,
+  type Recorded,
+  type SpaceContext,
+} from './family.js';
+
+const SLOW_DISK_CHOICES: readonly SlowDiskParams[] = [
+  { target: 'one', delayMs: 50 },
+  { target: 'minority', delayMs: 200 },
+  { target: 'all', delayMs: 20 },
+];
+const MAX_SLOW_DISK_MS = 60_000;
+
+/** A slow-disk fault's parameters, checked: a schedule line can hold anything. */
+function slowDiskParams(fault: Fault): SlowDiskParams {
+  const v = fault.value as Partial<SlowDiskParams> | null;
+  const delayMs = typeof v === 'object' && v !== null && !Array.isArray(v) ? v.delayMs : undefined;
+  if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0 || delayMs > MAX_SLOW_DISK_MS) {
+    throw new Error(
+      `slow-disk needs a delayMs from 0 to ${MAX_SLOW_DISK_MS}, e.g. ${JSON.stringify(SLOW_DISK_CHOICES[0])}`,
+    );
+  }
+  return { target: v?.target ?? 'one', delayMs };
+}
+
+function requireDisks(fault: Fault, ctx: FamilyContext): NodeDisks {
+  if (!ctx.disks) throw new Error(`${fault.f}: this run has no disk layer (enable --faults disk)`);
+  return ctx.disks;
+}
+
+/** Starts the nodes a lose-unfsynced took down that are still down and still members. */
+async function restartLost(ctx: FamilyContext, nodes: readonly string[]): Promise<void> {
+  const c = ctx.cluster;
+  for (const n of nodes) {
+    if (c.isMember(n) && (c.statusOf(n) === 'killed' || c.statusOf(n) === 'exited')) await c.start(n);
+  }
+}
+
+/**
+ * A node's disk through the FUSE layer: `lose-unfsynced`, `fsync-error`, `slow-disk`, `disk-full`
+ * / `heal-disk`.
+ */
+export class DiskFamily implements FaultFamilyPackage {
+  readonly family = 'disk';
+  readonly kinds = FAMILY_KINDS.disk;
+
+  unsupported(system: FamilySystem, systemName: string): string | undefined {
+    if (system.diskFaults === true) return undefined;
+    return `${systemName} does not take disk faults (its adapter does not declare diskFaults, so its data dir is not put under the FUSE disk layer)`;
+  }
+
+  offered(ctx: FamilyContext): boolean {
+    return ctx.disks !== undefined;
+  }
+
+  values({ targets }: SpaceContext): Record<string, readonly FaultValue[]> {
+    return {
+      'lose-unfsynced': targets,
+      'fsync-error': targets,
+      'slow-disk': SLOW_DISK_CHOICES,
+      'disk-full': targets,
+      'heal-disk': ['all'],
+    };
+  }
+
+  async enact(fault: Fault, ctx: FamilyContext, recorded?: Recorded): Promise<FaultOutcome> {
+    const disks = requireDisks(fault, ctx);
+    const c = ctx.cluster;
+    switch (fault.f) {
+      case 'lose-unfsynced': {
+        const nodes = await ctx.targetNodes(fault.value, c.members, recorded?.nodes);
+        // The writes are dropped only once the processes are dead: a live one could write again.
+        await Promise.all(nodes.map((n) => c.kill(n)));
+        await disks.loseUnfsynced(nodes);
+        return acted(fault, nodes);
+      }
+      case 'fsync-error':
+      case 'disk-full': {
+        const nodes = await ctx.targetNodes(fault.value, c.members, recorded?.nodes);
+        if (fault.f === 'fsync-error') await disks.fsyncError(nodes);
+        else await disks.full(nodes);
+        return acted(fault, nodes);
+      }
+      case 'slow-disk': {
+        const params = slowDiskParams(fault);
+        const nodes = await ctx.targetNodes(params.target, c.members, recorded?.nodes);
+        await disks.slow(nodes, params.delayMs);
+        return acted(fault, nodes);
+      }
+      default: {
+        const value = fault.value === null ? 'all' : fault.value;
+        const nodes = await ctx.targetNodes(value, disks.faulted, recorded?.nodes);
+        await restartLost(ctx, await disks.heal(nodes));
+        return acted(fault, nodes);
+      }
+    }
+  }
+
+  /** Before the nodes are started again: they must find their disks healthy. */
+  async heal(ctx: FamilyContext, errors: string[]): Promise<void> {
+    try {
+      await ctx.disks?.heal();
+    } catch (error) {
+      rethrowHarness(error);
+      errors.push(`heal-disk: ${messageOf(error)}`);
+    }
+  }
+}

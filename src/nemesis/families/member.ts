@@ -1,0 +1,164 @@
+import { sleep } from '../../core/clock.js';
+import { rethrowHarness } from '../../core/errors.js';
+import { FAMILY_KINDS, type Fault, type FaultValue } from '../../core/fault.js';
+import {
+  acted,
+  type FamilyContext,
+  type FamilySystem,
+  type FaultFamilyPackage,
+  type FaultOutcome,
+  messageOf,
+  type Recorded,
+} from './family.js';
+
+const MIN_MEMBERSHIP_NODES = 3;
+const MIN_MEMBERS_AFTER_REMOVE = 2;
+const RE_ADD_ATTEMPTS = 3;
+const RE_ADD_READY_MS = 10_000;
+const RECONCILE_ROUNDS = 2;
+const RECONCILE_POLL_MS = 200;
+/** How long a membership call that failed is given to show up (or not) in the committed configuration. */
+const SETTLE_MS = 5_000;
+
+/** The members in the system's own configuration, if it can tell. */
+async function realMembers(ctx: FamilyContext): Promise<readonly string[] | undefined> {
+  try {
+    return await ctx.system.configuration?.(ctx.cluster);
+  } catch (error) {
+    rethrowHarness(error);
+    return undefined;
+  }
+}
+
+/**
+ * The committed configuration once some member answers for it, polling up to `withinMs`: right
+ * after a membership call timed out the cluster may be busy with that very change (a slow disk, an
+ * election), and "no answer" must not be read as "not a member".
+ */
+async function settledMembers(ctx: FamilyContext, withinMs: number): Promise<readonly string[] | undefined> {
+  const deadline = Date.now() + withinMs;
+  let real: readonly string[] | undefined;
+  while ((real = await realMembers(ctx)) === undefined && Date.now() < deadline) {
+    await sleep(RECONCILE_POLL_MS);
+  }
+  return real;
+}
+
+/**
+ * Makes a removed node a member again with a fresh data dir, and starts it (as a joiner) only
+ * once the cluster has accepted it: `memberAdd` resolved, or its call failed but the committed
+ * configuration lists the node (a change can take effect after its call gave up). A joiner the
+ * cluster does not list is refused — etcd exits — so otherwise the fault fails and the node stays
+ * out until the next reset tries again.
+ */
+async function addBack(ctx: FamilyContext, node: string): Promise<void> {
+  const c = ctx.cluster;
+  if ((await realMembers(ctx))?.includes(node) !== true) {
+    await c.kill(node, 'removed');
+    c.wipe(node);
+    try {
+      await ctx.system.memberAdd!(node, c);
+    } catch (error) {
+      rethrowHarness(error);
+      if ((await settledMembers(ctx, SETTLE_MS))?.includes(node) !== true) {
+        throw new Error(`the cluster did not accept ${node}, so it was not started: ${messageOf(error)}`);
+      }
+    }
+  }
+  c.setMember(node, true);
+  await c.start(node);
+}
+
+/** Stops and wipes the members the system no longer counts (they would disrupt elections). */
+async function dropStrayMembers(ctx: FamilyContext): Promise<number> {
+  const c = ctx.cluster;
+  if (!ctx.system.configuration || !c.nodes.some((x) => c.isMember(x))) return 0;
+  const real = await settledMembers(ctx, RE_ADD_READY_MS);
+  const stray = real ? c.nodes.filter((x) => c.isMember(x) && !real.includes(x)) : [];
+  for (const n of stray) {
+    await c.kill(n, 'removed');
+    c.wipe(n);
+    c.setMember(n, false);
+  }
+  return stray.length;
+}
+
+/** `member-remove` (the node is stopped and wiped once out) / `member-add` (back with a fresh dir). */
+export class MemberFamily implements FaultFamilyPackage {
+  readonly family = 'member';
+  readonly kinds = FAMILY_KINDS.member;
+
+  unsupported(system: FamilySystem, systemName: string, nodeCount: number): string | undefined {
+    if (!system.supportsMembership) return `${systemName} has no membership changes`;
+    if (nodeCount < MIN_MEMBERSHIP_NODES)
+      return `membership changes need at least ${MIN_MEMBERSHIP_NODES} nodes`;
+    return undefined;
+  }
+
+  offered(ctx: FamilyContext): boolean {
+    return ctx.system.supportsMembership && ctx.cluster.nodes.length >= MIN_MEMBERSHIP_NODES;
+  }
+
+  values({ ctx }: { ctx: FamilyContext }): { 'member-remove': FaultValue[]; 'member-add': FaultValue[] } {
+    return {
+      'member-remove': ctx.system.supportsLeader ? ['one', 'leader'] : ['one'],
+      'member-add': ['one'],
+    };
+  }
+
+  async enact(fault: Fault, ctx: FamilyContext, recorded?: Recorded): Promise<FaultOutcome> {
+    const c = ctx.cluster;
+    if (fault.f === 'member-add') {
+      const removed = c.nodes.filter((n) => !c.isMember(n));
+      const nodes = (await ctx.targetNodes(fault.value, removed, recorded?.nodes)).slice(0, 1);
+      if (nodes.length === 0 || !ctx.system.memberAdd) return acted(fault, []);
+      await addBack(ctx, nodes[0]);
+      return acted(fault, nodes);
+    }
+    const members = c.members;
+    if (members.length - 1 < MIN_MEMBERS_AFTER_REMOVE) return acted(fault, []);
+    const live = members.filter((n) => c.statusOf(n) === 'running');
+    const nodes = (await ctx.targetNodes(fault.value, live, recorded?.nodes)).slice(0, 1);
+    if (nodes.length === 0 || !ctx.system.memberRemove) return acted(fault, []);
+    const node = nodes[0];
+    try {
+      await ctx.system.memberRemove(node, c);
+    } catch (error) {
+      rethrowHarness(error);
+      // The call failed but the change may still have committed (e.g. leadership lost after
+      // appending it): then the node is out and must be stopped like any removed member.
+      if ((await settledMembers(ctx, SETTLE_MS))?.includes(node) !== false) throw error;
+    }
+    c.setMember(node, false);
+    await c.kill(node, 'removed');
+    c.wipe(node);
+    return acted(fault, nodes);
+  }
+
+  /**
+   * Last, once the other nodes run: a change whose outcome we could not see may have taken effect,
+   * so reconcile with the system's own configuration, re-add what is missing, and check once more.
+   */
+  async heal(ctx: FamilyContext, errors: string[]): Promise<void> {
+    const c = ctx.cluster;
+    for (let round = 0; round < RECONCILE_ROUNDS; round++) {
+      const stray = await dropStrayMembers(ctx);
+      const missing = c.nodes.filter((x) => !c.isMember(x));
+      if (round > 0 && stray === 0) break;
+      for (const n of missing) {
+        // Adding a member needs a leader: after restarts, give the cluster time to elect one.
+        for (let attempt = 1; attempt <= RE_ADD_ATTEMPTS; attempt++) {
+          await c.waitReady(RE_ADD_READY_MS);
+          try {
+            await addBack(ctx, n);
+            break;
+          } catch (error) {
+            rethrowHarness(error);
+            if (attempt === RE_ADD_ATTEMPTS) errors.push(`member-add ${n}: ${messageOf(error)}`);
+          }
+        }
+      }
+      if (missing.length === 0 && stray === 0) break;
+    }
+  }
+}
