@@ -24,6 +24,8 @@ export type {
   ClientResult,
   MicroOp,
   TransactionsCapability,
+  LeaderCapability,
+  MembershipCapability,
   TxnClient,
   TxnResult,
   TxnWorkloadName,

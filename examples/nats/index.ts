@@ -12,6 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import {
+  type LeaderCapability,
   checkBinary,
   type Address,
   type ClusterView,
@@ -95,12 +96,10 @@ class NatsAdapter implements SystemAdapter {
   /** Servers talk to each other over routes only; clients reach any server. */
   readonly peerServices = ['cluster'] as const;
   readonly ports = NATS_PORTS;
-  readonly supportsLeader = true;
-  /**
-   * JetStream has `$JS.API.SERVER.REMOVE` (peer removal), but no add: a removed server comes back
-   * by starting it, and then only under a new name. Not the clean remove/add Mallory drives.
-   */
-  readonly supportsMembership = false;
+  readonly leadership: LeaderCapability = { leader: (cluster) => this.currentLeader(cluster) };
+  // No `membership`: JetStream has `$JS.API.SERVER.REMOVE` (peer removal), but no add: a removed
+  // server comes back by starting it, and then only under a new name. Not the clean remove/add
+  // Mallory drives.
   readonly crashPatterns = NATS_CRASH_PATTERNS;
   constructor(
     /** Whether `cas` is a conditional publish (see README: NATS 2.9 does not serialize them). */
@@ -192,7 +191,7 @@ class NatsAdapter implements SystemAdapter {
   }
 
   /** The bucket stream's leader, as the first server that answers `STREAM.INFO` names it. */
-  async leader(cluster: ClusterView): Promise<string | undefined> {
+  private async currentLeader(cluster: ClusterView): Promise<string | undefined> {
     for (const node of cluster.members) {
       const name = await this.withAdmin(node, cluster, async (conn) =>
         streamLeader(await conn.request(STREAM_INFO, '', LEADER_TIMEOUT_MS)),

@@ -12,6 +12,7 @@ import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
 import {
+  type LeaderCapability,
   matchLogRules,
   type Address,
   type ClientResult,
@@ -150,8 +151,7 @@ class TinyKvAdapter implements SystemAdapter {
   readonly services = ['kv'];
   /** Followers talk to the primary on the same port clients use. */
   readonly peerServices = ['kv'];
-  readonly supportsLeader = true;
-  readonly supportsMembership = false;
+  readonly leadership: LeaderCapability = { leader: (cluster) => this.currentLeader(cluster) };
   readonly crashPatterns = [/tiny-kv: state file unreadable/];
   readonly readConsistency: ReadConsistency;
 
@@ -202,7 +202,7 @@ class TinyKvAdapter implements SystemAdapter {
     return new TinyKvClient(cluster.clientAddress(node, 'kv'), timeoutMs);
   }
 
-  async leader(cluster: ClusterView): Promise<string | undefined> {
+  private async currentLeader(cluster: ClusterView): Promise<string | undefined> {
     const answer = await call(
       cluster.clientAddress(PRIMARY, 'kv'),
       'GET',

@@ -79,8 +79,10 @@ export async function recoveryEvidence(
       return null;
     }
   };
-  const leader = await ask(system.leader ? () => system.leader!(cluster) : undefined);
-  const members = await ask(system.configuration ? () => system.configuration!(cluster) : undefined);
+  const leadership = system.leadership;
+  const leader = await ask(leadership ? () => leadership.leader(cluster) : undefined);
+  const configuration = system.membership?.configuration?.bind(system.membership);
+  const members = await ask(configuration ? () => configuration(cluster) : undefined);
   return {
     resetErrors,
     ...(leader !== undefined ? { leader } : {}),

@@ -132,7 +132,7 @@ export class Nemesis {
   /** The kinds the enabled families and the system allow, with the values each accepts. */
   actionSpace(): ActionSpace {
     const targets: Target[] = ['one', 'minority', 'majority', 'all'];
-    if (this.ctx.system.supportsLeader) targets.push('leader');
+    if (this.ctx.system.leadership) targets.push('leader');
     const values: Partial<Record<FaultKind, readonly FaultValue[]>> = {};
     const kinds: FaultKind[] = [];
     for (const family of this.families) {
@@ -147,7 +147,7 @@ export class Nemesis {
   /** The system's current leader, if it has one and answers. */
   async leader(): Promise<string | undefined> {
     try {
-      return await this.ctx.system.leader?.(this.ctx.cluster);
+      return await this.ctx.system.leadership?.leader(this.ctx.cluster);
     } catch (error) {
       rethrowHarness(error);
       return undefined;

@@ -35,8 +35,17 @@ const AdapterSchema = z.object({
   name: z.string().min(1),
   services: z.array(z.string()).min(1, 'must name at least one service'),
   peerServices: z.array(z.string()),
-  supportsLeader: z.boolean(),
-  supportsMembership: z.boolean(),
+  leadership: z
+    .object({ leader: z.custom((v) => typeof v === 'function', 'must be a function') })
+    .passthrough()
+    .optional(),
+  membership: z
+    .object({
+      add: z.custom((v) => typeof v === 'function', 'must be a function'),
+      remove: z.custom((v) => typeof v === 'function', 'must be a function'),
+    })
+    .passthrough()
+    .optional(),
   crashPatterns: z.array(z.instanceof(RegExp, { message: 'must be regular expressions' })),
   doctor: z.custom((v) => typeof v === 'function', 'must be a function'),
   launch: z.custom((v) => typeof v === 'function', 'must be a function'),
@@ -45,6 +54,17 @@ const AdapterSchema = z.object({
   readConsistency: z.enum(READ_CONSISTENCIES as [ReadConsistency, ...ReadConsistency[]]).optional(),
   durability: z.enum(DURABILITIES as [Durability, ...Durability[]]).optional(),
 });
+
+/** Adapter members an older Mallory read, and what says the same now. */
+const RETIRED_FIELDS: readonly (readonly [string, string])[] = [
+  ['supportsLeader', 'give `leadership: { leader(cluster) }` instead (none: no leader)'],
+  [
+    'supportsMembership',
+    'give `membership: { add, remove, configuration? }` instead (none: no membership changes)',
+  ],
+  ['memberAdd', 'it is `membership.add` now'],
+  ['memberRemove', 'it is `membership.remove` now'],
+];
 
 /** Whether `spec` names a file or directory rather than a built-in system. */
 export function isSystemPath(spec: string): boolean {
@@ -234,6 +254,13 @@ function checkedDefinition(raw: unknown, spec: string): SystemDefinition {
     bugs: definition.bugs,
     create(options): SystemAdapter {
       const adapter = definition.create(options);
+      const retired = RETIRED_FIELDS.find(([field]) => field in (adapter as object));
+      if (retired) {
+        throw new UsageError(
+          'bad-system',
+          `--system ${spec}: ${definition.name}.create() returned an adapter with \`${retired[0]}\`, which is gone: ${retired[1]} (see docs/writing-a-system.md)`,
+        );
+      }
       const checked = AdapterSchema.safeParse(adapter);
       if (!checked.success) {
         throw new UsageError(

@@ -61,6 +61,36 @@ export interface TransactionsCapability {
   client(node: string, cluster: ClusterView, timeoutMs: number): TxnClient;
 }
 
+/**
+ * A system whose cluster has a leader: faults can target it (`kill` / `pause` `leader`, a partition
+ * isolating it, `member-remove` of it), and schedules record who led before each fault.
+ */
+export interface LeaderCapability {
+  /** The node the cluster names as its leader now; undefined when there is none or no answer. */
+  leader(cluster: ClusterView): Promise<string | undefined>;
+}
+
+/** A system whose membership can change while it runs (the `member` fault family). */
+export interface MembershipCapability {
+  /** Takes a member out of the configuration; resolves once the cluster has committed that. */
+  remove(node: string, cluster: ClusterView): Promise<void>;
+  /**
+   * Gets the cluster to accept `node` (stopped, its data dir wiped) as a member again; resolves
+   * only once it has — the change is committed — and throws otherwise (no quorum, say, or an
+   * outcome it cannot see). The nemesis starts the node, as a joiner, only after this resolved or
+   * `configuration()` lists it: a joiner the cluster does not list is refused (etcd exits). A
+   * system whose nodes add themselves when started as joiners (dqlite's `--join`) resolves once
+   * the cluster can take the node now (a quorum commits).
+   */
+  add(node: string, cluster: ClusterView): Promise<void>;
+  /**
+   * The members of a configuration the cluster has committed, read through a quorum (a minority
+   * or a deposed leader cannot answer alone); undefined when it cannot tell. A membership change
+   * whose call failed may still have taken effect: the nemesis reconciles with this when given.
+   */
+  configuration?(cluster: ClusterView): Promise<readonly string[] | undefined>;
+}
+
 /** A log line turned into a named internal event. */
 export interface ParsedLogEvent {
   readonly type: string;
@@ -80,8 +110,10 @@ export interface SystemAdapter extends NodeSystem {
   /** Services each node exposes; `peerServices` are the ones nodes use to talk to each other. */
   readonly services: readonly string[];
   readonly peerServices: readonly string[];
-  readonly supportsLeader: boolean;
-  readonly supportsMembership: boolean;
+  /** A leader the cluster can name (Jepsen's `Primary`): `leader` targets and partitions. */
+  readonly leadership?: LeaderCapability;
+  /** Membership changes: the `member` fault family. */
+  readonly membership?: MembershipCapability;
   /**
    * Whether `client().cas` is implemented (default true). When false, `cas` answers `fail` without
    * touching the system, and the workload should generate only reads and writes.
@@ -129,24 +161,6 @@ export interface SystemAdapter extends NodeSystem {
   readonly durability?: Durability;
   /** Transactions of micro-ops (`--workload list-append|rw-register`); absent: register only. */
   readonly transactions?: TransactionsCapability;
-  leader?(cluster: ClusterView): Promise<string | undefined>;
-  /** Takes a member out of the configuration; resolves once the cluster has committed that. */
-  memberRemove?(node: string, cluster: ClusterView): Promise<void>;
-  /**
-   * Gets the cluster to accept `node` (stopped, its data dir wiped) as a member again; resolves
-   * only once it has — the change is committed — and throws otherwise (no quorum, say, or an
-   * outcome it cannot see). The nemesis starts the node, as a joiner, only after this resolved or
-   * `configuration()` lists it: a joiner the cluster does not list is refused (etcd exits). A
-   * system whose nodes add themselves when started as joiners (dqlite's `--join`) resolves once
-   * the cluster can take the node now (a quorum commits).
-   */
-  memberAdd?(node: string, cluster: ClusterView): Promise<void>;
-  /**
-   * The members of a configuration the cluster has committed, read through a quorum (a minority
-   * or a deposed leader cannot answer alone); undefined when it cannot tell. A membership change
-   * whose call failed may still have taken effect: the nemesis reconciles with this.
-   */
-  configuration?(cluster: ClusterView): Promise<readonly string[] | undefined>;
   /** Per-system log parser: known internal events with numeric attributes. */
   parseLog?(line: string): ParsedLogEvent | undefined;
 }

@@ -31,8 +31,10 @@ function sleepers(launches: [string, LaunchOptions][], n1Exits = false): SystemA
     name: 'sleepers',
     services: ['client'],
     peerServices: [],
-    supportsLeader: false,
-    supportsMembership: true,
+    membership: {
+      add: () => Promise.resolve(),
+      remove: () => Promise.resolve(),
+    },
     crashPatterns: [],
     doctor: () => Promise.resolve([]),
     launch(node, _cluster, options) {

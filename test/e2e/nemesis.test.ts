@@ -43,7 +43,7 @@ describe('nemesis against real kvraft nodes', () => {
     await kv.close();
   });
 
-  const leader = (): Promise<string | undefined> => system.leader!(cluster);
+  const leader = (): Promise<string | undefined> => system.leadership!.leader(cluster);
 
   it('offers only what the system supports, with Jepsen names', () => {
     const space = nemesis.actionSpace();
@@ -140,11 +140,11 @@ describe('nemesis against real kvraft nodes', () => {
     const l = await eventually(leader, 10_000);
     const victim = NODES.find((n) => n !== l)!;
     // As when a member-remove call fails after the change was appended: it commits anyway.
-    await system.memberRemove!(victim, cluster);
-    expect(await system.configuration!(cluster)).not.toContain(victim);
+    await system.membership!.remove(victim, cluster);
+    expect(await system.membership!.configuration!(cluster)).not.toContain(victim);
     expect(cluster.isMember(victim)).toBe(true);
     expect(await nemesis.healAll()).toEqual([]);
-    expect(await system.configuration!(cluster)).toContain(victim);
+    expect(await system.membership!.configuration!(cluster)).toContain(victim);
     expect(cluster.isMember(victim)).toBe(true);
     expect(cluster.nodesIn('running')).toEqual(NODES);
     expect(await cluster.waitReady(20_000)).toBe(true);
@@ -158,8 +158,8 @@ describe('nemesis against real kvraft nodes', () => {
     const victim = out.nodes[0];
     expect(cluster.statusOf(victim)).toBe('removed');
     // The add commits (2 of 3 are up) but the node was never started.
-    await system.memberAdd!(victim, cluster);
-    expect(await system.configuration!(cluster)).toContain(victim);
+    await system.membership!.add(victim, cluster);
+    expect(await system.membership!.configuration!(cluster)).toContain(victim);
     expect(await nemesis.healAll()).toEqual([]);
     expect(cluster.isMember(victim)).toBe(true);
     expect(cluster.nodesIn('running')).toEqual(NODES);

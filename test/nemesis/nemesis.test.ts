@@ -111,8 +111,6 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
     name: 'fake',
     services: ['client'],
     peerServices: [],
-    supportsLeader: false,
-    supportsMembership: true,
     crashPatterns: [],
     doctor: () => Promise.resolve([]),
     launch: (): LaunchSpec => ({ command: 'true', args: [] }),
@@ -120,28 +118,30 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
     client: (): KvClient => {
       throw new Error('no clients in this test');
     },
-    memberRemove(node: string): Promise<void> {
-      if (!fake.hasQuorum()) return Promise.reject(noQuorum());
-      fake.log.push(`remove ${node}`);
-      fake.committed.delete(node);
-      return Promise.resolve();
-    },
-    memberAdd(node: string): Promise<void> {
-      fake.log.push(`add ${node}`);
-      if (!fake.hasQuorum()) return Promise.reject(noQuorum());
-      if (options.addRejected) return Promise.reject(new Error('add rejected'));
-      fake.committed.add(node);
-      if (!options.addFailsAfterCommit) return Promise.resolve();
-      silent = options.silentReadsAfterFailedAdd ?? 0;
-      return Promise.reject(new Error('timed out'));
-    },
-    configuration(cluster: ClusterView): Promise<readonly string[] | undefined> {
-      expect(cluster).toBe(fake);
-      if (silent > 0) {
-        silent -= 1;
-        return Promise.resolve(undefined);
-      }
-      return Promise.resolve(fake.hasQuorum() ? NODES.filter((n) => fake.committed.has(n)) : undefined);
+    membership: {
+      remove(node: string): Promise<void> {
+        if (!fake.hasQuorum()) return Promise.reject(noQuorum());
+        fake.log.push(`remove ${node}`);
+        fake.committed.delete(node);
+        return Promise.resolve();
+      },
+      add(node: string): Promise<void> {
+        fake.log.push(`add ${node}`);
+        if (!fake.hasQuorum()) return Promise.reject(noQuorum());
+        if (options.addRejected) return Promise.reject(new Error('add rejected'));
+        fake.committed.add(node);
+        if (!options.addFailsAfterCommit) return Promise.resolve();
+        silent = options.silentReadsAfterFailedAdd ?? 0;
+        return Promise.reject(new Error('timed out'));
+      },
+      configuration(cluster: ClusterView): Promise<readonly string[] | undefined> {
+        expect(cluster).toBe(fake);
+        if (silent > 0) {
+          silent -= 1;
+          return Promise.resolve(undefined);
+        }
+        return Promise.resolve(fake.hasQuorum() ? NODES.filter((n) => fake.committed.has(n)) : undefined);
+      },
     },
   };
 }

@@ -29,7 +29,7 @@ describeRealSystem(
 
     it('elects a new leader after the leader is killed and keeps the data', async () => {
       const cluster = started();
-      const leader = await waitFor(() => adapter.leader!(cluster), 10_000, 'leader');
+      const leader = await waitFor(() => adapter.leadership!.leader(cluster), 10_000, 'leader');
       const t0 = Date.now();
       await cluster.kill(leader);
       cluster.members = NODES.filter((n) => n !== leader);
@@ -48,13 +48,13 @@ describeRealSystem(
 
     it('removes a member through the shell and re-adds it with a fresh data dir', async () => {
       const cluster = started();
-      const leader = await waitFor(() => adapter.leader!(cluster), 10_000, 'leader');
+      const leader = await waitFor(() => adapter.leadership!.leader(cluster), 10_000, 'leader');
       const node = NODES.find((n) => n !== leader)!;
-      await adapter.memberRemove!(node, cluster);
+      await adapter.membership!.remove(node, cluster);
       await cluster.kill(node);
       cluster.members = NODES.filter((n) => n !== node);
       cluster.wipe(node);
-      await adapter.memberAdd!(node, cluster);
+      await adapter.membership!.add(node, cluster);
       cluster.members = [...NODES];
       cluster.start(node, true);
       await cluster.waitReady(60_000);

@@ -28,7 +28,7 @@ describeRealSystem(
 
     it('finds the leader, elects a new one after the leader is killed, and logs the election', async () => {
       const cluster = started();
-      const leader = await waitFor(() => adapter.leader!(cluster), 10_000, 'leader');
+      const leader = await waitFor(() => adapter.leadership!.leader(cluster), 10_000, 'leader');
       expect(NODES).toContain(leader);
       const t0 = Date.now();
       await cluster.kill(leader);
@@ -52,12 +52,12 @@ describeRealSystem(
       // The configuration needs a quorum read: right after a change (the removed node may have led)
       // it can be unknown for a moment.
       const configurationOnceKnown = (c: typeof cluster) =>
-        waitFor(() => adapter.configuration!(c), 15_000, 'a known configuration');
+        waitFor(() => adapter.membership!.configuration!(c), 15_000, 'a known configuration');
       const node = 'n3';
       // etcd refuses to remove a member until every peer has been connected for a few seconds.
       await waitFor(
         () =>
-          adapter.memberRemove!(node, cluster).then(
+          adapter.membership!.remove(node, cluster).then(
             () => true,
             (e: unknown) =>
               String(e).includes('unhealthy cluster') ? undefined : Promise.reject(e as Error),
@@ -69,7 +69,7 @@ describeRealSystem(
       await cluster.kill(node);
       expect(await configurationOnceKnown(cluster)).toEqual(['n1', 'n2']);
       cluster.wipe(node);
-      await adapter.memberAdd!(node, cluster);
+      await adapter.membership!.add(node, cluster);
       expect(await configurationOnceKnown(cluster)).toEqual(NODES);
       cluster.members = [...NODES];
       cluster.start(node, true);

@@ -18,8 +18,6 @@ function definitionSource(name: string): string {
     name: ${JSON.stringify(name)},
     services: ['client'],
     peerServices: [],
-    supportsLeader: false,
-    supportsMembership: false,
     crashPatterns: [/PANIC/],
     doctor: async () => [],
     launch: () => ({ command: 'true', args: [] }),
@@ -171,6 +169,25 @@ describe('loadSystem', () => {
       const { definition } = await loadSystem(file);
       expect(() => definition.create({ bugs: [] })).toThrow(
         /bad\.create\(\) did not return a system adapter: field "services"/,
+      );
+    });
+
+    it('an adapter written for the old capability booleans is told what replaced them', async () => {
+      const file = write(
+        'old-adapter.mjs',
+        `export default ${definitionSource('old').replace('peerServices: [],', 'peerServices: [], supportsLeader: true,')};\n`,
+      );
+      const { definition } = await loadSystem(file);
+      expect(() => definition.create({ bugs: [] })).toThrow(
+        /old\.create\(\) returned an adapter with `supportsLeader`, which is gone: give `leadership: \{ leader\(cluster\) \}` instead/,
+      );
+      const leads = write(
+        'leads.mjs',
+        `export default ${definitionSource('leads').replace('peerServices: [],', "peerServices: [], leadership: { leader: async () => 'n1' }, membership: { add: 1 },")};\n`,
+      );
+      const loaded = await loadSystem(leads);
+      expect(() => loaded.definition.create({ bugs: [] })).toThrow(
+        /field "membership\.add": must be a function/,
       );
     });
 

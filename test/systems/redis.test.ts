@@ -15,7 +15,7 @@ describeRealSystem(
   (adapter, started) => {
     it('reads, writes and compare-and-sets on the primary the sentinels name', async () => {
       const cluster = started();
-      expect(await adapter.leader!(cluster)).toBe('n1');
+      expect(await adapter.leadership!.leader(cluster)).toBe('n1');
       const client = adapter.client('n2', cluster, TIMEOUT_MS);
       expect(await client.read('x')).toEqual({ type: 'ok', value: null });
       expect(await client.write('x', 1)).toEqual({ type: 'ok' });
@@ -27,7 +27,7 @@ describeRealSystem(
 
     it('fails over when the primary is killed, and the old primary rejoins as a replica', async () => {
       const cluster = started();
-      const old = (await adapter.leader!(cluster))!;
+      const old = (await adapter.leadership!.leader(cluster))!;
       const t0 = Date.now();
       await cluster.kill(old);
       const next = await waitForNewLeader(adapter, cluster, old, 20_000, 'promoted replica');
@@ -44,7 +44,7 @@ describeRealSystem(
 
     it('loses acknowledged writes when the primary is cut off and a replica is promoted', async () => {
       const cluster = started();
-      const old = (await adapter.leader!(cluster))!;
+      const old = (await adapter.leadership!.leader(cluster))!;
       const others = NODES.filter((n) => n !== old);
       const links: Link[] = others.flatMap((n): Link[] => [
         [old, n],

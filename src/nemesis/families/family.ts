@@ -79,7 +79,7 @@ export interface FaultFamilyPackage {
 }
 
 /** The adapter members the families' start-time checks read. */
-export type FamilySystem = Pick<SystemAdapter, 'supportsMembership' | 'clockFaults' | 'diskFaults'>;
+export type FamilySystem = Pick<SystemAdapter, 'membership' | 'clockFaults' | 'diskFaults'>;
 
 /** Why a fault found nothing to act on (said beside every skip). */
 function nothingToDo(fault: Fault): string {

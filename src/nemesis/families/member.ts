@@ -23,7 +23,7 @@ const SETTLE_MS = 5_000;
 /** The members in the system's own configuration, if it can tell. */
 async function realMembers(ctx: FamilyContext): Promise<readonly string[] | undefined> {
   try {
-    return await ctx.system.configuration?.(ctx.cluster);
+    return await ctx.system.membership?.configuration?.(ctx.cluster);
   } catch (error) {
     rethrowHarness(error);
     return undefined;
@@ -46,7 +46,7 @@ async function settledMembers(ctx: FamilyContext, withinMs: number): Promise<rea
 
 /**
  * Makes a removed node a member again with a fresh data dir, and starts it (as a joiner) only
- * once the cluster has accepted it: `memberAdd` resolved, or its call failed but the committed
+ * once the cluster has accepted it: `membership.add` resolved, or its call failed but the committed
  * configuration lists the node (a change can take effect after its call gave up). A joiner the
  * cluster does not list is refused — etcd exits — so otherwise the fault fails and the node stays
  * out until the next reset tries again.
@@ -57,7 +57,7 @@ async function addBack(ctx: FamilyContext, node: string): Promise<void> {
     await c.kill(node, 'removed');
     c.wipe(node);
     try {
-      await ctx.system.memberAdd!(node, c);
+      await ctx.system.membership!.add(node, c);
     } catch (error) {
       rethrowHarness(error);
       if ((await settledMembers(ctx, SETTLE_MS))?.includes(node) !== true) {
@@ -72,7 +72,7 @@ async function addBack(ctx: FamilyContext, node: string): Promise<void> {
 /** Stops and wipes the members the system no longer counts (they would disrupt elections). */
 async function dropStrayMembers(ctx: FamilyContext): Promise<number> {
   const c = ctx.cluster;
-  if (!ctx.system.configuration || !c.nodes.some((x) => c.isMember(x))) return 0;
+  if (!ctx.system.membership?.configuration || !c.nodes.some((x) => c.isMember(x))) return 0;
   const real = await settledMembers(ctx, RE_ADD_READY_MS);
   const stray = real ? c.nodes.filter((x) => c.isMember(x) && !real.includes(x)) : [];
   for (const n of stray) {
@@ -89,19 +89,19 @@ export class MemberFamily implements FaultFamilyPackage {
   readonly kinds = FAMILY_KINDS.member;
 
   unsupported(system: FamilySystem, systemName: string, nodeCount: number): string | undefined {
-    if (!system.supportsMembership) return `${systemName} has no membership changes`;
+    if (!system.membership) return `${systemName} has no membership changes`;
     if (nodeCount < MIN_MEMBERSHIP_NODES)
       return `membership changes need at least ${MIN_MEMBERSHIP_NODES} nodes`;
     return undefined;
   }
 
   offered(ctx: FamilyContext): boolean {
-    return ctx.system.supportsMembership && ctx.cluster.nodes.length >= MIN_MEMBERSHIP_NODES;
+    return ctx.system.membership !== undefined && ctx.cluster.nodes.length >= MIN_MEMBERSHIP_NODES;
   }
 
   values({ ctx }: { ctx: FamilyContext }): { 'member-remove': FaultValue[]; 'member-add': FaultValue[] } {
     return {
-      'member-remove': ctx.system.supportsLeader ? ['one', 'leader'] : ['one'],
+      'member-remove': ctx.system.leadership ? ['one', 'leader'] : ['one'],
       'member-add': ['one'],
     };
   }
@@ -111,7 +111,7 @@ export class MemberFamily implements FaultFamilyPackage {
     if (fault.f === 'member-add') {
       const removed = c.nodes.filter((n) => !c.isMember(n));
       const nodes = (await ctx.targetNodes(fault.value, removed, recorded?.nodes)).slice(0, 1);
-      if (nodes.length === 0 || !ctx.system.memberAdd) return acted(fault, []);
+      if (nodes.length === 0 || !ctx.system.membership) return acted(fault, []);
       await addBack(ctx, nodes[0]);
       return acted(fault, nodes);
     }
@@ -119,10 +119,10 @@ export class MemberFamily implements FaultFamilyPackage {
     if (members.length - 1 < MIN_MEMBERS_AFTER_REMOVE) return acted(fault, []);
     const live = members.filter((n) => c.statusOf(n) === 'running');
     const nodes = (await ctx.targetNodes(fault.value, live, recorded?.nodes)).slice(0, 1);
-    if (nodes.length === 0 || !ctx.system.memberRemove) return acted(fault, []);
+    if (nodes.length === 0 || !ctx.system.membership) return acted(fault, []);
     const node = nodes[0];
     try {
-      await ctx.system.memberRemove(node, c);
+      await ctx.system.membership.remove(node, c);
     } catch (error) {
       rethrowHarness(error);
       // The call failed but the change may still have committed (e.g. leadership lost after

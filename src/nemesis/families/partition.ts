@@ -23,7 +23,7 @@ export class PartitionFamily implements FaultFamilyPackage {
 
   values({ ctx }: SpaceContext): { 'start-partition': FaultValue[]; 'stop-partition': FaultValue[] } {
     const shapes: FaultValue[] = shapesFor(ctx.cluster.nodes.length);
-    if (ctx.system.supportsLeader) shapes.push('leader');
+    if (ctx.system.leadership) shapes.push('leader');
     return { 'start-partition': shapes, 'stop-partition': [null] };
   }
 

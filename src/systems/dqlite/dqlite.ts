@@ -6,6 +6,8 @@ import { sleep } from '../../core/clock.js';
 import { checkBinary } from '../check-binary.js';
 import { httpCall } from '../_internals/http.js';
 import type {
+  MembershipCapability,
+  LeaderCapability,
   ClusterView,
   DoctorFinding,
   KvClient,
@@ -75,8 +77,11 @@ class DqliteAdapter implements SystemAdapter {
   readonly services = ['api', 'db'] as const;
   readonly peerServices = ['db'] as const;
   readonly ports = DQLITE_PORTS;
-  readonly supportsLeader = true;
-  readonly supportsMembership = true;
+  readonly leadership: LeaderCapability = { leader: (cluster) => this.currentLeader(cluster) };
+  readonly membership: MembershipCapability = {
+    add: (node, cluster) => this.addMember(node, cluster),
+    remove: (node, cluster) => this.removeMember(node, cluster),
+  };
   readonly crashPatterns = [
     /^panic: /,
     /fatal error: /,
@@ -183,7 +188,7 @@ class DqliteAdapter implements SystemAdapter {
   }
 
   /** The leader most members name, each asked on its own (a paused member only costs a timeout). */
-  async leader(cluster: ClusterView): Promise<string | undefined> {
+  private async currentLeader(cluster: ClusterView): Promise<string | undefined> {
     const answers = await Promise.all(
       cluster.members.map((n) =>
         dqliteShell([cluster.clientAddress(n, 'db')], ['.leader'], LEADER_TIMEOUT_MS),
@@ -203,7 +208,7 @@ class DqliteAdapter implements SystemAdapter {
    * removed process keeps running: the campaign kills and wipes it, and `launch(node, {join: true})`
    * brings it back through `--join`.
    */
-  async memberRemove(node: string, cluster: ClusterView): Promise<void> {
+  private async removeMember(node: string, cluster: ClusterView): Promise<void> {
     const address = hostPort(cluster.clientAddress(node, 'db'));
     const shell = await dqliteShell(this.servers(cluster, node), [`.remove ${address}`]);
     if (shell.code === 0) return;
@@ -224,7 +229,7 @@ class DqliteAdapter implements SystemAdapter {
    * A fresh node adds itself when launched (`--join`): before that, a write through the other
    * members checks that a quorum can take it now.
    */
-  async memberAdd(node: string, cluster: ClusterView): Promise<void> {
+  private async addMember(node: string, cluster: ClusterView): Promise<void> {
     const shell = await dqliteShell(this.servers(cluster, node), [QUORUM_WRITE]);
     if (shell.code !== 0) {
       throw new Error(

@@ -6,6 +6,8 @@ import type { Address } from '../../cluster/net/backend.js';
 import { toBase64 } from '../_internals/base64.js';
 import { checkBinary } from '../check-binary.js';
 import type {
+  MembershipCapability,
+  LeaderCapability,
   ClusterView,
   DoctorFinding,
   KvClient,
@@ -53,8 +55,12 @@ class EtcdAdapter implements SystemAdapter {
   readonly services = ['client', 'peer'] as const;
   readonly peerServices = ['peer'] as const;
   readonly ports = ETCD_PORTS;
-  readonly supportsLeader = true;
-  readonly supportsMembership = true;
+  readonly leadership: LeaderCapability = { leader: (cluster) => this.currentLeader(cluster) };
+  readonly membership: MembershipCapability = {
+    add: (node, cluster) => this.addMember(node, cluster),
+    remove: (node, cluster) => this.removeMember(node, cluster),
+    configuration: (cluster) => this.committedConfiguration(cluster),
+  };
   readonly supportsCas = true;
   readonly crashPatterns = [
     /"level":"(panic|fatal)"/,
@@ -151,7 +157,7 @@ class EtcdAdapter implements SystemAdapter {
     client: (node, cluster, timeoutMs) => new EtcdTxnClient(cluster.clientAddress(node, 'client'), timeoutMs),
   };
 
-  async leader(cluster: ClusterView): Promise<string | undefined> {
+  private async currentLeader(cluster: ClusterView): Promise<string | undefined> {
     const statuses = await Promise.all(
       cluster.members.map(async (node) => {
         const outcome = await gateway(
@@ -194,7 +200,7 @@ class EtcdAdapter implements SystemAdapter {
     return readMembers(await this.admin(cluster, '/v3/cluster/member/list', {}, avoid));
   }
 
-  async memberRemove(node: string, cluster: ClusterView): Promise<void> {
+  private async removeMember(node: string, cluster: ClusterView): Promise<void> {
     const target = peerUrl(node, cluster);
     // Any member's list names the member id; one that lacks the node may lag behind its add.
     let member = (await this.members(cluster, node)).find((m) => m.peerUrls.includes(target));
@@ -225,12 +231,12 @@ class EtcdAdapter implements SystemAdapter {
    * on the next member then finds the peer URL taken): it throws, and the nemesis asks
    * `configuration()`.
    */
-  async memberAdd(node: string, cluster: ClusterView): Promise<void> {
+  private async addMember(node: string, cluster: ClusterView): Promise<void> {
     const body = { peerURLs: [peerUrl(node, cluster)] };
     await this.admin(cluster, '/v3/cluster/member/add', body, node, MEMBERSHIP_TIMEOUT_MS);
   }
 
-  async configuration(cluster: ClusterView): Promise<readonly string[] | undefined> {
+  private async committedConfiguration(cluster: ClusterView): Promise<readonly string[] | undefined> {
     const committed = await this.committedMembers(cluster);
     if (!committed) return undefined;
     const urls = new Set(committed.flatMap((m) => m.peerUrls));

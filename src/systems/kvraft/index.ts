@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { Address } from '../../cluster/net/backend.js';
 import { sleep } from '../../core/clock.js';
 import type {
+  MembershipCapability,
+  LeaderCapability,
   ClusterView,
   DoctorFinding,
   LaunchOptions,
@@ -73,8 +75,12 @@ class KvraftAdapter implements SystemAdapter {
   readonly name = 'kvraft';
   readonly services = ['client', 'peer'] as const;
   readonly peerServices = ['peer'] as const;
-  readonly supportsLeader = true;
-  readonly supportsMembership = true;
+  readonly leadership: LeaderCapability = { leader: (cluster) => this.currentLeader(cluster) };
+  readonly membership: MembershipCapability = {
+    add: (node, cluster) => this.addMember(node, cluster),
+    remove: (node, cluster) => this.removeMember(node, cluster),
+    configuration: (cluster) => this.committedConfiguration(cluster),
+  };
   readonly clockFaults = true;
   readonly diskFaults = true;
   /** A write is acknowledged once a majority has fsynced it: it survives every node losing what it had not fsynced. */
@@ -154,15 +160,15 @@ class KvraftAdapter implements SystemAdapter {
     client: (node, cluster, timeoutMs) => this.client(node, cluster, timeoutMs),
   };
 
-  leader(cluster: ClusterView): Promise<string | undefined> {
+  private currentLeader(cluster: ClusterView): Promise<string | undefined> {
     return findLeader(cluster);
   }
 
-  memberAdd(node: string, cluster: ClusterView): Promise<void> {
+  private addMember(node: string, cluster: ClusterView): Promise<void> {
     return this.changeMembership('add-member', node, cluster);
   }
 
-  memberRemove(node: string, cluster: ClusterView): Promise<void> {
+  private removeMember(node: string, cluster: ClusterView): Promise<void> {
     return this.changeMembership('remove-member', node, cluster);
   }
 
@@ -171,7 +177,7 @@ class KvraftAdapter implements SystemAdapter {
    * may still be overwritten, so the nemesis must not act on it — it once wiped a leader whose
    * self-removal never committed, and the two remaining members could not elect anyone).
    */
-  async configuration(cluster: ClusterView): Promise<readonly string[] | undefined> {
+  private async committedConfiguration(cluster: ClusterView): Promise<readonly string[] | undefined> {
     const leader = await findLeader(cluster);
     const status = leader === undefined ? undefined : await nodeStatus(leader, cluster);
     return status && status.commit >= status.configIndex ? status.members : undefined;
@@ -186,7 +192,7 @@ class KvraftAdapter implements SystemAdapter {
     node: string,
     cluster: ClusterView,
   ): Promise<boolean> {
-    const members = await this.configuration(cluster);
+    const members = await this.committedConfiguration(cluster);
     return members !== undefined && members.includes(node) === (op === 'add-member');
   }
 

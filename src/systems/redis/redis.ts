@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Address } from '../../cluster/net/backend.js';
 import { checkBinary } from '../check-binary.js';
 import type {
+  LeaderCapability,
   ClusterView,
   DoctorFinding,
   KvClient,
@@ -39,8 +40,7 @@ class RedisAdapter implements SystemAdapter {
   readonly services = ['redis', 'sentinel'] as const;
   readonly peerServices = ['redis', 'sentinel'] as const;
   readonly ports = REDIS_PORTS;
-  readonly supportsLeader = true;
-  readonly supportsMembership = false;
+  readonly leadership: LeaderCapability = { leader: (cluster) => this.currentLeader(cluster) };
   readonly supportsCas = true;
   readonly crashPatterns = [
     /=== REDIS BUG REPORT START/,
@@ -169,7 +169,7 @@ class RedisAdapter implements SystemAdapter {
   }
 
   /** The primary most reachable sentinels name. */
-  async leader(cluster: ClusterView): Promise<string | undefined> {
+  private async currentLeader(cluster: ClusterView): Promise<string | undefined> {
     const votes = new Map<string, number>();
     for (const node of cluster.members) {
       const address = await askSentinels([cluster.clientAddress(node, 'sentinel')], ADMIN_TIMEOUT_MS);

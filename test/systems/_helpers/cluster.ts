@@ -188,7 +188,7 @@ export function waitForNewLeader(
 ): Promise<string> {
   return waitFor(
     async () => {
-      const leader = await adapter.leader!(cluster);
+      const leader = await adapter.leadership!.leader(cluster);
       return leader !== undefined && leader !== old ? leader : undefined;
     },
     timeoutMs,

@@ -47,7 +47,7 @@ describe('kvraft adapter', () => {
     const adapter = kvraft.create({ bugs: [] });
     h.startAll();
     expect(await adapter.ready(h.view, AbortSignal.timeout(10_000))).toBe(true);
-    const leader = await adapter.leader!(h.view);
+    const leader = await adapter.leadership!.leader(h.view);
     expect(leader).toBe((await h.waitLeader()).id);
     const follower = h.nodes.find((n) => n !== leader)!;
     h.pause(follower);
@@ -68,7 +68,11 @@ describe('kvraft adapter', () => {
     h.startAll();
     const leader = await h.waitLeader();
     const adapter = kvraft.create({ bugs: [] });
-    expect([...((await adapter.configuration!(h.view)) ?? [])].sort()).toEqual(['n1', 'n2', 'n3']);
+    expect([...((await adapter.membership!.configuration!(h.view)) ?? [])].sort()).toEqual([
+      'n1',
+      'n2',
+      'n3',
+    ]);
     const followers = h.nodes.filter((n) => n !== leader.id);
     for (const f of followers) h.pause(f);
     // Appended on the leader, never committed: the nemesis must not take it as done.
@@ -78,11 +82,13 @@ describe('kvraft adapter', () => {
       500,
     );
     expect((await h.status(leader.id))!.members).not.toContain(followers[0]);
-    expect(await adapter.configuration!(h.view)).toBeUndefined();
+    expect(await adapter.membership!.configuration!(h.view)).toBeUndefined();
     for (const f of followers) h.resume(f);
     // Then a leader commits either the removal or, if a follower wins the election first, the old
     // configuration again (the change is overwritten): either way there is an answer once more.
-    const settled = await h.waitFor('a committed configuration', () => adapter.configuration!(h.view));
+    const settled = await h.waitFor('a committed configuration', () =>
+      adapter.membership!.configuration!(h.view),
+    );
     expect([2, 3]).toContain(settled.length);
   });
 

@@ -207,14 +207,14 @@ describe('kvraft membership (real processes)', () => {
     const adapter = (await import('../../../src/systems/kvraft/index.js')).kvraft.create({ bugs: [] });
     await writeMany(h, leader.id, 'm', 20);
     const removed = ['n1', 'n2', 'n3'].find((n) => n !== leader.id)!;
-    await adapter.memberRemove!(removed, h.view);
+    await adapter.membership!.remove(removed, h.view);
     h.members.splice(h.members.indexOf(removed), 1);
     await h.kill(removed);
     expect((await h.status(leader.id))!.members).toEqual(['n1', 'n2', 'n3'].filter((n) => n !== removed));
     await writeMany(h, leader.id, 'r', 5); // two members, both needed
 
     h.start('n4', { join: true, snapshotEvery: 8 });
-    await adapter.memberAdd!('n4', h.view);
+    await adapter.membership!.add('n4', h.view);
     h.members.push('n4');
     const added = (await h.status(leader.id))!;
     expect(added.learners).toEqual(['n4']); // added as a learner …
@@ -250,14 +250,14 @@ describe('kvraft membership (real processes)', () => {
     const adapter = (await import('../../../src/systems/kvraft/index.js')).kvraft.create({ bugs: [] });
     await writeMany(h, leader.id, 'a', 10);
     const [back, other] = h.nodes.filter((n) => n !== leader.id);
-    await adapter.memberRemove!(back, h.view);
+    await adapter.membership!.remove(back, h.view);
     await h.kill(back);
     h.wipe(back);
     h.isolate(back);
     h.start(back, { join: true, snapshotEvery: 8 });
-    await adapter.memberAdd!(back, h.view);
+    await adapter.membership!.add(back, h.view);
     expect((await h.status(leader.id))!.learners).toEqual([back]);
-    await adapter.memberRemove!(leader.id, h.view); // the leader removes itself: `other` is the only voter
+    await adapter.membership!.remove(leader.id, h.view); // the leader removes itself: `other` is the only voter
     const next = await h.waitLeader([other], 5000, leader.term);
     expect(next.id).toBe(other);
     await writeMany(h, other, 'b', 5);
@@ -285,7 +285,7 @@ describe('kvraft membership (real processes)', () => {
     const first = await h.waitLeader();
     const adapter = (await import('../../../src/systems/kvraft/index.js')).kvraft.create({ bugs: [] });
     const [gone, follower] = h.nodes.filter((n) => n !== first.id);
-    await adapter.memberRemove!(gone, h.view);
+    await adapter.membership!.remove(gone, h.view);
     h.members.splice(h.members.indexOf(gone), 1);
     await h.kill(gone);
     await writeMany(h, first.id, 'a', 5);
@@ -312,7 +312,7 @@ describe('kvraft membership (real processes)', () => {
     h.startAll();
     const leader = await h.waitLeader();
     const adapter = (await import('../../../src/systems/kvraft/index.js')).kvraft.create({ bugs: [] });
-    for (const n of h.nodes.filter((x) => x !== leader.id)) await adapter.memberRemove!(n, h.view);
+    for (const n of h.nodes.filter((x) => x !== leader.id)) await adapter.membership!.remove(n, h.view);
     expect((await h.status(leader.id))!.members).toEqual([leader.id]);
     const address = h.view.clientAddress(leader.id, 'client');
     expect(await requestOnce(address, { op: 'remove-member', node: leader.id }, 2000)).toMatchObject({
