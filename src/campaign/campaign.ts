@@ -1,27 +1,16 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import { Cluster, type NodeExit } from '../cluster/cluster.js';
-import type { NetworkBackend } from '../cluster/net/backend.js';
-import { NetnsBackend } from '../cluster/net/netns.js';
-import { ProxyBackend } from '../cluster/net/proxy.js';
 import { ResourceRegistry } from '../cluster/resources.js';
-import { LogCheck } from '../check/logs.js';
 import { monoNs, sleep } from '../core/clock.js';
 import type { Op } from '../core/op.js';
 import { UsageError } from '../core/errors.js';
-import { describeFault, FAMILY_KINDS, type Fault } from '../core/fault.js';
+import { describeFault, type Fault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
-import { ClockPreload, findLibfaketime, LIBFAKETIME_FIX } from '../cluster/clock-preload.js';
-import { NodeClocks } from '../nemesis/clock.js';
-import { NodeDisks } from '../nemesis/disk.js';
-import { buildDiskLayer, DiskLayer } from '../cluster/disk-layer.js';
-import { Nemesis, type FaultOutcome, type ScheduleEntry, unsupportedFault } from '../nemesis/nemesis.js';
-import { createPolicy } from '../policy/index.js';
-import type { Policy, PolicyValue } from '../policy/policy.js';
+import type { FaultOutcome, Nemesis, ScheduleEntry } from '../nemesis/nemesis.js';
+import type { Policy } from '../policy/policy.js';
 import { writeStoreIndex } from '../report/store-index.js';
 import { writeRunReport } from '../report/write-run-report.js';
-import { readStoredSeed, type StoredSeed } from '../store/run-reader.js';
 import {
   checkRecoveryContract,
   describeRecoveryVerdict,
@@ -30,22 +19,19 @@ import {
   type RecoveryVerdict,
 } from './recovery-contract.js';
 import { RunStore } from '../store/run-store.js';
-import { loadSystem } from '../systems/load-system.js';
-import type { SystemAdapter } from '../systems/system.js';
 import { History } from '../workload/history.js';
-import { RegisterWorkload } from '../workload/register.js';
-import { TxnWorkload } from '../workload/txn.js';
-import { type Workload, isTxnWorkload } from '../workload/workload.js';
+import type { Workload } from '../workload/workload.js';
 import { Coverage } from '../abstraction/coverage.js';
 import type { BugRecord } from './bug.js';
 import type { Finding, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
-import { Observation } from './observation.js';
+import type { Observation } from './observation.js';
+import { assembleRun, planRun, type RunParts, type Seed } from './create-run.js';
+import type { NodeExit } from '../cluster/cluster.js';
 import type { Progress, Reporter, RunSummary } from './reporter.js';
 import {
   formatBugSchedule,
   isLet,
-  readSchedule,
   type FaultItem,
   type RecordedLine,
   type ScheduleHeader,
@@ -57,20 +43,10 @@ import { ArmedTrigger, type ArmedTriggerDeps, triggeredLines } from './armed-tri
 import { EventTypes } from '../observe/event-types.js';
 import { describeTrigger } from '../core/trigger.js';
 
-/** What an earlier run gives a campaign seeded from it. */
-interface Seed {
-  readonly runDir: string;
-  readonly status: string;
-  readonly values: readonly PolicyValue[];
-  readonly states: readonly { abstraction: string; id: string; features: string; visits: number }[];
-}
-
 const STARTUP_READY_MS = 60_000;
 /** The recovery contract's warm-up lasts this many measurement windows. */
 const WARMUP_WINDOWS = 2;
 const PROGRESS_INTERVAL_MS = 500;
-const KEYS_PER_SCHEDULE = 5;
-const OPS_PER_KEY = 150;
 /** How long the final reads after a schedule may take (each key is read once). */
 const FINAL_READS_MS = 5_000;
 /** How long a decision waits for the previous window's state (the timeline's grace is 150 ms). */
@@ -132,70 +108,11 @@ export class Campaign {
 
   async run(): Promise<RunSummary> {
     const config = this.config;
-    const { definition, source } = await loadSystem(config.system);
-    for (const bug of config.bugs) {
-      if (!definition.bugs.includes(bug)) {
-        throw new UsageError(
-          'unknown-bug',
-          `system ${definition.name} has no bug switch "${bug}": choose from ${definition.bugs.join(', ') || 'none'}`,
-        );
-      }
-    }
-    const fixedSchedule = config.schedule ? readSchedule(config.schedule) : undefined;
-    const system = definition.create({ bugs: config.bugs });
-    if (isTxnWorkload(config.workload) && !system.transactions?.workloads.includes(config.workload)) {
-      throw new UsageError(
-        'unsupported-workload',
-        `system ${definition.name} does not run ${config.workload} transactions: use --workload register${system.transactions ? ` or ${system.transactions.workloads.join(', ')}` : ''}`,
-      );
-    }
-    const nodeCount = config.nodes ?? definition.defaultNodes;
-    for (const item of fixedSchedule ?? []) {
-      if (isLet(item)) continue;
-      const reason = unsupportedFault(item.f, system, definition.name, nodeCount);
-      if (reason !== undefined) {
-        throw new UsageError(
-          'schedule',
-          `${config.schedule}: ${item.f} at ${item.atMs} ms: ${reason}: remove the line`,
-        );
-      }
-    }
-    /** Whether the run enables a family, or its schedule has a line of it. */
-    const wants = (family: 'clock' | 'disk'): boolean =>
-      config.faults.includes(family) ||
-      (fixedSchedule ?? []).some((item) => !isLet(item) && FAMILY_KINDS[family].includes(item.f));
-    const wantsClock = wants('clock');
-    let libfaketime: string | undefined;
-    if (wantsClock) {
-      const reason = unsupportedFault('bump-clock', system, definition.name, nodeCount);
-      if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults clock: ${reason}`);
-      libfaketime = findLibfaketime();
-      if (libfaketime === undefined) {
-        throw new UsageError('missing-binary', `clock faults need libfaketime: run ${LIBFAKETIME_FIX}`);
-      }
-    }
-    const wantsDisk = wants('disk');
-    let diskLayerBinary: string | undefined;
-    if (wantsDisk) {
-      const reason = unsupportedFault('lose-unfsynced', system, definition.name, nodeCount);
-      if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults disk: ${reason}`);
-      diskLayerBinary = await buildDiskLayer();
-    }
-    const problems = (await system.doctor()).filter((d) => !d.ok);
-    if (problems.length > 0) {
-      const p = problems[0];
-      throw new UsageError('missing-binary', `${p.what}${p.fix ? `: run ${p.fix}` : ''}`);
-    }
-    const seed = config.seed ?? Math.floor(Math.random() * 2 ** 31);
+    const plan = await planRun(config);
+    const { definition, source, system, fixedSchedule, nodes, seed, policy, seedData } = plan;
+    const nodeCount = nodes.length;
     const rng = new Rng(seed);
-    const nodes = Array.from({ length: nodeCount }, (_, i) => `n${i + 1}`);
     const runId = newRunId();
-    const policy = fixedSchedule ? undefined : createPolicy(config.policy);
-    const seedData =
-      policy && config.seedPolicyFrom
-        ? this.readSeed(config.seedPolicyFrom, definition.name, policy.name)
-        : undefined;
-    const useNetns = await this.wantsNetns(system);
     const registry = new ResourceRegistry(runId);
     let store: RunStore;
     try {
@@ -221,10 +138,7 @@ export class Campaign {
     const history = new History(monoNs(), (op) => {
       store.appendOp(op);
     });
-    let network: NetworkBackend | undefined;
-    let cluster: Cluster | undefined;
-    let clocks: NodeClocks | undefined;
-    let disks: NodeDisks | undefined;
+    let parts: RunParts | undefined;
     let workload: Workload | undefined;
     let status: RunSummary['status'] = 'complete';
     let error: string | undefined;
@@ -244,59 +158,24 @@ export class Campaign {
         this.applySeed(policy, seedData);
         this.emit('message', describeSeed(seedData));
       }
-      network = await this.createNetwork(system, useNetns, nodes, seed, runId, registry);
-      const diskLayer = diskLayerBinary !== undefined ? new DiskLayer(diskLayerBinary, registry) : undefined;
-      cluster = new Cluster({
-        system,
-        nodes,
-        runDir: store.dir,
-        runId,
-        network,
+      parts = await assembleRun(plan, {
+        config,
+        store,
         registry,
+        runId,
+        history,
+        rng,
         onExit: (exit) => this.exits.push(exit),
-        ...(libfaketime !== undefined ? { clock: new ClockPreload(libfaketime, store.dir) } : {}),
-        ...(diskLayer !== undefined ? { disk: diskLayer } : {}),
       });
-      if (libfaketime !== undefined) clocks = new NodeClocks(store.dir);
-      if (diskLayer !== undefined) disks = new NodeDisks(diskLayer);
-      const observation = new Observation(store.dir, nodes, system);
+      const { cluster, observation, nemesis, logCheck } = parts;
+      workload = parts.workload;
       this.observation = observation;
-      network.onEvent((event) => {
-        observation.ingest(event);
-      });
       if (policy?.arm) {
         observation.onEvent((event) => {
           this.eventTypes.observe(event);
         });
       }
-      history.onOp((_op, event) => {
-        observation.ingest(event);
-      });
-      observation.start();
-      const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults, {
-        ...(clocks ? { clocks } : {}),
-        ...(disks ? { disks } : {}),
-      });
       const live = cluster;
-      const logCheck = new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns);
-      const concurrency = config.concurrency ?? 2 * nodeCount;
-      const workloadRng = rng.fork('workload');
-      workload =
-        isTxnWorkload(config.workload) && system.transactions
-          ? new TxnWorkload(system.transactions, cluster, history, workloadRng, {
-              workload: config.workload,
-              concurrency,
-              rate: config.rate,
-              timeoutMs: config.opTimeoutMs,
-            })
-          : new RegisterWorkload(system, cluster, history, workloadRng, {
-              concurrency,
-              rate: config.rate,
-              timeoutMs: config.opTimeoutMs,
-              keys: KEYS_PER_SCHEDULE,
-              opsPerKey: OPS_PER_KEY,
-              cas: system.supportsCas ?? true,
-            });
       await cluster.startAll();
       if (!(await cluster.waitReady(STARTUP_READY_MS, this.signal))) {
         if (this.signal.aborted) throw new Interrupted();
@@ -568,9 +447,9 @@ export class Campaign {
       workload?.interrupt();
       await workload?.stop().catch(() => undefined);
       await this.observation?.stop().catch(() => undefined);
-      clocks?.close();
-      await cluster?.close().catch(() => undefined);
-      await network?.close().catch(() => undefined);
+      parts?.clocks?.close();
+      await parts?.cluster.close().catch(() => undefined);
+      await parts?.network.close().catch(() => undefined);
       registry.releaseResources();
     }
     const counts = workload?.counts ?? { ok: 0, fail: 0, info: 0 };
@@ -633,39 +512,6 @@ export class Campaign {
     } catch (e) {
       return { reportError: e instanceof Error ? e.message : String(e) };
     }
-  }
-
-  /** Whether the run uses namespaces; checked before the run dir exists, so a refusal leaves no run. */
-  private async wantsNetns(system: SystemAdapter): Promise<boolean> {
-    const wanted = this.config.network;
-    // auto: namespaces for the real systems (they declare their ports) when we are root.
-    const useNetns =
-      wanted === 'netns' || (wanted === 'auto' && system.ports !== undefined && process.getuid?.() === 0);
-    if (useNetns) {
-      const availability = await NetnsBackend.available();
-      if (!availability.ok) throw new UsageError('no-netns', availability.reason);
-    }
-    return useNetns;
-  }
-
-  private async createNetwork(
-    system: SystemAdapter,
-    useNetns: boolean,
-    nodes: readonly string[],
-    seed: number,
-    runId: string,
-    registry: ResourceRegistry,
-  ): Promise<NetworkBackend> {
-    if (useNetns) {
-      return NetnsBackend.create({
-        runId,
-        nodes,
-        services: servicePorts(system),
-        peerServices: system.peerServices,
-        registry,
-      });
-    }
-    return ProxyBackend.create({ nodes, services: system.services, peerServices: system.peerServices, seed });
   }
 
   private async runFixed(
@@ -892,31 +738,6 @@ export class Campaign {
     this.emit('bug', bug);
   }
 
-  /**
-   * Reads what seeds this campaign from an earlier run of the same system and policy: the policy's
-   * values and the states it saw (with their visits). Read before this run's store exists, so a
-   * bad `--seed-from` leaves nothing behind.
-   */
-  private readSeed(runDir: string, system: string, policy: string): Seed {
-    let source: StoredSeed;
-    try {
-      source = readStoredSeed(runDir, policy);
-    } catch {
-      throw new UsageError(
-        'bad-flag',
-        `--seed-from: ${runDir} is not a run directory (no run.db): give store/<system>/<run>`,
-      );
-    }
-    const run = source.run;
-    if (!run || run.system !== system || run.policy !== policy) {
-      throw new UsageError(
-        'bad-flag',
-        `--seed-from: ${runDir} is a ${run?.policy ?? '?'} run on ${run?.system ?? '?'}; this is ${policy} on ${system}: seed from a run of the same system and policy`,
-      );
-    }
-    return { runDir, status: run.status, values: source.values, states: source.states };
-  }
-
   private applySeed(policy: Policy, seed: Seed): void {
     policy.load(seed.values);
     for (const s of seed.states) {
@@ -951,11 +772,4 @@ function describeSeed(seed: Seed): string {
   return seed.values.length > 0
     ? what
     : `${what} — it saved no policy values (it ended before its first schedule did): the policy starts fresh`;
-}
-
-/** Base of the ports given to services a system declares no port for (each netns node has its own address). */
-const NETNS_PORT_BASE = 7000;
-
-function servicePorts(system: SystemAdapter): Record<string, number> {
-  return Object.fromEntries(system.services.map((s, i) => [s, system.ports?.[s] ?? NETNS_PORT_BASE + i]));
 }

@@ -1,0 +1,292 @@
+import { ClockPreload, findLibfaketime, LIBFAKETIME_FIX } from '../cluster/clock-preload.js';
+import { Cluster, type NodeExit } from '../cluster/cluster.js';
+import { buildDiskLayer, DiskLayer } from '../cluster/disk-layer.js';
+import type { NetworkBackend } from '../cluster/net/backend.js';
+import { NetnsBackend } from '../cluster/net/netns.js';
+import { ProxyBackend } from '../cluster/net/proxy.js';
+import type { ResourceRegistry } from '../cluster/resources.js';
+import { LogCheck } from '../check/logs.js';
+import { UsageError } from '../core/errors.js';
+import { FAMILY_KINDS } from '../core/fault.js';
+import type { Rng } from '../core/random.js';
+import { NodeClocks } from '../nemesis/clock.js';
+import { NodeDisks } from '../nemesis/disk.js';
+import { Nemesis, unsupportedFault } from '../nemesis/nemesis.js';
+import { createPolicy } from '../policy/index.js';
+import type { Policy, PolicyValue } from '../policy/policy.js';
+import { readStoredSeed, type StoredSeed } from '../store/run-reader.js';
+import type { RunStore } from '../store/run-store.js';
+import { loadSystem } from '../systems/load-system.js';
+import type { SystemAdapter, SystemDefinition } from '../systems/system.js';
+import type { History } from '../workload/history.js';
+import { RegisterWorkload } from '../workload/register.js';
+import { TxnWorkload } from '../workload/txn.js';
+import { isTxnWorkload, type Workload } from '../workload/workload.js';
+import type { RunConfig } from './config.js';
+import { Observation } from './observation.js';
+import { isLet, readSchedule, type ScheduleItem } from './schedule-file.js';
+
+const KEYS_PER_SCHEDULE = 5;
+const OPS_PER_KEY = 150;
+/** Base of the ports given to services a system declares no port for (each netns node has its own address). */
+const NETNS_PORT_BASE = 7000;
+
+/** What an earlier run gives a campaign seeded from it (`--seed-from`). */
+export interface Seed {
+  readonly runDir: string;
+  readonly status: string;
+  readonly values: readonly PolicyValue[];
+  readonly states: readonly { abstraction: string; id: string; features: string; visits: number }[];
+}
+
+/**
+ * A campaign as chosen before anything starts (Jepsen's test map, resolved): the system and its
+ * adapter, the fixed schedule or the policy, the nodes and the seed, what the chosen faults need
+ * (libfaketime, the disk layer), the network. Every refusal of the configuration comes from
+ * `planRun`, before a run directory exists, so a refused run leaves nothing behind.
+ */
+export interface RunPlan {
+  readonly definition: SystemDefinition;
+  /** How the run names its system: a built-in's name, or the module's absolute path. */
+  readonly source: string;
+  readonly system: SystemAdapter;
+  readonly fixedSchedule: readonly ScheduleItem[] | undefined;
+  readonly nodes: readonly string[];
+  readonly seed: number;
+  /** The policy, unless a fixed schedule drives the run. */
+  readonly policy: Policy | undefined;
+  readonly seedData: Seed | undefined;
+  readonly useNetns: boolean;
+  readonly libfaketime: string | undefined;
+  readonly diskLayerBinary: string | undefined;
+}
+
+/** Loads the system, checks the configuration against it and resolves everything a run needs. */
+export async function planRun(config: RunConfig): Promise<RunPlan> {
+  const { definition, source } = await loadSystem(config.system);
+  for (const bug of config.bugs) {
+    if (!definition.bugs.includes(bug)) {
+      throw new UsageError(
+        'unknown-bug',
+        `system ${definition.name} has no bug switch "${bug}": choose from ${definition.bugs.join(', ') || 'none'}`,
+      );
+    }
+  }
+  const fixedSchedule = config.schedule ? readSchedule(config.schedule) : undefined;
+  const system = definition.create({ bugs: config.bugs });
+  if (isTxnWorkload(config.workload) && !system.transactions?.workloads.includes(config.workload)) {
+    throw new UsageError(
+      'unsupported-workload',
+      `system ${definition.name} does not run ${config.workload} transactions: use --workload register${system.transactions ? ` or ${system.transactions.workloads.join(', ')}` : ''}`,
+    );
+  }
+  const nodeCount = config.nodes ?? definition.defaultNodes;
+  for (const item of fixedSchedule ?? []) {
+    if (isLet(item)) continue;
+    const reason = unsupportedFault(item.f, system, definition.name, nodeCount);
+    if (reason !== undefined) {
+      throw new UsageError(
+        'schedule',
+        `${config.schedule}: ${item.f} at ${item.atMs} ms: ${reason}: remove the line`,
+      );
+    }
+  }
+  /** Whether the run enables a family, or its schedule has a line of it. */
+  const wants = (family: 'clock' | 'disk'): boolean =>
+    config.faults.includes(family) ||
+    (fixedSchedule ?? []).some((item) => !isLet(item) && FAMILY_KINDS[family].includes(item.f));
+  let libfaketime: string | undefined;
+  if (wants('clock')) {
+    const reason = unsupportedFault('bump-clock', system, definition.name, nodeCount);
+    if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults clock: ${reason}`);
+    libfaketime = findLibfaketime();
+    if (libfaketime === undefined) {
+      throw new UsageError('missing-binary', `clock faults need libfaketime: run ${LIBFAKETIME_FIX}`);
+    }
+  }
+  let diskLayerBinary: string | undefined;
+  if (wants('disk')) {
+    const reason = unsupportedFault('lose-unfsynced', system, definition.name, nodeCount);
+    if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults disk: ${reason}`);
+    diskLayerBinary = await buildDiskLayer();
+  }
+  const problems = (await system.doctor()).filter((d) => !d.ok);
+  if (problems.length > 0) {
+    const p = problems[0];
+    throw new UsageError('missing-binary', `${p.what}${p.fix ? `: run ${p.fix}` : ''}`);
+  }
+  const seed = config.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const nodes = Array.from({ length: nodeCount }, (_, i) => `n${i + 1}`);
+  const policy = fixedSchedule ? undefined : createPolicy(config.policy);
+  const seedData =
+    policy && config.seedPolicyFrom
+      ? readSeed(config.seedPolicyFrom, definition.name, policy.name)
+      : undefined;
+  const useNetns = await wantsNetns(config, system);
+  return {
+    definition,
+    source,
+    system,
+    fixedSchedule,
+    nodes,
+    seed,
+    policy,
+    seedData,
+    useNetns,
+    libfaketime,
+    diskLayerBinary,
+  };
+}
+
+/** A run's live parts, built on its store and registry by `assembleRun`. */
+export interface RunParts {
+  readonly network: NetworkBackend;
+  readonly cluster: Cluster;
+  readonly clocks: NodeClocks | undefined;
+  readonly observation: Observation;
+  readonly nemesis: Nemesis;
+  readonly logCheck: LogCheck;
+  readonly workload: Workload;
+}
+
+/** What the parts are built on: the run's store, registry, history and random source. */
+export interface RunContext {
+  readonly config: RunConfig;
+  readonly store: RunStore;
+  readonly registry: ResourceRegistry;
+  readonly runId: string;
+  readonly history: History;
+  readonly rng: Rng;
+  /** Hears each node exit the cluster sees. */
+  readonly onExit: (exit: NodeExit) => void;
+}
+
+/**
+ * Builds the network, the cluster (with the clock preload and the disk layer the plan needs), the
+ * observers wired to the network and the history, the nemesis, the log check and the workload —
+ * nothing is started but the network and the observers. What it built before a failure is closed
+ * before the error goes on.
+ */
+export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunParts> {
+  const { config, store, registry, history, rng } = ctx;
+  const { system, nodes } = plan;
+  const network = await createNetwork(plan, ctx.runId, registry);
+  let observation: Observation | undefined;
+  try {
+    const diskLayer =
+      plan.diskLayerBinary !== undefined ? new DiskLayer(plan.diskLayerBinary, registry) : undefined;
+    const cluster = new Cluster({
+      system,
+      nodes,
+      runDir: store.dir,
+      runId: ctx.runId,
+      network,
+      registry,
+      onExit: ctx.onExit,
+      ...(plan.libfaketime !== undefined ? { clock: new ClockPreload(plan.libfaketime, store.dir) } : {}),
+      ...(diskLayer !== undefined ? { disk: diskLayer } : {}),
+    });
+    const clocks = plan.libfaketime !== undefined ? new NodeClocks(store.dir) : undefined;
+    const disks = diskLayer !== undefined ? new NodeDisks(diskLayer) : undefined;
+    const watching = new Observation(store.dir, nodes, system);
+    observation = watching;
+    network.onEvent((event) => {
+      watching.ingest(event);
+    });
+    history.onOp((_op, event) => {
+      watching.ingest(event);
+    });
+    watching.start();
+    const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults, {
+      ...(clocks ? { clocks } : {}),
+      ...(disks ? { disks } : {}),
+    });
+    const logCheck = new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns);
+    const workload = createWorkload(plan, ctx, cluster);
+    return { network, cluster, clocks, observation: watching, nemesis, logCheck, workload };
+  } catch (error) {
+    await observation?.stop().catch(() => undefined);
+    await network.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The client workload the configuration names, on this cluster. */
+function createWorkload(plan: RunPlan, ctx: RunContext, cluster: Cluster): Workload {
+  const { config, history } = ctx;
+  const { system } = plan;
+  const concurrency = config.concurrency ?? 2 * plan.nodes.length;
+  const rng = ctx.rng.fork('workload');
+  if (isTxnWorkload(config.workload) && system.transactions) {
+    return new TxnWorkload(system.transactions, cluster, history, rng, {
+      workload: config.workload,
+      concurrency,
+      rate: config.rate,
+      timeoutMs: config.opTimeoutMs,
+    });
+  }
+  return new RegisterWorkload(system, cluster, history, rng, {
+    concurrency,
+    rate: config.rate,
+    timeoutMs: config.opTimeoutMs,
+    keys: KEYS_PER_SCHEDULE,
+    opsPerKey: OPS_PER_KEY,
+    cas: system.supportsCas ?? true,
+  });
+}
+
+/**
+ * Reads what seeds this campaign from an earlier run of the same system and policy: the policy's
+ * values and the states it saw (with their visits). Read before this run's store exists, so a
+ * bad `--seed-from` leaves nothing behind.
+ */
+function readSeed(runDir: string, system: string, policy: string): Seed {
+  let source: StoredSeed;
+  try {
+    source = readStoredSeed(runDir, policy);
+  } catch {
+    throw new UsageError(
+      'bad-flag',
+      `--seed-from: ${runDir} is not a run directory (no run.db): give store/<system>/<run>`,
+    );
+  }
+  const run = source.run;
+  if (!run || run.system !== system || run.policy !== policy) {
+    throw new UsageError(
+      'bad-flag',
+      `--seed-from: ${runDir} is a ${run?.policy ?? '?'} run on ${run?.system ?? '?'}; this is ${policy} on ${system}: seed from a run of the same system and policy`,
+    );
+  }
+  return { runDir, status: run.status, values: source.values, states: source.states };
+}
+
+/** Whether the run uses namespaces; checked before the run dir exists, so a refusal leaves no run. */
+async function wantsNetns(config: RunConfig, system: SystemAdapter): Promise<boolean> {
+  const wanted = config.network;
+  // auto: namespaces for the real systems (they declare their ports) when we are root.
+  const useNetns =
+    wanted === 'netns' || (wanted === 'auto' && system.ports !== undefined && process.getuid?.() === 0);
+  if (useNetns) {
+    const availability = await NetnsBackend.available();
+    if (!availability.ok) throw new UsageError('no-netns', availability.reason);
+  }
+  return useNetns;
+}
+
+function createNetwork(plan: RunPlan, runId: string, registry: ResourceRegistry): Promise<NetworkBackend> {
+  const { system, nodes, seed } = plan;
+  if (plan.useNetns) {
+    return NetnsBackend.create({
+      runId,
+      nodes,
+      services: servicePorts(system),
+      peerServices: system.peerServices,
+      registry,
+    });
+  }
+  return ProxyBackend.create({ nodes, services: system.services, peerServices: system.peerServices, seed });
+}
+
+function servicePorts(system: SystemAdapter): Record<string, number> {
+  return Object.fromEntries(system.services.map((s, i) => [s, system.ports?.[s] ?? NETNS_PORT_BASE + i]));
+}
