@@ -9,6 +9,7 @@ import type { Address, Link, NetworkBackend } from './backend.js';
 import { DELAY_PROXY_GID, DELAY_PROXY_SCRIPT, type DelayProxyConfig } from './_internals/delay-proxy.js';
 import { mustRun, run } from './_internals/exec.js';
 import { PcapParser, type TcpSegment } from './_internals/pcap.js';
+import { RulesLoader } from './_internals/rules-loader.js';
 import { chooseSubnet, prefixesIn, type Subnet24 } from './_internals/subnet.js';
 
 export interface NetnsOptions {
@@ -86,6 +87,8 @@ export class NetnsBackend implements NetworkBackend {
   private readonly listeners: ((event: Event) => void)[] = [];
   private readonly resourceIds: number[] = [];
   private readonly appliedRules = new Map<string, string>();
+  /** Each namespace's long-lived rule loader, started at its first rule change. */
+  private readonly loaders = new Map<string, RulesLoader>();
   private readonly proxies = new Map<string, Proxy>();
   private readonly netemNodes = new Set<string>();
   private cuts: readonly Link[] = [];
@@ -386,7 +389,10 @@ export class NetnsBackend implements NetworkBackend {
     ].join('\n');
   }
 
-  /** Replaces each namespace's rules atomically (iptables-restore), only where they changed. */
+  /**
+   * Replaces each namespace's rules atomically (iptables-restore, through the namespace's
+   * long-lived loader), only where they changed.
+   */
   private async applyRules(): Promise<void> {
     const empty = this.rulesFor(this.options.nodes[0], [], undefined);
     await Promise.all(
@@ -394,7 +400,16 @@ export class NetnsBackend implements NetworkBackend {
         const rules = this.rulesFor(node, this.cuts, this.degraded);
         const ns = this.namespace(node);
         if ((this.appliedRules.get(ns) ?? empty) === rules) return;
-        await mustRun(['ip', 'netns', 'exec', ns, 'iptables-restore'], { input: rules });
+        let loader = this.loaders.get(ns);
+        if (!loader) {
+          loader = new RulesLoader(
+            ['ip', 'netns', 'exec', ns],
+            this.options.registry,
+            `iptables-restore ${node}`,
+          );
+          this.loaders.set(ns, loader);
+        }
+        await loader.apply(rules);
         this.appliedRules.set(ns, rules);
       }),
     );
@@ -651,6 +666,8 @@ export class NetnsBackend implements NetworkBackend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const loader of this.loaders.values()) loader.close();
+    this.loaders.clear();
     this.proxies.clear();
     this.netemNodes.clear();
     while (this.resourceIds.length > 0) {

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +34,22 @@ s.on('data', () => { process.stdout.write(String(Date.now() - t0)); process.exit
 s.on('error', () => process.exit(2));
 setTimeout(() => process.exit(3), Number(process.argv[3]));
 `;
+
+/** This process's children running `iptables-restore` (the backend's rule loaders). */
+function loaderPids(): string[] {
+  return readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const ppid = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        return ppid === String(process.pid) && cmd.startsWith('iptables-restore');
+      } catch {
+        return false;
+      }
+    });
+}
 
 /** Root namespace iptables rules: the backend never touches them. */
 function rootRules(): string {
@@ -180,6 +196,25 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
     expect(ping('n1', 'n2').code).toBe(0);
   });
 
+  it('a cut is in the namespace rules as soon as it resolves, change after change (one long-lived loader per namespace)', async () => {
+    const saved = (node: string): string =>
+      execFileSync('ip', ['netns', 'exec', net.namespace(node), 'iptables-save', '-t', 'filter']).toString();
+    const cutFrom = new RegExp(
+      `^-A INPUT -s ${net.listen('n1', 'peer').host.replace(/\./g, '\\.')}/32 .*-j DROP`,
+      'm',
+    );
+    for (let i = 0; i < 5; i++) {
+      await net.cut([['n1', 'n2']]);
+      expect(saved('n2')).toMatch(cutFrom);
+      await net.cut([['n1', 'n3']]);
+      expect(saved('n2')).not.toMatch(cutFrom);
+      expect(saved('n3')).toMatch(cutFrom);
+      await net.heal();
+      expect(saved('n3')).not.toMatch(cutFrom);
+    }
+    expect(loaderPids().length).toBeGreaterThan(0);
+  });
+
   it('drops and duplicates packets with iptables statistic rules, and heal removes them', async () => {
     await net.degrade([['n1', 'n2']], { target: 'one', lossPct: 100 });
     const rules = execFileSync('ip', ['netns', 'exec', net.namespace('n2'), 'iptables-save']).toString();
@@ -214,8 +249,9 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
     expect(fast.ms).toBeLessThan(DELAY_MS);
   });
 
-  it('leaves no namespace, route, rule or link behind after close', async () => {
+  it('leaves no namespace, route, rule, link or rule loader behind after close', async () => {
     const hub = net.hubNamespace;
+    const loaders = loaderPids();
     if (serverPid !== undefined) process.kill(-serverPid, 'SIGKILL');
     serverPid = undefined;
     await net.close();
@@ -226,5 +262,7 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
     const routes = execFileSync('ip', ['-4', 'route', 'show', 'table', 'all']).toString();
     expect(routes).not.toContain(net.subnet.replace(/\.0\/24$/, '.'));
     expect(rootRules()).toBe(rulesBefore);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(loaders.filter((pid) => existsSync(`/proc/${pid}`))).toEqual([]);
   });
 });
