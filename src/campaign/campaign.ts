@@ -41,7 +41,7 @@ import { describeRecovery, recoveryEvidence } from './recovery-evidence.js';
 import { ScheduleRunner, type ScheduleRunnerDeps } from './schedule-runner.js';
 import { ArmedTrigger, type ArmedTriggerDeps, triggeredLines } from './armed-trigger.js';
 import { EventTypes } from '../observe/event-types.js';
-import { describeTrigger } from '../core/trigger.js';
+import { describeTrigger, type TriggeredAction } from '../core/trigger.js';
 
 const STARTUP_READY_MS = 60_000;
 /** The recovery contract's warm-up lasts this many measurement windows. */
@@ -601,9 +601,12 @@ export class Campaign {
           eventTypes: this.eventTypes.byRecency(),
         }) ?? null;
       let fired = false;
-      if (armed && Date.now() < stepEnd) {
+      // What this step armed: undefined when the policy chose a trigger but the step ended before
+      // it could be armed (its fault took the whole step) — then it neither counts nor teaches.
+      const armedNow: TriggeredAction | null | undefined = armed && Date.now() >= stepEnd ? undefined : armed;
+      if (armedNow) {
         this.triggersArmed++;
-        const trigger = new ArmedTrigger(armed, Date.now() - scheduleStart, stepEnd - scheduleStart, {
+        const trigger = new ArmedTrigger(armedNow, Date.now() - scheduleStart, stepEnd - scheduleStart, {
           ...deps,
           signal: this.signal,
           enact: (f, recorded, atMs, line) => enact(f, step, { atMs, ...f, ...recorded }, true, line),
@@ -623,8 +626,8 @@ export class Campaign {
         startedMs,
         endedMs,
         // An armed trigger is said beside the step's fault, whether it fired or not.
-        fault: armed
-          ? `${describeFault(fault)} + ${describeTrigger(armed)}`
+        fault: armedNow
+          ? `${describeFault(fault)} + ${describeTrigger(armedNow)}`
           : fault
             ? describeFault(fault)
             : null,
@@ -640,7 +643,7 @@ export class Campaign {
           action: fault,
           next: next.id,
           seenBefore,
-          ...(policy.arm ? { armed, fired } : {}),
+          ...(policy.arm && armedNow !== undefined ? { armed: armedNow, fired } : {}),
         });
         observed = { step, state: next.id };
         for (const [name, state] of Object.entries(obs.states)) {

@@ -27,7 +27,7 @@ describe('mallory run --policy triggered (kvraft, real processes)', () => {
     };
     expect(summary.policy).toBe('triggered');
     const m = summary.metrics;
-    expect(m.triggers_armed).toBeGreaterThanOrEqual(12);
+    expect(m.triggers_armed).toBeGreaterThan(0);
     expect(m.triggers_fired).toBeGreaterThan(0);
     expect(m.triggers_fired_pct).toBeCloseTo((100 * m.triggers_fired) / m.triggers_armed, 0);
 
@@ -39,6 +39,11 @@ describe('mallory run --policy triggered (kvraft, real processes)', () => {
       trigger: string;
     }[];
     const steps = db.prepare("SELECT fault FROM steps WHERE fault LIKE '% + on:%'").all();
+    // How many steps a 45 s run takes depends on the machine; what must hold is that many of them
+    // armed a trigger (arming none is one choice among the many actions, so not all of them do).
+    const taken = db.prepare('SELECT count(*) AS n FROM steps WHERE fault IS NOT NULL').get() as {
+      n: number;
+    };
     const values = db.prepare("SELECT count(*) AS n FROM policy_values WHERE action LIKE 'on:%'").get() as {
       n: number;
     };
@@ -51,6 +56,8 @@ describe('mallory run --policy triggered (kvraft, real processes)', () => {
       expect(line.f).toBe(row.f);
     }
     expect(steps.length).toBe(m.triggers_armed);
+    expect(taken.n).toBeGreaterThanOrEqual(6);
+    expect(m.triggers_armed).toBeGreaterThanOrEqual(Math.ceil(taken.n / 3));
     expect(values.n).toBeGreaterThan(0);
     const history = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8');
     const triggerOps = history.split('\n').filter((l) => l.includes('"f":"trigger"'));
