@@ -14,7 +14,7 @@ import { describeFault, FAMILY_KINDS, type Fault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
 import { ClockPreload, findLibfaketime, LIBFAKETIME_FIX } from '../cluster/clock-preload.js';
 import { NodeClocks } from '../nemesis/clock.js';
-import { NodeDisks } from '../nemesis/disk.js';
+import { DISK_EXIT_CAUSES, NodeDisks } from '../nemesis/disk.js';
 import { buildDiskLayer, DiskLayer } from '../cluster/disk-layer.js';
 import { Nemesis, type FaultOutcome, type ScheduleEntry, unsupportedFault } from '../nemesis/nemesis.js';
 import { createPolicy } from '../policy/index.js';
@@ -115,6 +115,9 @@ export class Campaign {
   private readonly eventTypes = new EventTypes();
   private triggersArmed = 0;
   private triggersFired = 0;
+  /** Node exits put down to a disk fault in effect (see `NodeDisks.exitCause`). */
+  private inducedExits = 0;
+  private wantsDisk = false;
 
   constructor(private readonly options: CampaignOptions) {
     this.config = options.config;
@@ -175,6 +178,7 @@ export class Campaign {
       }
     }
     const wantsDisk = wants('disk');
+    this.wantsDisk = wantsDisk;
     let diskLayerBinary: string | undefined;
     if (wantsDisk) {
       const reason = unsupportedFault('lose-unfsynced', system, definition.name, nodeCount);
@@ -362,7 +366,7 @@ export class Campaign {
           const entry: ScheduleEntry = {
             atMs,
             f: fault.f,
-            value: fault.value,
+            value: outcome.value ?? fault.value,
             nodes: outcome.nodes,
             ...(outcome.links && (fault.f === 'start-partition' || fault.f === 'start-packet')
               ? { links: outcome.links }
@@ -379,7 +383,8 @@ export class Campaign {
                 };
           // A fired trigger is kept as written (its event, delay and `$E`), so a replay waits for
           // the event again rather than faulting the nodes of that moment at that time.
-          if (line) attempted.push(...triggeredLines(line), { ...line, ...how });
+          const drawn = outcome.value !== undefined ? { value: outcome.value } : {};
+          if (line) attempted.push(...triggeredLines(line), { ...line, ...drawn, ...how });
           else attempted.push({ ...entry, ...how });
         };
         if (fixedSchedule) {
@@ -463,9 +468,15 @@ export class Campaign {
         }
         const scheduleEvents = observation.takeScheduleEvents();
         const findings: Finding[] = [];
-        for (const f of logCheck.scan(nodes, this.exits.splice(0))) {
-          if (f.kind === 'membership-exit') {
-            // The harness changed the membership: its doing, no finding.
+        const diskFaults = disks;
+        const exits = logCheck.scan(nodes, this.exits.splice(0), (exit) => {
+          const cause = diskFaults?.exitCause(exit.node, exit.ts);
+          return cause === undefined ? undefined : DISK_EXIT_CAUSES[cause];
+        });
+        diskFaults?.forgetEnded();
+        for (const f of exits) {
+          if (f.kind === 'membership-exit' || f.kind === 'induced-exit') {
+            // The harness changed the membership, or made the node's disk fail: its doing, no finding.
             history.record({
               type: 'info',
               process: 'nemesis',
@@ -473,6 +484,10 @@ export class Campaign {
               value: [f.node],
               error: f.message,
             });
+            if (f.kind === 'induced-exit') {
+              this.inducedExits++;
+              this.emit('message', `  schedule ${s + 1}: ${f.message} (an induced exit, not a crash)`);
+            }
             continue;
           }
           findings.push({ kind: 'crash', name: f.kind, message: f.message, evidence: f });
@@ -590,6 +605,7 @@ export class Campaign {
         fuzzer_peak_rss_mb: Math.round(this.peakRssBytes / 2 ** 20),
         // Events the timeline dropped to stay within its memory bound (a flood from the system).
         events_shed: this.observation?.timeline.stats.shed ?? 0,
+        ...(this.wantsDisk ? { induced_exits: this.inducedExits } : {}),
         ...(this.decisions > 0
           ? { state_arrival_pct: Math.round((1000 * this.decisionsWithState) / this.decisions) / 10 }
           : {}),
@@ -829,7 +845,7 @@ export class Campaign {
       step,
       atMs,
       f: outcome.fault.f,
-      value: outcome.fault.value,
+      value: outcome.value ?? outcome.fault.value,
       nodes: outcome.nodes,
       outcome: outcome.outcome,
       ...(outcome.error !== undefined ? { error: outcome.error } : {}),

@@ -14,18 +14,24 @@ import {
   PARTITION_SHAPES,
   type SlowDiskParams,
   type Target,
+  type TornWriteParams,
 } from '../core/fault.js';
 import type { Rng } from '../core/random.js';
 import type { ActionSpace } from '../policy/policy.js';
 import type { ClusterView, SystemAdapter } from '../systems/system.js';
 import type { NodeClocks } from './clock.js';
-import type { NodeDisks } from './disk.js';
+import type { Healed, NodeDisks } from './disk.js';
 import { partitionLinks, shapesFor } from './partition.js';
 import { resolveTarget } from './targets.js';
 
 /** What enacting a fault did. `skipped` when there was nothing to act on (e.g. start with none down). */
 export interface FaultOutcome {
   readonly fault: Fault;
+  /**
+   * The fault's value with what the nemesis drew for it (`torn-write`'s cut seed), when it drew
+   * anything: what a record of the fault keeps, so a replay enacts the same.
+   */
+  readonly value?: FaultValue;
   readonly nodes: readonly string[];
   readonly links?: readonly Link[];
   readonly outcome: 'ok' | 'skipped' | 'error';
@@ -106,6 +112,27 @@ function slowDiskParams(fault: Fault): SlowDiskParams {
     );
   }
   return { target: v?.target ?? 'one', delayMs };
+}
+
+/** The largest cut seed `torn-write` draws (a seed is any integer from 0 to this). */
+const MAX_TORN_SEED = 2 ** 31 - 1;
+
+/**
+ * A torn-write's target and cut seed, checked: a plain target (or node list) gets a seed drawn
+ * from `rng`; `{target, seed}` keeps its seed (a recorded fault, replayed).
+ */
+function tornWriteParams(fault: Fault, rng: Rng): TornWriteParams {
+  const v = fault.value;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    return { target: (v ?? 'one') as Target | readonly string[], seed: rng.int(MAX_TORN_SEED + 1) };
+  }
+  const { target, seed } = v as Partial<TornWriteParams>;
+  if (typeof seed !== 'number' || !Number.isInteger(seed) || seed < 0 || seed > MAX_TORN_SEED) {
+    throw new Error(
+      `torn-write takes a target, or {"target": ..., "seed": N} with an integer seed from 0 to ${MAX_TORN_SEED}`,
+    );
+  }
+  return { target: target ?? 'one', seed };
 }
 
 /** Faults a Jepsen user may write under Jepsen's name, and Mallory's name for each. */
@@ -242,6 +269,7 @@ export class Nemesis {
       ...CLOCK_CHOICES,
       'reset-clock': ['all'],
       'lose-unfsynced': targets,
+      'torn-write': targets,
       'fsync-error': targets,
       'slow-disk': SLOW_DISK_CHOICES,
       'disk-full': targets,
@@ -465,6 +493,14 @@ export class Nemesis {
         await disks.loseUnfsynced(nodes);
         return done(nodes);
       }
+      case 'torn-write': {
+        const disks = this.requireDisks(fault);
+        const params = tornWriteParams(fault, this.rng);
+        const nodes = await this.targetNodes(params.target, members, recorded?.nodes);
+        await Promise.all(nodes.map((n) => c.kill(n)));
+        await disks.tornWrite(nodes, params.seed);
+        return { ...done(nodes), value: params };
+      }
       case 'fsync-error':
       case 'disk-full': {
         const disks = this.requireDisks(fault);
@@ -484,7 +520,7 @@ export class Nemesis {
         const disks = this.requireDisks(fault);
         const value = fault.value === null ? 'all' : fault.value;
         const nodes = await this.targetNodes(value, disks.faulted, recorded?.nodes);
-        await this.restartLost(await disks.heal(nodes));
+        await this.restartHealed(await disks.heal(nodes));
         return done(nodes);
       }
       default:
@@ -492,11 +528,16 @@ export class Nemesis {
     }
   }
 
-  /** Starts the nodes a lose-unfsynced took down that are still down and still members. */
-  private async restartLost(nodes: readonly string[]): Promise<void> {
+  /**
+   * Starts, among the healed nodes that are still members, those a lose-unfsynced or torn-write
+   * took down and those that stopped by themselves while their disk answered errors.
+   */
+  private async restartHealed(healed: Healed): Promise<void> {
     const c = this.cluster;
-    for (const n of nodes) {
-      if (c.isMember(n) && (c.statusOf(n) === 'killed' || c.statusOf(n) === 'exited')) await c.start(n);
+    for (const n of new Set([...healed.lost, ...healed.errored])) {
+      const status = c.statusOf(n);
+      const down = status === 'exited' || (status === 'killed' && healed.lost.includes(n));
+      if (c.isMember(n) && down) await c.start(n);
     }
   }
 
