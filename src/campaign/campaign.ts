@@ -7,6 +7,7 @@ import type { Op } from '../core/op.js';
 import { UsageError } from '../core/errors.js';
 import { describeFault, type Fault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
+import { DISK_EXIT_CAUSES } from '../nemesis/disk.js';
 import type { FaultOutcome, Nemesis, ScheduleEntry } from '../nemesis/nemesis.js';
 import type { Policy } from '../policy/policy.js';
 import { writeStoreIndex } from '../report/store-index.js';
@@ -91,6 +92,9 @@ export class Campaign {
   private readonly eventTypes = new EventTypes();
   private triggersArmed = 0;
   private triggersFired = 0;
+  /** Node exits put down to a disk fault in effect (see `NodeDisks.exitCause`). */
+  private inducedExits = 0;
+  private wantsDisk = false;
 
   constructor(private readonly options: CampaignOptions) {
     this.config = options.config;
@@ -111,6 +115,7 @@ export class Campaign {
     const plan = await planRun(config);
     const { definition, source, system, fixedSchedule, nodes, seed, policy, seedData } = plan;
     const nodeCount = nodes.length;
+    this.wantsDisk = plan.diskLayerBinary !== undefined;
     const rng = new Rng(seed);
     const runId = newRunId();
     const registry = new ResourceRegistry(runId);
@@ -167,7 +172,7 @@ export class Campaign {
         rng,
         onExit: (exit) => this.exits.push(exit),
       });
-      const { cluster, observation, nemesis, logCheck } = parts;
+      const { cluster, disks, observation, nemesis, logCheck } = parts;
       workload = parts.workload;
       this.observation = observation;
       if (policy?.arm) {
@@ -241,7 +246,7 @@ export class Campaign {
           const entry: ScheduleEntry = {
             atMs,
             f: fault.f,
-            value: fault.value,
+            value: outcome.value ?? fault.value,
             nodes: outcome.nodes,
             ...(outcome.links && (fault.f === 'start-partition' || fault.f === 'start-packet')
               ? { links: outcome.links }
@@ -258,7 +263,8 @@ export class Campaign {
                 };
           // A fired trigger is kept as written (its event, delay and `$E`), so a replay waits for
           // the event again rather than faulting the nodes of that moment at that time.
-          if (line) attempted.push(...triggeredLines(line), { ...line, ...how });
+          const drawn = outcome.value !== undefined ? { value: outcome.value } : {};
+          if (line) attempted.push(...triggeredLines(line), { ...line, ...drawn, ...how });
           else attempted.push({ ...entry, ...how });
         };
         if (fixedSchedule) {
@@ -342,9 +348,15 @@ export class Campaign {
         }
         const scheduleEvents = observation.takeScheduleEvents();
         const findings: Finding[] = [];
-        for (const f of logCheck.scan(nodes, this.exits.splice(0))) {
-          if (f.kind === 'membership-exit') {
-            // The harness changed the membership: its doing, no finding.
+        const diskFaults = disks;
+        const exits = logCheck.scan(nodes, this.exits.splice(0), (exit) => {
+          const cause = diskFaults?.exitCause(exit.node, exit.ts);
+          return cause === undefined ? undefined : DISK_EXIT_CAUSES[cause];
+        });
+        diskFaults?.forgetEnded();
+        for (const f of exits) {
+          if (f.kind === 'membership-exit' || f.kind === 'induced-exit') {
+            // The harness changed the membership, or made the node's disk fail: its doing, no finding.
             history.record({
               type: 'info',
               process: 'nemesis',
@@ -352,6 +364,10 @@ export class Campaign {
               value: [f.node],
               error: f.message,
             });
+            if (f.kind === 'induced-exit') {
+              this.inducedExits++;
+              this.emit('message', `  schedule ${s + 1}: ${f.message} (an induced exit, not a crash)`);
+            }
             continue;
           }
           findings.push({ kind: 'crash', name: f.kind, message: f.message, evidence: f });
@@ -469,6 +485,7 @@ export class Campaign {
         fuzzer_peak_rss_mb: Math.round(this.peakRssBytes / 2 ** 20),
         // Events the timeline dropped to stay within its memory bound (a flood from the system).
         events_shed: this.observation?.timeline.stats.shed ?? 0,
+        ...(this.wantsDisk ? { induced_exits: this.inducedExits } : {}),
         ...(this.decisions > 0
           ? { state_arrival_pct: Math.round((1000 * this.decisionsWithState) / this.decisions) / 10 }
           : {}),
@@ -678,7 +695,7 @@ export class Campaign {
       step,
       atMs,
       f: outcome.fault.f,
-      value: outcome.fault.value,
+      value: outcome.value ?? outcome.fault.value,
       nodes: outcome.nodes,
       outcome: outcome.outcome,
       ...(outcome.error !== undefined ? { error: outcome.error } : {}),

@@ -143,6 +143,8 @@ export interface RunParts {
   readonly network: NetworkBackend;
   readonly cluster: Cluster;
   readonly clocks: NodeClocks | undefined;
+  /** The nodes' disks, when the run mounts the disk layer (the log check asks them why a node exited). */
+  readonly disks: NodeDisks | undefined;
   readonly observation: Observation;
   readonly nemesis: Nemesis;
   readonly logCheck: LogCheck;
@@ -203,7 +205,7 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
     });
     const logCheck = new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns);
     const workload = createWorkload(plan, ctx, cluster);
-    return { network, cluster, clocks, observation: watching, nemesis, logCheck, workload };
+    return { network, cluster, clocks, disks, observation: watching, nemesis, logCheck, workload };
   } catch (error) {
     await observation?.stop().catch(() => undefined);
     await network.close().catch(() => undefined);

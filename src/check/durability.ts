@@ -17,11 +17,12 @@ export type Durability = 'process-crash' | 'minority-disk-loss' | 'disk-loss';
 export const DURABILITIES: readonly Durability[] = ['process-crash', 'minority-disk-loss', 'disk-loss'];
 
 /**
- * The fault that drops written data from a disk (a kill that also loses what was not fsynced). A
- * plain kill loses nothing a process wrote, so a write lost after kills alone is a replication or
- * commit matter, judged as linearizability, not durability.
+ * The faults that drop written data from a disk: a kill that also loses what was not fsynced, and
+ * one that keeps only a torn prefix of the last unsynced write (it loses no less, so the contract
+ * judges it alike). A plain kill loses nothing a process wrote, so a write lost after kills alone
+ * is a replication or commit matter, judged as linearizability, not durability.
  */
-export const DISK_LOSS_FAULT = 'lose-unfsynced';
+export const DISK_LOSS_FAULTS: readonly string[] = ['lose-unfsynced', 'torn-write'];
 
 export interface DurabilityVerdict {
   /** Whether the schedule's faults stayed within what the system declares its writes survive. */
@@ -47,7 +48,7 @@ export function judgeDurability(
   faults: readonly EnactedFault[],
   nodeCount: number,
 ): DurabilityVerdict | undefined {
-  const diskLoss = faults.filter((f) => f.f === DISK_LOSS_FAULT);
+  const diskLoss = faults.filter((f) => DISK_LOSS_FAULTS.includes(f.f));
   if (diskLoss.length === 0) return undefined;
   const described = diskLoss.map(describeEntry);
   if (durability === 'disk-loss') return { withinContract: true, dataLossFaults: described };

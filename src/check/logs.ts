@@ -39,13 +39,16 @@ export function matchLine(
 }
 
 /**
- * A crash found in a node's output or exit — or, as `membership-exit`, no finding: a node that
- * stopped because of its membership, which the harness changes (see
- * `SystemAdapter.membershipExitPatterns`); the campaign records it as the harness's doing.
+ * A crash found in a node's output or exit — or no finding, the harness's doing, which the
+ * campaign records: as `membership-exit`, a node that stopped because of its membership, which
+ * the harness changes (see `SystemAdapter.membershipExitPatterns`); as `induced-exit`, a node that
+ * stopped while the nemesis made its disk answer errors (fail-stop on a failed fsync or a full
+ * disk is a legitimate reaction). Either excuses the exit only: crash text in the output is a
+ * `crash-text` finding all the same.
  */
 export interface LogFinding {
   readonly node: string;
-  readonly kind: 'crash-text' | 'unexpected-exit' | 'membership-exit';
+  readonly kind: 'crash-text' | 'unexpected-exit' | 'membership-exit' | 'induced-exit';
   readonly message: string;
   /** The lines that show it, with the node's last lines before it. */
   readonly lines: readonly string[];
@@ -82,8 +85,16 @@ export class LogCheck {
     this.patterns = crashPatternsWith(systemPatterns);
   }
 
-  /** Scans new output of `nodes`; `exits` are the node exits seen since the last call. */
-  scan(nodes: readonly string[], exits: readonly NodeExit[]): LogFinding[] {
+  /**
+   * Scans new output of `nodes`; `exits` are the node exits seen since the last call.
+   * `inducedBy` names the fault in effect on the node's disk that an exit is put down to (as
+   * `fsync-error`), if any: that exit is `induced-exit`, not `unexpected-exit`.
+   */
+  scan(
+    nodes: readonly string[],
+    exits: readonly NodeExit[],
+    inducedBy: (exit: NodeExit) => string | undefined = () => undefined,
+  ): LogFinding[] {
     const findings: LogFinding[] = [];
     for (const node of nodes) {
       for (const stream of ['stdout.log', 'stderr.log']) {
@@ -135,6 +146,16 @@ export class LogCheck {
           node: exit.node,
           kind: 'membership-exit',
           message: `${exit.node} stopped (${how}) because of its membership: ${reason.slice(0, 300)}`,
+          lines,
+        });
+        continue;
+      }
+      const cause = inducedBy(exit);
+      if (cause !== undefined) {
+        findings.push({
+          node: exit.node,
+          kind: 'induced-exit',
+          message: `${exit.node} stopped (${how}) while ${cause} was in effect on its disk`,
           lines,
         });
         continue;

@@ -16,6 +16,7 @@ export const FAULT_KINDS = [
   'strobe-clock',
   'reset-clock',
   'lose-unfsynced',
+  'torn-write',
   'fsync-error',
   'slow-disk',
   'disk-full',
@@ -54,9 +55,25 @@ export interface SlowDiskParams {
   readonly delayMs: number;
 }
 
+/**
+ * `torn-write` with its cut: `seed` picks how much of each file's last unsynced write stays (the
+ * nemesis draws it from the run's seed when the value is a plain target, and records it so).
+ */
+export interface TornWriteParams {
+  readonly target: Target | readonly string[];
+  readonly seed: number;
+}
+
 /** What a fault acts on: a target, explicit nodes, a partition shape, or packet, clock or disk parameters. */
 export type FaultValue =
-  Target | readonly string[] | PartitionShape | PacketParams | ClockParams | SlowDiskParams | null;
+  | Target
+  | readonly string[]
+  | PartitionShape
+  | PacketParams
+  | ClockParams
+  | SlowDiskParams
+  | TornWriteParams
+  | null;
 
 /** What the policy chooses and the nemesis enacts. */
 export interface Fault {
@@ -88,7 +105,7 @@ export const FAMILY_KINDS: Readonly<Record<FaultFamily, readonly FaultKind[]>> =
   packet: ['start-packet', 'stop-packet'],
   member: ['member-remove', 'member-add'],
   clock: ['bump-clock', 'drift-clock', 'strobe-clock', 'reset-clock'],
-  disk: ['lose-unfsynced', 'fsync-error', 'slow-disk', 'disk-full', 'heal-disk'],
+  disk: ['lose-unfsynced', 'torn-write', 'fsync-error', 'slow-disk', 'disk-full', 'heal-disk'],
 };
 
 export function describeFault(fault: Fault | null): string {

@@ -1,23 +1,58 @@
 import type { DiskLayer } from '../cluster/disk-layer.js';
+import { monoNs } from '../core/clock.js';
 
 /** A node's disk as the nemesis left it: the modes it turned on, and whether it lost its unfsynced writes. */
 interface NodeDisk {
   fsyncError: boolean;
   full: boolean;
   slowMs: number;
-  /** Killed and rolled back by `lose-unfsynced`: `heal-disk` starts it again. */
+  /** Killed and rolled back by `lose-unfsynced` or `torn-write`: `heal-disk` starts it again. */
   lost: boolean;
+}
+
+/** The disk faults a node may stop on by itself: fail-stop on EIO from fsync, or on ENOSPC. */
+export type DiskExitCause = 'fsync-error' | 'disk-full';
+
+/** A cause as the run's history and terminal say it. */
+export const DISK_EXIT_CAUSES: Readonly<Record<DiskExitCause, string>> = {
+  'fsync-error': 'fsync-error (fsync answering EIO)',
+  'disk-full': 'disk-full (writes answering ENOSPC)',
+};
+
+/** How long after `heal-disk` an exit still counts as caused by the fault (a call that failed just before). */
+export const INDUCED_EXIT_GRACE_MS = 2_000;
+const NS_PER_MS = 1_000_000;
+
+/** A stretch of time (monotonic ns) during which a node's disk answered errors. */
+interface ErrorWindow {
+  readonly node: string;
+  readonly cause: DiskExitCause;
+  readonly fromNs: number;
+  toNs?: number;
+}
+
+/** What `heal` leaves for the nemesis to start again. */
+export interface Healed {
+  /** Nodes killed by `lose-unfsynced` or `torn-write` since their last heal. */
+  readonly lost: readonly string[];
+  /** Nodes whose fsyncs or writes were failing (an exit of theirs was the fault's doing). */
+  readonly errored: readonly string[];
 }
 
 /**
  * The nodes' disks as the nemesis sets them, through each node's FUSE layer: unfsynced writes
- * dropped, fsync failing, reads and writes slowed, writes refused as if the disk were full.
- * Healthy disks have no entry.
+ * dropped or torn, fsync failing, reads and writes slowed, writes refused as if the disk were full.
+ * Healthy disks have no entry. It also remembers when each node's disk answered errors, so an exit
+ * of the node then is known as the fault's doing (`exitCause`).
  */
 export class NodeDisks {
   private readonly disks = new Map<string, NodeDisk>();
+  private readonly windows: ErrorWindow[] = [];
 
-  constructor(private readonly layer: Pick<DiskLayer, 'command' | 'isMounted'>) {}
+  constructor(
+    private readonly layer: Pick<DiskLayer, 'command' | 'isMounted'>,
+    private readonly now: () => number = monoNs,
+  ) {}
 
   /** Nodes whose disk is faulted or that lost writes since the last heal. */
   get faulted(): readonly string[] {
@@ -32,10 +67,22 @@ export class NodeDisks {
     }
   }
 
+  /**
+   * Like `loseUnfsynced`, but each file keeps a prefix of its last unsynced write, its length
+   * picked from `seed` and the file's path (see the layer's `torn-write`). The processes must be dead.
+   */
+  async tornWrite(nodes: readonly string[], seed: number): Promise<void> {
+    for (const node of nodes) {
+      if (this.layer.isMounted(node)) await this.layer.command(node, `torn-write ${seed}`);
+      this.disk(node).lost = true;
+    }
+  }
+
   async fsyncError(nodes: readonly string[]): Promise<void> {
     for (const node of nodes) {
       await this.send(node, 'fsync-error on');
       this.disk(node).fsyncError = true;
+      this.open(node, 'fsync-error');
     }
   }
 
@@ -43,6 +90,7 @@ export class NodeDisks {
     for (const node of nodes) {
       await this.send(node, 'full on');
       this.disk(node).full = true;
+      this.open(node, 'disk-full');
     }
   }
 
@@ -55,10 +103,12 @@ export class NodeDisks {
 
   /**
    * Turns every mode off on the nodes' disks (every faulted node's when `nodes` is absent); returns
-   * the nodes among them that lost their unfsynced writes, for the caller to start again.
+   * the nodes among them that lost their unfsynced writes and those whose disk answered errors,
+   * for the caller to start again.
    */
-  async heal(nodes: readonly string[] = this.faulted): Promise<string[]> {
+  async heal(nodes: readonly string[] = this.faulted): Promise<Healed> {
     const lost: string[] = [];
+    const errored: string[] = [];
     for (const node of nodes) {
       const disk = this.disks.get(node);
       if (!disk) continue;
@@ -66,9 +116,40 @@ export class NodeDisks {
       if (disk.full) await this.send(node, 'full off');
       if (disk.slowMs > 0) await this.send(node, 'slow 0');
       if (disk.lost) lost.push(node);
+      if (disk.fsyncError || disk.full) errored.push(node);
+      this.close(node);
       this.disks.delete(node);
     }
-    return lost;
+    return { lost, errored };
+  }
+
+  /**
+   * The disk fault an exit of `node` at `ts` (monotonic ns) is put down to: one that made its
+   * fsyncs or writes fail at that moment, or up to `INDUCED_EXIT_GRACE_MS` before it; undefined
+   * when none did.
+   */
+  exitCause(node: string, ts: number): DiskExitCause | undefined {
+    const graceNs = INDUCED_EXIT_GRACE_MS * NS_PER_MS;
+    return this.windows.find(
+      (w) => w.node === node && w.fromNs <= ts && (w.toNs === undefined || ts <= w.toNs + graceNs),
+    )?.cause;
+  }
+
+  /** Forgets the windows no exit from now on can fall in (call once past exits are judged). */
+  forgetEnded(): void {
+    const before = this.now() - INDUCED_EXIT_GRACE_MS * NS_PER_MS;
+    const keep = this.windows.filter((w) => w.toNs === undefined || w.toNs >= before);
+    this.windows.splice(0, this.windows.length, ...keep);
+  }
+
+  private open(node: string, cause: DiskExitCause): void {
+    if (this.windows.some((w) => w.node === node && w.cause === cause && w.toNs === undefined)) return;
+    this.windows.push({ node, cause, fromNs: this.now() });
+  }
+
+  private close(node: string): void {
+    const at = this.now();
+    for (const w of this.windows) if (w.node === node && w.toNs === undefined) w.toNs = at;
   }
 
   private async send(node: string, line: string): Promise<void> {

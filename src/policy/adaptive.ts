@@ -54,12 +54,12 @@ const MIN_GLOBAL_STEP = 0.1;
 
 const UNDO_OF: Partial<Record<FaultKind, readonly FaultKind[]>> = {
   'stop-partition': ['start-partition'],
-  start: ['kill', 'lose-unfsynced'],
+  start: ['kill', 'lose-unfsynced', 'torn-write'],
   resume: ['pause'],
   'stop-packet': ['start-packet'],
   'member-add': ['member-remove'],
   'reset-clock': ['bump-clock', 'drift-clock', 'strobe-clock'],
-  'heal-disk': ['lose-unfsynced', 'fsync-error', 'slow-disk', 'disk-full'],
+  'heal-disk': ['lose-unfsynced', 'torn-write', 'fsync-error', 'slow-disk', 'disk-full'],
 };
 
 /** The kind part of an action key (`kill:leader` → `kill`, `noop` → `noop`). */

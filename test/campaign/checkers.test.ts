@@ -118,6 +118,22 @@ describe('linearizabilityChecker against a declared durability', () => {
     );
     expect(judgeDurability('process-crash', [{ atMs: 0, f: 'kill', nodes: ['n1'] }], 3)).toBeUndefined();
   });
+
+  it('judges a torn-write as it judges a lose-unfsynced, and counts their nodes together', async () => {
+    const torn = { atMs: 3000, f: 'torn-write' as const, value: 'one' as const, nodes: ['n3'] };
+    expect(judgeDurability('minority-disk-loss', [torn], 3)).toEqual({
+      withinContract: true,
+      dataLossFaults: ['torn-write n3 at 3.0 s'],
+    });
+    expect(judgeDurability('minority-disk-loss', [loseOne, torn], 3)?.withinContract).toBe(false);
+    expect(judgeDurability('process-crash', [torn], 3)?.beyond).toBe(
+      'torn-write n3 at 3.0 s dropped unfsynced writes, and the system declares only that its writes survive a process crash',
+    );
+    const system = { name: 's', durability: 'disk-loss' as const };
+    const [finding] = await linearizabilityChecker(10_000).check(input(lostWrite(), system, [torn]));
+    expect(finding).toMatchObject({ kind: 'durability', name: 'broken-contract' });
+    expect(finding.message).toContain('disks lost unfsynced writes: torn-write n3 at 3.0 s');
+  });
 });
 
 describe('transactionalChecker', () => {

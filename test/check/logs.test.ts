@@ -7,8 +7,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NodeExit } from '../../src/cluster/cluster.js';
 import { LogCheck } from '../../src/check/logs.js';
 import { etcd } from '../../src/systems/etcd/etcd.js';
+import { kvraft } from '../../src/systems/kvraft/index.js';
 
 const adapter = etcd.create({ bugs: [] });
+const kvraftAdapter = kvraft.create({ bugs: [] });
 // What etcd 3.4 printed for a joiner started before its cluster listed it (ids shortened).
 const REFUSAL = [
   '{"level":"warn","ts":"2026-11-30T20:35:46.277Z","caller":"etcdmain/etcd.go:176","msg":"failed to start etcd","error":"error validating peerURLs {ClusterID:c6f2987407196338 Members:[&{ID:3da1c07419fcbd0}]}: member count is unequal"}',
@@ -108,6 +110,39 @@ describe('LogCheck', () => {
     const kinds = check.scan(['n3'], [exit('n3', false)]).map((f) => f.kind);
 
     expect(kinds).toEqual(['crash-text', 'unexpected-exit']);
+  });
+
+  it('an exit the nemesis induced (its disk failing) is no crash, and says its cause', () => {
+    const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
+    write('n1', ['kvraft n1: stopping: the disk refused to fsync log.jsonl (EIO: i/o error, fsync)']);
+    const cause = (e: NodeExit): string | undefined =>
+      e.node === 'n1' ? 'fsync-error (fsync answering EIO)' : undefined;
+
+    const findings = check.scan(['n1'], [exit('n1', false), exit('n2', false)], cause);
+
+    expect(findings.map((f) => [f.node, f.kind])).toEqual([
+      ['n1', 'induced-exit'],
+      ['n2', 'unexpected-exit'],
+    ]);
+    expect(findings[0].message).toBe(
+      'n1 stopped (code 1) while fsync-error (fsync answering EIO) was in effect on its disk',
+    );
+  });
+
+  it('an induced exit excuses the exit only: crash text in its output is a finding all the same', () => {
+    const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
+    write('n1', ['Error: EIO: i/o error, fsync', '    at Object.fsyncSync (node:fs:1234:3)']);
+
+    const kinds = check.scan(['n1'], [exit('n1', false)], () => 'fsync-error').map((f) => f.kind);
+
+    expect(kinds).toEqual(['crash-text', 'induced-exit']);
+  });
+
+  it('an exit the nemesis asked for is neither (the classifier is not asked)', () => {
+    const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
+    write('n1', ['2026-12-01T00:00:00.000Z n1 node-start term=1']);
+
+    expect(check.scan(['n1'], [exit('n1', true)], () => 'disk-full')).toEqual([]);
   });
 
   it("an exit's lines are its process's last lines, not those of the process the reset started after it", () => {

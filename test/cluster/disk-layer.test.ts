@@ -21,9 +21,22 @@ import { buildDiskLayer, DiskLayer } from '../../src/cluster/disk-layer.js';
 import { mountPoints, ResourceRegistry } from '../../src/cluster/resources.js';
 
 // The FUSE layer itself, mounted for real over a temp dir: what `drop-unfsynced` keeps and drops,
-// and the error modes. Runs as an e2e test: it mounts.
+// what `torn-write` keeps of the last unsynced write, and the error modes. Runs as an e2e test: it mounts.
 
 const SLOW_MS = 200;
+const SECTOR_BYTES = 512;
+const UNSYNCED_BYTES = 4096;
+const TORN_SEED = 7;
+
+/** The documented cut of torn-write: FNV-1a 64 of the seed's digits, a NUL and the path. */
+function expectedCut(seed: number, path: string, len: number): number {
+  if (len <= 1) return 0;
+  let h = 0xcbf29ce484222325n;
+  for (const byte of Buffer.from(`${seed}\0${path}`))
+    h = ((h ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  const keep = 1 + Number(h % BigInt(len - 1));
+  return keep % SECTOR_BYTES === 0 ? keep - 1 : keep;
+}
 
 function writeFile(path: string, text: string, fsync: boolean, flags = 'w'): void {
   const fd = openSync(path, flags);
@@ -101,6 +114,44 @@ describe('the FUSE disk layer', () => {
     expect(readFileSync(join(mnt, 'renamed'), 'utf8')).toBe('synced, then renamed');
     expect(readdirSync(join(mnt, 'sub'))).toEqual(['named']);
     expect(readFileSync(join(mnt, 'sub', 'named'), 'utf8')).toBe('');
+  });
+
+  it('torn-write keeps the durable part and a strict prefix of the last unsynced write, cut as documented', async () => {
+    writeFile(join(mnt, 'torn'), 'durable\n', true);
+    const unsynced = Buffer.alloc(UNSYNCED_BYTES, 'abcdefghij');
+    writeFile(join(mnt, 'torn'), unsynced.toString(), false, 'a');
+
+    expect(await layer.command('n1', `torn-write ${TORN_SEED}`)).toMatch(/^restored=\d+ removed=0 torn=1$/);
+
+    const keep = expectedCut(TORN_SEED, 'torn', UNSYNCED_BYTES);
+    expect(keep).toBeGreaterThan(0);
+    expect(keep).toBeLessThan(UNSYNCED_BYTES);
+    expect(keep % SECTOR_BYTES).not.toBe(0);
+    const after = readFileSync(join(mnt, 'torn'));
+    expect(after.subarray(0, 8).toString()).toBe('durable\n');
+    expect(after.subarray(8)).toEqual(unsynced.subarray(0, keep));
+    expect(readFileSync(join(root, 'disk.log'), 'utf8')).toContain(
+      `torn-write torn: kept ${keep} of the last unsynced write's ${UNSYNCED_BYTES} bytes at offset 8`,
+    );
+  });
+
+  it('torn-write drops the earlier unsynced writes (a gap reads as zeros), and the same seed cuts the same', async () => {
+    const cuts: Buffer[] = [];
+    for (let round = 0; round < 2; round++) {
+      writeFile(join(mnt, 'gap'), 'durable\n', true);
+      writeFile(join(mnt, 'gap'), 'dropped\n', false, 'a');
+      writeFile(join(mnt, 'gap'), 'the last write, torn somewhere\n', false, 'a');
+      writeFile(join(mnt, 'never-synced'), 'created and torn: gone all the same', false);
+      await layer.command('n1', `torn-write ${TORN_SEED}`);
+      cuts.push(readFileSync(join(mnt, 'gap')));
+      expect(existsSync(join(mnt, 'never-synced'))).toBe(false);
+    }
+    const keep = expectedCut(TORN_SEED, 'gap', 'the last write, torn somewhere\n'.length);
+    expect(cuts[0].toString()).toBe(
+      `durable\n${'\0'.repeat(8)}${'the last write, torn somewhere\n'.slice(0, keep)}`,
+    );
+    expect(cuts[1]).toEqual(cuts[0]);
+    await expect(layer.command('n1', 'torn-write -1')).rejects.toThrow(/torn-write takes a seed/);
   });
 
   it('fsync-error on makes fsync fail with EIO and keeps the write unfsynced; off heals it', async () => {

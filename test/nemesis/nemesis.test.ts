@@ -4,7 +4,7 @@ import type { NodeStatus } from '../../src/cluster/cluster.js';
 import type { Address } from '../../src/cluster/net/backend.js';
 import { HarnessError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/random.js';
-import { NodeDisks } from '../../src/nemesis/disk.js';
+import { INDUCED_EXIT_GRACE_MS, NodeDisks } from '../../src/nemesis/disk.js';
 import { Nemesis, type NemesisCluster } from '../../src/nemesis/nemesis.js';
 import type { ClusterView, KvClient, LaunchSpec, SystemAdapter } from '../../src/systems/system.js';
 
@@ -289,6 +289,39 @@ function fakeLayer(fake: FakeCluster, answer = 'ok'): { commands: string[]; disk
   return { commands, disks };
 }
 
+describe('NodeDisks.exitCause', () => {
+  const MS = 1_000_000;
+  it('puts an exit down to the fault that failed the disk then, or up to the grace after its heal', async () => {
+    let now = 0;
+    const disks = new NodeDisks({ isMounted: () => true, command: () => Promise.resolve('') }, () => now);
+    now = 1_000 * MS;
+    await disks.fsyncError(['n1']);
+    now = 2_000 * MS;
+    await disks.full(['n2']);
+    expect(disks.exitCause('n1', 500 * MS)).toBeUndefined();
+    expect(disks.exitCause('n1', 1_500 * MS)).toBe('fsync-error');
+    expect(disks.exitCause('n2', 1_500 * MS)).toBeUndefined();
+    expect(disks.exitCause('n3', 1_500 * MS)).toBeUndefined();
+    now = 5_000 * MS;
+    await disks.heal(['n1']);
+    expect(disks.exitCause('n1', (5_000 + INDUCED_EXIT_GRACE_MS) * MS)).toBe('fsync-error');
+    expect(disks.exitCause('n1', (5_001 + INDUCED_EXIT_GRACE_MS) * MS)).toBeUndefined();
+    expect(disks.exitCause('n2', 60_000 * MS)).toBe('disk-full');
+    now = (5_001 + INDUCED_EXIT_GRACE_MS) * MS;
+    disks.forgetEnded();
+    expect(disks.exitCause('n1', 1_500 * MS)).toBeUndefined();
+    expect(disks.exitCause('n2', 60_000 * MS)).toBe('disk-full');
+  });
+
+  it('slow-disk and lost writes excuse no exit', async () => {
+    const disks = new NodeDisks({ isMounted: () => true, command: () => Promise.resolve('') }, () => 0);
+    await disks.slow(['n1'], 50);
+    await disks.loseUnfsynced(['n2']);
+    await disks.tornWrite(['n3'], 7);
+    for (const n of NODES) expect(disks.exitCause(n, 0)).toBeUndefined();
+  });
+});
+
 describe('Nemesis disk faults', () => {
   it('are offered only with a disk layer, and heal-disk undoes them', () => {
     const fake = new FakeCluster();
@@ -298,6 +331,7 @@ describe('Nemesis disk faults', () => {
     const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['disk'], { disks });
     expect(nemesis.actionSpace().kinds).toEqual([
       'lose-unfsynced',
+      'torn-write',
       'fsync-error',
       'slow-disk',
       'disk-full',
@@ -317,6 +351,46 @@ describe('Nemesis disk faults', () => {
     expect(fake.nodesIn('killed')).toEqual(['n1', 'n2']);
     expect(await nemesis.enact({ f: 'heal-disk', value: 'all' })).toMatchObject({ nodes: ['n1', 'n2'] });
     expect(fake.nodesIn('running')).toEqual(NODES);
+  });
+
+  it('torn-write kills the nodes, then tears their writes with a seed drawn from the run and recorded', async () => {
+    const fake = new FakeCluster();
+    const { commands, disks } = fakeLayer(fake);
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['disk'], { disks });
+    const first = await nemesis.enact({ f: 'torn-write', value: 'one' });
+    expect(first).toMatchObject({ outcome: 'ok', nodes: [expect.any(String) as string] });
+    const drawn = first.value as { target: string; seed: number };
+    expect(drawn.target).toBe('one');
+    expect(Number.isInteger(drawn.seed)).toBe(true);
+    const node = first.nodes[0];
+    expect(commands).toEqual([`${node} torn-write ${drawn.seed} (killed)`]);
+    // The same run seed draws the same cut; a recorded value keeps its seed.
+    const again = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['disk'], { disks });
+    expect((await again.enact({ f: 'torn-write', value: 'one' })).value).toEqual(drawn);
+    const replayed = await nemesis.enact(
+      { f: 'torn-write', value: { target: 'one', seed: 42 } },
+      { nodes: ['n2'] },
+    );
+    expect(replayed).toMatchObject({ nodes: ['n2'], value: { target: 'one', seed: 42 } });
+    expect(commands.at(-1)).toBe('n2 torn-write 42 (killed)');
+    expect(await nemesis.enact({ f: 'torn-write', value: { target: 'one', seed: -1 } })).toMatchObject({
+      outcome: 'error',
+      error: expect.stringMatching(/^torn-write takes a target, or/) as string,
+    });
+    await nemesis.enact({ f: 'heal-disk', value: 'all' });
+    expect(fake.nodesIn('running')).toEqual(NODES);
+  });
+
+  it('heal-disk starts a node that stopped by itself while its fsyncs failed, not one the nemesis killed', async () => {
+    const fake = new FakeCluster();
+    const { disks } = fakeLayer(fake);
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['disk', 'kill'], { disks });
+    await nemesis.enact({ f: 'fsync-error', value: ['n1', 'n2'] });
+    await fake.kill('n1', 'exited'); // n1 stops on EIO by itself
+    await nemesis.enact({ f: 'kill', value: ['n2'] });
+    await nemesis.enact({ f: 'heal-disk', value: 'all' });
+    expect(fake.log.filter((l) => l.startsWith('start'))).toEqual(['start n1']);
+    expect(fake.statusOf('n2')).toBe('killed');
   });
 
   it('fsync-error, disk-full and slow-disk are turned off by heal-disk and by the reset', async () => {

@@ -15,9 +15,18 @@
  *   - everything else in the namespace (mkdir, rename, unlink, links) is durable at once; a file a
  *     rename replaced is not brought back.
  *
+ * `torn-write SEED` drops the same, except that each file that keeps its name keeps, on top of its
+ * durable content, a prefix of its last unsynced write (written back at that write's offset; what
+ * lay between the durable end and that offset reads as zeros; a write(2) the kernel sent in pieces
+ * counts as one, see `note_write`). The prefix's length, for a write of
+ * LEN bytes, is 0 when LEN is 1, else K = 1 + h mod (LEN - 1), less one when K is a multiple of
+ * 512: a strict, non-empty prefix that never ends on a sector boundary. h is a 64-bit FNV-1a hash
+ * of SEED and the file's path in the mount, so the same seed cuts the same write the same way.
+ *
  * Commands, one line each on the unix socket SOCKET, answered by one line ("ok …" or "error …"):
- *   ping | status | drop-unfsynced | fsync-error on|off (fsync answers EIO and makes nothing
- *   durable) | full on|off (writes answer ENOSPC) | slow MS (each read and write waits MS ms).
+ *   ping | status | drop-unfsynced | torn-write SEED | fsync-error on|off (fsync answers EIO and
+ *   makes nothing durable) | full on|off (writes answer ENOSPC) | slow MS (each read and write
+ *   waits MS ms).
  * Drop only while no process has the files open (after the node was killed): the kernel's page
  * cache of a file is dropped when the file is opened again, never under an open file.
  */
@@ -43,6 +52,8 @@
 
 #define MAX_LINE 256
 #define MAX_DEPTH 64
+#define MAX_PATH_LEN 4096
+#define SECTOR_BYTES 512
 
 struct segment {
 	off_t off;
@@ -50,7 +61,11 @@ struct segment {
 	char *bytes;
 };
 
-/* A file written since its last fsync: its size then, the bytes overwritten since (oldest first). */
+/*
+ * A file written since its last fsync: its size then, the bytes overwritten since (oldest first),
+ * and where its last write went (`last_len` 0: none, or a truncation cut it off since) and who
+ * made it.
+ */
 struct pending {
 	ino_t ino;
 	off_t synced_size;
@@ -58,6 +73,9 @@ struct pending {
 	int handled;
 	struct segment *segments;
 	size_t count, capacity;
+	off_t last_off;
+	size_t last_len;
+	pid_t last_pid;
 };
 
 static int root_fd = -1;
@@ -148,8 +166,12 @@ static int save(struct pending *p, int fd, off_t from, off_t to)
 	return 0;
 }
 
-/* Before a write of `size` bytes at `off` (or at the end, for O_APPEND). Call under the lock. */
-static int note_write(int fd, off_t off, size_t size)
+/*
+ * Before a write of `size` bytes at `off` (or at the end, for O_APPEND) by thread `pid`. Call under
+ * the lock. The kernel cuts one write(2) into several requests at page boundaries: a request that
+ * starts where the file's last one ended, on a page boundary, from the same thread, continues it.
+ */
+static int note_write(int fd, off_t off, size_t size, pid_t pid)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
@@ -157,7 +179,18 @@ static int note_write(int fd, off_t off, size_t size)
 	if (fcntl(fd, F_GETFL) & O_APPEND)
 		off = st.st_size;
 	struct pending *p = track(st.st_ino, st.st_size);
-	return save(p, fd, off, st.st_size < off + (off_t)size ? st.st_size : off + (off_t)size);
+	int r = save(p, fd, off, st.st_size < off + (off_t)size ? st.st_size : off + (off_t)size);
+	if (r != 0)
+		return r;
+	off_t page = (off_t)sysconf(_SC_PAGESIZE);
+	if (p->last_len > 0 && p->last_pid == pid && p->last_off + (off_t)p->last_len == off && off % page == 0) {
+		p->last_len += size;
+	} else {
+		p->last_off = off;
+		p->last_len = size;
+		p->last_pid = pid;
+	}
+	return 0;
 }
 
 /* Before the file is cut or extended to `size`. Call under the lock. */
@@ -167,6 +200,8 @@ static int note_truncate(int fd, off_t size)
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	struct pending *p = track(st.st_ino, st.st_size);
+	if (p->last_len > 0 && p->last_off + (off_t)p->last_len > size)
+		p->last_len = size > p->last_off ? (size_t)(size - p->last_off) : 0;
 	return save(p, fd, size, st.st_size);
 }
 
@@ -180,11 +215,74 @@ static int restore(struct pending *p, int fd)
 	return ftruncate(fd, p->synced_size);
 }
 
+/* 64-bit FNV-1a over the seed's decimal digits, a NUL, then the path. */
+static uint64_t cut_hash(uint64_t seed, const char *path)
+{
+	char digits[32];
+	int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)seed);
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (int i = 0; i <= n; i++)
+		h = (h ^ (unsigned char)digits[i]) * 0x100000001b3ULL;
+	for (const char *c = path; *c != '\0'; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+	return h;
+}
+
+/* How much of a torn write of `len` bytes stays: a strict prefix, not a multiple of a sector. */
+static size_t cut_length(uint64_t seed, const char *path, size_t len)
+{
+	if (len <= 1)
+		return 0;
+	size_t keep = 1 + (size_t)(cut_hash(seed, path) % (uint64_t)(len - 1));
+	if (keep % SECTOR_BYTES == 0)
+		keep--;
+	return keep;
+}
+
 struct drop_counts {
-	int restored, removed, failed;
+	int restored, removed, torn, failed;
 };
 
-static void drop_in(int dir_fd, int depth, struct drop_counts *counts)
+/* What a drop does: `drop-unfsynced`, or `torn-write SEED` (tear each file's last write). */
+struct drop_mode {
+	int torn;
+	uint64_t seed;
+};
+
+/*
+ * Restores the file to what it was at its last fsync; in torn mode, then writes back a prefix of
+ * its last unsynced write. 1 when a write was torn, 0 when not, -1 on failure.
+ */
+static int roll_back(struct pending *p, int fd, const struct drop_mode *mode, const char *path)
+{
+	char *kept = NULL;
+	size_t keep = 0;
+	if (mode->torn && p->last_len > 0) {
+		keep = cut_length(mode->seed, path, p->last_len);
+		if (keep > 0) {
+			kept = malloc(keep);
+			if (kept == NULL || pread(fd, kept, keep, p->last_off) != (ssize_t)keep) {
+				free(kept);
+				return -1;
+			}
+		}
+	}
+	int r = restore(p, fd);
+	if (r == 0 && kept != NULL && pwrite(fd, kept, keep, p->last_off) != (ssize_t)keep)
+		r = -1;
+	free(kept);
+	if (r < 0)
+		return -1;
+	if (!mode->torn || p->last_len == 0)
+		return 0;
+	printf("mallory-disk: torn-write %s: kept %zu of the last unsynced write's %zu bytes at offset %lld\n",
+	       path, keep, p->last_len, (long long)p->last_off);
+	fflush(stdout);
+	return 1;
+}
+
+static void drop_in(int dir_fd, const char *dir_path, int depth, const struct drop_mode *mode,
+		    struct drop_counts *counts)
 {
 	DIR *dir = fdopendir(dir_fd);
 	if (dir == NULL) {
@@ -199,10 +297,12 @@ static void drop_in(int dir_fd, int depth, struct drop_counts *counts)
 		struct stat st;
 		if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
+		char path[MAX_PATH_LEN];
+		snprintf(path, sizeof path, "%s%s%s", dir_path, *dir_path ? "/" : "", e->d_name);
 		if (S_ISDIR(st.st_mode)) {
 			int sub = openat(dirfd(dir), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 			if (sub >= 0 && depth < MAX_DEPTH)
-				drop_in(sub, depth + 1, counts);
+				drop_in(sub, path, depth + 1, mode, counts);
 			else if (sub >= 0)
 				close(sub);
 			continue;
@@ -220,24 +320,27 @@ static void drop_in(int dir_fd, int depth, struct drop_counts *counts)
 		if (p->handled)
 			continue;
 		p->handled = 1;
-		int fd = openat(dirfd(dir), e->d_name, O_WRONLY | O_NOFOLLOW);
-		if (fd >= 0 && restore(p, fd) == 0)
-			counts->restored++;
-		else
+		int fd = openat(dirfd(dir), e->d_name, O_RDWR | O_NOFOLLOW);
+		int r = fd >= 0 ? roll_back(p, fd, mode, path) : -1;
+		if (r < 0)
 			counts->failed++;
+		else
+			counts->restored++;
+		if (r > 0)
+			counts->torn++;
 		if (fd >= 0)
 			close(fd);
 	}
 	closedir(dir);
 }
 
-static struct drop_counts drop_unfsynced(void)
+static struct drop_counts drop_unfsynced(const struct drop_mode *mode)
 {
-	struct drop_counts counts = { 0, 0, 0 };
+	struct drop_counts counts = { 0, 0, 0, 0 };
 	pthread_mutex_lock(&lock);
 	int fd = openat(root_fd, ".", O_RDONLY | O_DIRECTORY);
 	if (fd >= 0)
-		drop_in(fd, 0, &counts);
+		drop_in(fd, "", 0, mode, &counts);
 	else
 		counts.failed++;
 	forget_all();
@@ -444,7 +547,7 @@ static int layer_write(const char *path, const char *buf, size_t size, off_t off
 		return -ENOSPC;
 	int fd = (int)fi->fh;
 	pthread_mutex_lock(&lock);
-	int r = note_write(fd, off, size);
+	int r = note_write(fd, off, size, fuse_get_context()->pid);
 	if (r == 0) {
 		ssize_t n = pwrite(fd, buf, size, off);
 		r = n < 0 ? -errno : (int)n;
@@ -617,13 +720,27 @@ static void answer(const char *line, char *reply, size_t size)
 		snprintf(reply, size, "ok pending=%zu fsync-error=%s full=%s slow=%d\n", pending,
 			 atomic_load(&fsync_error) ? "on" : "off", atomic_load(&disk_full) ? "on" : "off",
 			 atomic_load(&slow_ms));
-	} else if (strcmp(line, "drop-unfsynced") == 0) {
-		struct drop_counts c = drop_unfsynced();
+	} else if (strcmp(line, "drop-unfsynced") == 0 || strncmp(line, "torn-write ", 11) == 0) {
+		struct drop_mode mode = { 0, 0 };
+		if (line[0] == 't') {
+			char *end;
+			errno = 0;
+			mode.torn = 1;
+			mode.seed = strtoull(line + 11, &end, 10);
+			if (errno != 0 || *end != '\0' || end == line + 11 || line[11] == '-') {
+				snprintf(reply, size, "error torn-write takes a seed from 0 to 2^64-1\n");
+				return;
+			}
+		}
+		struct drop_counts c = drop_unfsynced(&mode);
+		char torn[32] = "";
+		if (mode.torn)
+			snprintf(torn, sizeof torn, " torn=%d", c.torn);
 		if (c.failed > 0)
-			snprintf(reply, size, "error restored=%d removed=%d failed=%d\n", c.restored, c.removed,
-				 c.failed);
+			snprintf(reply, size, "error restored=%d removed=%d%s failed=%d\n", c.restored, c.removed,
+				 torn, c.failed);
 		else
-			snprintf(reply, size, "ok restored=%d removed=%d\n", c.restored, c.removed);
+			snprintf(reply, size, "ok restored=%d removed=%d%s\n", c.restored, c.removed, torn);
 	} else if (strncmp(line, "fsync-error ", 12) == 0 && on_off(line + 12, &fsync_error) == 0) {
 		snprintf(reply, size, "ok\n");
 	} else if (strncmp(line, "full ", 5) == 0 && on_off(line + 5, &disk_full) == 0) {

@@ -1,6 +1,14 @@
 import { rethrowHarness } from '../../core/errors.js';
-import { FAMILY_KINDS, type Fault, type FaultValue, type SlowDiskParams } from '../../core/fault.js';
-import type { NodeDisks } from '../disk.js';
+import type { Rng } from '../../core/random.js';
+import {
+  FAMILY_KINDS,
+  type Fault,
+  type FaultValue,
+  type SlowDiskParams,
+  type Target,
+  type TornWriteParams,
+} from '../../core/fault.js';
+import type { Healed, NodeDisks } from '../disk.js';
 import {
   acted,
   type FamilyContext,
@@ -31,22 +39,48 @@ function slowDiskParams(fault: Fault): SlowDiskParams {
   return { target: v?.target ?? 'one', delayMs };
 }
 
+/** The largest cut seed `torn-write` draws (a seed is any integer from 0 to this). */
+const MAX_TORN_SEED = 2 ** 31 - 1;
+
+/**
+ * A torn-write's target and cut seed, checked: a plain target (or node list) gets a seed drawn
+ * from `rng`; `{target, seed}` keeps its seed (a recorded fault, replayed).
+ */
+function tornWriteParams(fault: Fault, rng: Rng): TornWriteParams {
+  const v = fault.value;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    return { target: (v ?? 'one') as Target | readonly string[], seed: rng.int(MAX_TORN_SEED + 1) };
+  }
+  const { target, seed } = v as Partial<TornWriteParams>;
+  if (typeof seed !== 'number' || !Number.isInteger(seed) || seed < 0 || seed > MAX_TORN_SEED) {
+    throw new Error(
+      `torn-write takes a target, or {"target": ..., "seed": N} with an integer seed from 0 to ${MAX_TORN_SEED}`,
+    );
+  }
+  return { target: target ?? 'one', seed };
+}
+
 function requireDisks(fault: Fault, ctx: FamilyContext): NodeDisks {
   if (!ctx.disks) throw new Error(`${fault.f}: this run has no disk layer (enable --faults disk)`);
   return ctx.disks;
 }
 
-/** Starts the nodes a lose-unfsynced took down that are still down and still members. */
-async function restartLost(ctx: FamilyContext, nodes: readonly string[]): Promise<void> {
+/**
+ * Starts, among the healed nodes that are still members, those a lose-unfsynced or torn-write
+ * took down and those that stopped by themselves while their disk answered errors.
+ */
+async function restartHealed(ctx: FamilyContext, healed: Healed): Promise<void> {
   const c = ctx.cluster;
-  for (const n of nodes) {
-    if (c.isMember(n) && (c.statusOf(n) === 'killed' || c.statusOf(n) === 'exited')) await c.start(n);
+  for (const n of new Set([...healed.lost, ...healed.errored])) {
+    const status = c.statusOf(n);
+    const down = status === 'exited' || (status === 'killed' && healed.lost.includes(n));
+    if (c.isMember(n) && down) await c.start(n);
   }
 }
 
 /**
- * A node's disk through the FUSE layer: `lose-unfsynced`, `fsync-error`, `slow-disk`, `disk-full`
- * / `heal-disk`.
+ * A node's disk through the FUSE layer: `lose-unfsynced`, `torn-write`, `fsync-error`, `slow-disk`,
+ * `disk-full` / `heal-disk`.
  */
 export class DiskFamily implements FaultFamilyPackage {
   readonly family = 'disk';
@@ -64,6 +98,7 @@ export class DiskFamily implements FaultFamilyPackage {
   values({ targets }: SpaceContext): Record<string, readonly FaultValue[]> {
     return {
       'lose-unfsynced': targets,
+      'torn-write': targets,
       'fsync-error': targets,
       'slow-disk': SLOW_DISK_CHOICES,
       'disk-full': targets,
@@ -82,6 +117,13 @@ export class DiskFamily implements FaultFamilyPackage {
         await disks.loseUnfsynced(nodes);
         return acted(fault, nodes);
       }
+      case 'torn-write': {
+        const params = tornWriteParams(fault, ctx.rng);
+        const nodes = await ctx.targetNodes(params.target, c.members, recorded?.nodes);
+        await Promise.all(nodes.map((n) => c.kill(n)));
+        await disks.tornWrite(nodes, params.seed);
+        return { ...acted(fault, nodes), value: params };
+      }
       case 'fsync-error':
       case 'disk-full': {
         const nodes = await ctx.targetNodes(fault.value, c.members, recorded?.nodes);
@@ -98,7 +140,7 @@ export class DiskFamily implements FaultFamilyPackage {
       default: {
         const value = fault.value === null ? 'all' : fault.value;
         const nodes = await ctx.targetNodes(value, disks.faulted, recorded?.nodes);
-        await restartLost(ctx, await disks.heal(nodes));
+        await restartHealed(ctx, await disks.heal(nodes));
         return acted(fault, nodes);
       }
     }

@@ -9,6 +9,11 @@ import type { NodeDisks } from '../disk.js';
 /** What enacting a fault did. `skipped` when there was nothing to act on (e.g. start with none down). */
 export interface FaultOutcome {
   readonly fault: Fault;
+  /**
+   * The fault's value with what the nemesis drew for it (`torn-write`'s cut seed), when it drew
+   * anything: what a record of the fault keeps, so a replay enacts the same.
+   */
+  readonly value?: FaultValue;
   readonly nodes: readonly string[];
   readonly links?: readonly Link[];
   readonly outcome: 'ok' | 'skipped' | 'error';

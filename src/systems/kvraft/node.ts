@@ -26,10 +26,20 @@ function main(): void {
     process.exit(2);
   }
   const probe = createProbe();
-  const storage = new Storage(
-    args.dataDir,
-    args.bugs.has('ack-before-fsync') ? { deferFsyncMs: DEFERRED_FSYNC_MS } : {},
-  );
+  const id = args.id;
+  // Fail-stop: a node whose disk refuses a write or an fsync cannot tell what is durable (after a
+  // failed fsync the kernel may have dropped the dirty pages), so it stops before it replies to
+  // anyone, and a restart reads what the disk really holds.
+  const onFailure = (what: string, error: Error): never => {
+    probe.emit('storage-failed');
+    probe.flush();
+    process.stderr.write(`kvraft ${id}: stopping: the disk refused to ${what} (${error.message})\n`);
+    process.exit(1);
+  };
+  const storage = new Storage(args.dataDir, {
+    onFailure,
+    ...(args.bugs.has('ack-before-fsync') ? { deferFsyncMs: DEFERRED_FSYNC_MS } : {}),
+  });
   // The node only sends from timers and handlers, after `transport` exists.
   const raft: RaftNode = new RaftNode(
     {

@@ -40,6 +40,58 @@ describe('kvraft storage', () => {
     expect(loaded.entries.map((e) => e.index)).toEqual([2, 3]);
   });
 
+  it('cuts a torn record off the log at start, so what it appends next survives the next start', () => {
+    const dir = tempDir();
+    const s = new Storage(dir);
+    s.append([put(1, 1), put(2, 1)]);
+    s.close();
+    const whole = readFileSync(path.join(dir, 'log.jsonl')).length;
+    // A crash tore the append of entry 3: a prefix of it, without its newline, is on disk.
+    appendFileSync(path.join(dir, 'log.jsonl'), JSON.stringify(put(3, 1)).slice(0, 11));
+    const restarted = new Storage(dir);
+    const loaded = restarted.load();
+    expect(loaded.entries.map((e) => e.index)).toEqual([1, 2]);
+    expect(loaded.cutBytes).toBe(11);
+    expect(readFileSync(path.join(dir, 'log.jsonl')).length).toBe(whole);
+    restarted.append([put(3, 2), put(4, 2)]);
+    restarted.close();
+    const again = new Storage(dir).load();
+    expect(again.entries.map((e) => [e.index, e.term])).toEqual([
+      [1, 1],
+      [2, 1],
+      [3, 2],
+      [4, 2],
+    ]);
+    expect(again.cutBytes).toBe(0);
+  });
+
+  it('a whole record without its newline is torn too (its write did not finish)', () => {
+    const dir = tempDir();
+    const s = new Storage(dir);
+    s.append([put(1, 1)]);
+    s.close();
+    appendFileSync(path.join(dir, 'log.jsonl'), JSON.stringify(put(2, 1)));
+    const loaded = new Storage(dir).load();
+    expect(loaded.entries.map((e) => e.index)).toEqual([1]);
+    expect(loaded.cutBytes).toBe(JSON.stringify(put(2, 1)).length);
+  });
+
+  it('a disk that refuses an operation goes to onFailure, naming it, instead of throwing', () => {
+    const dir = tempDir();
+    const failures: string[] = [];
+    const s = new Storage(dir, {
+      onFailure: (what, error) => {
+        failures.push(`${what}: ${(error as NodeJS.ErrnoException).code ?? '?'}`);
+        throw new Error('stopped');
+      },
+    });
+    s.close();
+    expect(() => {
+      s.append([put(1, 1)]);
+    }).toThrow('stopped');
+    expect(failures).toEqual(['append to log.jsonl: EBADF']);
+  });
+
   it('rewrites the log on truncation and keeps appending after it', () => {
     const dir = tempDir();
     const s = new Storage(dir);

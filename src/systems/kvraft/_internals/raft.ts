@@ -163,6 +163,7 @@ export class RaftNode {
     this.kv = new Map(this.snapshot.kv);
     this.config = this.latestConfig(Infinity);
     this.configCommittedReported = this.config.index <= this.commit ? this.config.index : -1;
+    if (loaded.cutBytes > 0) this.emit('log-torn-tail', { bytes: loaded.cutBytes });
     this.emit('node-start', {
       term: this.term,
       index: this.lastIndex(),

@@ -2,6 +2,7 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -22,6 +23,11 @@ export interface Loaded {
   readonly snapshot: Snapshot | undefined;
   /** Entries after the snapshot, contiguous. */
   readonly entries: readonly Entry[];
+  /**
+   * Bytes cut off the log's end because they held no usable entry: a record a crash tore (no
+   * newline, or not JSON), and whatever followed a torn record or a gap. 0 when the log was whole.
+   */
+  readonly cutBytes: number;
 }
 
 const META = 'meta.json';
@@ -34,13 +40,20 @@ export interface StorageOptions {
    * fsynced this many ms later — so the node acknowledges entries a crash can still take away.
    */
   readonly deferFsyncMs?: number;
+  /**
+   * Called when the disk refuses a write or an fsync (EIO, ENOSPC, …): the state can no longer be
+   * made durable, so the node must stop rather than go on (it must not exit through an uncaught
+   * exception, which reads as a crash). Default: the error is thrown.
+   */
+  readonly onFailure?: (what: string, error: Error) => never;
 }
 
 /**
  * A node's durable state: `meta.json` (term and vote, replaced by write-then-rename), `log.jsonl`
  * (one entry per line, appended and fsynced; rewritten by write-then-rename on truncation and
  * compaction) and `snapshot.json` (write-then-rename). Every method returns once the data is on
- * disk (but see `deferFsyncMs`).
+ * disk (but see `deferFsyncMs`), or does not return (see `onFailure`). Loading cuts a torn tail
+ * off the log, so entries appended after it are not glued to it and lost at the next start.
  */
 export class Storage {
   private logFd: number;
@@ -65,52 +78,89 @@ export class Storage {
       : undefined;
     const after = snapshot?.lastIndex ?? 0;
     const entries: Entry[] = [];
-    for (const line of readFileSync(path.join(this.dir, LOG), 'utf8').split('\n')) {
-      if (line.length === 0) continue;
+    const log = readFileSync(path.join(this.dir, LOG));
+    let usable = 0;
+    while (usable < log.length) {
+      const end = log.indexOf(0x0a, usable);
+      // A record without its newline was torn by a crash mid-append: it was never fsynced whole,
+      // so never counted as stored.
+      if (end < 0) break;
       let entry: Entry;
       try {
-        entry = JSON.parse(line) as Entry;
+        entry = JSON.parse(log.toString('utf8', usable, end)) as Entry;
       } catch {
-        break; // a torn last line from a crash mid-append: it was never acknowledged
+        break; // torn in the middle (a later append's bytes after it): never acknowledged either
       }
-      if (entry.index <= after) continue;
-      if (entry.index !== after + entries.length + 1) break; // a gap: nothing after it is usable
-      entries.push(entry);
+      if (entry.index > after) {
+        if (entry.index !== after + entries.length + 1) break; // a gap: nothing after it is usable
+        entries.push(entry);
+      }
+      usable = end + 1;
     }
-    return { meta, snapshot, entries };
+    const cutBytes = log.length - usable;
+    if (cutBytes > 0)
+      this.guard('cut the log', () => {
+        ftruncateSync(this.logFd, usable);
+        fsyncSync(this.logFd);
+      });
+    return { meta, snapshot, entries, cutBytes };
   }
 
   saveMeta(meta: Meta): void {
-    this.replace(META, JSON.stringify(meta));
+    this.guard(`save ${META}`, () => {
+      this.replace(META, JSON.stringify(meta));
+    });
   }
 
   append(entries: readonly Entry[]): void {
     if (entries.length === 0) return;
-    writeSync(this.logFd, entries.map((e) => JSON.stringify(e) + '\n').join(''));
+    this.guard(`append to ${LOG}`, () => {
+      writeSync(this.logFd, entries.map((e) => JSON.stringify(e) + '\n').join(''));
+    });
     const delayMs = this.options.deferFsyncMs;
-    if (delayMs === undefined) fsyncSync(this.logFd);
+    if (delayMs === undefined) this.fsyncLog();
     else
       this.deferredFsync ??= setTimeout(() => {
         this.deferredFsync = undefined;
-        fsyncSync(this.logFd);
+        this.fsyncLog();
       }, delayMs);
   }
 
   /** Replaces the whole log file (after truncation or compaction). */
   rewriteLog(entries: readonly Entry[]): void {
     this.cancelDeferredFsync();
-    closeSync(this.logFd);
-    this.replace(LOG, entries.map((e) => JSON.stringify(e) + '\n').join(''));
-    this.logFd = openSync(path.join(this.dir, LOG), 'a');
+    this.guard(`rewrite ${LOG}`, () => {
+      closeSync(this.logFd);
+      this.replace(LOG, entries.map((e) => JSON.stringify(e) + '\n').join(''));
+      this.logFd = openSync(path.join(this.dir, LOG), 'a');
+    });
   }
 
   saveSnapshot(snapshot: Snapshot): void {
-    this.replace(SNAPSHOT, JSON.stringify(snapshot));
+    this.guard(`save ${SNAPSHOT}`, () => {
+      this.replace(SNAPSHOT, JSON.stringify(snapshot));
+    });
   }
 
   close(): void {
     this.cancelDeferredFsync();
     closeSync(this.logFd);
+  }
+
+  private fsyncLog(): void {
+    this.guard(`fsync ${LOG}`, () => {
+      fsyncSync(this.logFd);
+    });
+  }
+
+  /** Runs a disk operation; a failure goes to `onFailure` (the node stops) when there is one. */
+  private guard(what: string, operation: () => void): void {
+    try {
+      operation();
+    } catch (error) {
+      if (!this.options.onFailure || !(error instanceof Error)) throw error;
+      this.options.onFailure(what, error);
+    }
   }
 
   private cancelDeferredFsync(): void {
