@@ -133,13 +133,7 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
         controller.abort();
       };
       process.on('SIGINT', onSignal);
-      const reporter: Reporter = {
-        runEnded: (s) => {
-          process.stderr.write(
-            `compare: ${s.policy} seed ${s.seed}: ${s.status}, ${s.metrics.states_causal ?? 0} states, ${s.bugs.length} bugs (${s.runDir})\n`,
-          );
-        },
-      };
+      const reporter: Reporter = {};
       try {
         const total = runs * arms.length;
         process.stderr.write(
@@ -152,6 +146,12 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
           seed: flags.seed === undefined ? Math.floor(Math.random() * 2 ** 30) : Number(flags.seed),
           signal: controller.signal,
           reporter,
+          // Named by its side (`adaptive+disk`), not only its policy.
+          onRun: (arm, _run, s) => {
+            process.stderr.write(
+              `compare: ${arm} seed ${s.seed}: ${s.status}, ${s.metrics.states_causal ?? 0} states, ${s.bugs.length} bugs (${s.runDir})\n`,
+            );
+          },
         });
         process.stdout.write(flags.json ? JSON.stringify(result, null, 2) + '\n' : table(result) + '\n');
         setExit(controller.signal.aborted ? 130 : 0);
