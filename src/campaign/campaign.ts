@@ -33,9 +33,8 @@ import { RunStore } from '../store/run-store.js';
 import { loadSystem } from '../systems/load-system.js';
 import type { SystemAdapter } from '../systems/system.js';
 import { History } from '../workload/history.js';
-import { RegisterWorkload } from '../workload/register.js';
-import { TxnWorkload } from '../workload/txn.js';
-import { type Workload, isTxnWorkload } from '../workload/workload.js';
+import { BUILTIN_WORKLOADS, workloadRefusal } from '../workload/registry.js';
+import type { Workload } from '../workload/workload.js';
 import { Coverage } from '../abstraction/coverage.js';
 import type { BugRecord } from './bug.js';
 import type { Finding, ScheduleChecker } from './checker.js';
@@ -69,8 +68,6 @@ const STARTUP_READY_MS = 60_000;
 /** The recovery contract's warm-up lasts this many measurement windows. */
 const WARMUP_WINDOWS = 2;
 const PROGRESS_INTERVAL_MS = 500;
-const KEYS_PER_SCHEDULE = 5;
-const OPS_PER_KEY = 150;
 /** How long the final reads after a schedule may take (each key is read once). */
 const FINAL_READS_MS = 5_000;
 /** How long a decision waits for the previous window's state (the timeline's grace is 150 ms). */
@@ -143,12 +140,9 @@ export class Campaign {
     }
     const fixedSchedule = config.schedule ? readSchedule(config.schedule) : undefined;
     const system = definition.create({ bugs: config.bugs });
-    if (isTxnWorkload(config.workload) && !system.transactions?.workloads.includes(config.workload)) {
-      throw new UsageError(
-        'unsupported-workload',
-        `system ${definition.name} does not run ${config.workload} transactions: use --workload register${system.transactions ? ` or ${system.transactions.workloads.join(', ')}` : ''}`,
-      );
-    }
+    const workloadDefinition = BUILTIN_WORKLOADS[config.workload];
+    const unsupportedWorkload = workloadRefusal(config.workload, system);
+    if (unsupportedWorkload !== undefined) throw new UsageError('unsupported-workload', unsupportedWorkload);
     const nodeCount = config.nodes ?? definition.defaultNodes;
     for (const item of fixedSchedule ?? []) {
       if (isLet(item)) continue;
@@ -280,23 +274,15 @@ export class Campaign {
       const live = cluster;
       const logCheck = new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns);
       const concurrency = config.concurrency ?? 2 * nodeCount;
-      const workloadRng = rng.fork('workload');
-      workload =
-        isTxnWorkload(config.workload) && system.transactions
-          ? new TxnWorkload(system.transactions, cluster, history, workloadRng, {
-              workload: config.workload,
-              concurrency,
-              rate: config.rate,
-              timeoutMs: config.opTimeoutMs,
-            })
-          : new RegisterWorkload(system, cluster, history, workloadRng, {
-              concurrency,
-              rate: config.rate,
-              timeoutMs: config.opTimeoutMs,
-              keys: KEYS_PER_SCHEDULE,
-              opsPerKey: OPS_PER_KEY,
-              cas: system.supportsCas ?? true,
-            });
+      workload = workloadDefinition.create({
+        system,
+        cluster,
+        history,
+        rng: rng.fork('workload'),
+        concurrency,
+        rate: config.rate,
+        timeoutMs: config.opTimeoutMs,
+      });
       await cluster.startAll();
       if (!(await cluster.waitReady(STARTUP_READY_MS, this.signal))) {
         if (this.signal.aborted) throw new Interrupted();
