@@ -166,6 +166,19 @@ describe('the set and counter workloads against real systems (fixed schedules)',
     },
   );
 
+  it.skipIf(skipReason(REDIS) !== undefined)(
+    `redis counter: after the isolated primary is demoted, a read is below the acknowledged adds${skipReason(REDIS) ? ` (skipped: ${skipReason(REDIS)})` : ''}`,
+    async () => {
+      const { code, summary } = await run(boxes, 'redis', 'counter', schedule('isolate', ISOLATE_PRIMARY));
+      expect(summary.status).toBe('complete');
+      const bug = summary.bugs.find((b) => b.kind === 'counter' && b.name === 'read-out-of-bounds');
+      expect(bug?.message).toMatch(
+        /^\d+ of \d+ counter reads out of bounds: key "s0-c\d": process \d+'s read \(op \d+, ok at op \d+ on n\d\) returned \d+, below \d+, the sum of the adds acknowledged before it began/,
+      );
+      expect(code).toBe(1);
+    },
+  );
+
   it('a system without the client capability a workload needs is refused at start, in one line', async () => {
     const b = sandbox();
     boxes.push(b);
