@@ -29,6 +29,11 @@ export type {
   TxnClient,
   TxnResult,
   TxnWorkloadName,
+  SetCapability,
+  SetClient,
+  SetReadResult,
+  CounterCapability,
+  CounterClient,
   ParsedLogEvent,
   DoctorFinding,
   NodeSystem,
@@ -62,6 +67,15 @@ export {
   type ModelName,
 } from './check/linearizable.js';
 export { renderLinearizabilityHtml } from './check/linearizable-html.js';
+export { checkSet, type SetCheckResult, type SetAnomaly, type SetAnomalyType } from './check/check-set.js';
+export { checkCounter, type CounterCheckResult, type CounterViolation } from './check/check-counter.js';
+export {
+  WORKLOADS,
+  type WorkloadName,
+  type WorkloadDefinition,
+  type WorkloadContext,
+} from './workload/workload.js';
+export { BUILTIN_WORKLOADS, workloadRefusal } from './workload/registry.js';
 export { writeRunReport } from './report/write-run-report.js';
 export { writeStoreIndex } from './report/store-index.js';
 export { ResultsSchema, RESULTS_VERSION, type Results } from './report/results.js';

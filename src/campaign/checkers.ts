@@ -1,6 +1,8 @@
 import { exactJson } from '../check/_internals/exact-json.js';
 import { judgeDurability } from '../check/durability.js';
 import { anomalyWords, explainRegisterResult, type RegisterAnomaly } from '../check/explain-register.js';
+import { checkCounter } from '../check/check-counter.js';
+import { checkSet, type SetAnomaly, type SetAnomalyType } from '../check/check-set.js';
 import { checkInvariants } from '../check/invariants.js';
 import { checkOps } from '../check/linearizable.js';
 import { renderLinearizabilityHtml } from '../check/linearizable-html.js';
@@ -204,10 +206,139 @@ export function invariantChecker(): ScheduleChecker {
   };
 }
 
+/** How many anomalies a set or counter finding's message names, and its evidence keeps. */
+const NAMED_IN_MESSAGE = 3;
+const KEPT_IN_EVIDENCE = 100;
+
+/** A history that does not fit its workload's checker: the system answered what no correct one would. */
+function malformed(kind: 'set' | 'counter', error: unknown): Finding[] {
+  const message = error instanceof Error ? error.message : String(error);
+  return [
+    {
+      kind,
+      name: 'malformed-history',
+      message: `the ${kind} history cannot be checked: ${message}`,
+      evidence: { error: message },
+    },
+  ];
+}
+
+const SET_FINDING_NAMES: Readonly<Record<SetAnomalyType, string>> = {
+  lost: 'lost-elements',
+  unexpected: 'unexpected-elements',
+  stale: 'stale-read',
+};
+
+/**
+ * Each schedule's set history (`--workload set`): no element lost (acknowledged, then missing from
+ * every read that began after), none unexpected (read but never added, or its add failed), none
+ * read stale (missing from a read, yet in a later one) — stale reads are a note for a system that
+ * declares sequential reads. One finding per anomaly type, each naming the elements and the ops.
+ */
+export function setChecker(): ScheduleChecker {
+  return {
+    name: 'set',
+    check(input): Promise<Finding[]> {
+      const clientOps = input.ops.filter((op) => op.process !== 'nemesis');
+      let result;
+      try {
+        result = checkSet(clientOps);
+      } catch (error) {
+        return Promise.resolve(malformed('set', error));
+      }
+      const sequential = input.system.readConsistency === 'sequential';
+      const findings: Finding[] = [];
+      const summary = {
+        keys: result.keys,
+        attempted: result.attempted,
+        acknowledged: result.acknowledged,
+        recovered: result.recovered,
+        neverRead: result.neverRead,
+      };
+      const add = (type: SetAnomalyType, anomalies: readonly SetAnomaly[], what: string): void => {
+        if (anomalies.length === 0) return;
+        const elements = anomalies.map((a) => exactJson(a.element));
+        const more =
+          anomalies.length > NAMED_IN_MESSAGE ? ` (and ${anomalies.length - NAMED_IN_MESSAGE} more)` : '';
+        findings.push({
+          kind: 'set',
+          name: SET_FINDING_NAMES[type],
+          ...(type === 'stale' && sequential ? { severity: 'note' as const } : {}),
+          message: `${anomalies.length} ${what} element(s) of ${result.attempted} added: ${anomalies
+            .slice(0, NAMED_IN_MESSAGE)
+            .map((a) => a.message)
+            .join('; ')}${more}`,
+          evidence: {
+            ...summary,
+            type,
+            count: anomalies.length,
+            elements: elements.slice(0, KEPT_IN_EVIDENCE),
+            anomalies: anomalies.slice(0, KEPT_IN_EVIDENCE),
+          },
+        });
+      };
+      add('lost', result.lost, 'lost');
+      add('unexpected', result.unexpected, 'unexpected');
+      add(
+        'stale',
+        result.stale,
+        sequential ? 'stale (reads are sequential, as the system declares)' : 'stale',
+      );
+      return Promise.resolve(findings);
+    },
+  };
+}
+
+/**
+ * Each schedule's counter history (`--workload counter`): every read lies between the sum of the
+ * adds acknowledged before it began and the sum of the adds that may have happened by its end.
+ */
+export function counterChecker(): ScheduleChecker {
+  return {
+    name: 'counter',
+    check(input): Promise<Finding[]> {
+      const clientOps = input.ops.filter((op) => op.process !== 'nemesis');
+      let result;
+      try {
+        result = checkCounter(clientOps);
+      } catch (error) {
+        return Promise.resolve(malformed('counter', error));
+      }
+      if (result.valid) return Promise.resolve([]);
+      const { violations } = result;
+      const more =
+        violations.length > NAMED_IN_MESSAGE ? ` (and ${violations.length - NAMED_IN_MESSAGE} more)` : '';
+      return Promise.resolve([
+        {
+          kind: 'counter',
+          name: 'read-out-of-bounds',
+          message: `${violations.length} of ${result.reads} counter reads out of bounds: ${violations
+            .slice(0, NAMED_IN_MESSAGE)
+            .map((v) => v.message)
+            .join('; ')}${more}`,
+          evidence: {
+            keys: result.keys,
+            adds: result.adds,
+            reads: result.reads,
+            count: violations.length,
+            violations: violations.slice(0, KEPT_IN_EVIDENCE),
+          },
+        },
+      ]);
+    },
+  };
+}
+
+/** The checker of a workload's histories. */
+function historyChecker(config: RunConfig): ScheduleChecker {
+  const workload = config.workload;
+  if (isTxnWorkload(workload)) return transactionalChecker(workload);
+  if (workload === 'set') return setChecker();
+  if (workload === 'counter') return counterChecker();
+  return linearizabilityChecker(config.checkTimeLimitMs);
+}
+
 /** The checks every campaign runs on each schedule (beyond the log and recovery checks). */
 export function defaultCheckers(config: RunConfig): ScheduleChecker[] {
-  const history = isTxnWorkload(config.workload)
-    ? transactionalChecker(config.workload)
-    : linearizabilityChecker(config.checkTimeLimitMs);
-  return [history, invariantChecker()];
+  return [historyChecker(config), invariantChecker()];
 }

@@ -19,15 +19,12 @@ import type { RunStore } from '../store/run-store.js';
 import { loadSystem } from '../systems/load-system.js';
 import type { SystemAdapter, SystemDefinition } from '../systems/system.js';
 import type { History } from '../workload/history.js';
-import { RegisterWorkload } from '../workload/register.js';
-import { TxnWorkload } from '../workload/txn.js';
-import { isTxnWorkload, type Workload } from '../workload/workload.js';
+import { BUILTIN_WORKLOADS, workloadRefusal } from '../workload/registry.js';
+import type { Workload } from '../workload/workload.js';
 import type { RunConfig } from './config.js';
 import { Observation } from './observation.js';
 import { isLet, readSchedule, type ScheduleItem } from './schedule-file.js';
 
-const KEYS_PER_SCHEDULE = 5;
-const OPS_PER_KEY = 150;
 /** Base of the ports given to services a system declares no port for (each netns node has its own address). */
 const NETNS_PORT_BASE = 7000;
 
@@ -74,12 +71,8 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
   }
   const fixedSchedule = config.schedule ? readSchedule(config.schedule) : undefined;
   const system = definition.create({ bugs: config.bugs });
-  if (isTxnWorkload(config.workload) && !system.transactions?.workloads.includes(config.workload)) {
-    throw new UsageError(
-      'unsupported-workload',
-      `system ${definition.name} does not run ${config.workload} transactions: use --workload register${system.transactions ? ` or ${system.transactions.workloads.join(', ')}` : ''}`,
-    );
-  }
+  const unsupportedWorkload = workloadRefusal(config.workload, system);
+  if (unsupportedWorkload !== undefined) throw new UsageError('unsupported-workload', unsupportedWorkload);
   const nodeCount = config.nodes ?? definition.defaultNodes;
   for (const item of fixedSchedule ?? []) {
     if (isLet(item)) continue;
@@ -213,27 +206,17 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
   }
 }
 
-/** The client workload the configuration names, on this cluster. */
+/** The client workload the configuration names (the registry's definition), on this cluster. */
 function createWorkload(plan: RunPlan, ctx: RunContext, cluster: Cluster): Workload {
   const { config, history } = ctx;
-  const { system } = plan;
-  const concurrency = config.concurrency ?? 2 * plan.nodes.length;
-  const rng = ctx.rng.fork('workload');
-  if (isTxnWorkload(config.workload) && system.transactions) {
-    return new TxnWorkload(system.transactions, cluster, history, rng, {
-      workload: config.workload,
-      concurrency,
-      rate: config.rate,
-      timeoutMs: config.opTimeoutMs,
-    });
-  }
-  return new RegisterWorkload(system, cluster, history, rng, {
-    concurrency,
+  return BUILTIN_WORKLOADS[config.workload].create({
+    system: plan.system,
+    cluster,
+    history,
+    rng: ctx.rng.fork('workload'),
+    concurrency: config.concurrency ?? 2 * plan.nodes.length,
     rate: config.rate,
     timeoutMs: config.opTimeoutMs,
-    keys: KEYS_PER_SCHEDULE,
-    opsPerKey: OPS_PER_KEY,
-    cas: system.supportsCas ?? true,
   });
 }
 

@@ -75,7 +75,10 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
       DEFAULT_FAULT_FAMILIES.join(','),
     )
     .addOption(
-      new Option('--workload <name>', 'client workload of every run (register, or transactions)')
+      new Option(
+        '--workload <name>',
+        'client workload of every run (register, set, counter, or transactions)',
+      )
         .choices(WORKLOADS)
         .default('register'),
     )

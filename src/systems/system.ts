@@ -91,6 +91,43 @@ export interface MembershipCapability {
   configuration?(cluster: ClusterView): Promise<readonly string[] | undefined>;
 }
 
+/** The outcome of a set read: `ok` carries every element the set holds (any order). */
+export type SetReadResult =
+  | { readonly type: 'ok'; readonly value: readonly number[] }
+  | { readonly type: 'fail'; readonly error: string }
+  | { readonly type: 'info'; readonly error: string };
+
+/** A client of one node for the set workload (Jepsen's set: add an element, read them all). */
+export interface SetClient {
+  /** Adds `element` to the set at `key` (a missing key is an empty set). */
+  add(key: string, element: number): Promise<ClientResult>;
+  read(key: string): Promise<SetReadResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * What a system offers that keeps sets (`--workload set`). A system without it that runs
+ * `list-append` transactions runs the set workload through them (an add is one append, a read one
+ * list read).
+ */
+export interface SetCapability {
+  client(node: string, cluster: ClusterView, timeoutMs: number): SetClient;
+}
+
+/** A client of one node for the counter workload. */
+export interface CounterClient {
+  /** Adds `delta` (positive) to the counter at `key` atomically (a missing key counts 0). */
+  add(key: string, delta: number): Promise<ClientResult>;
+  /** The counter's value in `value` (0 or `null` when the key holds nothing). */
+  read(key: string): Promise<ClientResult>;
+  close(): Promise<void>;
+}
+
+/** What a system offers that keeps counters with an atomic add (`--workload counter`). */
+export interface CounterCapability {
+  client(node: string, cluster: ClusterView, timeoutMs: number): CounterClient;
+}
+
 /** A log line turned into a named internal event. */
 export interface ParsedLogEvent {
   readonly type: string;
@@ -161,6 +198,10 @@ export interface SystemAdapter extends NodeSystem {
   readonly durability?: Durability;
   /** Transactions of micro-ops (`--workload list-append|rw-register`); absent: register only. */
   readonly transactions?: TransactionsCapability;
+  /** Sets (`--workload set`); absent: the set workload runs through `list-append` transactions, if any. */
+  readonly sets?: SetCapability;
+  /** Counters with an atomic add (`--workload counter`); absent: no counter workload. */
+  readonly counters?: CounterCapability;
   /** Per-system log parser: known internal events with numeric attributes. */
   parseLog?(line: string): ParsedLogEvent | undefined;
 }

@@ -1,11 +1,18 @@
-import type { TxnWorkloadName } from '../systems/system.js';
+import type { Rng } from '../core/random.js';
+import {
+  TXN_WORKLOADS,
+  type ClusterView,
+  type SystemAdapter,
+  type TxnWorkloadName,
+} from '../systems/system.js';
+import type { History } from './history.js';
 
 /** The client workloads of `mallory run --workload`. */
-export const WORKLOADS = ['register', 'list-append', 'rw-register'] as const;
+export const WORKLOADS = ['register', 'list-append', 'rw-register', 'set', 'counter'] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 export function isTxnWorkload(name: WorkloadName): name is TxnWorkloadName {
-  return name !== 'register';
+  return (TXN_WORKLOADS as readonly string[]).includes(name);
 }
 
 export interface OpCounts {
@@ -30,4 +37,31 @@ export interface Workload {
    * how many keys were read before `deadlineMs`.
    */
   finalReads(deadlineMs: number): Promise<number>;
+}
+
+/** What a workload is built from: the system's clients, the cluster, the history, its own random. */
+export interface WorkloadContext {
+  readonly system: SystemAdapter;
+  readonly cluster: ClusterView;
+  readonly history: History;
+  readonly rng: Rng;
+  readonly concurrency: number;
+  /** Total client ops per second across all workers. */
+  readonly rate: number;
+  readonly timeoutMs: number;
+}
+
+/**
+ * A pluggable workload: what it needs from a system (a client capability it names), and how it
+ * is made. A system runs it by providing that capability; a run refuses at start a system that
+ * does not.
+ */
+export interface WorkloadDefinition {
+  readonly name: WorkloadName;
+  /**
+   * What `system` lacks to run it, as a predicate after "system NAME" (`keeps no sets (…)`), or
+   * undefined when it can.
+   */
+  unsupported(system: SystemAdapter): string | undefined;
+  create(context: WorkloadContext): Workload;
 }

@@ -196,7 +196,7 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
     );
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe(
-      'mallory: system redis does not run list-append transactions: use --workload register',
+      'mallory: system redis does not run list-append transactions: use --workload register, set or counter',
     );
     expect(existsSync(b.store)).toBe(false);
   });

@@ -1,14 +1,14 @@
 import type { Address } from '../../cluster/net/backend.js';
-import type { ClientResult, KvClient, MicroOp, TxnClient, TxnResult } from '../system.js';
+import type { ClientResult, CounterClient, KvClient, MicroOp, TxnClient, TxnResult } from '../system.js';
 import { Connection, type NoResponse } from './_internals/connection.js';
 import type { ClientResponse } from './_internals/messages.js';
 
 /**
- * A `KvClient` and `TxnClient` for kvraft. Calls go to `node`; a "not leader" refusal naming a leader is followed
+ * A `KvClient`, `TxnClient` and `CounterClient` (`add`, reads as the register's) for kvraft. Calls go to `node`; a "not leader" refusal naming a leader is followed
  * once. Outcomes: a response → ok / fail; a request never sent → fail; a timeout or a connection
  * lost after sending → info (it may have taken effect).
  */
-export class KvraftClient implements KvClient, TxnClient {
+export class KvraftClient implements KvClient, TxnClient, CounterClient {
   private readonly connections = new Map<string, Connection>();
 
   constructor(
@@ -29,6 +29,11 @@ export class KvraftClient implements KvClient, TxnClient {
 
   cas(key: string, expected: number, value: number): Promise<ClientResult> {
     return this.call({ op: 'cas', key, expected, value });
+  }
+
+  /** An atomic add, one log entry; `ok` carries the count it reached. */
+  add(key: string, delta: number): Promise<ClientResult> {
+    return this.call({ op: 'add', key, delta });
   }
 
   async txn(ops: readonly MicroOp[]): Promise<TxnResult> {

@@ -15,6 +15,7 @@ import type {
   SystemDefinition,
   SystemOptions,
   TransactionsCapability,
+  CounterCapability,
 } from '../system.js';
 import { TXN_WORKLOADS } from '../system.js';
 import { requestOnce } from './_internals/connection.js';
@@ -157,6 +158,11 @@ class KvraftAdapter implements SystemAdapter {
   /** Each transaction is one log entry, applied at once: strict serializability. */
   readonly transactions: TransactionsCapability = {
     workloads: TXN_WORKLOADS,
+    client: (node, cluster, timeoutMs) => this.client(node, cluster, timeoutMs),
+  };
+
+  /** Atomic adds, one log entry each, and the register's linearizable reads (`--workload counter`). */
+  readonly counters: CounterCapability = {
     client: (node, cluster, timeoutMs) => this.client(node, cluster, timeoutMs),
   };
 

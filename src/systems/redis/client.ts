@@ -1,5 +1,5 @@
 import type { Address } from '../../cluster/net/backend.js';
-import type { ClientResult, KvClient } from '../system.js';
+import type { ClientResult, CounterClient, KvClient, SetClient, SetReadResult } from '../system.js';
 import { isRespError, RespConnection, respOnce, type RespOutcome, type RespValue } from './resp.js';
 
 export const MASTER_NAME = 'mymaster';
@@ -56,7 +56,11 @@ export class RedisClient implements KvClient {
     return conn;
   }
 
-  private async run(args: readonly string[]): Promise<RespOutcome | ClientResult> {
+  /**
+   * Runs one command on the primary: its reply, or the outcome when there was none or an error
+   * reply (the command was not executed).
+   */
+  async run(args: readonly string[]): Promise<RespOutcome | ClientResult> {
     const deadline = Date.now() + this.timeoutMs;
     const conn = await this.primary(deadline);
     if (typeof conn === 'string') return { type: 'fail', error: conn };
@@ -111,4 +115,51 @@ export class RedisClient implements KvClient {
 
 function describe(outcome: RespOutcome): string {
   return outcome.kind === 'reply' ? JSON.stringify(outcome.value) : `${outcome.kind}: ${outcome.error}`;
+}
+
+/** Sets on the primary: SADD and SMEMBERS (elements are integers). */
+export class RedisSetClient implements SetClient {
+  constructor(private readonly redis: RedisClient) {}
+
+  async add(key: string, element: number): Promise<ClientResult> {
+    const r = await this.redis.run(['SADD', key, String(element)]);
+    if ('type' in r) return r;
+    return r.kind === 'reply' && typeof r.value === 'number'
+      ? { type: 'ok' }
+      : { type: 'info', error: `SADD replied ${describe(r)}` };
+  }
+
+  async read(key: string): Promise<SetReadResult> {
+    const r = await this.redis.run(['SMEMBERS', key]);
+    if ('type' in r) return r.type === 'ok' ? { type: 'info', error: 'SMEMBERS: no reply' } : r;
+    if (r.kind !== 'reply' || !Array.isArray(r.value)) {
+      return { type: 'info', error: `SMEMBERS replied ${describe(r)}` };
+    }
+    return { type: 'ok', value: r.value.map(Number) };
+  }
+
+  close(): Promise<void> {
+    return this.redis.close();
+  }
+}
+
+/** Counters on the primary: INCRBY and GET. */
+export class RedisCounterClient implements CounterClient {
+  constructor(private readonly redis: RedisClient) {}
+
+  async add(key: string, delta: number): Promise<ClientResult> {
+    const r = await this.redis.run(['INCRBY', key, String(delta)]);
+    if ('type' in r) return r;
+    return r.kind === 'reply' && typeof r.value === 'number'
+      ? { type: 'ok', value: r.value }
+      : { type: 'info', error: `INCRBY replied ${describe(r)}` };
+  }
+
+  read(key: string): Promise<ClientResult> {
+    return this.redis.read(key);
+  }
+
+  close(): Promise<void> {
+    return this.redis.close();
+  }
 }

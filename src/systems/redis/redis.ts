@@ -6,14 +6,15 @@ import { checkBinary } from '../check-binary.js';
 import type {
   LeaderCapability,
   ClusterView,
+  CounterCapability,
   DoctorFinding,
-  KvClient,
   LaunchSpec,
   ParsedLogEvent,
+  SetCapability,
   SystemAdapter,
   SystemDefinition,
 } from '../system.js';
-import { askSentinels, MASTER_NAME, RedisClient } from './client.js';
+import { askSentinels, MASTER_NAME, RedisClient, RedisCounterClient, RedisSetClient } from './client.js';
 import { parseRedisLog } from './log.js';
 import { respOnce, type RespValue } from './resp.js';
 
@@ -162,11 +163,21 @@ class RedisAdapter implements SystemAdapter {
     });
   }
 
-  client(node: string, cluster: ClusterView, timeoutMs: number): KvClient {
+  client(node: string, cluster: ClusterView, timeoutMs: number): RedisClient {
     return new RedisClient(this.sentinelsFor(node, cluster), timeoutMs, (address) => {
       this.primary = this.nodeAt(address, cluster) ?? this.primary;
     });
   }
+
+  /** SADD and SMEMBERS on the primary (`--workload set`). */
+  readonly sets: SetCapability = {
+    client: (node, cluster, timeoutMs) => new RedisSetClient(this.client(node, cluster, timeoutMs)),
+  };
+
+  /** INCRBY and GET on the primary (`--workload counter`). */
+  readonly counters: CounterCapability = {
+    client: (node, cluster, timeoutMs) => new RedisCounterClient(this.client(node, cluster, timeoutMs)),
+  };
 
   /** The primary most reachable sentinels name. */
   private async currentLeader(cluster: ClusterView): Promise<string | undefined> {

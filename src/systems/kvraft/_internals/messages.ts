@@ -27,6 +27,8 @@ export type Command =
       readonly expected: number;
       readonly value: number;
     }
+  /** An atomic add to the register at `key` (a missing key counts 0); replies with the new count. */
+  | { readonly type: 'add'; readonly key: string; readonly delta: number }
   | { readonly type: 'config'; readonly members: readonly string[]; readonly learners?: readonly string[] }
   /** A transaction: its micro-ops applied at once, in order, when the entry is applied. */
   | { readonly type: 'txn'; readonly ops: readonly MicroOp[] };
@@ -125,6 +127,7 @@ export type ClientRequest =
       readonly expected: number;
       readonly value: number;
     }
+  | { readonly id: number; readonly op: 'add'; readonly key: string; readonly delta: number }
   | { readonly id: number; readonly op: 'txn'; readonly ops: readonly MicroOp[] }
   | { readonly id: number; readonly op: 'status' }
   | { readonly id: number; readonly op: 'add-member'; readonly node: string }

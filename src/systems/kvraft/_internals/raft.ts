@@ -20,7 +20,7 @@ import type {
   Snapshot,
   StoredValue,
 } from './messages.js';
-import { applyTxn, readRegister } from './state-machine.js';
+import { addToRegister, applyTxn, readRegister } from './state-machine.js';
 import type { Storage } from './storage.js';
 
 export interface RaftOptions {
@@ -225,6 +225,11 @@ export class RaftNode {
 
   cas(key: string, expected: number, value: number, reply: Reply): void {
     this.propose({ type: 'cas', key, expected, value }, reply);
+  }
+
+  /** An atomic add: one log entry, the count it reached in the reply. */
+  add(key: string, delta: number, reply: Reply): void {
+    this.propose({ type: 'add', key, delta }, reply);
   }
 
   /** A transaction: one log entry, its micro-ops applied together when the entry is applied. */
@@ -776,6 +781,8 @@ export class RaftNode {
         }
         this.kv.set(command.key, command.value);
         return { ok: true };
+      case 'add':
+        return addToRegister(this.kv, command.key, command.delta);
       case 'txn':
         return applyTxn(this.kv, command.ops);
       case 'noop':

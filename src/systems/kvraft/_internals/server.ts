@@ -49,6 +49,11 @@ function handle(request: ClientRequest, raft: RaftNode, reply: Reply): void {
         bad('cas needs a string key and number expected and value');
       } else raft.cas(request.key, request.expected, request.value, reply);
       return;
+    case 'add':
+      if (typeof request.key !== 'string' || !Number.isSafeInteger(request.delta)) {
+        bad('add needs a string key and an integer delta');
+      } else raft.add(request.key, request.delta, reply);
+      return;
     case 'txn': {
       const problem = txnProblem(request.ops);
       if (problem !== undefined) bad(problem);

@@ -45,3 +45,14 @@ export function readRegister(kv: ReadonlyMap<string, StoredValue>, key: string):
   }
   return { ok: true, value: value ?? null };
 }
+
+/** An atomic add to the register at `key` (nothing there counts 0): the new count; a list is refused. */
+export function addToRegister(kv: Map<string, StoredValue>, key: string, delta: number): ResponseBody {
+  const value = kv.get(key);
+  if (typeof value === 'object') {
+    return { ok: false, definite: true, error: `add to key ${JSON.stringify(key)}, which holds a list` };
+  }
+  const sum = (value ?? 0) + delta;
+  kv.set(key, sum);
+  return { ok: true, value: sum };
+}

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+
+import { checkCounter } from '../../src/check/check-counter.js';
+import { checkSet } from '../../src/check/check-set.js';
+import type { Op } from '../../src/core/op.js';
+import { Rng } from '../../src/core/random.js';
+import type {
+  ClientResult,
+  ClusterView,
+  CounterCapability,
+  MicroOp,
+  SystemAdapter,
+  TransactionsCapability,
+  TxnResult,
+} from '../../src/systems/system.js';
+import { History } from '../../src/workload/history.js';
+import { BUILTIN_WORKLOADS, workloadRefusal } from '../../src/workload/registry.js';
+import type { WorkloadName } from '../../src/workload/workload.js';
+
+/** One copy of every list, answered at once: a correct store. */
+function listAppend(): TransactionsCapability {
+  const lists = new Map<string, number[]>();
+  return {
+    workloads: ['list-append'],
+    client: () => ({
+      txn(ops: readonly MicroOp[]): Promise<TxnResult> {
+        const value = ops.map((op): MicroOp => {
+          if (op[0] === 'r') return ['r', op[1], lists.has(op[1]) ? [...lists.get(op[1])!] : null];
+          if (op[0] === 'append') lists.set(op[1], [...(lists.get(op[1]) ?? []), op[2]]);
+          return op;
+        });
+        return Promise.resolve({ type: 'ok', value });
+      },
+      close: () => Promise.resolve(),
+    }),
+  };
+}
+
+/** Counters that add correctly, or (`lose`) drop every third acknowledged add. */
+function counters(lose = false): CounterCapability {
+  const counts = new Map<string, number>();
+  let adds = 0;
+  return {
+    client: () => ({
+      add(key: string, delta: number): Promise<ClientResult> {
+        if (!(lose && adds++ % 3 === 0)) counts.set(key, (counts.get(key) ?? 0) + delta);
+        return Promise.resolve({ type: 'ok' });
+      },
+      read: (key: string): Promise<ClientResult> =>
+        Promise.resolve({ type: 'ok', value: counts.get(key) ?? null }),
+      close: () => Promise.resolve(),
+    }),
+  };
+}
+
+function system(parts: Partial<SystemAdapter>): SystemAdapter {
+  return { name: 'fake', ...parts } as SystemAdapter;
+}
+
+const cluster = { nodes: ['n1', 'n2'] } as unknown as ClusterView;
+
+async function run(name: WorkloadName, of: SystemAdapter): Promise<Op[]> {
+  const ops: Op[] = [];
+  const workload = BUILTIN_WORKLOADS[name].create({
+    system: of,
+    cluster,
+    history: new History(0, (op) => ops.push(op)),
+    rng: new Rng(9),
+    concurrency: 3,
+    rate: 500,
+    timeoutMs: 200,
+  });
+  workload.start('s0');
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  await workload.stop();
+  await workload.finalReads(1000);
+  return ops;
+}
+
+describe('the built-in workloads', () => {
+  it('refuse at start a system without the client capability they need, naming what it can run', () => {
+    const plain = system({});
+    expect(workloadRefusal('register', plain)).toBeUndefined();
+    expect(workloadRefusal('set', plain)).toBe(
+      'system fake keeps no sets (a set client, or list-append transactions): use --workload register',
+    );
+    expect(workloadRefusal('counter', plain)).toBe(
+      'system fake keeps no counters (a counter client with an atomic add): use --workload register',
+    );
+    expect(workloadRefusal('list-append', system({ counters: counters() }))).toBe(
+      'system fake does not run list-append transactions: use --workload register or counter',
+    );
+    expect(workloadRefusal('set', system({ transactions: listAppend() }))).toBeUndefined();
+  });
+
+  it('run the set workload through list-append transactions: adds and whole reads, in Jepsen’s shape', async () => {
+    const ops = await run('set', system({ transactions: listAppend() }));
+    expect(new Set(ops.map((op) => op.f))).toEqual(new Set(['add', 'read']));
+    const adds = ops
+      .filter((op) => op.f === 'add' && op.type === 'invoke')
+      .map((op) => op.value as [string, number]);
+    expect(adds.length).toBeGreaterThan(10);
+    expect(new Set(adds.map(([, e]) => e)).size).toBe(adds.length);
+    expect(adds.every(([key]) => /^s0-s\d$/.test(key))).toBe(true);
+    const read = ops.find(
+      (op) => op.f === 'read' && op.type === 'ok' && (op.value as [string, number[]])[1].length > 1,
+    );
+    expect(read?.value).toEqual([expect.any(String), expect.arrayContaining([expect.any(Number)])]);
+    expect(checkSet(ops)).toMatchObject({ valid: true, lost: [], unexpected: [] });
+  });
+
+  it('run the counter workload on a counter client; a store that drops adds fails the check', async () => {
+    const good = await run('counter', system({ counters: counters() }));
+    expect(good.filter((op) => op.f === 'add' && op.type === 'ok').length).toBeGreaterThan(5);
+    expect(good.every((op) => Array.isArray(op.value) && (op.value as unknown[]).length === 2)).toBe(true);
+    expect(checkCounter(good).valid).toBe(true);
+    const lossy = await run('counter', system({ counters: counters(true) }));
+    expect(checkCounter(lossy).valid).toBe(false);
+  });
+});
