@@ -6,6 +6,7 @@ import type { NetworkBackend } from '../cluster/net/backend.js';
 import { NetnsBackend } from '../cluster/net/netns.js';
 import { ProxyBackend } from '../cluster/net/proxy.js';
 import { ResourceRegistry } from '../cluster/resources.js';
+import type { DurabilityContract } from '../check/durability.js';
 import { LogCheck } from '../check/logs.js';
 import { monoNs, sleep } from '../core/clock.js';
 import type { Op } from '../core/op.js';
@@ -31,6 +32,7 @@ import {
 } from './recovery-contract.js';
 import { RunStore } from '../store/run-store.js';
 import { loadSystem } from '../systems/load-system.js';
+import { resolveSettings } from '../systems/settings.js';
 import type { SystemAdapter } from '../systems/system.js';
 import { History } from '../workload/history.js';
 import { RegisterWorkload } from '../workload/register.js';
@@ -141,15 +143,22 @@ export class Campaign {
         );
       }
     }
+    const settings = resolveSettings(definition, config.settings);
     const fixedSchedule = config.schedule ? readSchedule(config.schedule) : undefined;
-    const system = definition.create({ bugs: config.bugs });
+    const nodeCount = config.nodes ?? definition.defaultNodes;
+    const system = definition.create({ bugs: config.bugs, settings, nodes: nodeCount });
+    const durability: DurabilityContract | undefined =
+      config.durability !== undefined
+        ? { level: config.durability, statedBy: 'user' }
+        : system.durability !== undefined
+          ? { level: system.durability, statedBy: 'system' }
+          : undefined;
     if (isTxnWorkload(config.workload) && !system.transactions?.workloads.includes(config.workload)) {
       throw new UsageError(
         'unsupported-workload',
         `system ${definition.name} does not run ${config.workload} transactions: use --workload register${system.transactions ? ` or ${system.transactions.workloads.join(', ')}` : ''}`,
       );
     }
-    const nodeCount = config.nodes ?? definition.defaultNodes;
     for (const item of fixedSchedule ?? []) {
       if (isLet(item)) continue;
       const reason = unsupportedFault(item.f, system, definition.name, nodeCount);
@@ -206,7 +215,15 @@ export class Campaign {
           system: definition.name,
           seed,
           policy: fixedSchedule ? 'schedule' : config.policy,
-          config: { ...config, system: source, seed, nodes: nodeCount },
+          // The settings with their defaults, and the contract checked (the system's when not stated).
+          config: {
+            ...config,
+            system: source,
+            seed,
+            nodes: nodeCount,
+            settings,
+            ...(durability !== undefined ? { durability: durability.level } : {}),
+          },
         },
         (dir) => {
           registry.setRunDir(dir);
@@ -504,6 +521,7 @@ export class Campaign {
               runDir: store.dir,
               system,
               nodeCount,
+              ...(durability !== undefined ? { durability } : {}),
             })),
           );
         }
@@ -522,6 +540,7 @@ export class Campaign {
             seed,
             nodes: nodeCount,
             system: source,
+            settings,
           });
         }
         if (!recovered && !this.signal.aborted) {
@@ -845,7 +864,12 @@ export class Campaign {
     faults: readonly ScheduleEntry[],
     attempted: readonly RecordedLine[],
     /** `system` is what a replay loads: the built-in name, or the module's absolute path. */
-    run: { readonly seed: number; readonly nodes: number; readonly system: string },
+    run: {
+      readonly seed: number;
+      readonly nodes: number;
+      readonly system: string;
+      readonly settings: Readonly<Record<string, string>>;
+    },
   ): void {
     const seed = run.seed;
     const row = {
@@ -867,6 +891,8 @@ export class Campaign {
       nodes: run.nodes,
       seed,
       bugs: c.bugs,
+      ...(Object.keys(run.settings).length > 0 ? { settings: run.settings } : {}),
+      ...(c.durability !== undefined ? { durability: c.durability } : {}),
       workload: c.workload,
       ...(c.concurrency !== undefined ? { concurrency: c.concurrency } : {}),
       rate: c.rate,
