@@ -16,6 +16,7 @@ export { Rng } from './core/random.js';
 export type {
   SystemDefinition,
   SystemOptions,
+  SystemSetting,
   SystemAdapter,
   ClusterView,
   LaunchSpec,

@@ -113,7 +113,8 @@ export class Campaign {
   async run(): Promise<RunSummary> {
     const config = this.config;
     const plan = await planRun(config);
-    const { definition, source, system, fixedSchedule, nodes, seed, policy, seedData } = plan;
+    const { definition, source, system, fixedSchedule, nodes, seed, policy, seedData, settings, durability } =
+      plan;
     const nodeCount = nodes.length;
     this.wantsDisk = plan.diskLayerBinary !== undefined;
     const rng = new Rng(seed);
@@ -128,7 +129,15 @@ export class Campaign {
           system: definition.name,
           seed,
           policy: fixedSchedule ? 'schedule' : config.policy,
-          config: { ...config, system: source, seed, nodes: nodeCount },
+          // The settings with their defaults, and the contract checked (the system's when not stated).
+          config: {
+            ...config,
+            system: source,
+            seed,
+            nodes: nodeCount,
+            settings,
+            ...(durability !== undefined ? { durability: durability.level } : {}),
+          },
         },
         (dir) => {
           registry.setRunDir(dir);
@@ -399,6 +408,7 @@ export class Campaign {
               runDir: store.dir,
               system,
               nodeCount,
+              ...(durability !== undefined ? { durability } : {}),
             })),
           );
         }
@@ -417,6 +427,7 @@ export class Campaign {
             seed,
             nodes: nodeCount,
             system: source,
+            settings,
           });
         }
         if (!recovered && !this.signal.aborted) {
@@ -711,7 +722,12 @@ export class Campaign {
     faults: readonly ScheduleEntry[],
     attempted: readonly RecordedLine[],
     /** `system` is what a replay loads: the built-in name, or the module's absolute path. */
-    run: { readonly seed: number; readonly nodes: number; readonly system: string },
+    run: {
+      readonly seed: number;
+      readonly nodes: number;
+      readonly system: string;
+      readonly settings: Readonly<Record<string, string>>;
+    },
   ): void {
     const seed = run.seed;
     const row = {
@@ -733,6 +749,8 @@ export class Campaign {
       nodes: run.nodes,
       seed,
       bugs: c.bugs,
+      ...(Object.keys(run.settings).length > 0 ? { settings: run.settings } : {}),
+      ...(c.durability !== undefined ? { durability: c.durability } : {}),
       workload: c.workload,
       ...(c.concurrency !== undefined ? { concurrency: c.concurrency } : {}),
       rate: c.rate,

@@ -1,3 +1,4 @@
+import type { DurabilityContract } from '../check/durability.js';
 import type { Event } from '../core/event.js';
 import type { Op } from '../core/op.js';
 import type { ScheduleEntry } from '../nemesis/nemesis.js';
@@ -15,6 +16,11 @@ export interface ScheduleCheckInput {
   readonly system: SystemAdapter;
   /** Nodes in the cluster. */
   readonly nodeCount: number;
+  /**
+   * The durability the run checks: the user's (`--durability`), else the system's declaration.
+   * Absent: the system's `durability`, if it declares one.
+   */
+  readonly durability?: DurabilityContract;
 }
 
 /** Something a checker found wrong in one schedule. */

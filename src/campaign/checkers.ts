@@ -69,6 +69,8 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
             ...(first !== undefined ? { anomaly: first.anomaly } : {}),
             explanations,
             ops: ce ? clientOps.filter((op) => (op.value as unknown[])[0] === ce.key) : [],
+            // The contract it broke: its level, who stated it, and the disk losses.
+            ...(durability !== undefined ? { contract: durability.evidence } : {}),
           },
           html: renderLinearizabilityHtml(result, clientOps, nemesisOps, {
             title: `schedule ${input.schedule + 1}: key ${keyName(ce?.key)} is not linearizable`,
@@ -102,26 +104,36 @@ function durabilityFinding(
   anomalies: readonly RegisterAnomaly[],
   message: string,
 ): Pick<Finding, 'kind' | 'name' | 'message' | 'severity' | 'evidence'> | undefined {
-  const declared = input.system.durability;
-  if (declared === undefined || anomalies.length === 0) return undefined;
+  const contract =
+    input.durability ??
+    (input.system.durability !== undefined
+      ? { level: input.system.durability, statedBy: 'system' as const }
+      : undefined);
+  if (contract === undefined || anomalies.length === 0) return undefined;
   if (!anomalies.every((a) => DATA_LOSS_ANOMALIES.has(a))) return undefined;
+  const declared = contract.level;
   const verdict = judgeDurability(declared, input.faults, input.nodeCount);
   if (verdict === undefined) return undefined;
   const faults = verdict.dataLossFaults.join('; ');
+  const promise =
+    contract.statedBy === 'system'
+      ? `${input.system.name} declares they survive ${declared}`
+      : `the run checks that they survive ${declared} (--durability${input.system.durability !== undefined ? `; ${input.system.name} declares ${input.system.durability}` : ''})`;
+  const evidence = { durability: declared, statedBy: contract.statedBy, ...verdict };
   if (verdict.withinContract) {
     return {
       kind: 'durability',
       name: 'broken-contract',
-      message: `acknowledged writes lost although ${input.system.name} declares they survive ${declared} (disks lost unfsynced writes: ${faults}): ${message}`,
-      evidence: { durability: declared, ...verdict },
+      message: `acknowledged writes lost although ${promise} (disks lost unfsynced writes: ${faults}): ${message}`,
+      evidence,
     };
   }
   return {
     kind: 'durability',
     name: 'beyond-contract',
     severity: 'note',
-    message: `writes lost beyond what ${input.system.name} declares they survive (${declared}): ${verdict.beyond ?? ''}`,
-    evidence: { durability: declared, ...verdict },
+    message: `writes lost beyond what ${contract.statedBy === 'system' ? `${input.system.name} declares they survive` : 'the run checks (--durability)'} (${declared}): ${verdict.beyond ?? ''}`,
+    evidence,
   };
 }
 

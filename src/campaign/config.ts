@@ -1,5 +1,6 @@
 import { z } from 'zod';
 
+import { DURABILITIES, type Durability } from '../check/durability.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
 import { WORKLOADS } from '../workload/workload.js';
 
@@ -30,6 +31,13 @@ export const RunConfigSchema = z.object({
   rate: z.number().positive().default(100),
   opTimeoutMs: z.number().int().positive().default(1000),
   bugs: z.array(z.string()).default([]),
+  /** The system's settings (`--set NAME=VALUE`); the ones not given take their defaults. */
+  settings: z.record(z.string()).default({}),
+  /**
+   * The durability contract to check (`--durability`), instead of what the system declares: what
+   * an acknowledged write must survive.
+   */
+  durability: z.enum(DURABILITIES as [Durability, ...Durability[]]).optional(),
   /** A fixed fault schedule (JSON lines `{atMs, f, value}`) run instead of a policy. */
   schedule: z.string().optional(),
   store: z.string().default('store'),

@@ -5,6 +5,7 @@ import type { NetworkBackend } from '../cluster/net/backend.js';
 import { NetnsBackend } from '../cluster/net/netns.js';
 import { ProxyBackend } from '../cluster/net/proxy.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
+import type { DurabilityContract } from '../check/durability.js';
 import { LogCheck } from '../check/logs.js';
 import { UsageError } from '../core/errors.js';
 import { FAMILY_KINDS } from '../core/fault.js';
@@ -17,6 +18,7 @@ import type { Policy, PolicyValue } from '../policy/policy.js';
 import { readStoredSeed, type StoredSeed } from '../store/run-reader.js';
 import type { RunStore } from '../store/run-store.js';
 import { loadSystem } from '../systems/load-system.js';
+import { resolveSettings } from '../systems/settings.js';
 import type { SystemAdapter, SystemDefinition } from '../systems/system.js';
 import type { History } from '../workload/history.js';
 import { BUILTIN_WORKLOADS, workloadRefusal } from '../workload/registry.js';
@@ -56,6 +58,10 @@ export interface RunPlan {
   readonly useNetns: boolean;
   readonly libfaketime: string | undefined;
   readonly diskLayerBinary: string | undefined;
+  /** Every setting the system declares, with its default where not given (`--set`). */
+  readonly settings: Readonly<Record<string, string>>;
+  /** The durability contract checked: the user's (`--durability`), else the system's, if any. */
+  readonly durability: DurabilityContract | undefined;
 }
 
 /** Loads the system, checks the configuration against it and resolves everything a run needs. */
@@ -69,11 +75,18 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
       );
     }
   }
+  const settings = resolveSettings(definition, config.settings);
   const fixedSchedule = config.schedule ? readSchedule(config.schedule) : undefined;
-  const system = definition.create({ bugs: config.bugs });
+  const nodeCount = config.nodes ?? definition.defaultNodes;
+  const system = definition.create({ bugs: config.bugs, settings, nodes: nodeCount });
+  const durability: DurabilityContract | undefined =
+    config.durability !== undefined
+      ? { level: config.durability, statedBy: 'user' }
+      : system.durability !== undefined
+        ? { level: system.durability, statedBy: 'system' }
+        : undefined;
   const unsupportedWorkload = workloadRefusal(config.workload, system);
   if (unsupportedWorkload !== undefined) throw new UsageError('unsupported-workload', unsupportedWorkload);
-  const nodeCount = config.nodes ?? definition.defaultNodes;
   for (const item of fixedSchedule ?? []) {
     if (isLet(item)) continue;
     const reason = unsupportedFault(item.f, system, definition.name, nodeCount);
@@ -128,6 +141,8 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     useNetns,
     libfaketime,
     diskLayerBinary,
+    settings,
+    durability,
   };
 }
 

@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
+import type { Durability } from '../check/durability.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import { UsageError } from '../core/errors.js';
 import type { RunStore } from '../store/run-store.js';
@@ -75,6 +76,10 @@ export interface ReplayOptions {
   readonly reporters: readonly Reporter[];
   readonly onRegistry?: (registry: ResourceRegistry, store: RunStore) => void;
   readonly onTry?: (index: number, result: ReplayTry) => void;
+  /** Settings that replace the recorded ones (`--set`): does the bug show under another setting? */
+  readonly settings?: Readonly<Record<string, string>>;
+  /** A durability contract to check instead of the recorded one (`--durability`). */
+  readonly durability?: Durability;
   /** Ends the tries early once the answer is known (e.g. enough reproductions already). */
   readonly settled?: (reproduced: number, tried: number) => boolean;
 }
@@ -98,6 +103,10 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     nodes: h.nodes,
     seed: h.seed,
     bugs: h.bugs,
+    settings: { ...h.settings, ...options.settings },
+    ...((options.durability ?? h.durability) !== undefined
+      ? { durability: options.durability ?? h.durability }
+      : {}),
     workload: h.workload,
     ...(h.concurrency !== undefined ? { concurrency: h.concurrency } : {}),
     rate: h.rate,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 
 import { z } from 'zod';
 
+import { DURABILITIES, type Durability } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
 import { FAULT_KINDS } from '../core/fault.js';
 import type { ScheduleEntry } from '../nemesis/nemesis.js';
@@ -63,6 +64,10 @@ const ScheduleHeaderSchema = z
     nodes: z.number().int().min(1),
     seed: z.number().int().nonnegative(),
     bugs: z.array(z.string()),
+    /** The system's settings of the run (`--set`), defaults included. */
+    settings: z.record(z.string()).optional(),
+    /** The durability contract the run was told to check (`--durability`), when it was. */
+    durability: z.enum(DURABILITIES as [Durability, ...Durability[]]).optional(),
     workload: z.string(),
     concurrency: z.number().int().positive().optional(),
     rate: z.number().positive(),

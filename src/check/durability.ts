@@ -16,6 +16,12 @@ export interface EnactedFault {
 export type Durability = 'process-crash' | 'minority-disk-loss' | 'disk-loss';
 export const DURABILITIES: readonly Durability[] = ['process-crash', 'minority-disk-loss', 'disk-loss'];
 
+/** The durability a campaign checks, and who stated it: the system's adapter, or the user (`--durability`). */
+export interface DurabilityContract {
+  readonly level: Durability;
+  readonly statedBy: 'system' | 'user';
+}
+
 /**
  * The faults that drop written data from a disk: a kill that also loses what was not fsynced, and
  * one that keeps only a torn prefix of the last unsynced write (it loses no less, so the contract
@@ -56,7 +62,7 @@ export function judgeDurability(
     return {
       withinContract: false,
       dataLossFaults: described,
-      beyond: `${describeEntry(diskLoss[0])} dropped unfsynced writes, and the system declares only that its writes survive a process crash`,
+      beyond: `${describeEntry(diskLoss[0])} dropped unfsynced writes, and the contract is only that writes survive a process crash`,
     };
   }
   // minority-disk-loss: nodes that lost unfsynced writes in this schedule, counted together (what
@@ -68,6 +74,6 @@ export function judgeDurability(
     : {
         withinContract: false,
         dataLossFaults: described,
-        beyond: `${nodes.size} of ${nodeCount} nodes (${[...nodes].sort().join(', ')}) dropped unfsynced writes in this schedule, and the system declares its writes survive that on a minority only`,
+        beyond: `${nodes.size} of ${nodeCount} nodes (${[...nodes].sort().join(', ')}) dropped unfsynced writes in this schedule, and the contract is that writes survive that on a minority only`,
       };
 }

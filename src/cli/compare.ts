@@ -2,11 +2,12 @@ import { Option } from 'commander';
 
 import { comparePolicies, mergeComparisons, parseArm, type CompareResult } from '../campaign/compare.js';
 import type { Reporter } from '../campaign/reporter.js';
+import { DURABILITIES } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
 import { WORKLOADS } from '../workload/workload.js';
 import type { RegisterCommand } from './command.js';
-import { configFromFlags, SYSTEM_HELP } from './run.js';
+import { collect, configFromFlags, DURABILITY_HELP, SET_HELP, SYSTEM_HELP } from './run.js';
 
 interface CompareFlags {
   system: string;
@@ -18,6 +19,8 @@ interface CompareFlags {
   faults: string;
   workload: string;
   bug: string[];
+  set: string[];
+  durability?: string;
   store: string;
   stopOnBug?: boolean;
   from?: string[];
@@ -88,6 +91,8 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
       (v: string, acc: string[]) => [...acc, v],
       [],
     )
+    .option('--set <name=value>', SET_HELP, collect, [])
+    .addOption(new Option('--durability <level>', DURABILITY_HELP).choices(DURABILITIES))
     .option('--store <dir>', 'where runs are stored', 'store')
     .option(
       '--stop-on-bug',
@@ -126,6 +131,8 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
         faults: flags.faults,
         workload: flags.workload,
         bug: flags.bug,
+        set: flags.set,
+        ...(flags.durability !== undefined ? { durability: flags.durability } : {}),
         store: flags.store,
         network: 'auto',
         stopOnBug: flags.stopOnBug === true,

@@ -1,7 +1,9 @@
 import { NAMESPACE_PREFIX, NetnsBackend } from '../cluster/net/netns.js';
 import { run } from '../cluster/net/_internals/exec.js';
 import { ResourceRegistry } from '../cluster/resources.js';
+import { DISK_LAYER_FIX, diskLayerNeeds } from '../cluster/disk-layer.js';
 import { SYSTEMS } from '../systems/index.js';
+import { describeSettings } from '../systems/settings.js';
 import { loadSystem } from '../systems/load-system.js';
 import type { SystemDefinition } from '../systems/system.js';
 import type { RegisterCommand } from './command.js';
@@ -163,6 +165,19 @@ async function namespaceChecks(): Promise<DoctorRow[]> {
   return rows;
 }
 
+/** Disk faults (`--faults disk`): optional, for the systems that take them. */
+async function diskLayerRow(systems: readonly string[]): Promise<DoctorRow> {
+  const { missing } = await diskLayerNeeds();
+  const what = `disk faults (the FUSE disk layer, for ${systems.join(', ')})`;
+  if (missing.length === 0) return { status: 'ok', area: 'disk', what };
+  return {
+    status: 'optional',
+    area: 'disk',
+    what: `${what}: missing ${missing.join(', ')}`,
+    fix: missing.includes('/dev/fuse') ? `modprobe fuse; ${DISK_LAYER_FIX}` : DISK_LAYER_FIX,
+  };
+}
+
 /**
  * Everything `mallory` can check about this machine, with the binaries of `systems` (by name;
  * default: every built-in system).
@@ -196,11 +211,19 @@ export async function diagnose(
   rows.push(await tool('tcpdump', ['tcpdump', '--version'], 'tcpdump'));
   rows.push(await tool('ss', ['ss', '-V'], 'iproute2'));
   if (root) rows.push(...(await namespaceChecks()));
+  const takingDisk: string[] = [];
   for (const [name, definition] of Object.entries(systems)) {
-    for (const finding of await definition.create({ bugs: [] }).doctor()) {
+    const adapter = definition.create({ bugs: [] });
+    if (adapter.diskFaults === true) takingDisk.push(name);
+    for (const finding of await adapter.doctor()) {
       rows.push(row(finding.ok, `system ${name}`, finding.what, finding.fix));
     }
+    const settings = Object.keys(definition.settings ?? {});
+    if (settings.length > 0) {
+      rows.push(row(true, `system ${name}`, `settings (--set): ${describeSettings(definition)}`));
+    }
   }
+  if (takingDisk.length > 0) rows.push(await diskLayerRow(takingDisk));
   return rows;
 }
 

@@ -1,11 +1,18 @@
+import { Option } from 'commander';
+
 import { replayBug, readBug } from '../campaign/replay.js';
+import { DURABILITIES, type Durability } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
 import { EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
+import { collect, DURABILITY_HELP, SET_HELP } from './run.js';
+import { parseSetFlags } from '../systems/settings.js';
 
 interface ReplayFlags {
   repeat: string;
+  set: string[];
+  durability?: Durability;
   store: string;
   json?: boolean;
 }
@@ -16,21 +23,31 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
     .description('run a bug again from its directory alone, and say how often it reproduced')
     .argument('<bug-dir>', 'a bug record: store/<system>/<run>/bugs/<id>')
     .option('--repeat <n>', 'how many times to run it', '1')
+    .option('--set <name=value>', `${SET_HELP}; replaces the recorded value`, collect, [])
+    .addOption(
+      new Option('--durability <level>', `${DURABILITY_HELP}; replaces the recorded one`).choices(
+        DURABILITIES,
+      ),
+    )
     .option('--store <dir>', 'where the replays are stored', 'store')
     .option('--json', 'print the result as one JSON document on stdout')
     .action(async (bugDir: string, flags: ReplayFlags) => {
       const repeat = parseRepeat(flags.repeat);
+      const settings = parseSetFlags(flags.set);
       const bug = readBug(bugDir);
       const h = bug.header;
       process.stderr.write(
         `mallory replay: ${h.finding.kind}/${h.finding.name} on ${h.system} (${h.nodes} nodes` +
-          `${h.bugs.length > 0 ? `, --bug ${h.bugs.join(' --bug ')}` : ''}, seed ${h.seed}), ${repeat} time(s), from ${bug.scheduleFile}\n`,
+          `${h.bugs.length > 0 ? `, --bug ${h.bugs.join(' --bug ')}` : ''}${describeSet({ ...h.settings, ...settings })}` +
+          `${(flags.durability ?? h.durability) !== undefined ? `, --durability ${flags.durability ?? h.durability}` : ''}, seed ${h.seed}), ${repeat} time(s), from ${bug.scheduleFile}\n`,
       );
       const result = await guardCampaigns(({ signal, onRegistry }) =>
         replayBug({
           bug,
           repeat,
           store: flags.store,
+          settings,
+          ...(flags.durability !== undefined ? { durability: flags.durability } : {}),
           signal,
           reporters: [new ProgressReporter()],
           onRegistry,
@@ -48,6 +65,12 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
       setExit(result.interrupted ? EXIT_INTERRUPTED : result.reproduced > 0 ? EXIT_FOUND_BUG : 0);
     });
 };
+
+function describeSet(settings: Readonly<Record<string, string>>): string {
+  return Object.entries(settings)
+    .map(([name, value]) => `, --set ${name}=${value}`)
+    .join('');
+}
 
 /** `--repeat N` of replay and shrink: a whole number of at least 1. */
 export function parseRepeat(text: string): number {

@@ -5,7 +5,9 @@ import type { Reporter } from '../campaign/reporter.js';
 import { DEFAULT_RECOVERY_CONTRACT, type RecoveryContract } from '../campaign/recovery-contract.js';
 import { runCampaign } from '../campaign/run-campaign.js';
 import { parseDurationMs } from '../core/clock.js';
+import { DURABILITIES } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
+import { parseSetFlags } from '../systems/settings.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
 import { EXIT_ERROR, EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
@@ -27,6 +29,8 @@ interface RunFlags {
   concurrency?: string;
   rate?: string;
   bug: string[];
+  set?: string[];
+  durability?: string;
   schedule?: string;
   store: string;
   steps?: string;
@@ -63,7 +67,21 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   stopOnBug: 'stop-on-bug',
   seedPolicyFrom: 'seed-from',
   recoveryContract: 'recovery-contract',
+  settings: 'set',
 };
+
+/** `--set NAME=VALUE` (repeatable), as run, compare and replay take it. */
+export const SET_HELP =
+  "a system setting, e.g. --set appendfsync=always for redis (repeatable; a system's settings are listed when a name is wrong)";
+
+/** `--durability`, as run, compare and replay take it. */
+export const DURABILITY_HELP =
+  'the durability contract to check instead of what the system declares: what an acknowledged write must survive';
+
+/** Collects a repeatable flag's values. */
+export function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
 
 /**
  * `--recovery-contract [throughput=0.8,latency=3,within=20s,window=2s]`: the bounds of the recovery
@@ -119,6 +137,8 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     concurrency: int('concurrency', flags.concurrency),
     rate: flags.rate === undefined ? undefined : Number(flags.rate),
     bugs: flags.bug,
+    settings: parseSetFlags(flags.set ?? []),
+    durability: flags.durability,
     schedule: flags.schedule,
     store: flags.store,
     steps: int('steps', flags.steps),
@@ -169,6 +189,8 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       (v: string, acc: string[]) => [...acc, v],
       [],
     )
+    .option('--set <name=value>', SET_HELP, collect, [])
+    .addOption(new Option('--durability <level>', DURABILITY_HELP).choices(DURABILITIES))
     .option('--schedule <file>', 'run this fault schedule (JSON lines {atMs, f, value}) instead of a policy')
     .option('--store <dir>', 'where runs are stored', 'store')
     .option('--steps <n>', 'steps per schedule (default 12)')

@@ -66,18 +66,12 @@ function run(command: string, args: readonly string[], cwd?: string): Promise<st
 }
 
 /**
- * Builds the FUSE layer (`mallory-disk`) from its C source if this source version is not built
- * yet, into the cache dir; returns the binary's path. Throws a `UsageError` naming the Debian
- * packages when FUSE, gcc or libfuse3 is missing.
+ * What building and mounting the layer needs and this machine lacks (`/dev/fuse`, `gcc`,
+ * `pkg-config`, `fusermount3`, `libfuse3`), and the compiler flags for libfuse3.
  */
-export async function buildDiskLayer(): Promise<string> {
-  if (!existsSync('/dev/fuse')) {
-    throw new UsageError(
-      'missing-binary',
-      'disk faults need FUSE and /dev/fuse is missing: load the module (modprobe fuse) or run where /dev/fuse exists',
-    );
-  }
-  const missing = ['gcc', 'pkg-config', 'fusermount3'].filter((command) => !onPath(command));
+export async function diskLayerNeeds(): Promise<{ missing: string[]; flags: string[] }> {
+  const missing = existsSync('/dev/fuse') ? [] : ['/dev/fuse'];
+  missing.push(...['gcc', 'pkg-config', 'fusermount3'].filter((command) => !onPath(command)));
   let flags: string[] = [];
   if (!missing.includes('pkg-config')) {
     try {
@@ -85,6 +79,22 @@ export async function buildDiskLayer(): Promise<string> {
     } catch {
       missing.push('libfuse3');
     }
+  }
+  return { missing, flags };
+}
+
+/**
+ * Builds the FUSE layer (`mallory-disk`) from its C source if this source version is not built
+ * yet, into the cache dir; returns the binary's path. Throws a `UsageError` naming the Debian
+ * packages when FUSE, gcc or libfuse3 is missing.
+ */
+export async function buildDiskLayer(): Promise<string> {
+  const { missing, flags } = await diskLayerNeeds();
+  if (missing.includes('/dev/fuse')) {
+    throw new UsageError(
+      'missing-binary',
+      'disk faults need FUSE and /dev/fuse is missing: load the module (modprobe fuse) or run where /dev/fuse exists',
+    );
   }
   if (missing.length > 0) {
     throw new UsageError(

@@ -28,6 +28,13 @@ const DefinitionSchema = z.object({
   name: z.string().min(1, 'must be a non-empty string'),
   defaultNodes: z.number().int().min(1).max(MAX_NODES),
   bugs: z.array(z.string()),
+  settings: z
+    .record(
+      z
+        .object({ values: z.array(z.string()).min(1), default: z.string(), doc: z.string() })
+        .refine((s) => s.values.includes(s.default), 'its default must be one of its values'),
+    )
+    .optional(),
   create: z.custom<SystemDefinition['create']>((v) => typeof v === 'function', 'must be a function'),
 });
 
@@ -252,6 +259,7 @@ function checkedDefinition(raw: unknown, spec: string): SystemDefinition {
     name: definition.name,
     defaultNodes: definition.defaultNodes,
     bugs: definition.bugs,
+    ...(definition.settings !== undefined ? { settings: definition.settings } : {}),
     create(options): SystemAdapter {
       const adapter = definition.create(options);
       const retired = RETIRED_FIELDS.find(([field]) => field in (adapter as object));

@@ -208,6 +208,27 @@ export interface SystemAdapter extends NodeSystem {
 
 export interface SystemOptions {
   readonly bugs: readonly string[];
+  /**
+   * Every setting the definition declares, at the value the run chose (`--set NAME=VALUE`) or its
+   * default. A campaign always passes them; absent (a test's own call), the defaults apply.
+   */
+  readonly settings?: Readonly<Record<string, string>>;
+  /** Nodes in the cluster (what a system promises may depend on it); absent: `defaultNodes`. */
+  readonly nodes?: number;
+}
+
+/**
+ * A setting of a system (`--set NAME=VALUE`): one of a few named values, such as Redis's
+ * `appendfsync`. Passed to `create`, recorded with the run and with every bug, so a replay runs
+ * the system as it was found.
+ */
+export interface SystemSetting {
+  /** The values it takes. */
+  readonly values: readonly string[];
+  /** One of `values`: what a run that does not set it gets. */
+  readonly default: string;
+  /** One line: what it changes. */
+  readonly doc: string;
 }
 
 export interface SystemDefinition {
@@ -215,5 +236,7 @@ export interface SystemDefinition {
   readonly defaultNodes: number;
   /** Bug switches this system has (`--bug NAME`). */
   readonly bugs: readonly string[];
+  /** Settings a run can choose (`--set NAME=VALUE`), by name; none when absent. */
+  readonly settings?: Readonly<Record<string, SystemSetting>>;
   create(options: SystemOptions): SystemAdapter;
 }

@@ -106,6 +106,33 @@ describe('linearizabilityChecker against a declared durability', () => {
     expect(finding.message).toContain('3 of 3 nodes (n1, n2, n3) dropped unfsynced writes');
   });
 
+  it('checks the contract the user states (--durability) instead of the declared one, and says so', async () => {
+    const system = { name: 'redis', durability: 'process-crash' as const };
+    const stated = { level: 'disk-loss' as const, statedBy: 'user' as const };
+    const [declared] = await linearizabilityChecker(10_000).check(input(lostWrite(), system, [loseAll]));
+    expect(declared).toMatchObject({ kind: 'durability', name: 'beyond-contract', severity: 'note' });
+    const [finding] = await linearizabilityChecker(10_000).check({
+      ...input(lostWrite(), system, [loseAll]),
+      durability: stated,
+    });
+    expect(finding).toMatchObject({ kind: 'durability', name: 'broken-contract' });
+    expect(finding.severity).toBeUndefined();
+    expect(finding.message).toContain(
+      'acknowledged writes lost although the run checks that they survive disk-loss (--durability; redis declares process-crash) (disks lost unfsynced writes: lose-unfsynced n1,n2,n3 at 2.0 s): key "x": lost acknowledged write',
+    );
+    expect(finding.evidence).toMatchObject({
+      anomaly: 'lost-write',
+      contract: { durability: 'disk-loss', statedBy: 'user', withinContract: true },
+    });
+    // A weaker stated contract turns the declared one's bug into a note.
+    const [note] = await linearizabilityChecker(10_000).check({
+      ...input(lostWrite(), { name: 's', durability: 'disk-loss' }, [loseAll]),
+      durability: { level: 'process-crash', statedBy: 'user' },
+    });
+    expect(note).toMatchObject({ kind: 'durability', name: 'beyond-contract', severity: 'note' });
+    expect(note.message).toContain('writes lost beyond what the run checks (--durability) (process-crash)');
+  });
+
   it('judges how many nodes lost unfsynced writes against a minority', () => {
     const one = { atMs: 0, f: 'lose-unfsynced', nodes: ['n2'] };
     expect(judgeDurability('minority-disk-loss', [one], 3)?.withinContract).toBe(true);
@@ -127,7 +154,7 @@ describe('linearizabilityChecker against a declared durability', () => {
     });
     expect(judgeDurability('minority-disk-loss', [loseOne, torn], 3)?.withinContract).toBe(false);
     expect(judgeDurability('process-crash', [torn], 3)?.beyond).toBe(
-      'torn-write n3 at 3.0 s dropped unfsynced writes, and the system declares only that its writes survive a process crash',
+      'torn-write n3 at 3.0 s dropped unfsynced writes, and the contract is only that writes survive a process crash',
     );
     const system = { name: 's', durability: 'disk-loss' as const };
     const [finding] = await linearizabilityChecker(10_000).check(input(lostWrite(), system, [torn]));

@@ -30,4 +30,19 @@ describe('run (the library entry of mallory run)', () => {
     );
     expect(existsSync(store)).toBe(false);
   });
+
+  it('refuses a setting the system does not have, or a value it does not take, without a run directory', async () => {
+    const store = join(mkdtempSync(join(tmpdir(), 'mallory-run-')), 'store');
+    dirs.push(join(store, '..'));
+    await expect(run({ system: 'redis', settings: { appendfsync: 'no' }, store })).rejects.toThrow(
+      '--set appendfsync=no: redis takes appendfsync=everysec|always (default everysec)',
+    );
+    await expect(run({ system: 'kvraft', settings: { appendfsync: 'always' }, store })).rejects.toThrow(
+      '--set appendfsync: unknown setting: kvraft has no settings',
+    );
+    await expect(run({ system: 'kvraft', durability: 'total' as never, store })).rejects.toThrow(
+      /^config\.durability: Invalid enum value/,
+    );
+    expect(existsSync(store)).toBe(false);
+  });
 });

@@ -71,4 +71,29 @@ describe('readSchedule', () => {
       /:1: mallory\.nodes: /,
     );
   });
+
+  it('a bug header keeps the settings of its run and stated durability, for the replay', () => {
+    const header: ScheduleHeader = {
+      system: 'redis',
+      nodes: 1,
+      seed: 1,
+      bugs: [],
+      settings: { appendfsync: 'everysec' },
+      durability: 'disk-loss',
+      workload: 'register',
+      rate: 100,
+      steps: 8,
+      stepMs: 2500,
+      network: 'auto',
+      schedule: 0,
+      finding: { kind: 'durability', name: 'broken-contract' },
+    };
+    const file = write(
+      formatBugSchedule(header, [{ atMs: 3000, f: 'lose-unfsynced', value: 'all', nodes: ['n1'] }]),
+    );
+    expect(readScheduleHeader(file)).toEqual(header);
+    expect(() =>
+      readScheduleHeader(write(JSON.stringify({ mallory: { ...header, durability: 'total' } }) + '\n')),
+    ).toThrow(/mallory\.durability/);
+  });
 });

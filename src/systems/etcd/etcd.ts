@@ -62,6 +62,16 @@ class EtcdAdapter implements SystemAdapter {
     configuration: (cluster) => this.committedConfiguration(cluster),
   };
   readonly supportsCas = true;
+  /** Its whole state (WAL, snapshots, the bbolt database) is under the node's data dir. */
+  readonly diskFaults = true;
+  /**
+   * A follower fsyncs its WAL before it acknowledges an entry, and a write is acknowledged once a
+   * quorum has it, so a minority losing what it had not fsynced loses no acknowledged write. Not
+   * `disk-loss`: etcd 3.4's Raft leader counts its own entry toward the quorum before its own
+   * fsync, so an acknowledged write may be on one follower's disk only; should every node lose
+   * what it had not fsynced, the other two can elect a leader without it.
+   */
+  readonly durability = 'minority-disk-loss' as const;
   readonly crashPatterns = [
     /"level":"(panic|fatal)"/,
     /^panic: /,

@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Address } from '../../cluster/net/backend.js';
 import { checkBinary } from '../check-binary.js';
+import type { Durability } from '../../check/durability.js';
 import type {
   LeaderCapability,
   ClusterView,
@@ -25,6 +26,39 @@ const ADMIN_TIMEOUT_MS = 1_000;
 /** Redis's default (60 s) leaves a replica stuck in a cut handshake longer than the reset waits. */
 const REPL_TIMEOUT_S = 5;
 
+/** Redis's `appendfsync` (`--set appendfsync=…`): when the AOF is fsynced. */
+export const APPENDFSYNC = ['everysec', 'always'] as const;
+export type Appendfsync = (typeof APPENDFSYNC)[number];
+
+/**
+ * What an acknowledged write survives. One node: under `everysec` the last second of the AOF may
+ * not be on disk yet (a process crash loses nothing, the OS still has it); under `always` every
+ * write is fsynced before its reply. More nodes: replication is asynchronous, and a Sentinel
+ * failover — which any primary going down, with its disk or not, can set off — loses acknowledged
+ * writes that had not reached the promoted replica, whatever each disk kept; so Redis promises no
+ * more than `process-crash` (and loses writes even then: the linearizability check reports it).
+ */
+export function redisDurability(appendfsync: Appendfsync, nodes: number): Durability {
+  return nodes === 1 && appendfsync === 'always' ? 'disk-loss' : 'process-crash';
+}
+
+/**
+ * Writes a file and makes it durable (the file and its directory fsynced), as a deployment's
+ * configuration is: under the disk layer, a file written and never fsynced is gone after a
+ * `lose-unfsynced`.
+ */
+function writeDurably(path: string, dir: string, text: string): void {
+  writeFileSync(path, text);
+  for (const target of [path, dir]) {
+    const fd = openSync(target, 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
 function sameAddress(a: Address, b: Address): boolean {
   return a.host === b.host && a.port === b.port;
 }
@@ -43,6 +77,9 @@ class RedisAdapter implements SystemAdapter {
   readonly ports = REDIS_PORTS;
   readonly leadership: LeaderCapability = { leader: (cluster) => this.currentLeader(cluster) };
   readonly supportsCas = true;
+  /** The AOF (`appendonlydir/`), both config files and Sentinel's state live in the node's data dir. */
+  readonly diskFaults = true;
+  readonly durability: Durability;
   readonly crashPatterns = [
     /=== REDIS BUG REPORT START/,
     /ASSERTION FAILED/,
@@ -52,6 +89,13 @@ class RedisAdapter implements SystemAdapter {
   ];
   /** The last primary a client or leader lookup saw: a restarted node starts as its replica. */
   private primary: string | undefined;
+
+  constructor(
+    private readonly appendfsync: Appendfsync,
+    nodes: number,
+  ) {
+    this.durability = redisDurability(appendfsync, nodes);
+  }
 
   doctor(): Promise<readonly DoctorFinding[]> {
     return Promise.all([
@@ -74,15 +118,16 @@ class RedisAdapter implements SystemAdapter {
     // Written once (first start, or after a wipe): afterwards the file is redis's own, with the
     // REPLICAOF that sentinel persists through CONFIG REWRITE, as in a real deployment.
     if (!existsSync(redisConf)) {
-      writeFileSync(
+      writeDurably(
         redisConf,
+        dir,
         [
           `bind ${self.host}`,
           `port ${self.port}`,
           'protected-mode no',
           `dir ${dir}`,
           'appendonly yes',
-          'appendfsync everysec',
+          `appendfsync ${this.appendfsync}`,
           'save ""',
           'repl-diskless-sync yes',
           'repl-diskless-sync-delay 0',
@@ -97,8 +142,9 @@ class RedisAdapter implements SystemAdapter {
     if (!existsSync(sentinelConf)) {
       const sentinel = cluster.listen(node, 'sentinel');
       const quorum = Math.floor(cluster.nodes.length / 2) + 1;
-      writeFileSync(
+      writeDurably(
         sentinelConf,
+        dir,
         [
           `bind ${sentinel.host}`,
           `port ${sentinel.port}`,
@@ -208,10 +254,25 @@ function pairs(value: readonly RespValue[]): Map<string, string> {
   return map;
 }
 
-/** Redis 7 + Sentinel from Debian: asynchronous replication loses acknowledged writes on failover. */
+function isAppendfsync(value: string | undefined): value is Appendfsync {
+  return (APPENDFSYNC as readonly (string | undefined)[]).includes(value);
+}
+
+/**
+ * Redis 7 + Sentinel from Debian: asynchronous replication loses acknowledged writes on failover.
+ * `--nodes 1` runs one durable node (its sentinel names it to the clients).
+ */
 export const redis: SystemDefinition = {
   name: 'redis',
   defaultNodes: 3,
   bugs: [],
-  create: () => new RedisAdapter(),
+  settings: {
+    appendfsync: {
+      values: APPENDFSYNC,
+      default: 'everysec',
+      doc: 'when the AOF is fsynced: every second (a crash of the machine loses up to the last second) or before every reply',
+    },
+  },
+  create: ({ settings, nodes = 3 }) =>
+    new RedisAdapter(isAppendfsync(settings?.appendfsync) ? settings.appendfsync : 'everysec', nodes),
 };
