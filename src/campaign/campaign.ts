@@ -202,17 +202,29 @@ export class Campaign {
       // checked with the first schedule's.
       let carried: Op[] = [];
       let baseline: PerfSample | undefined;
-      if (config.recoveryContract) {
-        const warmupMs = WARMUP_WINDOWS * config.recoveryContract.windowMs;
+      // A healthy stretch before the first fault (`--warmup`, or the recovery contract's yardstick).
+      const contractWarmupMs = config.recoveryContract
+        ? WARMUP_WINDOWS * config.recoveryContract.windowMs
+        : 0;
+      const warmupMs = Math.max(config.warmupMs, contractWarmupMs);
+      if (warmupMs > 0) {
         workload.start('warmup');
         await sleep(warmupMs, this.signal);
         await workload.stop();
         carried = history.takeSegment();
-        baseline = measure(carried, warmupMs, warmupMs);
-        this.emit(
-          'message',
-          `  warm-up: ${baseline.okPerSec.toFixed(1)} ok/s, p50 ${baseline.p50Ms === null ? '-' : `${baseline.p50Ms.toFixed(1)} ms`} (the recovery contract's yardstick)`,
-        );
+        if (config.recoveryContract) {
+          baseline = measure(carried, warmupMs, warmupMs);
+          this.emit(
+            'message',
+            `  warm-up: ${baseline.okPerSec.toFixed(1)} ok/s, p50 ${baseline.p50Ms === null ? '-' : `${baseline.p50Ms.toFixed(1)} ms`} (the recovery contract's yardstick)`,
+          );
+        } else {
+          const ok = carried.filter((op) => op.type === 'ok').length;
+          this.emit(
+            'message',
+            `  warm-up: ${ok} ok ops in ${(warmupMs / 1000).toFixed(1)} s before the first fault`,
+          );
+        }
       }
       this.phase = 'fuzzing';
       const budgetEnd = this.startMs + config.timeMs;
@@ -304,21 +316,43 @@ export class Campaign {
             },
           );
         } else {
-          await this.runSteps(policy!, policyRng, nemesis, store, scheduleStart, budgetEnd, enact, {
-            leader: () => nemesis.leader(),
-            nodes: () => live.nodes,
-            running: () => live.nodesIn('running').filter((n) => live.isMember(n)),
-            onEvent: (listener) => observation.onEvent(listener),
-            skip: (item, reason) => {
+          await this.runSteps(
+            policy!,
+            policyRng,
+            nemesis,
+            store,
+            scheduleStart,
+            budgetEnd,
+            enact,
+            {
+              leader: () => nemesis.leader(),
+              nodes: () => live.nodes,
+              running: () => live.nodesIn('running').filter((n) => live.isMember(n)),
+              onEvent: (listener) => observation.onEvent(listener),
+              skip: (item, reason) => {
+                history.record({
+                  type: 'info',
+                  process: 'nemesis',
+                  f: isLet(item) ? 'let' : item.f,
+                  value: isLet(item) ? item.let : item.value,
+                  error: `skipped: ${reason}`,
+                });
+              },
+            },
+            async () => {
+              // A quiet period begins (`--pace`): every fault is undone, as the reset does, without
+              // waiting for the system; the history says so, with what could not be undone.
+              history.record({ type: 'info', process: 'nemesis', f: 'quiet', value: null });
+              const errors = await nemesis.healAll();
               history.record({
                 type: 'info',
                 process: 'nemesis',
-                f: isLet(item) ? 'let' : item.f,
-                value: isLet(item) ? item.let : item.value,
-                error: `skipped: ${reason}`,
+                f: 'quiet',
+                value: null,
+                ...(errors.length > 0 ? { error: errors.join('; ') } : {}),
               });
             },
-          });
+          );
         }
         observation.setTimeline(false);
         this.phase = 'checking';
@@ -592,8 +626,13 @@ export class Campaign {
       line?: FaultItem,
     ) => Promise<void>,
     deps: Omit<ArmedTriggerDeps, 'enact' | 'signal'>,
+    beginQuiet: () => Promise<void>,
   ): Promise<void> {
     const space = nemesis.actionSpace();
+    const pace = this.config.pace;
+    /** Whether a step is in a quiet period of `--pace` (no fault, every fault healed). */
+    const isQuiet = (step: number): boolean =>
+      pace !== undefined && step >= 0 && step % (pace.faultSteps + pace.quietSteps) >= pace.faultSteps;
     const abstraction = this.policyAbstraction();
     const timeline = this.observation!.timeline;
     let observed: { step: number; state: string } | undefined;
@@ -611,23 +650,28 @@ export class Campaign {
         if (arrived) this.decisionsWithState++;
       }
       const decidedWith = arrived ? observed!.state : undefined;
-      const fault = policy.decide({
-        state: decidedWith,
-        space,
-        rng,
-        schedule: this.schedule,
-        step,
-      });
+      const quiet = isQuiet(step);
+      if (quiet && !isQuiet(step - 1)) await beginQuiet();
+      const fault = quiet
+        ? null
+        : policy.decide({
+            state: decidedWith,
+            space,
+            rng,
+            schedule: this.schedule,
+            step,
+          });
       if (fault) await enact(fault, step);
-      const armed =
-        policy.arm?.({
-          state: decidedWith,
-          space,
-          rng,
-          schedule: this.schedule,
-          step,
-          eventTypes: this.eventTypes.byRecency(),
-        }) ?? null;
+      const armed = quiet
+        ? null
+        : (policy.arm?.({
+            state: decidedWith,
+            space,
+            rng,
+            schedule: this.schedule,
+            step,
+            eventTypes: this.eventTypes.byRecency(),
+          }) ?? null);
       let fired = false;
       // What this step armed: undefined when the policy chose a trigger but the step ended before
       // it could be armed (its fault took the whole step) — then it neither counts nor teaches.
@@ -654,11 +698,13 @@ export class Campaign {
         startedMs,
         endedMs,
         // An armed trigger is said beside the step's fault, whether it fired or not.
-        fault: armedNow
-          ? `${describeFault(fault)} + ${describeTrigger(armedNow)}`
-          : fault
-            ? describeFault(fault)
-            : null,
+        fault: quiet
+          ? 'quiet'
+          : armedNow
+            ? `${describeFault(fault)} + ${describeTrigger(armedNow)}`
+            : fault
+              ? describeFault(fault)
+              : null,
       };
       store.step({ ...row, state: null, stateArrived, reward: null, metrics: null });
       pending = timeline.close(step, windowStartTs, windowEndTs).then((window) => {
@@ -666,13 +712,15 @@ export class Campaign {
         const next = obs.states[abstraction];
         const seenBefore = obs.seenBefore[abstraction];
         // As in the artifact: a decision taken without its state (late) teaches nothing about it.
-        policy.learn({
-          state: decidedWith,
-          action: fault,
-          next: next.id,
-          seenBefore,
-          ...(policy.arm && armedNow !== undefined ? { armed: armedNow, fired } : {}),
-        });
+        // A quiet step decided nothing, so it teaches nothing.
+        if (!quiet)
+          policy.learn({
+            state: decidedWith,
+            action: fault,
+            next: next.id,
+            seenBefore,
+            ...(policy.arm && armedNow !== undefined ? { armed: armedNow, fired } : {}),
+          });
         observed = { step, state: next.id };
         for (const [name, state] of Object.entries(obs.states)) {
           if (obs.seenBefore[name] === 0) store.state(name, state.id, state.features, schedule, step);

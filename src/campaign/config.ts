@@ -59,6 +59,20 @@ export const RunConfigSchema = z.object({
     })
     .strict()
     .optional(),
+  /**
+   * The workload runs this long on the fault-free cluster before the first schedule (its ops are
+   * checked with the first schedule's): histories start with a healthy stretch. The recovery
+   * contract's warm-up, when longer, is used instead.
+   */
+  warmupMs: z.number().int().nonnegative().default(0),
+  /**
+   * Jepsen's alternation within a schedule: `faultSteps` steps of faults, then `quietSteps` steps
+   * in which every fault is healed and none is injected, again and again. Absent: faults every step.
+   */
+  pace: z
+    .object({ faultSteps: z.number().int().positive(), quietSteps: z.number().int().positive() })
+    .strict()
+    .optional(),
   /** Linearizability check time limit per schedule. */
   checkTimeLimitMs: z.number().int().positive().default(30_000),
   /** End the campaign after the first schedule that found a bug (for time-to-bug measurements). */

@@ -39,6 +39,8 @@ interface RunFlags {
   stopOnBug?: boolean;
   seedFrom?: string;
   recoveryContract?: string | boolean;
+  warmup?: string;
+  pace?: string;
   json?: boolean;
 }
 
@@ -68,6 +70,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   seedPolicyFrom: 'seed-from',
   recoveryContract: 'recovery-contract',
   settings: 'set',
+  warmupMs: 'warmup',
 };
 
 /** `--set NAME=VALUE` (repeatable), as run, compare and replay take it. */
@@ -115,6 +118,21 @@ export function parseRecoveryContract(spec: string | boolean | undefined): Recov
   return contract;
 }
 
+/** `--pace F:Q`: F steps of faults, then Q quiet steps (every fault healed), in turn. */
+export function parsePace(spec: string | undefined): { faultSteps: number; quietSteps: number } | undefined {
+  if (spec === undefined) return undefined;
+  const m = /^(\d+):(\d+)$/.exec(spec.trim());
+  const faultSteps = m ? Number(m[1]) : 0;
+  const quietSteps = m ? Number(m[2]) : 0;
+  if (faultSteps < 1 || quietSteps < 1) {
+    throw new UsageError(
+      'bad-flag',
+      `--pace: "${spec}" is not FAULT_STEPS:QUIET_STEPS with both at least 1, e.g. --pace 4:2`,
+    );
+  }
+  return { faultSteps, quietSteps };
+}
+
 /** Flags → the one config schema (which supplies every default and validates). */
 export function configFromFlags(flags: RunFlags): RunConfig {
   const faults = flags.faults.split(',').map((f) => f.trim());
@@ -147,6 +165,8 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     stopOnBug: flags.stopOnBug,
     seedPolicyFrom: flags.seedFrom,
     recoveryContract: parseRecoveryContract(flags.recoveryContract),
+    warmupMs: duration('warmup', flags.warmup),
+    pace: parsePace(flags.pace),
   };
   const parsed = RunConfigSchema.safeParse(
     Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)),
@@ -206,6 +226,14 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option(
       '--recovery-contract [bounds]',
       'after each schedule, the system must get back to its warm-up throughput and latency (default throughput=0.8,latency=3,within=20s,window=2s)',
+    )
+    .option(
+      '--warmup <duration>',
+      'run the workload this long with no fault before the first schedule (default 0)',
+    )
+    .option(
+      '--pace <faults:quiet>',
+      "Jepsen's alternation: N steps of faults, then M quiet steps with every fault healed, in turn (e.g. 4:2)",
     )
     .option('--json', 'print the summary as one JSON document on stdout')
     .action(async (flags: RunFlags) => {

@@ -136,8 +136,8 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
       /^mallory: --faults clock: etcd's nodes do not read the wall clock through libc, so libfaketime cannot move it\n$/,
     ],
     [
-      ['--system', 'etcd', '--faults', 'disk'],
-      /^mallory: --faults disk: etcd does not take disk faults \(its adapter does not declare diskFaults, so its data dir is not put under the FUSE disk layer\)\n$/,
+      ['--system', 'dqlite', '--faults', 'disk'],
+      /^mallory: --faults disk: dqlite does not take disk faults \(its adapter does not declare diskFaults, so its data dir is not put under the FUSE disk layer\)\n$/,
     ],
     [['--step', '0'], /^mallory: --step: /],
   ])('run %j', async (args, message) => {
@@ -163,8 +163,8 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
     ],
     [
       '{"atMs": 100, "f": "lose-unfsynced", "value": "all"}',
-      ['--system', 'etcd'],
-      /lose-unfsynced at 100 ms: etcd does not take disk faults \(its adapter does not declare diskFaults, so its data dir is not put under the FUSE disk layer\): remove the line$/,
+      ['--system', 'dqlite'],
+      /lose-unfsynced at 100 ms: dqlite does not take disk faults \(its adapter does not declare diskFaults, so its data dir is not put under the FUSE disk layer\): remove the line$/,
     ],
     [
       '{"atMs": 100, "f": "member-remove", "value": "one"}',

@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
+
+interface HistoryLine {
+  readonly type: string;
+  readonly process: string | number;
+  readonly f: string;
+  readonly time: number;
+}
+
+describe('pacing: a warm-up before the first fault, and quiet periods (kvraft, real processes)', () => {
+  const box: Sandbox = sandbox();
+  afterAll(() => {
+    disposeSandbox(box);
+  });
+
+  it('--warmup 3s --pace 2:1: no fault for 3 s, then two steps of faults and one quiet step, in turn', async () => {
+    const r = await mallory(
+      ['run', '--policy', 'random', '--time', '25s', '--steps', '6', '--step', '2s', '--seed', '4'].concat([
+        '--warmup',
+        '3s',
+        '--pace',
+        '2:1',
+        '--store',
+        box.store,
+        '--json',
+      ]),
+      box,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/warm-up: \d+ ok ops in 3\.0 s before the first fault/);
+    const summary = JSON.parse(r.stdout) as { runDir: string; status: string };
+    expect(summary.status).toBe('complete');
+
+    const db = new Database(join(summary.runDir, 'run.db'), { readonly: true });
+    const steps = db.prepare('SELECT schedule, step, fault FROM steps ORDER BY schedule, step').all() as {
+      schedule: number;
+      step: number;
+      fault: string | null;
+    }[];
+    const faultSteps = db.prepare('SELECT DISTINCT step FROM faults WHERE step IS NOT NULL').all() as {
+      step: number;
+    }[];
+    db.close();
+    expect(steps.length).toBeGreaterThanOrEqual(6);
+    // Steps 2 and 5 of each schedule are quiet: recorded so, and no fault was enacted in them.
+    // (run.db keeps each step's fault as JSON.)
+    for (const s of steps) {
+      expect(JSON.parse(s.fault ?? 'null') === 'quiet', `step ${s.step}`).toBe(s.step % 3 === 2);
+    }
+    expect(faultSteps.map((f) => f.step).filter((step) => step % 3 === 2)).toEqual([]);
+
+    const history = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as HistoryLine);
+    const nemesis = history.filter((op) => op.process === 'nemesis');
+    expect(nemesis.filter((op) => op.f === 'quiet').length).toBeGreaterThanOrEqual(2);
+    // The warm-up: clients were served for about 3 s before the nemesis did anything.
+    const firstClient = history.find((op) => op.process !== 'nemesis' && op.type === 'ok');
+    const firstNemesis = nemesis[0];
+    expect(firstClient).toBeDefined();
+    expect((firstNemesis.time - firstClient!.time) / 1e9).toBeGreaterThan(2.5);
+  });
+
+  it('a malformed --pace is one line and exit 2', async () => {
+    const r = await mallory(['run', '--pace', '3', '--store', box.store], box);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(
+      'mallory: --pace: "3" is not FAULT_STEPS:QUIET_STEPS with both at least 1, e.g. --pace 4:2',
+    );
+  });
+});
