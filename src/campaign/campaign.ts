@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 
 import { ResourceRegistry } from '../cluster/resources.js';
 import { monoNs, sleep } from '../core/clock.js';
+import type { Event } from '../core/event.js';
 import type { Op } from '../core/op.js';
 import { UsageError } from '../core/errors.js';
 import { describeFault, type Fault } from '../core/fault.js';
@@ -288,33 +289,32 @@ export class Campaign {
           if (line) attempted.push(...triggeredLines(line), { ...line, ...drawn, ...how });
           else attempted.push({ ...entry, ...how });
         };
+        /** What the schedule runner and armed triggers ask of the cluster and the observers. */
+        const runnerDeps = {
+          leader: () => nemesis.leader(),
+          nodes: () => live.nodes,
+          running: () => live.nodesIn('running').filter((n) => live.isMember(n)),
+          onEvent: (listener: (event: Event) => void) => observation.onEvent(listener),
+        };
+        /** A schedule line or trigger that found nothing to act on, in the history. */
+        const recordSkip = (item: ScheduleItem, reason: string): void => {
+          history.record({
+            type: 'info',
+            process: 'nemesis',
+            f: isLet(item) ? 'let' : item.f,
+            value: isLet(item) ? item.let : item.value,
+            error: `skipped: ${reason}`,
+          });
+        };
         if (fixedSchedule) {
-          await this.runFixed(
-            fixedSchedule,
-            scheduleStart,
-            budgetEnd,
-            {
-              leader: () => nemesis.leader(),
-              nodes: () => live.nodes,
-              running: () => live.nodesIn('running').filter((n) => live.isMember(n)),
-              onEvent: (listener) => observation.onEvent(listener),
-            },
-            enact,
-            (item, reason) => {
-              history.record({
-                type: 'info',
-                process: 'nemesis',
-                f: isLet(item) ? 'let' : item.f,
-                value: isLet(item) ? item.let : item.value,
-                error: `skipped: ${reason}`,
-              });
-              const what = isLet(item) ? `let ${JSON.stringify(item.let)}` : item.f;
-              this.emit(
-                'message',
-                `  schedule ${s + 1} +${(item.atMs / 1000).toFixed(1)}s ${what} (skipped: ${reason})`,
-              );
-            },
-          );
+          await this.runFixed(fixedSchedule, scheduleStart, budgetEnd, runnerDeps, enact, (item, reason) => {
+            recordSkip(item, reason);
+            const what = isLet(item) ? `let ${JSON.stringify(item.let)}` : item.f;
+            this.emit(
+              'message',
+              `  schedule ${s + 1} +${(item.atMs / 1000).toFixed(1)}s ${what} (skipped: ${reason})`,
+            );
+          });
         } else {
           await this.runSteps(
             policy!,
@@ -324,21 +324,7 @@ export class Campaign {
             scheduleStart,
             budgetEnd,
             enact,
-            {
-              leader: () => nemesis.leader(),
-              nodes: () => live.nodes,
-              running: () => live.nodesIn('running').filter((n) => live.isMember(n)),
-              onEvent: (listener) => observation.onEvent(listener),
-              skip: (item, reason) => {
-                history.record({
-                  type: 'info',
-                  process: 'nemesis',
-                  f: isLet(item) ? 'let' : item.f,
-                  value: isLet(item) ? item.let : item.value,
-                  error: `skipped: ${reason}`,
-                });
-              },
-            },
+            { ...runnerDeps, skip: recordSkip },
             async () => {
               // A quiet period begins (`--pace`): every fault is undone, as the reset does, without
               // waiting for the system; the history says so, with what could not be undone.
