@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { Address } from '../../cluster/net/backend.js';
+import { sleep } from '../../core/clock.js';
 import { toBase64 } from '../_internals/base64.js';
 import { checkBinary } from '../check-binary.js';
 import type {
@@ -30,6 +31,9 @@ const ADMIN_TIMEOUT_MS = 2_000;
  * two-member cluster, each with a WAL fsync, which on a loaded machine's disk took over 2 s.
  */
 const MEMBERSHIP_TIMEOUT_MS = 5_000;
+/** How long a membership change is proposed again while no quorum read shows it committed. */
+const MEMBERSHIP_BUDGET_MS = 15_000;
+const MEMBERSHIP_RETRY_PAUSE_MS = 250;
 const READY_TIMEOUT_MS = 1_000;
 /** Lower than etcd's default (100,000) so snapshots and log compaction happen within a campaign. */
 const SNAPSHOT_COUNT = 2_000;
@@ -44,6 +48,11 @@ function url(address: Address): string {
 /** A node's one peer address, the same for every other node (etcd hashes it into member ids). */
 function peerUrl(node: string, cluster: ClusterView): string {
   return url(cluster.listen(node, 'peer'));
+}
+
+/** The members to ask, `avoid` (the node a change is about) last. */
+function servingOrder(cluster: ClusterView, avoid: string): string[] {
+  return [...cluster.members.filter((n) => n !== avoid), ...cluster.members.filter((n) => n === avoid)];
 }
 
 function dataDir(node: string, cluster: ClusterView): string {
@@ -193,10 +202,7 @@ class EtcdAdapter implements SystemAdapter {
     avoid: string,
     timeoutMs = ADMIN_TIMEOUT_MS,
   ): Promise<unknown> {
-    const order = [
-      ...cluster.members.filter((n) => n !== avoid),
-      ...cluster.members.filter((n) => n === avoid),
-    ];
+    const order = servingOrder(cluster, avoid);
     const errors: string[] = [];
     for (const node of order) {
       const outcome = await gateway(cluster.clientAddress(node, 'client'), path, body, timeoutMs);
@@ -221,29 +227,52 @@ class EtcdAdapter implements SystemAdapter {
       if (!member) return;
     }
     const id = member.id;
-    try {
-      await this.admin(
-        cluster,
-        '/v3/cluster/member/remove',
-        { ID: id.toString() },
-        node,
-        MEMBERSHIP_TIMEOUT_MS,
-      );
-    } catch (error) {
-      // A timed-out removal may still have committed: a quorum read says what happened.
-      const after = await this.committedMembers(cluster);
-      if (after?.some((m) => m.id === id) !== false) throw error;
-    }
+    await this.reconfigure(cluster, '/v3/cluster/member/remove', { ID: id.toString() }, node, (members) =>
+      members.every((m) => m.id !== id),
+    );
   }
 
   /**
-   * Answers once the serving member has applied the add. A timed-out add may still commit (a retry
-   * on the next member then finds the peer URL taken): it throws, and the nemesis asks
-   * `configuration()`.
+   * Answers once the add is committed. If it still is not when the budget is spent, it throws and
+   * the nemesis asks `configuration()` (the last proposal may yet commit).
    */
   private async addMember(node: string, cluster: ClusterView): Promise<void> {
-    const body = { peerURLs: [peerUrl(node, cluster)] };
-    await this.admin(cluster, '/v3/cluster/member/add', body, node, MEMBERSHIP_TIMEOUT_MS);
+    const target = peerUrl(node, cluster);
+    await this.reconfigure(cluster, '/v3/cluster/member/add', { peerURLs: [target] }, node, (members) =>
+      members.some((m) => m.peerUrls.includes(target)),
+    );
+  }
+
+  /**
+   * Proposes a membership change, one member at a time, until a member answers it or a quorum read
+   * shows it `committed`, for up to MEMBERSHIP_BUDGET_MS. etcd's Raft leader silently drops a
+   * change proposed before it has applied the entries of its own election (its log says "ignoring
+   * conf change" right after "became leader"): the change never commits and its caller only times
+   * out, so a change that is not committed after a timeout is proposed again. A retry refused
+   * because the earlier proposal did take effect (the peer URL taken, the member gone) is answered
+   * by the quorum read.
+   */
+  private async reconfigure(
+    cluster: ClusterView,
+    path: string,
+    body: unknown,
+    avoid: string,
+    committed: (members: readonly EtcdMember[]) => boolean,
+  ): Promise<void> {
+    const deadline = Date.now() + MEMBERSHIP_BUDGET_MS;
+    const errors: string[] = [];
+    for (let attempt = 0; ; attempt++) {
+      const order = servingOrder(cluster, avoid);
+      const node = order[attempt % order.length];
+      const outcome = await gateway(cluster.clientAddress(node, 'client'), path, body, MEMBERSHIP_TIMEOUT_MS);
+      if (outcome.kind === 'ok') return;
+      errors.push(`${node}: ${outcome.kind === 'error' ? outcome.message : outcome.error}`);
+      const after = await this.committedMembers(cluster);
+      if (after !== undefined && committed(after)) return;
+      if (Date.now() >= deadline) break;
+      await sleep(MEMBERSHIP_RETRY_PAUSE_MS);
+    }
+    throw new Error(`etcd ${path} was not committed after ${errors.length} proposals (${errors.join('; ')})`);
   }
 
   private async committedConfiguration(cluster: ClusterView): Promise<readonly string[] | undefined> {

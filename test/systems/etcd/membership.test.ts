@@ -90,10 +90,10 @@ it.skipIf(reason !== undefined)(
 it.skipIf(reason !== undefined)(
   `etcd: a joiner that cannot reach its peers stops, which is no bug, and the reset brings it in${reason ? ` (skipped: ${reason})` : ''}`,
   async () => {
-    // 16 steps (40 s): the joiner gives up only after etcd's 10 s discovery timeout, which starts
-    // once the add is through (up to 10 s after its line on a loaded machine); the exit must come
-    // inside the schedule.
-    const { code, summary, nemesis } = await run('isolated-join', 16);
+    // 20 steps (50 s): the joiner gives up only after etcd's 10 s discovery timeout, which starts
+    // once the add is through (up to 15 s after its line if a leader election drops the first
+    // proposals); the exit must come inside the schedule.
+    const { code, summary, nemesis } = await run('isolated-join', 20);
 
     expect(summary.status).toBe('complete');
     expect(summary.bugs).toEqual([]);

@@ -1,0 +1,50 @@
+import { expect, it } from 'vitest';
+
+import { etcd } from '../../../src/systems/etcd/etcd.js';
+import { skipReason } from '../_helpers/cluster.js';
+import { describeRealSystem } from '../_helpers/describe-real-system.js';
+
+// A membership change etcd did not commit is proposed again until it is. etcd's Raft leader
+// silently drops a change proposed right after its election (the caller only times out); here the
+// cluster has no quorum for longer than two proposals' timeouts, which the adapter once answered
+// by giving up after one proposal per member.
+
+const reason = skipReason(['etcd']);
+/** Longer than two proposals' timeouts (5 s each), shorter than the adapter's budget (15 s). */
+const NO_QUORUM_MS = 11_000;
+
+describeRealSystem(
+  {
+    title: 'etcd membership changes',
+    skip: reason,
+    system: etcd,
+    nodes: ['n1', 'n2', 'n3'],
+    readyTimeoutMs: 20_000,
+  },
+  (adapter, started) => {
+    it('an add proposed while the cluster has no quorum is committed once it has one again', async () => {
+      const cluster = started();
+      const membership = adapter.membership!;
+      await membership.remove('n3', cluster);
+      await cluster.kill('n3');
+      cluster.wipe('n3');
+      cluster.members = ['n1', 'n2'];
+      expect(await membership.configuration!(cluster)).toEqual(['n1', 'n2']);
+
+      // n1 alone is no quorum of {n1, n2}: nothing commits until n2 runs again.
+      cluster.signal('n2', 'SIGSTOP');
+      const t0 = Date.now();
+      const resume = setTimeout(() => {
+        cluster.signal('n2', 'SIGCONT');
+      }, NO_QUORUM_MS);
+      try {
+        await membership.add('n3', cluster);
+      } finally {
+        clearTimeout(resume);
+        cluster.signal('n2', 'SIGCONT');
+      }
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(NO_QUORUM_MS);
+      expect(await membership.configuration!(cluster)).toEqual(['n1', 'n2', 'n3']);
+    }, 60_000);
+  },
+);
