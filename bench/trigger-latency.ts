@@ -165,9 +165,7 @@ async function measure(setup: Setup): Promise<void> {
     cluster = new Cluster({ system, nodes: NODES, runDir: root, runId, network: net, registry });
     const obs = new Observation(root, NODES, system);
     observation = obs;
-    net.onEvent((e) => {
-      obs.ingest(e);
-    });
+    await obs.watchNetwork(net, registry);
     // The moment each node's probe file was last written (its inotify notification).
     const written = new Map<string, number>();
     const ingested = new Map<Event, number>();

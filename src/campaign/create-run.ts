@@ -200,9 +200,7 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
     const disks = diskLayer !== undefined ? new NodeDisks(diskLayer) : undefined;
     const watching = new Observation(store.dir, nodes, system);
     observation = watching;
-    network.onEvent((event) => {
-      watching.ingest(event);
-    });
+    await watching.watchNetwork(network, registry);
     history.onOp((_op, event) => {
       watching.ingest(event);
     });

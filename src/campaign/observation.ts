@@ -1,7 +1,10 @@
 import { join } from 'node:path';
 
 import { InvariantEvents } from '../check/invariants.js';
+import type { NetworkBackend } from '../cluster/net/backend.js';
+import type { ResourceRegistry } from '../cluster/resources.js';
 import type { Event } from '../core/event.js';
+import { PacketCapture } from '../observe/capture.js';
 import { type LogEvents, logEventsFor } from '../observe/log-events.js';
 import { parseProbeLine } from '../observe/probe-events.js';
 import { FileTail } from '../observe/tail.js';
@@ -13,8 +16,9 @@ const MAX_SCHEDULE_EVENTS = 500_000;
 
 /**
  * Every event source of a run feeding one timeline: each node's output (per-system parser, else
- * log-template mining), each node's probe file, and whatever the campaign ingests directly (network
- * events, client and nemesis ops).
+ * log-template mining), each node's probe file, the messages between nodes (the proxies' own
+ * events, or packet capture on the network's tap), and whatever the campaign ingests directly
+ * (client and nemesis ops).
  */
 export class Observation {
   readonly timeline = new Timeline();
@@ -24,6 +28,7 @@ export class Observation {
   private readonly invariantEvents = new InvariantEvents();
   private timelineOn = true;
   private readonly listeners = new Set<(event: Event) => void>();
+  private capture: PacketCapture | undefined;
 
   constructor(
     private readonly runDir: string,
@@ -52,6 +57,22 @@ export class Observation {
       );
     }
     for (const tail of this.tails) tail.start();
+  }
+
+  /**
+   * Observes the messages between nodes: the events of a network that relays them itself, else
+   * packet capture on its tap (resolves once the capture listens).
+   */
+  async watchNetwork(network: NetworkBackend, registry: ResourceRegistry): Promise<void> {
+    network.onEvent?.((event) => {
+      this.ingest(event);
+    });
+    const tap = network.captureTap?.();
+    if (tap) {
+      this.capture = await PacketCapture.start(tap, registry, (event) => {
+        this.ingest(event);
+      });
+    }
   }
 
   /** Calls `listener` with every event as it is ingested; returns the unsubscribe. */
@@ -86,6 +107,7 @@ export class Observation {
   }
 
   async stop(): Promise<void> {
+    this.capture?.close();
     await Promise.all(this.tails.map((t) => t.stop(false)));
   }
 }

@@ -30,7 +30,23 @@ export interface NetworkBackend {
   degrade(links: readonly Link[], params: PacketParams): Promise<void>;
   /** Removes every cut and degradation. */
   heal(): Promise<void>;
-  /** Network events (send/recv between nodes) go here. */
-  onEvent(listener: (event: Event) => void): void;
+  /**
+   * Network events (send/recv between nodes) go here, from a backend that relays the traffic itself
+   * (the proxies); one that does not offers a `captureTap` to observe it instead.
+   */
+  onEvent?(listener: (event: Event) => void): void;
+  /** Where packet capture (observe/capture.ts) can watch the traffic between nodes. */
+  captureTap?(): CaptureTap;
   close(): Promise<void>;
+}
+
+/** An interface that carries every node-to-node packet, and whose address is whose. */
+export interface CaptureTap {
+  /** The command prefix that runs a program where the interface is (e.g. `ip netns exec HUB`). */
+  readonly prefix: readonly string[];
+  readonly iface: string;
+  /** Hosts whose traffic is not between nodes (the fuzzer's own clients). */
+  readonly exclude: readonly string[];
+  /** The node that has address `ip`, if any. */
+  nodeAt(ip: string): string | undefined;
 }

@@ -1,14 +1,11 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 
-import { monoNs } from '../../core/clock.js';
-import type { Event } from '../../core/event.js';
 import type { PacketParams } from '../../core/fault.js';
 import { processStartTime, type ResourceRegistry } from '../resources.js';
-import type { Address, Link, NetworkBackend } from './backend.js';
+import type { Address, CaptureTap, Link, NetworkBackend } from './backend.js';
 import { DELAY_PROXY_GID, DELAY_PROXY_SCRIPT, type DelayProxyConfig } from './_internals/delay-proxy.js';
 import { mustRun, run } from './_internals/exec.js';
-import { PcapParser, type TcpSegment } from './_internals/pcap.js';
 import { RulesLoader } from './_internals/rules-loader.js';
 import { chooseSubnet, prefixesIn, type Subnet24 } from './_internals/subnet.js';
 
@@ -21,8 +18,6 @@ export interface NetnsOptions {
   /** Services nodes use between each other (the delay proxy covers these); default: all. */
   readonly peerServices?: readonly string[];
   readonly registry: ResourceRegistry;
-  /** Capture traffic on the bridge and emit `net` send/recv events (default true). */
-  readonly capture?: boolean;
 }
 
 export type Availability = { readonly ok: true } | { readonly ok: false; readonly reason: string };
@@ -39,8 +34,6 @@ const GUARD_METRIC = 4242;
 /** Delay-proxy listen ports inside a sender's namespace: below the ephemeral range (32768+). */
 const DELAY_PORT_BASE = 31_000;
 const PROXY_READY_TIMEOUT_MS = 5_000;
-const CAPTURE_READY_TIMEOUT_MS = 5_000;
-const CAPTURE_SNAPLEN_BYTES = 128;
 const PERCENT = 100;
 
 /** A node's slot in the subnet: node i (0-based) is `.i+1`. */
@@ -84,7 +77,6 @@ export class NetnsBackend implements NetworkBackend {
   private readonly nodeIps = new Map<string, string>();
   private readonly ipNodes = new Map<string, string>();
   private readonly namespaces = new Map<string, string>();
-  private readonly listeners: ((event: Event) => void)[] = [];
   private readonly resourceIds: number[] = [];
   private readonly appliedRules = new Map<string, string>();
   /** Each namespace's long-lived rule loader, started at its first rule change. */
@@ -185,7 +177,6 @@ export class NetnsBackend implements NetworkBackend {
     const backend = new NetnsBackend(options, prefix, `${ROOT_VETH_PREFIX}${short}`, net, netem);
     try {
       await backend.build();
-      if (options.capture ?? true) await backend.startCapture();
     } catch (error) {
       await backend.close();
       throw error;
@@ -292,8 +283,14 @@ export class NetnsBackend implements NetworkBackend {
     return ['ip', 'netns', 'exec', this.namespace(node)];
   }
 
-  onEvent(listener: (event: Event) => void): void {
-    this.listeners.push(listener);
+  /** The hub's bridge sees every packet between nodes; the fuzzer's clients come from `clientHost`. */
+  captureTap(): CaptureTap {
+    return {
+      prefix: ['ip', 'netns', 'exec', this.hubNamespace],
+      iface: BRIDGE,
+      exclude: [this.clientHost],
+      nodeAt: (ip) => this.ipNodes.get(ip),
+    };
   }
 
   async cut(links: readonly Link[]): Promise<void> {
@@ -589,77 +586,6 @@ export class NetnsBackend implements NetworkBackend {
       ]);
     }
     this.netemNodes.clear();
-  }
-
-  private async startCapture(): Promise<void> {
-    const child = spawn(
-      'ip',
-      [
-        'netns',
-        'exec',
-        this.hubNamespace,
-        'tcpdump',
-        '--immediate-mode',
-        '-i',
-        BRIDGE,
-        '-w',
-        '-',
-        '-U',
-        '-n',
-        '-s',
-        String(CAPTURE_SNAPLEN_BYTES),
-        // Only node-to-node traffic: the fuzzer's own client connections are not events.
-        `tcp and not host ${this.clientHost}`,
-      ],
-      { detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const pid = child.pid;
-    if (pid === undefined) throw new Error('cannot start tcpdump: apt-get install -y tcpdump');
-    this.record({
-      kind: 'process',
-      pid,
-      startTime: processStartTime(pid) ?? '',
-      label: 'tcpdump',
-    });
-    child.unref();
-    // pcap stamps wall-clock time; events carry the host's monotonic clock.
-    const wallToMonoNs = monoNs() - Date.now() * 1e6;
-    const parser = new PcapParser();
-    child.stdout.on('data', (chunk: Buffer) => {
-      for (const segment of parser.push(chunk)) this.emitSegment(segment, wallToMonoNs);
-    });
-    await new Promise<void>((resolve, reject) => {
-      let stderr = '';
-      const timer = setTimeout(() => {
-        reject(new Error(`tcpdump did not start within ${CAPTURE_READY_TIMEOUT_MS} ms: ${stderr.trim()}`));
-      }, CAPTURE_READY_TIMEOUT_MS);
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        if (stderr.includes('listening on')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        if (!this.closed) reject(new Error(`tcpdump exited (${code}): ${stderr.trim()}`));
-      });
-    });
-  }
-
-  private emitSegment(segment: TcpSegment, wallToMonoNs: number): void {
-    const from = this.ipNodes.get(segment.src);
-    const to = this.ipNodes.get(segment.dst);
-    if (from === undefined || to === undefined) return;
-    const ts = Math.round(segment.wallNs + wallToMonoNs);
-    const msg = `${segment.src}:${segment.srcPort}>${segment.dst}:${segment.dstPort}/${segment.seq}`;
-    const bytes = segment.payloadBytes;
-    this.emit({ ts, node: from, source: 'net', type: 'send', attrs: { peer: to, msg, bytes } });
-    this.emit({ ts: ts + 1, node: to, source: 'net', type: 'recv', attrs: { peer: from, msg, bytes } });
-  }
-
-  private emit(event: Event): void {
-    for (const listener of this.listeners) listener(event);
   }
 
   /** Removes everything this backend created (newest first) and releases it from the registry. */

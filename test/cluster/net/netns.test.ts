@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Event } from '../../../src/core/event.js';
 import { NetnsBackend } from '../../../src/cluster/net/netns.js';
 import { processStartTime, ResourceRegistry } from '../../../src/cluster/resources.js';
+import { PacketCapture } from '../../../src/observe/capture.js';
 
 const isRoot = process.getuid?.() === 0;
 const hasIp = spawnSync('ip', ['-V']).status === 0;
@@ -65,6 +66,7 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
   let stateDir: string;
   let registry: ResourceRegistry;
   let net: NetnsBackend;
+  let capture: PacketCapture | undefined;
   let rulesBefore: string;
   const events: Event[] = [];
   let serverPid: number | undefined;
@@ -118,7 +120,7 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
       services: { peer: PORT },
       registry,
     });
-    net.onEvent((e) => events.push(e));
+    capture = await PacketCapture.start(net.captureTap(), registry, (e) => events.push(e));
     const address = net.listen('n2', 'peer');
     const server = spawn(
       net.commandPrefix('n2')[0],
@@ -154,6 +156,7 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
         // already gone
       }
     }
+    capture?.close();
     await net?.close();
     registry?.releaseAll();
     delete process.env.MALLORY_STATE_DIR;
@@ -172,7 +175,7 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
     expect(listed).toContain(net.hubNamespace);
   });
 
-  it('captures node-to-node segments as send/recv events sharing a msg id', async () => {
+  it('its capture tap shows node-to-node segments, as send/recv events sharing a msg id', async () => {
     events.length = 0;
     expect(ping('n1', 'n2').code).toBe(0);
     await new Promise((r) => setTimeout(r, 500));

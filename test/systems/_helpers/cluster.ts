@@ -60,7 +60,6 @@ export class TestCluster implements ClusterView {
       services: adapter.ports ?? {},
       peerServices: adapter.peerServices,
       registry,
-      capture: false,
     });
     const cluster = new TestCluster(nodes, adapter, net, registry, stateDir);
     await adapter.prepare?.(cluster);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { PcapParser } from '../../../../src/cluster/net/_internals/pcap.js';
+import { PcapParser } from '../../../src/observe/_internals/pcap.js';
 
 function globalHeader(): Buffer {
   const b = Buffer.alloc(24);
