@@ -419,19 +419,21 @@ export class Campaign {
             evidence: slowRecovery,
           });
         }
+        /** What each checker found, as `kind/name` (none: it passed), kept with the schedule in run.db. */
+        const checks: Record<string, string[]> = {};
         for (const checker of this.checkers) {
-          findings.push(
-            ...(await checker.check({
-              schedule: s,
-              ops,
-              faults,
-              events: scheduleEvents,
-              runDir: store.dir,
-              system,
-              nodeCount,
-              ...(durability !== undefined ? { durability } : {}),
-            })),
-          );
+          const found = await checker.check({
+            schedule: s,
+            ops,
+            faults,
+            events: scheduleEvents,
+            runDir: store.dir,
+            system,
+            nodeCount,
+            ...(durability !== undefined ? { durability } : {}),
+          });
+          checks[checker.name] = found.map((f) => `${f.kind}/${f.name}`);
+          findings.push(...found);
         }
         for (const note of findings.filter((f) => f.severity === 'note')) {
           history.record({
@@ -470,7 +472,7 @@ export class Campaign {
           s,
           Date.now() - this.startMs,
           ops.length,
-          { findings: findings.length },
+          { findings: findings.length, checks },
           recoveryMs,
         );
         // Every schedule, so a run killed later still seeds the next one (`--seed-from`).
