@@ -17,7 +17,12 @@ interface Summary {
   readonly runDir: string;
   readonly status: string;
   readonly schedules: number;
-  readonly bugs: readonly { readonly dir: string; readonly kind: string; readonly name: string; readonly message: string }[];
+  readonly bugs: readonly {
+    readonly dir: string;
+    readonly kind: string;
+    readonly name: string;
+    readonly message: string;
+  }[];
 }
 
 function history(runDir: string): Op[] {
@@ -37,8 +42,13 @@ describe('mallory run --workload PATH (a workload defined outside the repo, on r
     const box = sandbox();
     boxes.push(box);
     const r = await mallory(
-      ['run', '--system', 'kvraft', '--workload', WORKLOAD, '--time', '20s', '--seed', '3']
-        .concat(['--policy', 'random', '--store', box.store, '--json']),
+      ['run', '--system', 'kvraft', '--workload', WORKLOAD, '--time', '20s', '--seed', '3'].concat([
+        '--policy',
+        'random',
+        '--store',
+        box.store,
+        '--json',
+      ]),
       box,
     );
     expect(r.stderr).toContain('run dir');
@@ -108,7 +118,9 @@ describe('mallory run --workload PATH (a workload defined outside the repo, on r
       box,
     );
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toBe('mallory: --workload examples/workloads/nope.ts: no such file or directory\n');
+    expect(missing.stderr).toBe(
+      'mallory: --workload examples/workloads/nope.ts: no such file or directory\n',
+    );
     const refused = await mallory(
       ['run', '--system', 'examples/tiny-kv/system.ts', '--workload', WORKLOAD, '--store', box.store],
       box,

@@ -9,7 +9,12 @@ import { RunConfigSchema } from '../../src/campaign/config.js';
 import { UsageError } from '../../src/core/errors.js';
 import type { Op } from '../../src/core/op.js';
 import { Rng } from '../../src/core/random.js';
-import type { ClientResult, ClusterView, CounterCapability, SystemAdapter } from '../../src/systems/system.js';
+import type {
+  ClientResult,
+  ClusterView,
+  CounterCapability,
+  SystemAdapter,
+} from '../../src/systems/system.js';
 import { History } from '../../src/workload/history.js';
 import { loadWorkload, type LoadedWorkload } from '../../src/workload/load-workload.js';
 import { BUILTIN_WORKLOADS } from '../../src/workload/registry.js';
