@@ -16,6 +16,7 @@ import type { Op } from '../core/op.js';
 import type { TxnWorkloadName } from '../systems/system.js';
 import type { LoadedWorkload } from '../workload/load-workload.js';
 import { isTxnWorkload, type WorkloadDefinition, type WorkloadName } from '../workload/workload.js';
+import type { WorkloadVerdict } from '../workload/workload-checker.js';
 import type { Finding, ScheduleCheckInput, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
 
@@ -363,6 +364,11 @@ export function workloadChecker(definition: WorkloadDefinition): ScheduleChecker
         const message = error instanceof Error ? error.message : String(error);
         throw new Error(`the check of workload ${definition.name} threw: ${message}`, { cause: error });
       }
+      if (!isVerdict(verdict)) {
+        throw new Error(
+          `the check of workload ${definition.name} returned ${verdict === undefined ? 'nothing' : JSON.stringify(verdict)}, not a verdict {valid: true | false | 'unknown', message?}`,
+        );
+      }
       if (verdict.valid === true) return [];
       const name = verdict.name ?? definition.name;
       if (verdict.valid === 'unknown') {
@@ -386,6 +392,16 @@ export function workloadChecker(definition: WorkloadDefinition): ScheduleChecker
       ];
     },
   };
+}
+
+function isVerdict(v: unknown): v is WorkloadVerdict {
+  if (typeof v !== 'object' || v === null) return false;
+  const { valid, message, name } = v as Record<string, unknown>;
+  return (
+    (valid === true || valid === false || valid === 'unknown') &&
+    (message === undefined || typeof message === 'string') &&
+    (name === undefined || (typeof name === 'string' && name !== ''))
+  );
 }
 
 /** The checker of a workload's histories: its own, or a built-in's by its name. */

@@ -165,6 +165,10 @@ describe('loadWorkload', () => {
         evidence: null,
       },
     ]);
+    g.VERDICT = 42;
+    await expect(findings(loaded, [])).rejects.toThrow(
+      "the check of workload fixed returned 42, not a verdict {valid: true | false | 'unknown', message?}",
+    );
     delete g.VERDICT;
   });
 
