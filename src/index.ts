@@ -70,13 +70,27 @@ export {
 export { renderLinearizabilityHtml } from './check/linearizable-html.js';
 export { checkSet, type SetCheckResult, type SetAnomaly, type SetAnomalyType } from './check/check-set.js';
 export { checkCounter, type CounterCheckResult, type CounterViolation } from './check/check-counter.js';
+
+// Writing a workload (docs/writing-a-workload.md).
 export {
   WORKLOADS,
   type WorkloadName,
   type WorkloadDefinition,
   type WorkloadContext,
+  type Workload,
+  type OpCounts,
 } from './workload/workload.js';
+export type { WorkloadChecker, WorkloadVerdict, WorkloadCheckContext } from './workload/workload-checker.js';
+export type { History } from './workload/history.js';
+export {
+  ClientWorkload,
+  type ClientOp,
+  type ClientWorkloadOptions,
+  type CallOutcome,
+  type Closable,
+} from './workload/_internals/client-workload.js';
 export { BUILTIN_WORKLOADS, workloadRefusal } from './workload/registry.js';
+export { loadWorkload, type LoadedWorkload } from './workload/load-workload.js';
 export { writeRunReport } from './report/write-run-report.js';
 export { writeStoreIndex } from './report/store-index.js';
 export { ResultsSchema, RESULTS_VERSION, type Results } from './report/results.js';

@@ -1,8 +1,19 @@
 import type { ScheduleEntry } from '../nemesis/nemesis.js';
 
-/** `txn`: a transactional history shows anomalies the system's consistency model forbids. */
+/**
+ * `txn`: a transactional history shows anomalies the system's consistency model forbids;
+ * `workload`: a workload's own checker (`check` on its definition) found its history invalid.
+ */
 export type BugKind =
-  'linearizability' | 'txn' | 'set' | 'counter' | 'crash' | 'invariant' | 'recovery' | 'durability';
+  | 'linearizability'
+  | 'txn'
+  | 'set'
+  | 'counter'
+  | 'workload'
+  | 'crash'
+  | 'invariant'
+  | 'recovery'
+  | 'durability';
 
 /** A bug with everything needed to understand and replay it. */
 export interface BugRecord {

@@ -58,7 +58,7 @@ export interface CampaignOptions {
   readonly config: RunConfig;
   readonly reporters: readonly Reporter[];
   readonly signal: AbortSignal;
-  /** Extra checks on each schedule (the linearizability and invariant checkers plug in here). */
+  /** The checks of each schedule; default: the plan's (the workload's history checker, the invariants). */
   readonly checkers?: readonly ScheduleChecker[];
   /** Resources are recorded here; exposed so a crash handler can release them and record the status. */
   readonly onRegistry?: (registry: ResourceRegistry, store: RunStore) => void;
@@ -76,7 +76,7 @@ export class Campaign {
   private readonly config: RunConfig;
   private readonly reporters: readonly Reporter[];
   private readonly signal: AbortSignal;
-  private readonly checkers: readonly ScheduleChecker[];
+  private checkers: readonly ScheduleChecker[] = [];
   private readonly bugs: BugRecord[] = [];
   private faultCount = 0;
   private schedule = 0;
@@ -101,7 +101,6 @@ export class Campaign {
     this.config = options.config;
     this.reporters = options.reporters;
     this.signal = options.signal;
-    this.checkers = options.checkers ?? [];
   }
 
   private emit<K extends keyof Reporter>(hook: K, ...args: Parameters<NonNullable<Reporter[K]>>): void {
@@ -117,6 +116,7 @@ export class Campaign {
     const { definition, source, system, fixedSchedule, nodes, seed, policy, seedData, settings, durability } =
       plan;
     const nodeCount = nodes.length;
+    this.checkers = this.options.checkers ?? plan.checkers;
     this.wantsDisk = plan.diskLayerBinary !== undefined;
     const rng = new Rng(seed);
     const runId = newRunId();
@@ -134,6 +134,7 @@ export class Campaign {
           config: {
             ...config,
             system: source,
+            workload: plan.workload.source,
             seed,
             nodes: nodeCount,
             settings,
@@ -418,19 +419,21 @@ export class Campaign {
             evidence: slowRecovery,
           });
         }
+        /** What each checker found, as `kind/name` (none: it passed), kept with the schedule in run.db. */
+        const checks: Record<string, string[]> = {};
         for (const checker of this.checkers) {
-          findings.push(
-            ...(await checker.check({
-              schedule: s,
-              ops,
-              faults,
-              events: scheduleEvents,
-              runDir: store.dir,
-              system,
-              nodeCount,
-              ...(durability !== undefined ? { durability } : {}),
-            })),
-          );
+          const found = await checker.check({
+            schedule: s,
+            ops,
+            faults,
+            events: scheduleEvents,
+            runDir: store.dir,
+            system,
+            nodeCount,
+            ...(durability !== undefined ? { durability } : {}),
+          });
+          checks[checker.name] = found.map((f) => `${f.kind}/${f.name}`);
+          findings.push(...found);
         }
         for (const note of findings.filter((f) => f.severity === 'note')) {
           history.record({
@@ -447,6 +450,7 @@ export class Campaign {
             seed,
             nodes: nodeCount,
             system: source,
+            workload: plan.workload.source,
             settings,
           });
         }
@@ -468,7 +472,7 @@ export class Campaign {
           s,
           Date.now() - this.startMs,
           ops.length,
-          { findings: findings.length },
+          { findings: findings.length, checks },
           recoveryMs,
         );
         // Every schedule, so a run killed later still seeds the next one (`--seed-from`).
@@ -760,6 +764,8 @@ export class Campaign {
       readonly seed: number;
       readonly nodes: number;
       readonly system: string;
+      /** What a replay loads: the built-in name, or the workload module's absolute path. */
+      readonly workload: string;
       readonly settings: Readonly<Record<string, string>>;
     },
   ): void {
@@ -785,7 +791,7 @@ export class Campaign {
       bugs: c.bugs,
       ...(Object.keys(run.settings).length > 0 ? { settings: run.settings } : {}),
       ...(c.durability !== undefined ? { durability: c.durability } : {}),
-      workload: c.workload,
+      workload: run.workload,
       ...(c.concurrency !== undefined ? { concurrency: c.concurrency } : {}),
       rate: c.rate,
       steps: c.steps,

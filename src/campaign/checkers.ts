@@ -14,7 +14,9 @@ import { renderTxnHtml } from '../check/txn/txn-html.js';
 import { txnReport } from '../check/txn/txn-report.js';
 import type { Op } from '../core/op.js';
 import type { TxnWorkloadName } from '../systems/system.js';
-import { isTxnWorkload } from '../workload/workload.js';
+import type { LoadedWorkload } from '../workload/load-workload.js';
+import { isTxnWorkload, type WorkloadDefinition, type WorkloadName } from '../workload/workload.js';
+import type { WorkloadVerdict } from '../workload/workload-checker.js';
 import type { Finding, ScheduleCheckInput, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
 
@@ -341,16 +343,79 @@ export function counterChecker(): ScheduleChecker {
   };
 }
 
-/** The checker of a workload's histories. */
-function historyChecker(config: RunConfig): ScheduleChecker {
-  const workload = config.workload;
-  if (isTxnWorkload(workload)) return transactionalChecker(workload);
-  if (workload === 'set') return setChecker();
-  if (workload === 'counter') return counterChecker();
+/**
+ * A workload's own checker (`check` on its definition) on each schedule's client ops: a verdict
+ * `valid: false` is a bug `workload/<name>` (the verdict's name, else the workload's), `'unknown'`
+ * a note. A checker that throws ends the run, naming the workload: that is its fault, not the
+ * system's.
+ */
+export function workloadChecker(definition: WorkloadDefinition): ScheduleChecker {
+  const check = definition.check;
+  if (check === undefined) throw new Error(`workload ${definition.name} has no check`);
+  return {
+    name: definition.name,
+    async check(input): Promise<Finding[]> {
+      const clientOps = input.ops.filter((op) => op.process !== 'nemesis');
+      const faults = input.ops.filter((op) => op.process === 'nemesis');
+      let verdict;
+      try {
+        verdict = await check(clientOps, { schedule: input.schedule, system: input.system, faults });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        throw new Error(`the check of workload ${definition.name} threw: ${message}`, { cause: error });
+      }
+      if (!isVerdict(verdict)) {
+        throw new Error(
+          `the check of workload ${definition.name} returned ${verdict === undefined ? 'nothing' : JSON.stringify(verdict)}, not a verdict {valid: true | false | 'unknown', message?}`,
+        );
+      }
+      if (verdict.valid === true) return [];
+      const name = verdict.name ?? definition.name;
+      if (verdict.valid === 'unknown') {
+        return [
+          {
+            kind: 'workload',
+            name,
+            severity: 'note',
+            message: `the check of workload ${definition.name} could not tell: ${verdict.message ?? 'no reason given'}`,
+            evidence: verdict.evidence ?? null,
+          },
+        ];
+      }
+      return [
+        {
+          kind: 'workload',
+          name,
+          message: verdict.message ?? `the check of workload ${definition.name} found the history invalid`,
+          evidence: verdict.evidence ?? null,
+        },
+      ];
+    },
+  };
+}
+
+function isVerdict(v: unknown): v is WorkloadVerdict {
+  if (typeof v !== 'object' || v === null) return false;
+  const { valid, message, name } = v as Record<string, unknown>;
+  return (
+    (valid === true || valid === false || valid === 'unknown') &&
+    (message === undefined || typeof message === 'string') &&
+    (name === undefined || (typeof name === 'string' && name !== ''))
+  );
+}
+
+/** The checker of a workload's histories: its own, or a built-in's by its name. */
+function historyChecker(config: RunConfig, workload: LoadedWorkload): ScheduleChecker {
+  if (!workload.builtIn || workload.definition.check !== undefined)
+    return workloadChecker(workload.definition);
+  const name = workload.definition.name as WorkloadName;
+  if (isTxnWorkload(name)) return transactionalChecker(name);
+  if (name === 'set') return setChecker();
+  if (name === 'counter') return counterChecker();
   return linearizabilityChecker(config.checkTimeLimitMs);
 }
 
 /** The checks every campaign runs on each schedule (beyond the log and recovery checks). */
-export function defaultCheckers(config: RunConfig): ScheduleChecker[] {
-  return [historyChecker(config), invariantChecker()];
+export function defaultCheckers(config: RunConfig, workload: LoadedWorkload): ScheduleChecker[] {
+  return [historyChecker(config, workload), invariantChecker()];
 }

@@ -10,7 +10,6 @@ import { FAULT_FAMILIES, type FaultFamily } from '../core/fault.js';
 import { POLICIES, type PolicyName, type RunConfig } from './config.js';
 import type { Reporter, RunSummary } from './reporter.js';
 import { runCampaign } from './run-campaign.js';
-import type { WorkloadName } from '../workload/workload.js';
 
 export interface CompareRun {
   readonly seed: number;
@@ -53,8 +52,11 @@ export interface BugTiming {
 
 export interface CompareResult {
   readonly system: string;
-  /** The client workload every run used (`register` in comparisons written before it was recorded). */
-  readonly workload: WorkloadName;
+  /**
+   * The client workload every run used, as `--workload` gave it (a built-in's name or a module's
+   * path; `register` in comparisons written before it was recorded).
+   */
+  readonly workload: string;
   readonly timeMs: number;
   readonly baseline: string;
   readonly policies: Readonly<Record<string, { readonly runs: readonly CompareRun[] }>>;
@@ -231,7 +233,7 @@ export async function comparePolicies(options: {
 export function mergeComparisons(files: readonly string[], store: string): CompareResult {
   if (files.length === 0) throw new UsageError('bad-flag', '--from needs at least one compare.json');
   const results: Record<string, CompareRun[]> = {};
-  let first: { system: string; workload: WorkloadName; timeMs: number; file: string } | undefined;
+  let first: { system: string; workload: string; timeMs: number; file: string } | undefined;
   for (const file of files) {
     const path = file.endsWith('.json') ? file : join(file, 'compare.json');
     if (!existsSync(path)) {
@@ -276,7 +278,7 @@ export function mergeComparisons(files: readonly string[], store: string): Compa
 
 function summarise(input: {
   readonly system: string;
-  readonly workload: WorkloadName;
+  readonly workload: string;
   readonly timeMs: number;
   readonly store: string;
   readonly results: Readonly<Record<string, readonly CompareRun[]>>;

@@ -2,7 +2,6 @@ import { z } from 'zod';
 
 import { DURABILITIES, type Durability } from '../check/durability.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
-import { WORKLOADS } from '../workload/workload.js';
 
 /** Defaults in the spirit of the Mallory artifact: 12 steps of 2.5 s per schedule. */
 export const DEFAULT_STEPS = 12;
@@ -23,8 +22,11 @@ export const RunConfigSchema = z.object({
     .array(z.enum(FAULT_FAMILIES))
     .min(1)
     .default([...DEFAULT_FAULT_FAMILIES]),
-  /** `register` (linearizability per key) or a transactional one (`list-append`, `rw-register`). */
-  workload: z.enum(WORKLOADS).default('register'),
+  /**
+   * A built-in (`WORKLOADS`: `register`, checked for linearizability per key, `set`, `counter`, the
+   * transactional `list-append` and `rw-register`) or the path of a workload module.
+   */
+  workload: z.string().min(1).default('register'),
   /** Client workers; 2 per node when absent. */
   concurrency: z.number().int().positive().optional(),
   /** Client ops per second across all workers. */

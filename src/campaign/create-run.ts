@@ -21,8 +21,10 @@ import { loadSystem } from '../systems/load-system.js';
 import { resolveSettings } from '../systems/settings.js';
 import type { SystemAdapter, SystemDefinition } from '../systems/system.js';
 import type { History } from '../workload/history.js';
-import { BUILTIN_WORKLOADS, workloadRefusal } from '../workload/registry.js';
+import { loadWorkload, type LoadedWorkload } from '../workload/load-workload.js';
 import type { Workload } from '../workload/workload.js';
+import type { ScheduleChecker } from './checker.js';
+import { defaultCheckers } from './checkers.js';
 import type { RunConfig } from './config.js';
 import { Observation } from './observation.js';
 import { isLet, readSchedule, type ScheduleItem } from './schedule-file.js';
@@ -49,6 +51,10 @@ export interface RunPlan {
   /** How the run names its system: a built-in's name, or the module's absolute path. */
   readonly source: string;
   readonly system: SystemAdapter;
+  /** The client workload: a built-in, or one loaded by path (its `source` is the module's absolute path). */
+  readonly workload: LoadedWorkload;
+  /** The checks of each schedule: the workload's history checker (its own, or a built-in's) and the invariants. */
+  readonly checkers: readonly ScheduleChecker[];
   readonly fixedSchedule: readonly ScheduleItem[] | undefined;
   readonly nodes: readonly string[];
   readonly seed: number;
@@ -67,6 +73,7 @@ export interface RunPlan {
 /** Loads the system, checks the configuration against it and resolves everything a run needs. */
 export async function planRun(config: RunConfig): Promise<RunPlan> {
   const { definition, source } = await loadSystem(config.system);
+  const workload = await loadWorkload(config.workload);
   for (const bug of config.bugs) {
     if (!definition.bugs.includes(bug)) {
       throw new UsageError(
@@ -85,7 +92,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
       : system.durability !== undefined
         ? { level: system.durability, statedBy: 'system' }
         : undefined;
-  const unsupportedWorkload = workloadRefusal(config.workload, system);
+  const unsupportedWorkload = workload.refusal(system);
   if (unsupportedWorkload !== undefined) throw new UsageError('unsupported-workload', unsupportedWorkload);
   for (const item of fixedSchedule ?? []) {
     if (isLet(item)) continue;
@@ -133,6 +140,8 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     definition,
     source,
     system,
+    workload,
+    checkers: defaultCheckers(config, workload),
     fixedSchedule,
     nodes,
     seed,
@@ -219,10 +228,10 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
   }
 }
 
-/** The client workload the configuration names (the registry's definition), on this cluster. */
+/** The client workload the configuration names (a built-in or one loaded by path), on this cluster. */
 function createWorkload(plan: RunPlan, ctx: RunContext, cluster: Cluster): Workload {
   const { config, history } = ctx;
-  return BUILTIN_WORKLOADS[config.workload].create({
+  return plan.workload.definition.create({
     system: plan.system,
     cluster,
     history,

@@ -5,7 +5,6 @@ import { UsageError } from '../core/errors.js';
 import type { RunStore } from '../store/run-store.js';
 import { Campaign } from './campaign.js';
 import type { ScheduleChecker } from './checker.js';
-import { defaultCheckers } from './checkers.js';
 import { RunConfigSchema } from './config.js';
 import type { Reporter, RunSummary } from './reporter.js';
 
@@ -17,7 +16,10 @@ export interface RunOptions {
   readonly reporters?: readonly Reporter[];
   /** Aborting it stops the campaign as Ctrl-C does: the summary's status is `interrupted`. */
   readonly signal?: AbortSignal;
-  /** Checks on each schedule; default: linearizability of the history and the probe invariants. */
+  /**
+   * Checks on each schedule, instead of the default: the workload's history checker (its own, or
+   * a built-in's: linearizability for `register`, …) and the probe invariants.
+   */
   readonly checkers?: readonly ScheduleChecker[];
   /** Hears each run's resource registry and store (a crash handler uses them to clean up). */
   readonly onRegistry?: (registry: ResourceRegistry, store: RunStore) => void;
@@ -45,7 +47,7 @@ export async function runCampaign(config: RunConfigInput, options: RunOptions = 
     config: parsed.data,
     reporters: options.reporters ?? [],
     signal: options.signal ?? new AbortController().signal,
-    checkers: options.checkers ?? defaultCheckers(parsed.data),
+    ...(options.checkers ? { checkers: options.checkers } : {}),
     ...(options.onRegistry ? { onRegistry: options.onRegistry } : {}),
   });
   return campaign.run();

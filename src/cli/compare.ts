@@ -5,9 +5,8 @@ import type { Reporter } from '../campaign/reporter.js';
 import { DURABILITIES } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
-import { WORKLOADS } from '../workload/workload.js';
 import type { RegisterCommand } from './command.js';
-import { collect, configFromFlags, DURABILITY_HELP, SET_HELP, SYSTEM_HELP } from './run.js';
+import { collect, configFromFlags, DURABILITY_HELP, SET_HELP, SYSTEM_HELP, WORKLOAD_HELP } from './run.js';
 
 interface CompareFlags {
   system: string;
@@ -77,14 +76,7 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
       `fault families: ${FAULT_FAMILIES.join(',')}`,
       DEFAULT_FAULT_FAMILIES.join(','),
     )
-    .addOption(
-      new Option(
-        '--workload <name>',
-        'client workload of every run (register, set, counter, or transactions)',
-      )
-        .choices(WORKLOADS)
-        .default('register'),
-    )
+    .option('--workload <name|path>', `every run's ${WORKLOAD_HELP}`, 'register')
     .option(
       '--bug <name>',
       'switch on a known bug (repeatable)',

@@ -73,6 +73,9 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   warmupMs: 'warmup',
 };
 
+/** What `--workload` takes, for run and compare. */
+export const WORKLOAD_HELP = `client workload: a built-in (${WORKLOADS.join(', ')}: register checked for linearizability per key, set for lost and unexpected elements, counter for reads within the adds around them, transactions for anomalies) or the path of a module exporting a WorkloadDefinition with its checker (.js, .ts, or a package directory)`;
+
 /** `--set NAME=VALUE` (repeatable), as run, compare and replay take it. */
 export const SET_HELP =
   "a system setting, e.g. --set appendfsync=always for redis (repeatable; a system's settings are listed when a name is wrong)";
@@ -193,14 +196,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       `fault families: ${FAULT_FAMILIES.join(',')}`,
       DEFAULT_FAULT_FAMILIES.join(','),
     )
-    .addOption(
-      new Option(
-        '--workload <name>',
-        'client workload: register (linearizability per key), set (lost and unexpected elements), counter (reads within the adds around them), or transactions checked for anomalies',
-      )
-        .choices(WORKLOADS)
-        .default('register'),
-    )
+    .option('--workload <name|path>', WORKLOAD_HELP, 'register')
     .option('--concurrency <n>', 'client workers (default 2 per node)')
     .option('--rate <ops/s>', 'client ops per second in total (default 100)')
     .option(

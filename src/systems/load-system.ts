@@ -1,13 +1,9 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { extname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-
 import { z } from 'zod';
 
 import { DURABILITIES, type Durability } from '../check/durability.js';
 import { READ_CONSISTENCIES, type ReadConsistency } from '../check/sequential-reads.js';
 import { UsageError } from '../core/errors.js';
+import { isModulePath, loadDefinition, type PluggableKind } from '../core/load-module.js';
 import { SYSTEMS } from './index.js';
 import type { SystemAdapter, SystemDefinition } from './system.js';
 
@@ -18,10 +14,6 @@ export interface LoadedSystem {
   readonly source: string;
 }
 
-const JS_EXTENSIONS = ['.js', '.mjs', '.cjs'];
-const TS_EXTENSIONS = ['.ts', '.mts', '.cts'];
-/** Tried in a directory without a package.json entry, in this order. */
-const INDEX_FILES = ['index.js', 'index.mjs', 'index.cjs', 'index.ts', 'index.mts'];
 const MAX_NODES = 9;
 
 const DefinitionSchema = z.object({
@@ -74,14 +66,16 @@ const RETIRED_FIELDS: readonly (readonly [string, string])[] = [
 ];
 
 /** Whether `spec` names a file or directory rather than a built-in system. */
-export function isSystemPath(spec: string): boolean {
-  return (
-    spec.includes('/') ||
-    spec.includes('\\') ||
-    spec.startsWith('.') ||
-    [...JS_EXTENSIONS, ...TS_EXTENSIONS].includes(extname(spec))
-  );
-}
+export const isSystemPath = isModulePath;
+
+const SYSTEM_KIND: PluggableKind<SystemDefinition> = {
+  noun: 'system',
+  flag: '--system',
+  builtIns: SYSTEMS,
+  shape: 'SystemDefinition {name, defaultNodes, bugs, create}',
+  keys: ['name', 'defaultNodes', 'bugs', 'create'],
+  code: 'bad-system',
+};
 
 /**
  * The system `--system` names: a built-in (`kvraft`, `etcd`, …) or the path of a module that
@@ -91,152 +85,9 @@ export function isSystemPath(spec: string): boolean {
  * one-line `UsageError`.
  */
 export async function loadSystem(spec: string): Promise<LoadedSystem> {
-  const builtIn = SYSTEMS[spec];
-  if (builtIn && !isSystemPath(spec)) return { definition: builtIn, source: spec };
-  const path = resolve(spec);
-  if (!existsSync(path)) {
-    if (isSystemPath(spec))
-      throw new UsageError('unknown-system', `--system ${spec}: no such file or directory`);
-    const known = Object.keys(SYSTEMS).sort().join(', ');
-    throw new UsageError(
-      'unknown-system',
-      `unknown system "${spec}": choose one of ${known}, or give the path of a system module (./my-system.js)`,
-    );
-  }
-  const file = statSync(path).isDirectory() ? entryOfDirectory(path, spec) : path;
-  const module = await importModule(file, spec);
-  const definition = definitionOf(module, spec);
-  return { definition: checkedDefinition(definition, spec), source: file };
-}
-
-function entryOfDirectory(dir: string, spec: string): string {
-  const manifest = join(dir, 'package.json');
-  if (existsSync(manifest)) {
-    let json: unknown;
-    try {
-      json = JSON.parse(readFileSync(manifest, 'utf8'));
-    } catch (e) {
-      throw new UsageError(
-        'bad-system',
-        `--system ${spec}: cannot read ${manifest}: ${e instanceof Error ? e.message : String(e)}`,
-      );
-    }
-    const entry = packageEntry(json);
-    if (entry !== undefined) {
-      const file = resolve(dir, entry);
-      if (!existsSync(file) || statSync(file).isDirectory()) {
-        throw new UsageError(
-          'bad-system',
-          `--system ${spec}: package.json points at ${entry}, which is not a file (build the package first?)`,
-        );
-      }
-      return file;
-    }
-  }
-  const index = INDEX_FILES.map((f) => join(dir, f)).find((f) => existsSync(f));
-  if (index === undefined) {
-    throw new UsageError(
-      'bad-system',
-      `--system ${spec}: the directory has no package.json "exports" or "main", and no index.js or index.ts`,
-    );
-  }
-  return index;
-}
-
-/** The file a package's `exports` (its "." entry, import/node/default conditions) or `main` names. */
-function packageEntry(json: unknown): string | undefined {
-  if (typeof json !== 'object' || json === null) return undefined;
-  const pkg = json as { exports?: unknown; main?: unknown };
-  const fromExports = exportTarget(pkg.exports, 0);
-  if (fromExports !== undefined) return fromExports;
-  return typeof pkg.main === 'string' ? pkg.main : undefined;
-}
-
-const CONDITIONS = ['import', 'node', 'default', 'require'];
-const MAX_EXPORTS_DEPTH = 4;
-
-function exportTarget(value: unknown, depth: number): string | undefined {
-  if (typeof value === 'string') return value;
-  if (typeof value !== 'object' || value === null || depth > MAX_EXPORTS_DEPTH) return undefined;
-  const record = value as Record<string, unknown>;
-  if ('.' in record) return exportTarget(record['.'], depth + 1);
-  for (const condition of CONDITIONS) {
-    const target = exportTarget(record[condition], depth + 1);
-    if (target !== undefined) return target;
-  }
-  return undefined;
-}
-
-async function importModule(file: string, spec: string): Promise<unknown> {
-  const ext = extname(file);
-  const url = pathToFileURL(file).href;
-  try {
-    if (TS_EXTENSIONS.includes(ext)) {
-      const tsImport = await loadTsImport(file, spec);
-      return await tsImport(url, import.meta.url);
-    }
-    if (!JS_EXTENSIONS.includes(ext)) {
-      throw new UsageError(
-        'bad-system',
-        `--system ${spec}: ${file} is not a JavaScript or TypeScript module (.js, .mjs, .cjs, .ts)`,
-      );
-    }
-    return (await import(url)) as unknown;
-  } catch (e) {
-    if (e instanceof UsageError) throw e;
-    const message = e instanceof Error ? e.message.split('\n')[0] : String(e);
-    throw new UsageError('bad-system', `--system ${spec}: cannot load ${file}: ${message}`);
-  }
-}
-
-type TsImport = (specifier: string, parentURL: string) => Promise<unknown>;
-
-/** tsx's `tsImport`, from Mallory's own dependencies or else from beside the system's file. */
-async function loadTsImport(file: string, spec: string): Promise<TsImport> {
-  try {
-    return (await import('tsx/esm/api')).tsImport;
-  } catch {
-    try {
-      const local = createRequire(file).resolve('tsx/esm/api');
-      const api = (await import(pathToFileURL(local).href)) as { tsImport: TsImport };
-      return api.tsImport;
-    } catch {
-      throw new UsageError(
-        'no-tsx',
-        `--system ${spec}: loading a .ts file needs tsx: compile it to JavaScript, or npm install tsx`,
-      );
-    }
-  }
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null;
-}
-
-const DEFINITION_KEYS = ['name', 'defaultNodes', 'bugs', 'create'];
-
-function looksLikeDefinition(v: unknown): boolean {
-  return isObject(v) && 'create' in v && 'name' in v;
-}
-
-/** An object meant as a definition, however wrong: it has one of a definition's fields. */
-function meantAsDefinition(v: unknown): boolean {
-  return isObject(v) && DEFINITION_KEYS.some((k) => k in v);
-}
-
-/** The default export, else the export named `system` (CommonJS modules: on `module.exports`). */
-function definitionOf(module: unknown, spec: string): unknown {
-  const m = isObject(module) ? module : {};
-  const commonJs = isObject(m.default) ? m.default : {};
-  const candidates = [m.default, m.system, commonJs.default, commonJs.system];
-  const found = candidates.find(looksLikeDefinition) ?? candidates.find(meantAsDefinition);
-  if (found === undefined) {
-    throw new UsageError(
-      'bad-system',
-      `--system ${spec}: the module exports no system definition: export default (or export const system) a SystemDefinition {name, defaultNodes, bugs, create}`,
-    );
-  }
-  return found;
+  const found = await loadDefinition(spec, SYSTEM_KIND);
+  if (found.builtIn !== undefined) return { definition: found.builtIn, source: found.source };
+  return { definition: checkedDefinition(found.exported, spec), source: found.source };
 }
 
 function firstIssue(error: z.ZodError, what: string): string {

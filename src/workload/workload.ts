@@ -6,6 +6,7 @@ import {
   type TxnWorkloadName,
 } from '../systems/system.js';
 import type { History } from './history.js';
+import type { WorkloadChecker } from './workload-checker.js';
 
 /** The client workloads of `mallory run --workload`. */
 export const WORKLOADS = ['register', 'list-append', 'rw-register', 'set', 'counter'] as const;
@@ -57,11 +58,17 @@ export interface WorkloadContext {
  * does not.
  */
 export interface WorkloadDefinition {
-  readonly name: WorkloadName;
+  /** A built-in's `WorkloadName`; a workload loaded by path names itself (runs and bugs say it). */
+  readonly name: string;
   /**
    * What `system` lacks to run it, as a predicate after "system NAME" (`keeps no sets (…)`), or
    * undefined when it can.
    */
   unsupported(system: SystemAdapter): string | undefined;
   create(context: WorkloadContext): Workload;
+  /**
+   * The check of each schedule's history (required of a workload loaded by path); a built-in's
+   * checker is chosen by its name (`campaign/checkers.ts`).
+   */
+  readonly check?: WorkloadChecker;
 }
