@@ -2,7 +2,7 @@ import type { ScheduleEntry } from '../nemesis/nemesis.js';
 
 /** `txn`: a transactional history shows anomalies the system's consistency model forbids. */
 export type BugKind =
-  'linearizability' | 'txn' | 'set' | 'counter' | 'crash' | 'invariant' | 'recovery' | 'durability';
+  'linearizability' | 'txn' | 'set' | 'counter' | 'bank' | 'crash' | 'invariant' | 'recovery' | 'durability';
 
 /** A bug with everything needed to understand and replay it. */
 export interface BugRecord {
