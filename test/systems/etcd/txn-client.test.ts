@@ -2,8 +2,8 @@ import { afterAll, expect, it } from 'vitest';
 
 import { etcd } from '../../../src/systems/etcd/etcd.js';
 import { EtcdTxnClient } from '../../../src/systems/etcd/txn-client.js';
-import type { BankClient, GuardedTxnClient, MicroOp, TxnClient } from '../../../src/systems/system.js';
-import { bankViaTransactions } from '../../../src/workload/_internals/bank-via-txn.js';
+import type { GuardedTxnClient, MicroOp, TxnClient } from '../../../src/systems/system.js';
+import { concurrentTransfers } from '../_helpers/bank-transfers.js';
 import { skipReason } from '../_helpers/cluster.js';
 import { describeRealSystem } from '../_helpers/describe-real-system.js';
 import { gatewayProxy, type ProxyAction } from './_helpers/gateway-proxy.js';
@@ -234,36 +234,24 @@ describeRealSystem(
 
     it('concurrent bank transfers from three nodes through guarded transactions keep the total', async () => {
       const bank = { accounts: ['bank-0', 'bank-1', 'bank-2'], openingBalance: 10 };
-      const capability = bankViaTransactions((node, cluster, timeoutMs) =>
-        adapter.transactions!.guardedClient!(node, cluster, timeoutMs),
+      const { ok, read } = await concurrentTransfers(
+        (node, cluster, timeoutMs) => adapter.transactions!.guardedClient!(node, cluster, timeoutMs),
+        started(),
+        {
+          nodes: NODES,
+          bank,
+          perNode: TRANSFERS_PER_CLIENT,
+          timeoutMs: TIMEOUT_MS,
+        },
       );
-      const bankClients: BankClient[] = [];
-      const transfers = async (node: string, offset: number): Promise<number> => {
-        const c = capability.client(node, started(), TIMEOUT_MS, bank);
-        bankClients.push(c);
-        let ok = 0;
-        for (let i = 0; i < TRANSFERS_PER_CLIENT; i++) {
-          const from = bank.accounts[(i + offset) % 3];
-          const to = bank.accounts[(i + offset + 1) % 3];
-          const result = await c.transfer(from, to, 1 + (i % 4));
-          if (result.type === 'info') throw new Error(`transfer ${i}: ${result.error}`);
-          if (result.type === 'ok') ok++;
-        }
-        return ok;
-      };
-      const done = await Promise.all([transfers('n1', 0), transfers('n2', 1), transfers('n3', 2)]);
-      const reader = capability.client('n2', started(), TIMEOUT_MS, bank);
-      bankClients.push(reader);
-      const read = await reader.read();
-      await Promise.all(bankClients.map((c) => c.close()));
       expect(read.type).toBe('ok');
       const balances = Object.values((read as { value: Record<string, number> }).value);
       expect(balances).toHaveLength(3);
       expect(balances.reduce((a, b) => a + b, 0)).toBe(30);
       expect(balances.every((b) => b >= 0)).toBe(true);
-      expect(done.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+      expect(ok.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
       console.log(
-        `etcd concurrent transfers: ${done.join('+')} ok of ${3 * TRANSFERS_PER_CLIENT}, balances ${balances.join(' ')}`,
+        `etcd concurrent transfers: ${ok.join('+')} ok of ${3 * TRANSFERS_PER_CLIENT}, balances ${balances.join(' ')}`,
       );
     });
   },
