@@ -80,7 +80,7 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
     .addOption(
       new Option(
         '--workload <name>',
-        'client workload of every run (register, set, counter, or transactions)',
+        'client workload of every run (register, set, counter, bank, or transactions)',
       )
         .choices(WORKLOADS)
         .default('register'),

@@ -196,7 +196,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .addOption(
       new Option(
         '--workload <name>',
-        'client workload: register (linearizability per key), set (lost and unexpected elements), counter (reads within the adds around them), or transactions checked for anomalies',
+        'client workload: register (linearizability per key), set (lost and unexpected elements), counter (reads within the adds around them), bank (every read conserves the total), or transactions checked for anomalies',
       )
         .choices(WORKLOADS)
         .default('register'),
