@@ -28,6 +28,8 @@ export type {
   LeaderCapability,
   MembershipCapability,
   TxnClient,
+  GuardedTxnClient,
+  TxnGuard,
   TxnResult,
   TxnWorkloadName,
   SetCapability,
@@ -35,6 +37,10 @@ export type {
   SetReadResult,
   CounterCapability,
   CounterClient,
+  Bank,
+  BankCapability,
+  BankClient,
+  BankReadResult,
   ParsedLogEvent,
   DoctorFinding,
   NodeSystem,
@@ -72,6 +78,14 @@ export { checkSet, type SetCheckResult, type SetAnomaly, type SetAnomalyType } f
 export { checkCounter, type CounterCheckResult, type CounterViolation } from './check/check-counter.js';
 
 // Writing a workload (docs/writing-a-workload.md).
+export {
+  checkBank,
+  BANK_ERROR_TYPES,
+  type BankCheckOptions,
+  type BankCheckResult,
+  type BankError,
+  type BankErrorType,
+} from './check/check-bank.js';
 export {
   WORKLOADS,
   type WorkloadName,

@@ -9,6 +9,7 @@ export type BugKind =
   | 'txn'
   | 'set'
   | 'counter'
+  | 'bank'
   | 'workload'
   | 'crash'
   | 'invariant'

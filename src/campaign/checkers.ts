@@ -1,6 +1,7 @@
 import { exactJson } from '../check/_internals/exact-json.js';
 import { judgeDurability } from '../check/durability.js';
 import { anomalyWords, explainRegisterResult, type RegisterAnomaly } from '../check/explain-register.js';
+import { BANK_ERROR_TYPES, checkBank } from '../check/check-bank.js';
 import { checkCounter } from '../check/check-counter.js';
 import { checkSet, type SetAnomaly, type SetAnomalyType } from '../check/check-set.js';
 import { checkInvariants } from '../check/invariants.js';
@@ -17,6 +18,7 @@ import type { TxnWorkloadName } from '../systems/system.js';
 import type { LoadedWorkload } from '../workload/load-workload.js';
 import { isTxnWorkload, type WorkloadDefinition, type WorkloadName } from '../workload/workload.js';
 import type { WorkloadVerdict } from '../workload/workload-checker.js';
+import { BANK_DEFAULTS } from '../workload/bank.js';
 import type { Finding, ScheduleCheckInput, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
 
@@ -225,7 +227,7 @@ const NAMED_IN_MESSAGE = 3;
 const KEPT_IN_EVIDENCE = 100;
 
 /** A history that does not fit its workload's checker: the system answered what no correct one would. */
-function malformed(kind: 'set' | 'counter', error: unknown): Finding[] {
+function malformed(kind: 'set' | 'counter' | 'bank', error: unknown): Finding[] {
   const message = error instanceof Error ? error.message : String(error);
   return [
     {
@@ -394,6 +396,62 @@ export function workloadChecker(definition: WorkloadDefinition): ScheduleChecker
   };
 }
 
+/** What a read gone wrong is called in a finding's message. */
+const BANK_ERROR_WORDS: Readonly<Record<(typeof BANK_ERROR_TYPES)[number], string>> = {
+  'unexpected-key': 'read an account the bank does not have',
+  'nil-balance': 'missed an account',
+  'wrong-total': 'saw the wrong total',
+  'negative-value': 'saw a negative balance',
+};
+
+/**
+ * Each schedule's bank history (`--workload bank`, Jepsen's bank checker): every acknowledged read
+ * holds every account and no other, with balances that sum to the bank's total and are never
+ * negative. One finding per kind of error, naming the first reads that show it, with the counts.
+ */
+export function bankChecker(): ScheduleChecker {
+  const accounts = Array.from({ length: BANK_DEFAULTS.accounts }, (_, i) => i);
+  const total = BANK_DEFAULTS.total;
+  return {
+    name: 'bank',
+    check(input): Promise<Finding[]> {
+      const clientOps = input.ops.filter((op) => op.process !== 'nemesis');
+      let result;
+      try {
+        result = checkBank(clientOps, { accounts, total });
+      } catch (error) {
+        return Promise.resolve(malformed('bank', error));
+      }
+      const findings: Finding[] = [];
+      for (const type of BANK_ERROR_TYPES) {
+        const errors = result.errors.filter((e) => e.type === type);
+        if (errors.length === 0) continue;
+        const more =
+          errors.length > NAMED_IN_MESSAGE ? ` (and ${errors.length - NAMED_IN_MESSAGE} more)` : '';
+        findings.push({
+          kind: 'bank',
+          name: type,
+          message: `${errors.length} of ${result.reads} bank reads ${BANK_ERROR_WORDS[type]} (total ${total} over ${accounts.length} accounts): ${errors
+            .slice(0, NAMED_IN_MESSAGE)
+            .map((e) => e.message)
+            .join('; ')}${more}`,
+          evidence: {
+            type,
+            accounts: accounts.length,
+            total,
+            reads: result.reads,
+            transfers: result.transfers,
+            counts: result.counts,
+            count: errors.length,
+            errors: errors.slice(0, KEPT_IN_EVIDENCE),
+          },
+        });
+      }
+      return Promise.resolve(findings);
+    },
+  };
+}
+
 function isVerdict(v: unknown): v is WorkloadVerdict {
   if (typeof v !== 'object' || v === null) return false;
   const { valid, message, name } = v as Record<string, unknown>;
@@ -412,6 +470,7 @@ function historyChecker(config: RunConfig, workload: LoadedWorkload): ScheduleCh
   if (isTxnWorkload(name)) return transactionalChecker(name);
   if (name === 'set') return setChecker();
   if (name === 'counter') return counterChecker();
+  if (name === 'bank') return bankChecker();
   return linearizabilityChecker(config.checkTimeLimitMs);
 }
 

@@ -74,7 +74,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
 };
 
 /** What `--workload` takes, for run and compare. */
-export const WORKLOAD_HELP = `client workload: a built-in (${WORKLOADS.join(', ')}: register checked for linearizability per key, set for lost and unexpected elements, counter for reads within the adds around them, transactions for anomalies) or the path of a module exporting a WorkloadDefinition with its checker (.js, .ts, or a package directory)`;
+export const WORKLOAD_HELP = `client workload: a built-in (${WORKLOADS.join(', ')}: register checked for linearizability per key, set for lost and unexpected elements, counter for reads within the adds around them, bank for reads that conserve the total, transactions for anomalies) or the path of a module exporting a WorkloadDefinition with its checker (.js, .ts, or a package directory)`;
 
 /** `--set NAME=VALUE` (repeatable), as run, compare and replay take it. */
 export const SET_HELP =

@@ -42,6 +42,21 @@ export interface TxnClient {
   close(): Promise<void>;
 }
 
+/**
+ * What a guarded transaction expects to find: each key holding that register value (`null`: the
+ * key holds nothing) at the point the transaction applies.
+ */
+export type TxnGuard = readonly (readonly [k: string, v: number | null])[];
+
+/** A `TxnClient` whose transactions can be guarded (a read-modify-write without a lost update). */
+export interface GuardedTxnClient extends TxnClient {
+  /**
+   * Applies the micro-ops atomically, in order, only if every key of `guard` holds its value at
+   * that point; when one does not, answers `fail` and writes nothing.
+   */
+  txnIf(guard: TxnGuard, ops: readonly MicroOp[]): Promise<TxnResult>;
+}
+
 /** The transactional workloads (`--workload`), by the micro-ops they use. */
 export const TXN_WORKLOADS = ['list-append', 'rw-register'] as const;
 export type TxnWorkloadName = (typeof TXN_WORKLOADS)[number];
@@ -59,6 +74,12 @@ export interface TransactionsCapability {
    */
   readonly consistency?: ConsistencyModel;
   client(node: string, cluster: ClusterView, timeoutMs: number): TxnClient;
+  /**
+   * A client whose transactions can be guarded (`txnIf`). A system that provides it runs the bank
+   * workload through its transactions (a transfer reads both balances, then writes both guarded by
+   * what it read), unless it keeps a bank of its own (`bank`).
+   */
+  guardedClient?(node: string, cluster: ClusterView, timeoutMs: number): GuardedTxnClient;
 }
 
 /**
@@ -126,6 +147,42 @@ export interface CounterClient {
 /** What a system offers that keeps counters with an atomic add (`--workload counter`). */
 export interface CounterCapability {
   client(node: string, cluster: ClusterView, timeoutMs: number): CounterClient;
+}
+
+/**
+ * One bank of the bank workload: its accounts (keys) and the balance each holds before any
+ * transfer (an account never written holds it), so a bank needs no setup step that could fail.
+ */
+export interface Bank {
+  readonly accounts: readonly string[];
+  readonly openingBalance: number;
+}
+
+/** The outcome of a bank read: `ok` carries every account's balance, by account. */
+export type BankReadResult =
+  | { readonly type: 'ok'; readonly value: Readonly<Record<string, number | null>> }
+  | { readonly type: 'fail'; readonly error: string }
+  | { readonly type: 'info'; readonly error: string };
+
+/** A client of one node for the bank workload (Jepsen's bank: transfers and whole-bank reads). */
+export interface BankClient {
+  /**
+   * Moves `amount` (positive) from account `from` to account `to` in one transaction; `fail`, with
+   * nothing moved, when `from` holds less than `amount`.
+   */
+  transfer(from: string, to: string, amount: number): Promise<ClientResult>;
+  /** Every account's balance, read in one transaction. */
+  read(): Promise<BankReadResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * What a system offers that keeps a bank of its own (`--workload bank`), such as a SQL table. A
+ * system without it whose transactions can be guarded (`transactions.guardedClient`) runs the bank
+ * workload through them.
+ */
+export interface BankCapability {
+  client(node: string, cluster: ClusterView, timeoutMs: number, bank: Bank): BankClient;
 }
 
 /** A log line turned into a named internal event. */
@@ -202,6 +259,11 @@ export interface SystemAdapter extends NodeSystem {
   readonly sets?: SetCapability;
   /** Counters with an atomic add (`--workload counter`); absent: no counter workload. */
   readonly counters?: CounterCapability;
+  /**
+   * A bank (`--workload bank`); absent: the bank workload runs through guarded transactions
+   * (`transactions.guardedClient`), if any.
+   */
+  readonly bank?: BankCapability;
   /** Per-system log parser: known internal events with numeric attributes. */
   parseLog?(line: string): ParsedLogEvent | undefined;
 }

@@ -1,9 +1,11 @@
-import type { SystemAdapter } from '../systems/system.js';
+import type { BankCapability, SystemAdapter } from '../systems/system.js';
+import { BANK_DEFAULTS, BankWorkload } from './bank.js';
 import { COUNTER_DEFAULTS, CounterWorkload } from './counter.js';
 import { RegisterWorkload } from './register.js';
 import { SET_DEFAULTS, SetWorkload } from './set.js';
 import { TxnWorkload } from './txn.js';
 import { type WorkloadDefinition, type WorkloadName, WORKLOADS } from './workload.js';
+import { bankViaTransactions } from './_internals/bank-via-txn.js';
 import { setsViaTransactions } from './_internals/set-via-txn.js';
 
 /** The register workload's keys in use at once, and the invocations a key gets before it is retired. */
@@ -46,6 +48,15 @@ function setsOf(system: SystemAdapter): ReturnType<typeof setsViaTransactions> |
     : undefined;
 }
 
+/** The bank a system keeps: its own, or registers kept by its guarded transactions. */
+function bankOf(system: SystemAdapter): BankCapability | undefined {
+  if (system.bank) return system.bank;
+  const transactions = system.transactions;
+  return transactions?.guardedClient
+    ? bankViaTransactions(transactions.guardedClient.bind(transactions))
+    : undefined;
+}
+
 /** Every built-in workload, by name; each says which client capability it needs. */
 export const BUILTIN_WORKLOADS: Readonly<Record<WorkloadName, WorkloadDefinition>> = {
   register: {
@@ -85,6 +96,20 @@ export const BUILTIN_WORKLOADS: Readonly<Record<WorkloadName, WorkloadDefinition
         rate,
         timeoutMs,
         ...COUNTER_DEFAULTS,
+      }),
+  },
+  bank: {
+    name: 'bank',
+    unsupported: (system) =>
+      bankOf(system) === undefined
+        ? 'keeps no bank (a bank client, or transactions that can be guarded)'
+        : undefined,
+    create: ({ system, cluster, history, rng, concurrency, rate, timeoutMs }) =>
+      new BankWorkload(bankOf(system)!, cluster, history, rng, {
+        concurrency,
+        rate,
+        timeoutMs,
+        ...BANK_DEFAULTS,
       }),
   },
 };

@@ -9,7 +9,7 @@ import type { History } from './history.js';
 import type { WorkloadChecker } from './workload-checker.js';
 
 /** The client workloads of `mallory run --workload`. */
-export const WORKLOADS = ['register', 'list-append', 'rw-register', 'set', 'counter'] as const;
+export const WORKLOADS = ['register', 'list-append', 'rw-register', 'set', 'counter', 'bank'] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 export function isTxnWorkload(name: WorkloadName): name is TxnWorkloadName {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { linearizabilityChecker, transactionalChecker } from '../../src/campaign/checkers.js';
+import { bankChecker, linearizabilityChecker, transactionalChecker } from '../../src/campaign/checkers.js';
 import { judgeDurability } from '../../src/check/durability.js';
 import type { ScheduleCheckInput } from '../../src/campaign/checker.js';
 import type { Op } from '../../src/core/op.js';
@@ -205,5 +205,64 @@ describe('transactionalChecker', () => {
     const [finding] = await transactionalChecker('list-append').check(input(ops));
     expect(finding).toMatchObject({ kind: 'txn', name: 'malformed-history' });
     expect(finding.message).toContain('list');
+  });
+});
+
+describe('bankChecker', () => {
+  /** Reads of the default bank (5 accounts, 100 in all) by one process, each balance list a read. */
+  function reads(...balances: number[][]): Op[] {
+    return balances.flatMap((b, i): Op[] => [
+      { index: 2 * i, time: 2 * i, type: 'invoke', process: 0, f: 'read', value: null },
+      {
+        index: 2 * i + 1,
+        time: 2 * i + 1,
+        type: 'ok',
+        process: 0,
+        f: 'read',
+        value: Object.fromEntries(b.entries()),
+      },
+    ]);
+  }
+
+  it('passes reads that conserve the total', async () => {
+    expect(await bankChecker().check(input(reads([20, 20, 20, 20, 20], [25, 15, 20, 20, 20])))).toEqual([]);
+  });
+
+  it('reports one finding per kind of error, naming the first reads and counting them all', async () => {
+    const ops = reads(
+      [20, 20, 20, 20, 21],
+      [20, 20, 20, 20, 19],
+      [20, 20, 20, 20, 22],
+      [20, 20, 20, 20, 23],
+      [-1, 21, 20, 20, 40],
+    );
+    const findings = await bankChecker().check(input(ops));
+    expect(findings.map((f) => [f.kind, f.name])).toEqual([
+      ['bank', 'wrong-total'],
+      ['bank', 'negative-value'],
+    ]);
+    expect(findings[0].message).toBe(
+      '4 of 5 bank reads saw the wrong total (total 100 over 5 accounts): ' +
+        `process 0's read (op 0, ok at op 1) read balances {"0":20,"1":20,"2":20,"3":20,"4":21}, which sum to 101, not 100; ` +
+        `process 0's read (op 2, ok at op 3) read balances {"0":20,"1":20,"2":20,"3":20,"4":19}, which sum to 99, not 100; ` +
+        `process 0's read (op 4, ok at op 5) read balances {"0":20,"1":20,"2":20,"3":20,"4":22}, which sum to 102, not 100 (and 1 more)`,
+    );
+    expect(findings[0].evidence).toMatchObject({
+      count: 4,
+      reads: 5,
+      counts: { 'wrong-total': 4, 'negative-value': 1, 'nil-balance': 0, 'unexpected-key': 0 },
+    });
+    expect(findings[1].message).toMatch(
+      /^1 of 5 bank reads saw a negative balance .*account\(s\) "0" negative$/,
+    );
+  });
+
+  it('reports a history that is not a bank’s', async () => {
+    const ops: Op[] = [
+      { index: 0, time: 0, type: 'invoke', process: 0, f: 'read', value: null },
+      { index: 1, time: 1, type: 'ok', process: 0, f: 'read', value: 100 },
+    ];
+    const [finding] = await bankChecker().check(input(ops));
+    expect(finding).toMatchObject({ kind: 'bank', name: 'malformed-history' });
   });
 });

@@ -8,6 +8,7 @@ import { parseDqliteLog } from '../../src/systems/dqlite/log.js';
 import type { TxnClient } from '../../src/systems/system.js';
 import { disposeSandbox, mallory, sandbox } from '../e2e/helpers.js';
 import { skipReason } from './_helpers/cluster.js';
+import { concurrentTransfers } from './_helpers/bank-transfers.js';
 import { describeRealSystem } from './_helpers/describe-real-system.js';
 
 const reason =
@@ -19,6 +20,7 @@ const NODES = ['n1', 'n2', 'n3'];
 const TIMEOUT_MS = 3_000;
 const CAMPAIGN_TIMEOUT_MS = 240_000;
 const CONCURRENT_APPENDS = 30;
+const TRANSFERS_PER_NODE = 20;
 
 describeRealSystem(
   { title: 'our dqlite app', skip: reason, system: dqliteApp, nodes: NODES, readyTimeoutMs: 60_000 },
@@ -132,6 +134,41 @@ describeRealSystem(
       for (const v of outcome('ok')) expect(list).toContain(v);
       for (const v of outcome('fail')) expect(list).not.toContain(v);
       expect(outcome('ok').length).toBeGreaterThan(0);
+    });
+
+    it('a guarded transaction applies only when its guard holds, read inside it', async () => {
+      const client = adapter.transactions!.guardedClient!('n2', started(), TIMEOUT_MS);
+      expect(await client.txnIf([['g1', null]], [['w', 'g1', 1]])).toEqual({
+        type: 'ok',
+        value: [['w', 'g1', 1]],
+      });
+      expect(
+        await client.txnIf(
+          [
+            ['g1', 1],
+            ['g2', 3],
+          ],
+          [['w', 'g1', 2]],
+        ),
+      ).toEqual({ type: 'fail', error: 'guard not met: key g2 holds nothing, not 3' });
+      expect(await client.txnIf([['g1', 1]], [['append', 'g3', 1]])).toMatchObject({ type: 'ok' });
+      expect(await client.txn([['r', 'g1', null]])).toEqual({ type: 'ok', value: [['r', 'g1', 1]] });
+      await client.close();
+    });
+
+    it('concurrent bank transfers from every node through guarded transactions keep the total', async () => {
+      const bank = { accounts: ['bank-0', 'bank-1', 'bank-2'], openingBalance: 10 };
+      const { ok, read } = await concurrentTransfers(
+        (node, cluster, timeoutMs) => adapter.transactions!.guardedClient!(node, cluster, timeoutMs),
+        started(),
+        { nodes: NODES, bank, perNode: TRANSFERS_PER_NODE, timeoutMs: TIMEOUT_MS },
+      );
+      expect(read.type).toBe('ok');
+      const balances = Object.values((read as { value: Record<string, number> }).value);
+      expect(balances.reduce((a, b) => a + b, 0)).toBe(30);
+      expect(balances.every((b) => b >= 0)).toBe(true);
+      expect(ok.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+      console.log(`dqlite-app concurrent transfers: ${ok.join('+')} ok, balances ${balances.join(' ')}`);
     });
 
     it(`takes a snapshot every ${APP_SNAPSHOT_THRESHOLD} raft entries`, async () => {

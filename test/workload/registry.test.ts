@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { checkBank } from '../../src/check/check-bank.js';
 import { checkCounter } from '../../src/check/check-counter.js';
 import { checkSet } from '../../src/check/check-set.js';
 import type { Op } from '../../src/core/op.js';
@@ -11,6 +12,7 @@ import type {
   MicroOp,
   SystemAdapter,
   TransactionsCapability,
+  TxnGuard,
   TxnResult,
 } from '../../src/systems/system.js';
 import { History } from '../../src/workload/history.js';
@@ -34,6 +36,30 @@ function listAppend(): TransactionsCapability {
       close: () => Promise.resolve(),
     }),
   };
+}
+
+/** One copy of every register, answered at once, whose transactions take guards: a correct store. */
+function guardedRegisters(): TransactionsCapability {
+  const registers = new Map<string, number>();
+  const txn = (ops: readonly MicroOp[]): TxnResult => ({
+    type: 'ok',
+    value: ops.map((op): MicroOp => {
+      if (op[0] === 'r') return ['r', op[1], registers.get(op[1]) ?? null];
+      if (op[0] === 'w') registers.set(op[1], op[2]);
+      return op;
+    }),
+  });
+  const client = () => ({
+    txn: (ops: readonly MicroOp[]): Promise<TxnResult> => Promise.resolve(txn(ops)),
+    txnIf: (guard: TxnGuard, ops: readonly MicroOp[]): Promise<TxnResult> =>
+      Promise.resolve(
+        guard.every(([key, value]) => (registers.get(key) ?? null) === value)
+          ? txn(ops)
+          : { type: 'fail', error: 'guard not met' },
+      ),
+    close: () => Promise.resolve(),
+  });
+  return { workloads: ['rw-register'], client, guardedClient: client };
 }
 
 /** Counters that add correctly, or (`lose`) drop every third acknowledged add. */
@@ -91,6 +117,35 @@ describe('the built-in workloads', () => {
       'system fake does not run list-append transactions: use --workload register or counter',
     );
     expect(workloadRefusal('set', system({ transactions: listAppend() }))).toBeUndefined();
+    expect(workloadRefusal('bank', system({ transactions: listAppend() }))).toBe(
+      'system fake keeps no bank (a bank client, or transactions that can be guarded): use --workload register, list-append or set',
+    );
+    expect(workloadRefusal('bank', system({ transactions: guardedRegisters() }))).toBeUndefined();
+  });
+
+  it('run the bank workload through guarded transactions: transfers and whole-bank reads, in Jepsen’s shape', async () => {
+    const ops = await run('bank', system({ transactions: guardedRegisters() }));
+    expect(new Set(ops.map((op) => op.f))).toEqual(new Set(['transfer', 'read']));
+    const transfers = ops.filter((op) => op.f === 'transfer' && op.type === 'ok');
+    expect(transfers.length).toBeGreaterThan(5);
+    for (const op of transfers) {
+      const { from, to, amount } = op.value as { from: number; to: number; amount: number };
+      expect([from, to].every((a) => Number.isInteger(a) && a >= 0 && a < 5)).toBe(true);
+      expect(from).not.toBe(to);
+      expect(amount >= 1 && amount <= 5).toBe(true);
+    }
+    const reads = ops.filter((op) => op.f === 'read' && op.type === 'ok');
+    expect(reads.length).toBeGreaterThan(5);
+    expect(reads.every((op) => Object.keys(op.value as object).join() === '0,1,2,3,4')).toBe(true);
+    expect(reads.some((op) => Object.values(op.value as object).some((balance) => balance !== 20))).toBe(
+      true,
+    );
+    // The final read: the last op reads the whole bank.
+    expect(ops.at(-1)).toMatchObject({ f: 'read', type: 'ok' });
+    expect(checkBank(ops, { accounts: [0, 1, 2, 3, 4], total: 100 })).toMatchObject({
+      valid: true,
+      errors: [],
+    });
   });
 
   it('run the set workload through list-append transactions: adds and whole reads, in Jepsen’s shape', async () => {

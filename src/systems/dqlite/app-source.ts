@@ -12,7 +12,8 @@ const BUILD_TIMEOUT_MS = 300_000;
 /**
  * Our own small go-dqlite app (`mallory-dqlite`): the same HTTP API as dqlite-demo (GET/PUT /KEY),
  * plus compare-and-set (POST /KEY?cas=OLD with NEW as the body, one UPDATE … WHERE value = OLD),
- * transactions of micro-ops (POST /txn, one SQL transaction each; see `DqliteTxnClient`) and
+ * transactions of micro-ops (POST /txn, one SQL transaction each, optionally guarded; see
+ * `DqliteTxnClient`) and
  * flags for raft's snapshot parameters, which dqlite-demo fixes at 1024/8192 — so rare under a
  * fault-heavy campaign (about one snapshot per node in 5 minutes) that faults never meet them.
  * It is built offline from Debian's go-dqlite sources, once per source version, into a cache dir.
@@ -202,10 +203,18 @@ func inTxn(conn *sql.DB, write func(tx *sql.Tx) string) string {
 }
 
 // txnRequest is POST /txn's body: {"ops": [["r", "k", null], ["append", "k", 1], ["w", "k", 2]],
-// "timeoutMs": 2500}. Fields match the JSON names case-insensitively.
+// "guard": [["k", 2], ["j", null]], "timeoutMs": 2500}; the guard is optional. Fields match the
+// JSON names case-insensitively.
 type txnRequest struct {
 	Ops       [][]interface{}
+	Guard     [][]interface{}
 	TimeoutMs int64
+}
+
+// guardEntry is a register value a guarded transaction expects to find: nil for nothing.
+type guardEntry struct {
+	key   string
+	value *int64
 }
 
 type microOp struct {
@@ -220,6 +229,8 @@ type microOp struct {
 // have been committed; "info" when it may have been:
 //   - BEGIN failed: fail. database/sql retries BEGIN on driver.ErrBadConn (go-dqlite's answer to
 //     "not leader" and lost connections) on other connections; BEGIN itself writes nothing.
+//   - the guard not met (a key of it, read inside the transaction, not holding its value): fail,
+//     nothing written. Read in the transaction, it holds at COMMIT too (serializable).
 //   - a micro-op failed (a statement's error, or an append on a register): the transaction is
 //     rolled back, and the answer is fail when the ROLLBACK succeeded — the server still held the
 //     transaction open, so every statement before ran inside it — or when no write statement was
@@ -236,6 +247,10 @@ func runTxn(db *sql.DB, r *http.Request) map[string]interface{} {
 	if err != nil {
 		return txnReply("fail", "bad request: "+err.Error())
 	}
+	guard, err := parseGuard(req.Guard)
+	if err != nil {
+		return txnReply("fail", "bad request: "+err.Error())
+	}
 	timeout := txnDefaultTimeout
 	if req.TimeoutMs > 0 {
 		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
@@ -245,6 +260,25 @@ func runTxn(db *sql.DB, r *http.Request) map[string]interface{} {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return txnReply("fail", "begin: "+err.Error())
+	}
+	for _, g := range guard {
+		read := microOp{f: "r", key: g.key}
+		if err := applyMicroOp(ctx, tx, &read); err != nil {
+			tx.Rollback()
+			return txnReply("fail", fmt.Sprintf("guard %s: %v", g.key, err))
+		}
+		if !guardHolds(read.value, g.value) {
+			tx.Rollback()
+			expected := "nothing"
+			if g.value != nil {
+				expected = strconv.FormatInt(*g.value, 10)
+			}
+			held := "nothing"
+			if read.value != nil {
+				held = fmt.Sprint(read.value)
+			}
+			return txnReply("fail", fmt.Sprintf("guard not met: key %s holds %s, not %s", g.key, held, expected))
+		}
 	}
 	wrote := false
 	for i := range ops {
@@ -271,6 +305,39 @@ func runTxn(db *sql.DB, r *http.Request) map[string]interface{} {
 
 func txnReply(outcome string, message string) map[string]interface{} {
 	return map[string]interface{}{"type": outcome, "error": message}
+}
+
+func parseGuard(raw [][]interface{}) ([]guardEntry, error) {
+	guard := make([]guardEntry, len(raw))
+	for i, entry := range raw {
+		if len(entry) != 2 {
+			return nil, fmt.Errorf("guard %d: want [key, number or null]", i)
+		}
+		key, ok := entry[0].(string)
+		if !ok {
+			return nil, fmt.Errorf("guard %d: want [key, number or null]", i)
+		}
+		guard[i] = guardEntry{key: key}
+		if entry[1] == nil {
+			continue
+		}
+		number, ok := entry[1].(float64)
+		if !ok || number != float64(int64(number)) {
+			return nil, fmt.Errorf("guard %d: want [key, number or null]", i)
+		}
+		value := int64(number)
+		guard[i].value = &value
+	}
+	return guard, nil
+}
+
+// guardHolds says whether a read value (nil, a register's int64, a list) is the expected register.
+func guardHolds(held interface{}, expected *int64) bool {
+	if expected == nil {
+		return held == nil
+	}
+	register, ok := held.(int64)
+	return ok && register == *expected
 }
 
 func parseMicroOps(raw [][]interface{}) ([]microOp, error) {

@@ -57,7 +57,8 @@ class DqliteAdapter implements SystemAdapter {
   readonly supportsCas: boolean;
   /**
    * Our app's transactions (POST /txn). Strict serializability: dqlite runs every statement, reads
-   * included, on the leader, and a transaction commits as one raft entry.
+   * included, on the leader, and a transaction commits as one raft entry. A guard is read inside
+   * the transaction (the bank workload).
    */
   readonly transactions?: TransactionsCapability;
   private command = 'dqlite-demo';
@@ -69,6 +70,8 @@ class DqliteAdapter implements SystemAdapter {
       this.transactions = {
         workloads: TXN_WORKLOADS,
         client: (node, cluster, timeoutMs) =>
+          new DqliteTxnClient(cluster.clientAddress(node, 'api'), timeoutMs),
+        guardedClient: (node, cluster, timeoutMs) =>
           new DqliteTxnClient(cluster.clientAddress(node, 'api'), timeoutMs),
       };
     }

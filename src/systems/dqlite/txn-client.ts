@@ -1,6 +1,6 @@
 import type { Address } from '../../cluster/net/backend.js';
 import { clientAgent, httpCall, transportResult } from '../_internals/http.js';
-import type { MicroOp, TxnClient, TxnResult } from '../system.js';
+import type { GuardedTxnClient, MicroOp, TxnGuard, TxnResult } from '../system.js';
 
 /**
  * The part of the client's timeout the app may spend on a transaction: what is left is for the
@@ -17,8 +17,10 @@ const ERROR_EXCERPT_CHARS = 300;
  * have been committed (BEGIN failed; a statement failed and the ROLLBACK succeeded or nothing had
  * been written), `info` when something may have been (COMMIT failed or timed out). Here a refused
  * connection is `fail`; a timeout, a lost connection or a reply that is not the app's JSON is `info`.
+ * A guarded transaction (`txnIf`) reads its guard's keys inside the same SQL transaction first, and
+ * the app refuses it (`fail`, nothing written) when one does not hold its value.
  */
-export class DqliteTxnClient implements TxnClient {
+export class DqliteTxnClient implements GuardedTxnClient {
   private readonly agent = clientAgent();
 
   constructor(
@@ -26,13 +28,21 @@ export class DqliteTxnClient implements TxnClient {
     private readonly timeoutMs: number,
   ) {}
 
-  async txn(ops: readonly MicroOp[]): Promise<TxnResult> {
+  txn(ops: readonly MicroOp[]): Promise<TxnResult> {
+    return this.post(ops, undefined);
+  }
+
+  txnIf(guard: TxnGuard, ops: readonly MicroOp[]): Promise<TxnResult> {
+    return this.post(ops, guard);
+  }
+
+  private async post(ops: readonly MicroOp[], guard: TxnGuard | undefined): Promise<TxnResult> {
     const serverTimeoutMs = Math.max(MIN_SERVER_TIMEOUT_MS, Math.floor(this.timeoutMs * SERVER_SHARE));
     const outcome = await httpCall({
       address: this.address,
       method: 'POST',
       path: '/txn',
-      body: JSON.stringify({ ops, timeoutMs: serverTimeoutMs }),
+      body: JSON.stringify({ ops, ...(guard === undefined ? {} : { guard }), timeoutMs: serverTimeoutMs }),
       timeoutMs: this.timeoutMs,
       agent: this.agent,
     });

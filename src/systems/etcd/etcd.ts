@@ -168,12 +168,14 @@ class EtcdAdapter implements SystemAdapter {
   /**
    * Optimistic transactions (`EtcdTxnClient`): a linearizable snapshot read, then a commit guarded
    * by every key's mod revision, so each transaction takes effect at one point between its call and
-   * its reply: strict serializability.
+   * its reply: strict serializability. The same commit takes a guard (the bank workload).
    */
   readonly transactions: TransactionsCapability = {
     workloads: TXN_WORKLOADS,
     consistency: 'strict-serializable',
     client: (node, cluster, timeoutMs) => new EtcdTxnClient(cluster.clientAddress(node, 'client'), timeoutMs),
+    guardedClient: (node, cluster, timeoutMs) =>
+      new EtcdTxnClient(cluster.clientAddress(node, 'client'), timeoutMs),
   };
 
   private async currentLeader(cluster: ClusterView): Promise<string | undefined> {

@@ -1,7 +1,7 @@
 import type { Address } from '../../cluster/net/backend.js';
 import { fromBase64, toBase64 } from '../_internals/base64.js';
 import { clientAgent } from '../_internals/http.js';
-import type { MicroOp, TxnClient, TxnResult } from '../system.js';
+import type { GuardedTxnClient, MicroOp, TxnGuard, TxnResult } from '../system.js';
 import { applyMicroOps } from './_internals/apply-micro-ops.js';
 import { errorResult } from './_internals/error-result.js';
 import { decodeTxnValue, encodeTxnValue, type TxnValue } from './_internals/txn-value.js';
@@ -29,10 +29,13 @@ interface Snapshot {
  * txn of ranges reads every key the transaction touches at one revision; the micro-ops run here on
  * that snapshot; if any of them writes, a second etcd txn puts the final values only if no key has
  * changed since (its mod revision is the one read). A read-only transaction is the first txn alone
- * (a linearizable read). Outcomes: the snapshot not read → fail (nothing was written); the guard
- * not met → fail; the commit timed out, lost or refused with an error etcd may still apply → info.
+ * (a linearizable read). A guarded transaction (`txnIf`) reads its guard's keys in the same
+ * snapshot and goes no further unless they hold what the guard says; the commit's own guard then
+ * makes that hold when it applies. Outcomes: the snapshot not read → fail (nothing was written); a
+ * guard not met → fail; the commit timed out, lost or refused with an error etcd may still apply →
+ * info.
  */
-export class EtcdTxnClient implements TxnClient {
+export class EtcdTxnClient implements GuardedTxnClient {
   private readonly agent = clientAgent();
 
   constructor(
@@ -44,9 +47,13 @@ export class EtcdTxnClient implements TxnClient {
     return gateway(this.address, '/v3/kv/txn', body, timeoutMs, this.agent);
   }
 
-  async txn(ops: readonly MicroOp[]): Promise<TxnResult> {
+  txn(ops: readonly MicroOp[]): Promise<TxnResult> {
+    return this.txnIf([], ops);
+  }
+
+  async txnIf(guard: TxnGuard, ops: readonly MicroOp[]): Promise<TxnResult> {
     const deadline = Date.now() + this.timeoutMs;
-    const keys = [...new Set(ops.map((op) => op[1]))];
+    const keys = [...new Set([...ops.map((op) => op[1]), ...guard.map(([key]) => key)])];
     const read = await this.call(
       { success: keys.map((key) => ({ requestRange: { key: toBase64(key) } })) },
       this.timeoutMs,
@@ -54,6 +61,14 @@ export class EtcdTxnClient implements TxnClient {
     if (read.kind !== 'ok') return { type: 'fail', error: `snapshot read: ${errorResult(read).error}` };
     const snapshot = readSnapshot(keys, read.json);
     if (typeof snapshot === 'string') return { type: 'fail', error: `snapshot read: ${snapshot}` };
+    const unmet = guard.find(([key, value]) => (snapshot.values.get(key) ?? null) !== value);
+    if (unmet !== undefined) {
+      const [key, value] = unmet;
+      return {
+        type: 'fail',
+        error: `key ${JSON.stringify(key)} holds ${JSON.stringify(snapshot.values.get(key) ?? null)} at revision ${snapshot.revision}, not ${JSON.stringify(value)}: nothing written`,
+      };
+    }
     const applied = applyMicroOps(snapshot.values, ops);
     if (!applied.ok) return { type: 'fail', error: applied.error };
     if (applied.writes.size === 0) return { type: 'ok', value: applied.results };

@@ -1,5 +1,13 @@
 import type { Address } from '../../cluster/net/backend.js';
-import type { ClientResult, CounterClient, KvClient, MicroOp, TxnClient, TxnResult } from '../system.js';
+import type {
+  ClientResult,
+  CounterClient,
+  GuardedTxnClient,
+  KvClient,
+  MicroOp,
+  TxnGuard,
+  TxnResult,
+} from '../system.js';
 import { Connection, type NoResponse } from './_internals/connection.js';
 import type { ClientResponse } from './_internals/messages.js';
 
@@ -8,7 +16,7 @@ import type { ClientResponse } from './_internals/messages.js';
  * once. Outcomes: a response → ok / fail; a request never sent → fail; a timeout or a connection
  * lost after sending → info (it may have taken effect).
  */
-export class KvraftClient implements KvClient, TxnClient, CounterClient {
+export class KvraftClient implements KvClient, GuardedTxnClient, CounterClient {
   private readonly connections = new Map<string, Connection>();
 
   constructor(
@@ -36,8 +44,17 @@ export class KvraftClient implements KvClient, TxnClient, CounterClient {
     return this.call({ op: 'add', key, delta });
   }
 
-  async txn(ops: readonly MicroOp[]): Promise<TxnResult> {
-    const response = await this.request({ op: 'txn', ops });
+  txn(ops: readonly MicroOp[]): Promise<TxnResult> {
+    return this.transact({ op: 'txn', ops });
+  }
+
+  /** A transaction applied only if its guard holds when its log entry applies (`fail` if not). */
+  txnIf(guard: TxnGuard, ops: readonly MicroOp[]): Promise<TxnResult> {
+    return this.transact({ op: 'txn', ops, guard });
+  }
+
+  private async transact(body: Record<string, unknown>): Promise<TxnResult> {
+    const response = await this.request(body);
     if ('ok' in response && response.ok && 'txn' in response) return { type: 'ok', value: response.txn };
     const result = toResult(response);
     return result.type === 'ok'

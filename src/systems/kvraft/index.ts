@@ -155,10 +155,14 @@ class KvraftAdapter implements SystemAdapter {
     return new KvraftClient(node, addresses, timeoutMs);
   }
 
-  /** Each transaction is one log entry, applied at once: strict serializability. */
+  /**
+   * Each transaction is one log entry, applied at once: strict serializability. A guard is checked
+   * when the entry applies (the bank workload).
+   */
   readonly transactions: TransactionsCapability = {
     workloads: TXN_WORKLOADS,
     client: (node, cluster, timeoutMs) => this.client(node, cluster, timeoutMs),
+    guardedClient: (node, cluster, timeoutMs) => this.client(node, cluster, timeoutMs),
   };
 
   /** Atomic adds, one log entry each, and the register's linearizable reads (`--workload counter`). */

@@ -2,7 +2,8 @@ import { afterAll, expect, it } from 'vitest';
 
 import { etcd } from '../../../src/systems/etcd/etcd.js';
 import { EtcdTxnClient } from '../../../src/systems/etcd/txn-client.js';
-import type { MicroOp, TxnClient } from '../../../src/systems/system.js';
+import type { GuardedTxnClient, MicroOp, TxnClient } from '../../../src/systems/system.js';
+import { concurrentTransfers } from '../_helpers/bank-transfers.js';
 import { skipReason } from '../_helpers/cluster.js';
 import { describeRealSystem } from '../_helpers/describe-real-system.js';
 import { gatewayProxy, type ProxyAction } from './_helpers/gateway-proxy.js';
@@ -13,6 +14,7 @@ const TIMEOUT_MS = 2_000;
 /** Short, for the tests whose proxy never answers. */
 const LOST_TIMEOUT_MS = 500;
 const APPENDS_PER_CLIENT = 25;
+const TRANSFERS_PER_CLIENT = 25;
 
 /** The second etcd txn of a writing transaction: the one with the guard. */
 function isCommit(body: unknown): boolean {
@@ -206,6 +208,51 @@ describeRealSystem(
         ]),
       ).toEqual({ type: 'fail', error: 'append on key "mixed", which holds a register' });
       expect(await readOne('mixed-2')).toEqual(['r', 'mixed-2', null]);
+    });
+
+    it('a guarded transaction applies only while its guard holds, also against a write after its snapshot', async () => {
+      const c: GuardedTxnClient = adapter.transactions!.guardedClient!('n1', started(), TIMEOUT_MS);
+      clients.push(c);
+      expect(await c.txnIf([['ga', null]], [['w', 'ga', 1]])).toMatchObject({ type: 'ok' });
+      expect(await c.txnIf([['ga', null]], [['w', 'ga', 2]])).toEqual({
+        type: 'fail',
+        error: expect.stringMatching(
+          /^key "ga" holds 1 at revision \d+, not null: nothing written$/,
+        ) as unknown,
+      });
+      const other = client('n3');
+      const racer = await proxied(async (body) => {
+        if (isCommit(body)) expect(await other.txn([['w', 'ga', 5]])).toMatchObject({ type: 'ok' });
+        return 'forward';
+      });
+      const guarded = racer.client as GuardedTxnClient;
+      expect(await guarded.txnIf([['ga', 1]], [['w', 'gb', 9]])).toMatchObject({ type: 'fail' });
+      await racer.close();
+      expect(await readOne('ga')).toEqual(['r', 'ga', 5]);
+      expect(await readOne('gb')).toEqual(['r', 'gb', null]);
+    });
+
+    it('concurrent bank transfers from three nodes through guarded transactions keep the total', async () => {
+      const bank = { accounts: ['bank-0', 'bank-1', 'bank-2'], openingBalance: 10 };
+      const { ok, read } = await concurrentTransfers(
+        (node, cluster, timeoutMs) => adapter.transactions!.guardedClient!(node, cluster, timeoutMs),
+        started(),
+        {
+          nodes: NODES,
+          bank,
+          perNode: TRANSFERS_PER_CLIENT,
+          timeoutMs: TIMEOUT_MS,
+        },
+      );
+      expect(read.type).toBe('ok');
+      const balances = Object.values((read as { value: Record<string, number> }).value);
+      expect(balances).toHaveLength(3);
+      expect(balances.reduce((a, b) => a + b, 0)).toBe(30);
+      expect(balances.every((b) => b >= 0)).toBe(true);
+      expect(ok.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+      console.log(
+        `etcd concurrent transfers: ${ok.join('+')} ok of ${3 * TRANSFERS_PER_CLIENT}, balances ${balances.join(' ')}`,
+      );
     });
   },
 );

@@ -56,6 +56,8 @@ const CASES = [
   { bug: 'split-txn', steps: 6, nodes: 3, workload: 'list-append', names: ['txn/not-strict-serializable'] },
   // The same switch under write/read transactions (fractured reads: G1b, G-single, internal).
   { bug: 'split-txn', steps: 6, nodes: 3, workload: 'rw-register', names: ['txn/not-strict-serializable'] },
+  // And under the bank: a read or a transfer split into parts sees, or writes over, half a transfer.
+  { bug: 'split-txn', steps: 6, nodes: 3, workload: 'bank', names: ['bank/wrong-total'] },
   // Every node loses its unfsynced writes (the FUSE disk layer), twice: kvraft declares its writes
   // survive that, so the loss breaks its durability contract.
   {
@@ -80,7 +82,12 @@ describe('kvraft bug switches under scripted schedules (mallory run)', () => {
       expect(readFileSync(join(summary.runDir, 'bugs', '1', 'source-schedule.jsonl'), 'utf8')).toBe(
         readFileSync(join(SCHEDULES, `${c.bug}.jsonl`), 'utf8'),
       );
-      if (c.workload !== 'register') {
+      if (c.workload === 'bank') {
+        const evidence = JSON.parse(
+          readFileSync(join(summary.runDir, 'bugs', '1', 'evidence.json'), 'utf8'),
+        ) as { counts: Record<string, number> };
+        expect(evidence.counts['wrong-total']).toBeGreaterThan(0);
+      } else if (c.workload !== 'register') {
         // A transactional finding comes with the checker's page and its report as evidence.
         const bugDir = join(summary.runDir, 'bugs', '1');
         expect(readFileSync(join(bugDir, 'check.html'), 'utf8')).toContain('not strict-serializable');

@@ -54,6 +54,48 @@ describe('kvraft transactions in the state machine', () => {
     expect(kv.get('a')).toBe(6);
   });
 
+  it('applies a guarded transaction only when every key of its guard holds its value (null: nothing)', () => {
+    const kv = new Map<string, StoredValue>([['a', 20]]);
+    expect(
+      applyTxn(
+        kv,
+        [
+          ['w', 'a', 15],
+          ['w', 'b', 25],
+        ],
+        [
+          ['a', 20],
+          ['b', null],
+        ],
+      ),
+    ).toEqual({
+      ok: true,
+      txn: [
+        ['w', 'a', 15],
+        ['w', 'b', 25],
+      ],
+    });
+    expect(
+      applyTxn(
+        kv,
+        [
+          ['w', 'a', 10],
+          ['w', 'b', 30],
+        ],
+        [
+          ['a', 20],
+          ['b', 25],
+        ],
+      ),
+    ).toEqual({ ok: false, definite: true, error: 'guard not met: key "a" holds 15, not 20' });
+    expect(kv).toEqual(
+      new Map([
+        ['a', 15],
+        ['b', 25],
+      ]),
+    );
+  });
+
   it('does not change a list a reply already carries', () => {
     const kv = new Map<string, StoredValue>([['x', [1]]]);
     const first = applyTxn(kv, [['r', 'x', null]]);

@@ -7,6 +7,12 @@ export type MicroOp =
   | readonly ['w', key: string, value: number]
   | readonly ['r', key: string, value: null];
 
+/**
+ * What a guarded transaction expects when it applies: each key holding that register value (`null`:
+ * nothing); otherwise it is refused, nothing applied.
+ */
+export type Guard = readonly (readonly [key: string, value: number | null])[];
+
 /** A micro-op as the reply carries it: a read's value filled in (`null`: the key holds nothing). */
 export type MicroOpResult =
   | readonly ['append', key: string, value: number]
@@ -30,8 +36,11 @@ export type Command =
   /** An atomic add to the register at `key` (a missing key counts 0); replies with the new count. */
   | { readonly type: 'add'; readonly key: string; readonly delta: number }
   | { readonly type: 'config'; readonly members: readonly string[]; readonly learners?: readonly string[] }
-  /** A transaction: its micro-ops applied at once, in order, when the entry is applied. */
-  | { readonly type: 'txn'; readonly ops: readonly MicroOp[] };
+  /**
+   * A transaction: its micro-ops applied at once, in order, when the entry is applied — if its
+   * guard, when it has one, holds then.
+   */
+  | { readonly type: 'txn'; readonly ops: readonly MicroOp[]; readonly guard?: Guard };
 
 export interface Entry {
   readonly index: number;
@@ -128,7 +137,7 @@ export type ClientRequest =
       readonly value: number;
     }
   | { readonly id: number; readonly op: 'add'; readonly key: string; readonly delta: number }
-  | { readonly id: number; readonly op: 'txn'; readonly ops: readonly MicroOp[] }
+  | { readonly id: number; readonly op: 'txn'; readonly ops: readonly MicroOp[]; readonly guard?: Guard }
   | { readonly id: number; readonly op: 'status' }
   | { readonly id: number; readonly op: 'add-member'; readonly node: string }
   | { readonly id: number; readonly op: 'remove-member'; readonly node: string };

@@ -6,6 +6,7 @@ import type {
   AppendEntriesReply,
   Command,
   Entry,
+  Guard,
   InstallSnapshot,
   InstallSnapshotReply,
   MicroOp,
@@ -232,13 +233,16 @@ export class RaftNode {
     this.propose({ type: 'add', key, delta }, reply);
   }
 
-  /** A transaction: one log entry, its micro-ops applied together when the entry is applied. */
-  txn(ops: readonly MicroOp[], reply: Reply): void {
+  /**
+   * A transaction: one log entry, its micro-ops applied together when the entry is applied, if its
+   * guard holds then.
+   */
+  txn(ops: readonly MicroOp[], guard: Guard | undefined, reply: Reply): void {
     if (this.options.bugs.has('split-txn') && ops.length > 1) {
-      this.splitTxn(ops, [], reply);
+      this.splitTxn(ops, [], guard, reply);
       return;
     }
-    this.propose({ type: 'txn', ops }, reply);
+    this.propose(guard === undefined ? { type: 'txn', ops } : { type: 'txn', ops, guard }, reply);
   }
 
   /**
@@ -246,10 +250,18 @@ export class RaftNode {
    * other transactions' entries land in between (an interactive transaction without concurrency
    * control). Once a part has applied, any later refusal is an unknown outcome: the transaction
    * took effect in part, and a client told it failed (or sent to another leader) would retry it.
+   * A guard goes with the first part only.
    */
-  private splitTxn(rest: readonly MicroOp[], done: readonly MicroOpResult[], reply: Reply): void {
+  private splitTxn(
+    rest: readonly MicroOp[],
+    done: readonly MicroOpResult[],
+    guard: Guard | undefined,
+    reply: Reply,
+  ): void {
     const [op, ...others] = rest;
-    this.propose({ type: 'txn', ops: [op] }, (response) => {
+    const part: Command =
+      guard === undefined ? { type: 'txn', ops: [op] } : { type: 'txn', ops: [op], guard };
+    this.propose(part, (response) => {
       if (!response.ok || !('txn' in response)) {
         const error = response.ok ? 'no result' : response.error;
         reply(done.length === 0 ? response : UNKNOWN(`transaction applied in part: ${error}`));
@@ -259,7 +271,7 @@ export class RaftNode {
       if (others.length === 0) reply({ ok: true, txn: results });
       else
         setImmediate(() => {
-          this.splitTxn(others, results, reply);
+          this.splitTxn(others, results, undefined, reply);
         });
     });
   }
@@ -784,7 +796,7 @@ export class RaftNode {
       case 'add':
         return addToRegister(this.kv, command.key, command.delta);
       case 'txn':
-        return applyTxn(this.kv, command.ops);
+        return applyTxn(this.kv, command.ops, command.guard);
       case 'noop':
       case 'config':
         return { ok: true };

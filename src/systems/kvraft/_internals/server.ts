@@ -55,9 +55,9 @@ function handle(request: ClientRequest, raft: RaftNode, reply: Reply): void {
       } else raft.add(request.key, request.delta, reply);
       return;
     case 'txn': {
-      const problem = txnProblem(request.ops);
+      const problem = txnProblem(request.ops) ?? guardProblem(request.guard);
       if (problem !== undefined) bad(problem);
-      else raft.txn(request.ops, reply);
+      else raft.txn(request.ops, request.guard, reply);
       return;
     }
     case 'status':
@@ -71,6 +71,19 @@ function handle(request: ClientRequest, raft: RaftNode, reply: Reply): void {
     default:
       bad('unknown op');
   }
+}
+
+/** What is wrong with a transaction's guard (absent: none), if anything. */
+function guardProblem(guard: unknown): string | undefined {
+  if (guard === undefined) return undefined;
+  const shape = 'a txn guard is a list of [key, number|null]';
+  if (!Array.isArray(guard)) return shape;
+  for (const entry of guard as unknown[]) {
+    if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== 'string') return shape;
+    const value: unknown = entry[1];
+    if (value !== null && !Number.isSafeInteger(value)) return shape;
+  }
+  return undefined;
 }
 
 /** What is wrong with a transaction's micro-ops, if anything. */

@@ -1,4 +1,4 @@
-import type { MicroOp, MicroOpResult, ResponseBody, StoredValue } from './messages.js';
+import type { Guard, MicroOp, MicroOpResult, ResponseBody, StoredValue } from './messages.js';
 
 function describe(value: StoredValue): string {
   return typeof value === 'number' ? 'a register' : 'a list';
@@ -8,10 +8,25 @@ function describe(value: StoredValue): string {
  * Applies a transaction's micro-ops to `kv` in order, all or nothing: `append` adds to the list at
  * its key (a missing key is an empty list), `w` sets a register, `r` reads what the key holds then
  * (the transaction's own earlier micro-ops included; `null` for nothing). An append to a register
- * or a write to a list refuses the whole transaction (definitely: nothing was applied). The reply
- * carries the micro-ops with the reads filled in.
+ * or a write to a list refuses the whole transaction (definitely: nothing was applied), and so
+ * does a guard not met (a key of `guard` not holding its value). The reply carries the micro-ops
+ * with the reads filled in.
  */
-export function applyTxn(kv: Map<string, StoredValue>, ops: readonly MicroOp[]): ResponseBody {
+export function applyTxn(
+  kv: Map<string, StoredValue>,
+  ops: readonly MicroOp[],
+  guard: Guard = [],
+): ResponseBody {
+  for (const [key, expected] of guard) {
+    const value = kv.get(key) ?? null;
+    if (value !== expected) {
+      return {
+        ok: false,
+        definite: true,
+        error: `guard not met: key ${JSON.stringify(key)} holds ${JSON.stringify(value)}, not ${JSON.stringify(expected)}`,
+      };
+    }
+  }
   const staged = new Map<string, StoredValue | undefined>();
   const current = (key: string): StoredValue | undefined => (staged.has(key) ? staged.get(key) : kv.get(key));
   const results: MicroOpResult[] = [];
