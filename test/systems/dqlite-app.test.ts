@@ -178,7 +178,7 @@ describeRealSystem(
         expect((await client.write('y', i)).type).toBe('ok');
       await client.close();
       await new Promise((r) => setTimeout(r, 500));
-      const snapshots = NODES.flatMap((n) => cluster.lines.get(n) ?? [])
+      const snapshots = NODES.flatMap((n) => cluster.lines(n))
         .map(parseDqliteLog)
         .filter((e) => e?.type === 'snapshot-take');
       expect(snapshots.length).toBeGreaterThanOrEqual(NODES.length);

@@ -39,11 +39,11 @@ describeRealSystem(
       expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
       await client.close();
       expect(cluster.exits.get(leader)?.[0]?.signal).toBe('SIGKILL');
-      const events = (cluster.lines.get(next) ?? []).map(parseDqliteLog);
+      const events = cluster.lines(next).map(parseDqliteLog);
       expect(events.some((e) => e?.type === 'became-leader')).toBe(true);
       cluster.members = [...NODES];
-      cluster.start(leader);
-      await cluster.waitReady(60_000);
+      await cluster.start(leader);
+      await cluster.untilReady(60_000);
     });
 
     it('removes a member through the shell and re-adds it with a fresh data dir', async () => {
@@ -56,8 +56,8 @@ describeRealSystem(
       cluster.wipe(node);
       await adapter.membership!.add(node, cluster);
       cluster.members = [...NODES];
-      cluster.start(node, true);
-      await cluster.waitReady(60_000);
+      await cluster.start(node);
+      await cluster.untilReady(60_000);
       const client = adapter.client(node, cluster, TIMEOUT_MS);
       expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
       await client.close();

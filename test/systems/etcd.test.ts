@@ -39,12 +39,15 @@ describeRealSystem(
       const client = adapter.client(next, cluster, TIMEOUT_MS);
       expect((await client.write('y', 7)).type).toBe('ok');
       await client.close();
-      const events = (cluster.lines.get(next) ?? []).map(parseEtcdLog).filter((e) => e !== undefined);
+      const events = cluster
+        .lines(next)
+        .map(parseEtcdLog)
+        .filter((e) => e !== undefined);
       expect(events.some((e) => e.type === 'became-leader' && typeof e.attrs?.term === 'number')).toBe(true);
       console.log(`etcd failover after leader kill: ${failoverMs} ms`);
       cluster.members = [...NODES];
-      cluster.start(leader);
-      await cluster.waitReady(20_000);
+      await cluster.start(leader);
+      await cluster.untilReady(20_000);
     });
 
     it('removes a member and adds it back with a fresh data dir', async () => {
@@ -72,8 +75,8 @@ describeRealSystem(
       await adapter.membership!.add(node, cluster);
       expect(await configurationOnceKnown(cluster)).toEqual(NODES);
       cluster.members = [...NODES];
-      cluster.start(node, true);
-      await cluster.waitReady(20_000);
+      await cluster.start(node);
+      await cluster.untilReady(20_000);
       const client = adapter.client(node, cluster, TIMEOUT_MS);
       expect(await client.read('y')).toEqual({ type: 'ok', value: 7 });
       await client.close();

@@ -35,11 +35,11 @@ describeRealSystem(
       const client = adapter.client(old, cluster, TIMEOUT_MS);
       expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
       await client.close();
-      const events = [...cluster.lines.values()].flat().map(parseRedisLog);
+      const events = cluster.nodes.flatMap((n) => cluster.lines(n)).map(parseRedisLog);
       expect(events.some((e) => e?.type === 'sentinel+switch-master')).toBe(true);
       expect(events.some((e) => e?.type === 'promoted')).toBe(true);
-      cluster.start(old);
-      await cluster.waitReady(30_000);
+      await cluster.start(old);
+      await cluster.untilReady(30_000);
     });
 
     it('loses acknowledged writes when the primary is cut off and a replica is promoted', async () => {
@@ -62,7 +62,7 @@ describeRealSystem(
       }
       await client.close();
       await cluster.net.heal();
-      await cluster.waitReady(30_000);
+      await cluster.untilReady(30_000);
       const after = adapter.client(others[0], cluster, TIMEOUT_MS);
       const read = await after.read('lost');
       await after.close();

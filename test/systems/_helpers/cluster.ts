@@ -1,14 +1,12 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { Address } from '../../../src/cluster/net/backend.js';
+import { Cluster, type ClusterOptions, type NodeExit } from '../../../src/cluster/cluster.js';
 import { NetnsBackend } from '../../../src/cluster/net/netns.js';
-import { processStartTime, ResourceRegistry } from '../../../src/cluster/resources.js';
+import { ResourceRegistry } from '../../../src/cluster/resources.js';
 import type { ClusterView, SystemAdapter } from '../../../src/systems/system.js';
-
-const SHM = '/dev/shm';
 
 export const isRoot = process.getuid?.() === 0;
 
@@ -21,32 +19,22 @@ export function skipReason(binaries: readonly string[]): string | undefined {
   return undefined;
 }
 
-export interface NodeExit {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-}
-
 /**
- * A small stand-in for the campaign's cluster runtime, for adapter tests: real node processes in
- * their own namespaces, each in its own process group, killed by PID.
+ * The campaign's own cluster runtime (`Cluster`: node processes in their own process groups, killed
+ * by PID, output under `<runDir>/nodes/<n>/`) on real namespaces, for adapter tests, with what the
+ * tests look at: each node's output lines and exits.
  */
-export class TestCluster implements ClusterView {
-  readonly runDir: string;
-  members: string[];
-  readonly lines = new Map<string, string[]>();
+export class TestCluster extends Cluster {
   readonly exits = new Map<string, NodeExit[]>();
-  private readonly procs = new Map<string, { child: ChildProcess; id: number }>();
 
   private constructor(
-    readonly nodes: readonly string[],
+    options: ClusterOptions,
     readonly adapter: SystemAdapter,
     readonly net: NetnsBackend,
-    readonly registry: ResourceRegistry,
+    private readonly resources: ResourceRegistry,
     private readonly stateDir: string,
   ) {
-    this.members = [...nodes];
-    this.runDir = mkdtempSync(join(SHM, 'mallory-test-run-'));
-    registry.record({ kind: 'dir', path: this.runDir });
+    super(options);
   }
 
   static async create(adapter: SystemAdapter, nodes: readonly string[]): Promise<TestCluster> {
@@ -54,6 +42,8 @@ export class TestCluster implements ClusterView {
     process.env.MALLORY_STATE_DIR = stateDir;
     const runId = `systest-${adapter.name}-${process.pid}-${Date.now()}`;
     const registry = new ResourceRegistry(runId, stateDir);
+    const runDir = mkdtempSync(join(tmpdir(), 'mallory-test-run-'));
+    registry.record({ kind: 'dir', path: runDir });
     const net = await NetnsBackend.create({
       runId,
       nodes,
@@ -61,102 +51,58 @@ export class TestCluster implements ClusterView {
       peerServices: adapter.peerServices,
       registry,
     });
-    const cluster = new TestCluster(nodes, adapter, net, registry, stateDir);
-    await adapter.prepare?.(cluster);
+    // Nodes exit only once the cluster exists and runs them.
+    let cluster: TestCluster | undefined = undefined;
+    const onExit = (exit: NodeExit): void => {
+      const exits = cluster!.exits;
+      exits.set(exit.node, [...(exits.get(exit.node) ?? []), exit]);
+    };
+    cluster = new TestCluster(
+      { system: adapter, nodes, runDir, runId, network: net, registry, onExit },
+      adapter,
+      net,
+      registry,
+      stateDir,
+    );
     return cluster;
   }
 
-  dataDir(node: string): string {
-    return join(this.runDir, 'data', node);
+  /** Which nodes the system counts as members (tests set it as they remove and add nodes). */
+  override get members(): readonly string[] {
+    return super.members;
   }
-  listen(node: string, service: string): Address {
-    return this.net.listen(node, service);
-  }
-  dial(from: string, to: string, service: string): Address {
-    return this.net.dial(from, to, service);
-  }
-  clientAddress(node: string, service: string): Address {
-    return this.net.clientAddress(node, service);
+  override set members(nodes: readonly string[]) {
+    for (const node of this.nodes) this.setMember(node, nodes.includes(node));
   }
 
-  start(node: string, join = false): void {
-    mkdirSync(this.dataDir(node), { recursive: true });
-    const spec = this.adapter.launch(node, this, { join });
-    const prefix = this.net.commandPrefix(node);
-    const child = spawn(prefix[0], [...prefix.slice(1), spec.command, ...spec.args], {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...spec.env },
-    });
-    const id = this.registry.record({
-      kind: 'process',
-      pid: child.pid!,
-      startTime: processStartTime(child.pid!) ?? '',
-      label: node,
-    });
-    const lines = this.lines.get(node) ?? [];
-    this.lines.set(node, lines);
-    for (const stream of [child.stdout, child.stderr]) {
-      let rest = '';
-      stream.on('data', (chunk: Buffer) => {
-        const parts = (rest + chunk.toString()).split('\n');
-        rest = parts.pop() ?? '';
-        lines.push(...parts);
-      });
-    }
-    child.once('exit', (code, signal) => {
-      this.exits.set(node, [...(this.exits.get(node) ?? []), { code, signal }]);
-    });
-    this.procs.set(node, { child, id });
-  }
-
-  startAll(): void {
-    for (const node of this.nodes) this.start(node);
-  }
-
-  async kill(node: string): Promise<void> {
-    const proc = this.procs.get(node);
-    if (!proc) return;
-    this.procs.delete(node);
-    const exited = new Promise((r) => proc.child.once('exit', r));
-    if (proc.child.exitCode === null && proc.child.signalCode === null) {
+  /** Every line the node has written to stdout and stderr so far (stdout's first). */
+  lines(node: string): string[] {
+    return ['stdout.log', 'stderr.log'].flatMap((file) => {
       try {
-        process.kill(-proc.child.pid!, 'SIGKILL');
+        return readFileSync(join(this.logDir(node), file), 'utf8')
+          .split('\n')
+          .filter((l) => l !== '');
       } catch {
-        // exited meanwhile
+        return [];
       }
-      await exited;
-    }
-    this.registry.forget(proc.id);
+    });
   }
 
-  signal(node: string, signal: 'SIGSTOP' | 'SIGCONT'): void {
-    const proc = this.procs.get(node);
-    if (proc) process.kill(-proc.child.pid!, signal);
-  }
-
-  wipe(node: string): void {
-    rmSync(this.dataDir(node), { recursive: true, force: true });
-  }
-
-  async waitReady(timeoutMs: number): Promise<number> {
+  /** Waits until the system serves requests; throws with the nodes' last lines if it does not. */
+  async untilReady(timeoutMs: number): Promise<number> {
     const t0 = Date.now();
-    while (Date.now() - t0 < timeoutMs) {
-      if (await this.adapter.ready(this, AbortSignal.timeout(timeoutMs))) return Date.now() - t0;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    if (await this.waitReady(timeoutMs)) return Date.now() - t0;
     throw new Error(`${this.adapter.name} not ready after ${timeoutMs} ms; last lines:\n${this.tail()}`);
   }
 
   tail(count = 5): string {
-    return [...this.lines.entries()].map(([n, l]) => `${n}: ${l.slice(-count).join(`\n${n}: `)}`).join('\n');
+    return this.nodes.map((n) => `${n}: ${this.lines(n).slice(-count).join(`\n${n}: `)}`).join('\n');
   }
 
-  async close(): Promise<void> {
-    for (const node of [...this.procs.keys()]) await this.kill(node);
-    await this.adapter.close?.();
+  override async close(): Promise<void> {
+    await super.close();
     await this.net.close();
-    this.registry.releaseAll();
+    this.resources.releaseAll();
     rmSync(this.stateDir, { recursive: true, force: true });
     delete process.env.MALLORY_STATE_DIR;
   }

@@ -30,8 +30,8 @@ export function describeRealSystem(
 
     beforeAll(async () => {
       cluster = await TestCluster.create(adapter, suite.nodes);
-      cluster.startAll();
-      await cluster.waitReady(suite.readyTimeoutMs);
+      await cluster.startAll();
+      await cluster.untilReady(suite.readyTimeoutMs);
     });
 
     afterAll(async () => {

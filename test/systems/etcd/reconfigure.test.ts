@@ -32,16 +32,16 @@ describeRealSystem(
       expect(await membership.configuration!(cluster)).toEqual(['n1', 'n2']);
 
       // n1 alone is no quorum of {n1, n2}: nothing commits until n2 runs again.
-      cluster.signal('n2', 'SIGSTOP');
+      cluster.pause('n2');
       const t0 = Date.now();
       const resume = setTimeout(() => {
-        cluster.signal('n2', 'SIGCONT');
+        cluster.resume('n2');
       }, NO_QUORUM_MS);
       try {
         await membership.add('n3', cluster);
       } finally {
         clearTimeout(resume);
-        cluster.signal('n2', 'SIGCONT');
+        cluster.resume('n2');
       }
       expect(Date.now() - t0).toBeGreaterThanOrEqual(NO_QUORUM_MS);
       expect(await membership.configuration!(cluster)).toEqual(['n1', 'n2', 'n3']);
