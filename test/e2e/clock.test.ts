@@ -103,8 +103,11 @@ describe('clock faults against real kvraft nodes', () => {
   it('leaves no libfaketime shared memory behind a killed node', async () => {
     await cluster.kill('n3');
     await cluster.start('n3');
-    expect(faketimeShm().filter((f) => !shmBefore.includes(f))).toHaveLength(2 * NODES.length);
+    // start() returns once the process is spawned; libfaketime makes its files when it is loaded.
+    const fresh = (): string[] => faketimeShm().filter((f) => !shmBefore.includes(f));
+    for (let i = 0; i < 100 && fresh().length < 2 * NODES.length; i++) await sleep(50);
+    expect(fresh()).toHaveLength(2 * NODES.length);
     await cluster.close();
-    expect(faketimeShm().filter((f) => !shmBefore.includes(f))).toEqual([]);
+    expect(fresh()).toEqual([]);
   });
 });

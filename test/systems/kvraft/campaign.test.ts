@@ -44,8 +44,17 @@ const CASES = [
   { bug: 'stale-read', steps: 8, nodes: 3, workload: 'register', names: ['linearizability'] },
   { bug: 'ack-before-commit', steps: 6, nodes: 3, workload: 'register', names: ['linearizability'] },
   { bug: 'vote-without-log-check', steps: 9, nodes: 3, workload: 'register', names: ['crash'] },
-  // Triggered by observed events (become-leader); five attempts, each fails now and then.
-  { bug: 'lazy-vote', steps: 12, nodes: 3, workload: 'register', names: ['invariant/election-safety'] },
+  // Triggered by observed events (become-leader); five attempts, each fails now and then (a race
+  // of two election timeouts against two process starts). Locally a run finds it in 4 of 4; a CI
+  // run on a fresh machine once found it in none of the five, so the case may run three times.
+  {
+    bug: 'lazy-vote',
+    steps: 12,
+    nodes: 3,
+    workload: 'register',
+    names: ['invariant/election-safety'],
+    retry: 2,
+  },
   {
     bug: 'snapshot-uncommitted-config',
     steps: 6,
@@ -72,7 +81,8 @@ const CASES = [
 describe('kvraft bug switches under scripted schedules (mallory run)', () => {
   for (const c of CASES) {
     const title = c.workload === 'register' ? c.bug : `${c.bug} (${c.workload})`;
-    it(`${title}: the schedule exposes it and the checks catch it`, async () => {
+    const retry = 'retry' in c ? c.retry : 0;
+    it(`${title}: the schedule exposes it and the checks catch it`, { retry }, async () => {
       const { code, summary } = await run(c.bug, c.steps, c.nodes, c.workload, c.bug);
       expect(summary.status).toBe('complete');
       expect(code).toBe(1);
