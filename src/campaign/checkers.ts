@@ -16,7 +16,7 @@ import { txnReport } from '../check/txn/txn-report.js';
 import type { Op } from '../core/op.js';
 import type { TxnWorkloadName } from '../systems/system.js';
 import type { LoadedWorkload } from '../workload/load-workload.js';
-import { isTxnWorkload, type WorkloadDefinition, type WorkloadName } from '../workload/workload.js';
+import type { WorkloadDefinition, WorkloadName } from '../workload/workload.js';
 import type { WorkloadVerdict } from '../workload/workload-checker.js';
 import { BANK_DEFAULTS } from '../workload/bank.js';
 import type { Finding, ScheduleCheckInput, ScheduleChecker } from './checker.js';
@@ -222,9 +222,23 @@ export function invariantChecker(): ScheduleChecker {
   };
 }
 
-/** How many anomalies a set or counter finding's message names, and its evidence keeps. */
+/** How many anomalies a set, counter or bank finding's message names, and its evidence keeps. */
 const NAMED_IN_MESSAGE = 3;
 const KEPT_IN_EVIDENCE = 100;
+
+/** A finding's list of what went wrong: the first few named by their messages, and how many more. */
+function named(items: readonly { readonly message: string }[]): string {
+  const more = items.length > NAMED_IN_MESSAGE ? ` (and ${items.length - NAMED_IN_MESSAGE} more)` : '';
+  return `${items
+    .slice(0, NAMED_IN_MESSAGE)
+    .map((item) => item.message)
+    .join('; ')}${more}`;
+}
+
+/** What a finding's evidence keeps of a long list. */
+function kept<T>(items: readonly T[]): T[] {
+  return items.slice(0, KEPT_IN_EVIDENCE);
+}
 
 /** A history that does not fit its workload's checker: the system answered what no correct one would. */
 function malformed(kind: 'set' | 'counter' | 'bank', error: unknown): Finding[] {
@@ -273,23 +287,17 @@ export function setChecker(): ScheduleChecker {
       };
       const add = (type: SetAnomalyType, anomalies: readonly SetAnomaly[], what: string): void => {
         if (anomalies.length === 0) return;
-        const elements = anomalies.map((a) => exactJson(a.element));
-        const more =
-          anomalies.length > NAMED_IN_MESSAGE ? ` (and ${anomalies.length - NAMED_IN_MESSAGE} more)` : '';
         findings.push({
           kind: 'set',
           name: SET_FINDING_NAMES[type],
           ...(type === 'stale' && sequential ? { severity: 'note' as const } : {}),
-          message: `${anomalies.length} ${what} element(s) of ${result.attempted} added: ${anomalies
-            .slice(0, NAMED_IN_MESSAGE)
-            .map((a) => a.message)
-            .join('; ')}${more}`,
+          message: `${anomalies.length} ${what} element(s) of ${result.attempted} added: ${named(anomalies)}`,
           evidence: {
             ...summary,
             type,
             count: anomalies.length,
-            elements: elements.slice(0, KEPT_IN_EVIDENCE),
-            anomalies: anomalies.slice(0, KEPT_IN_EVIDENCE),
+            elements: kept(anomalies).map((a) => exactJson(a.element)),
+            anomalies: kept(anomalies),
           },
         });
       };
@@ -322,22 +330,17 @@ export function counterChecker(): ScheduleChecker {
       }
       if (result.valid) return Promise.resolve([]);
       const { violations } = result;
-      const more =
-        violations.length > NAMED_IN_MESSAGE ? ` (and ${violations.length - NAMED_IN_MESSAGE} more)` : '';
       return Promise.resolve([
         {
           kind: 'counter',
           name: 'read-out-of-bounds',
-          message: `${violations.length} of ${result.reads} counter reads out of bounds: ${violations
-            .slice(0, NAMED_IN_MESSAGE)
-            .map((v) => v.message)
-            .join('; ')}${more}`,
+          message: `${violations.length} of ${result.reads} counter reads out of bounds: ${named(violations)}`,
           evidence: {
             keys: result.keys,
             adds: result.adds,
             reads: result.reads,
             count: violations.length,
-            violations: violations.slice(0, KEPT_IN_EVIDENCE),
+            violations: kept(violations),
           },
         },
       ]);
@@ -426,15 +429,10 @@ export function bankChecker(): ScheduleChecker {
       for (const type of BANK_ERROR_TYPES) {
         const errors = result.errors.filter((e) => e.type === type);
         if (errors.length === 0) continue;
-        const more =
-          errors.length > NAMED_IN_MESSAGE ? ` (and ${errors.length - NAMED_IN_MESSAGE} more)` : '';
         findings.push({
           kind: 'bank',
           name: type,
-          message: `${errors.length} of ${result.reads} bank reads ${BANK_ERROR_WORDS[type]} (total ${total} over ${accounts.length} accounts): ${errors
-            .slice(0, NAMED_IN_MESSAGE)
-            .map((e) => e.message)
-            .join('; ')}${more}`,
+          message: `${errors.length} of ${result.reads} bank reads ${BANK_ERROR_WORDS[type]} (total ${total} over ${accounts.length} accounts): ${named(errors)}`,
           evidence: {
             type,
             accounts: accounts.length,
@@ -443,7 +441,7 @@ export function bankChecker(): ScheduleChecker {
             transfers: result.transfers,
             counts: result.counts,
             count: errors.length,
-            errors: errors.slice(0, KEPT_IN_EVIDENCE),
+            errors: kept(errors),
           },
         });
       }
@@ -462,16 +460,25 @@ function isVerdict(v: unknown): v is WorkloadVerdict {
   );
 }
 
-/** The checker of a workload's histories: its own, or a built-in's by its name. */
+/**
+ * The checker of each built-in workload's histories (a built-in's checks give findings of their own
+ * kinds, several per schedule, so they are checkers rather than a definition's `check`); every
+ * built-in must have one.
+ */
+const BUILTIN_CHECKERS: Readonly<Record<WorkloadName, (config: RunConfig) => ScheduleChecker>> = {
+  register: (config) => linearizabilityChecker(config.checkTimeLimitMs),
+  'list-append': () => transactionalChecker('list-append'),
+  'rw-register': () => transactionalChecker('rw-register'),
+  set: () => setChecker(),
+  counter: () => counterChecker(),
+  bank: () => bankChecker(),
+};
+
+/** The checker of a workload's histories: its own `check`, or a built-in's. */
 function historyChecker(config: RunConfig, workload: LoadedWorkload): ScheduleChecker {
   if (!workload.builtIn || workload.definition.check !== undefined)
     return workloadChecker(workload.definition);
-  const name = workload.definition.name as WorkloadName;
-  if (isTxnWorkload(name)) return transactionalChecker(name);
-  if (name === 'set') return setChecker();
-  if (name === 'counter') return counterChecker();
-  if (name === 'bank') return bankChecker();
-  return linearizabilityChecker(config.checkTimeLimitMs);
+  return BUILTIN_CHECKERS[workload.definition.name as WorkloadName](config);
 }
 
 /** The checks every campaign runs on each schedule (beyond the log and recovery checks). */
