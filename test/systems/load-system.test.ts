@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+
+import { moduleDir, refusalOf } from '../_helpers/module-dir.js';
 
 import { UsageError } from '../../src/core/errors.js';
 import { kvraft } from '../../src/systems/kvraft/index.js';
@@ -27,32 +27,8 @@ function definitionSource(name: string): string {
 }`;
 }
 
-let root: string;
-
-function write(relative: string, text: string): string {
-  const file = join(root, relative);
-  mkdirSync(join(file, '..'), { recursive: true });
-  writeFileSync(file, text);
-  return file;
-}
-
-async function loadError(spec: string): Promise<UsageError> {
-  try {
-    await loadSystem(spec);
-  } catch (e) {
-    if (e instanceof UsageError) return e;
-    throw e;
-  }
-  throw new Error(`loading ${spec} did not fail`);
-}
-
-beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'mallory-load-system-'));
-});
-
-afterAll(() => {
-  rmSync(root, { recursive: true, force: true });
-});
+const { write, at } = moduleDir('mallory-load-system-');
+const loadError = (spec: string): Promise<UsageError> => refusalOf(loadSystem, spec);
 
 describe('loadSystem', () => {
   it('gives a built-in by name, recorded by name', async () => {
@@ -105,11 +81,11 @@ describe('loadSystem', () => {
     write('pkg-main/package.json', '{"main": "main.mjs"}');
     write('pkg-main/main.mjs', `export default ${definitionSource('pkg-main')};\n`);
     write('pkg-index/index.ts', `export const system = ${definitionSource('pkg-index')};\n`);
-    const exported = await loadSystem(join(root, 'pkg-exports'));
+    const exported = await loadSystem(at('pkg-exports'));
     expect(exported.definition.name).toBe('pkg-exports');
     expect(exported.source).toBe(entry);
-    expect((await loadSystem(join(root, 'pkg-main'))).definition.name).toBe('pkg-main');
-    expect((await loadSystem(join(root, 'pkg-index'))).definition.name).toBe('pkg-index');
+    expect((await loadSystem(at('pkg-main'))).definition.name).toBe('pkg-main');
+    expect((await loadSystem(at('pkg-index'))).definition.name).toBe('pkg-index');
   });
 
   it('tells a path from a built-in name', () => {
@@ -126,7 +102,7 @@ describe('loadSystem', () => {
     });
 
     it('a path that does not exist', async () => {
-      expect((await loadError(join(root, 'missing.js'))).message).toMatch(/no such file or directory/);
+      expect((await loadError(at('missing.js'))).message).toMatch(/no such file or directory/);
     });
 
     it('a file that is not a module', async () => {
@@ -192,10 +168,10 @@ describe('loadSystem', () => {
     });
 
     it('a directory with no entry', async () => {
-      mkdirSync(join(root, 'hollow'), { recursive: true });
-      expect((await loadError(join(root, 'hollow'))).message).toMatch(/no package.json "exports" or "main"/);
+      mkdirSync(at('hollow'), { recursive: true });
+      expect((await loadError(at('hollow'))).message).toMatch(/no package.json "exports" or "main"/);
       write('dangling/package.json', '{"main": "dist/index.js"}');
-      expect((await loadError(join(root, 'dangling'))).message).toMatch(
+      expect((await loadError(at('dangling'))).message).toMatch(
         /package.json points at dist\/index.js, which is not a file/,
       );
     });

@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+
+import { moduleDir, refusalOf } from '../_helpers/module-dir.js';
 
 import { defaultCheckers } from '../../src/campaign/checkers.js';
 import { RunConfigSchema } from '../../src/campaign/config.js';
@@ -21,24 +21,8 @@ import { BUILTIN_WORKLOADS } from '../../src/workload/registry.js';
 
 const EXAMPLE = 'examples/workloads/monotonic-counter.ts';
 
-let root: string;
-
-function write(relative: string, text: string): string {
-  const file = join(root, relative);
-  mkdirSync(join(file, '..'), { recursive: true });
-  writeFileSync(file, text);
-  return file;
-}
-
-async function loadError(spec: string): Promise<UsageError> {
-  try {
-    await loadWorkload(spec);
-  } catch (e) {
-    if (e instanceof UsageError) return e;
-    throw e;
-  }
-  throw new Error(`loading ${spec} did not fail`);
-}
+const { write, at } = moduleDir('mallory-load-workload-');
+const loadError = (spec: string): Promise<UsageError> => refusalOf(loadWorkload, spec);
 
 /**
  * Counters in memory. `stale`: after the first few adds, every other read answers the count
@@ -110,14 +94,6 @@ const DEFINITION = `{
   check: (history) => globalThis.VERDICT ?? { valid: true },
 }`;
 
-beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), 'mallory-load-workload-'));
-});
-
-afterAll(() => {
-  rmSync(root, { recursive: true, force: true });
-});
-
 describe('loadWorkload', () => {
   it('gives a built-in by name, recorded by name, checked by the built-in checker', async () => {
     const loaded = await loadWorkload('counter');
@@ -175,7 +151,7 @@ describe('loadWorkload', () => {
   it('loads the export named workload of a package directory', async () => {
     write('pkg/package.json', '{"type": "module", "main": "lib/main.js"}\n');
     write('pkg/lib/main.js', `export const workload = ${DEFINITION};\n`);
-    expect((await loadWorkload(join(root, 'pkg'))).definition.name).toBe('fixed');
+    expect((await loadWorkload(at('pkg'))).definition.name).toBe('fixed');
   });
 
   it('refuses a missing file in one line', async () => {
