@@ -81,6 +81,8 @@ export class Campaign {
   private faultCount = 0;
   private schedule = 0;
   private step = 0;
+  /** How long the workload ran before the first fault: a bug record says so for its replay. */
+  private warmupMs = 0;
   private phase: Progress['phase'] = 'starting';
   private startMs = Date.now();
   private readonly exits: NodeExit[] = [];
@@ -209,6 +211,7 @@ export class Campaign {
         ? WARMUP_WINDOWS * config.recoveryContract.windowMs
         : 0;
       const warmupMs = Math.max(config.warmupMs, contractWarmupMs);
+      this.warmupMs = warmupMs;
       if (warmupMs > 0) {
         workload.start('warmup');
         await sleep(warmupMs, this.signal);
@@ -330,7 +333,16 @@ export class Campaign {
               // A quiet period begins (`--pace`): every fault is undone, as the reset does, without
               // waiting for the system; the history says so, with what could not be undone.
               history.record({ type: 'info', process: 'nemesis', f: 'quiet', value: null });
+              const atMs = Date.now() - scheduleStart;
               const errors = await nemesis.healAll();
+              // A bug's schedule keeps it as a line, so its replay heals where this run did.
+              attempted.push({
+                atMs,
+                f: 'heal-all',
+                value: null,
+                nodes: [],
+                ...(errors.length > 0 ? { outcome: 'error' as const, error: errors.join('; ') } : {}),
+              });
               history.record({
                 type: 'info',
                 process: 'nemesis',
@@ -797,6 +809,7 @@ export class Campaign {
       steps: c.steps,
       stepMs: c.stepMs,
       network: c.network,
+      ...(this.warmupMs > 0 ? { warmupMs: this.warmupMs } : {}),
       schedule,
       finding: { kind: finding.kind, name: finding.name },
     };

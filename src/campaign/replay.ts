@@ -97,7 +97,8 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
   const h = bug.header;
   const items = readSchedule(bug.scheduleFile);
   const lastAt = items.reduce((m, e) => Math.max(m, e.atMs + (e.delayMs ?? 0)), 0);
-  const timeMs = Math.max(h.steps * h.stepMs, lastAt + h.stepMs) + BUDGET_MARGIN_MS;
+  const warmupMs = h.warmupMs ?? 0;
+  const timeMs = warmupMs + Math.max(h.steps * h.stepMs, lastAt + h.stepMs) + BUDGET_MARGIN_MS;
   const config = RunConfigSchema.parse({
     system: h.system,
     nodes: h.nodes,
@@ -113,6 +114,7 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     steps: h.steps,
     stepMs: h.stepMs,
     network: h.network,
+    warmupMs,
     schedule: bug.scheduleFile,
     store: options.store,
     timeMs,

@@ -74,6 +74,8 @@ const ScheduleHeaderSchema = z
     steps: z.number().int().positive(),
     stepMs: z.number().int().positive(),
     network: z.enum(['auto', 'proxy', 'netns']),
+    /** How long the workload ran before the first fault (`--warmup`, or the recovery contract's). */
+    warmupMs: z.number().int().positive().optional(),
     /** The schedule of its run the bug was found in (0-based). */
     schedule: z.number().int().nonnegative(),
     finding: z.object({ kind: z.string(), name: z.string() }),

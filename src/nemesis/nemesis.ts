@@ -85,6 +85,7 @@ export function unsupportedFault(
   systemName: string,
   nodeCount: number,
 ): string | undefined {
+  if (f === 'heal-all') return undefined; // undoes what the run's families did, whichever they are
   const family = FAMILY_OF_KIND.get(f);
   if (family === undefined) {
     const mallorys = JEPSEN_NAMES[f];
@@ -170,6 +171,12 @@ export class Nemesis {
    * itself (`HarnessError`) throws.
    */
   async enact(fault: Fault, recorded?: Recorded): Promise<FaultOutcome> {
+    if (fault.f === 'heal-all') {
+      const errors = await this.healAll();
+      return errors.length === 0
+        ? { fault, nodes: [], outcome: 'ok' }
+        : { fault, nodes: [], outcome: 'error', error: errors.join('; ') };
+    }
     const family = this.byKind.get(fault.f);
     if (family === undefined) {
       return { fault, nodes: [], outcome: 'skipped', error: `${fault.f} is not supported by this nemesis` };

@@ -79,6 +79,11 @@ export function faultWindows(
       for (const key of [...open.keys()]) close(key, atMs, 'reset');
       continue;
     }
+    if (fault.f === 'heal-all') {
+      // Every fault undone at once (a quiet period, or its line in a replayed schedule).
+      for (const key of [...open.keys()]) close(key, atMs, 'stop');
+      continue;
+    }
     const opens = OPENS.get(fault.f);
     const closes = CLOSES.get(fault.f);
     if (opens) {

@@ -96,4 +96,35 @@ describe('readSchedule', () => {
       readScheduleHeader(write(JSON.stringify({ mallory: { ...header, durability: 'total' } }) + '\n')),
     ).toThrow(/mallory\.durability/);
   });
+
+  it('a bug header keeps the warm-up of a paced run, and its quiet periods are heal-all lines', () => {
+    const header: ScheduleHeader = {
+      system: 'kvraft',
+      nodes: 3,
+      seed: 4,
+      bugs: [],
+      workload: 'register',
+      rate: 100,
+      steps: 6,
+      stepMs: 2000,
+      network: 'auto',
+      warmupMs: 3000,
+      schedule: 0,
+      finding: { kind: 'linearizability', name: 'lost-write' },
+    };
+    const file = write(
+      formatBugSchedule(header, [
+        { atMs: 10, f: 'kill', value: 'one', nodes: ['n2'] },
+        { atMs: 4001, f: 'heal-all', value: null, nodes: [] },
+      ]),
+    );
+    expect(readScheduleHeader(file)).toEqual(header);
+    expect(readSchedule(file)).toEqual([
+      { atMs: 10, f: 'kill', value: 'one', nodes: ['n2'] },
+      { atMs: 4001, f: 'heal-all', value: null, nodes: [] },
+    ]);
+    expect(() =>
+      readScheduleHeader(write(JSON.stringify({ mallory: { ...header, warmupMs: -1 } }) + '\n')),
+    ).toThrow(/mallory\.warmupMs/);
+  });
 });

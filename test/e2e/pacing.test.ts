@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
+import { disposeSandbox, mallory, REPO, type Sandbox, sandbox } from './helpers.js';
+
+/** Flags every schedule the nemesis acted in: a bug record from each, whatever kvraft does. */
+const FLAG_FAULTED = join(REPO, 'test', 'fixtures', 'workloads', 'faulted-schedules.ts');
 
 interface HistoryLine {
   readonly type: string;
@@ -66,6 +69,49 @@ describe('pacing: a warm-up before the first fault, and quiet periods (kvraft, r
     const firstNemesis = nemesis[0];
     expect(firstClient).toBeDefined();
     expect((firstNemesis.time - firstClient!.time) / 1e9).toBeGreaterThan(2.5);
+  });
+
+  it('a bug of a paced run keeps its warm-up and quiet periods, and its replay runs both', async () => {
+    const r = await mallory(
+      ['run', '--policy', 'random', '--time', '20s', '--steps', '4', '--step', '2s', '--seed', '5'].concat([
+        '--warmup',
+        '2s',
+        '--pace',
+        '1:1',
+        '--workload',
+        FLAG_FAULTED,
+        '--stop-on-bug',
+        '--store',
+        box.store,
+        '--json',
+      ]),
+      box,
+    );
+    expect(r.code, r.stderr).toBe(1);
+    const summary = JSON.parse(r.stdout) as { bugs: { dir: string; kind: string; name: string }[] };
+    const bug = summary.bugs[0];
+    expect(`${bug.kind}/${bug.name}`).toBe('workload/had-faults');
+    const lines = readFileSync(join(bug.dir, 'schedule.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { mallory?: { warmupMs?: number }; f?: string; atMs?: number });
+    expect(lines[0].mallory?.warmupMs).toBe(2000);
+    // Steps 1 and 3 are quiet: each begins with a heal of everything, at the step's start.
+    const heals = lines.filter((l) => l.f === 'heal-all');
+    expect(heals.map((l) => Math.round((l.atMs ?? 0) / 2000))).toEqual([1, 3]);
+
+    const replay = await mallory(['replay', bug.dir, '--repeat', '1', '--store', box.store, '--json'], box);
+    expect(replay.code, replay.stderr).toBe(1);
+    expect(replay.stderr).toMatch(/warm-up: \d+ ok ops in 2\.0 s before the first fault/);
+    const result = JSON.parse(replay.stdout) as { reproduced: number; tries: { runDir: string }[] };
+    expect(result.reproduced).toBe(1);
+    const replayed = readFileSync(join(result.tries[0].runDir, 'history.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as HistoryLine);
+    const healed = replayed.filter((op) => op.process === 'nemesis' && op.f === 'heal-all');
+    // Each heal-all line is an invocation and its completion.
+    expect(healed.length).toBe(4);
   });
 
   it('a malformed --pace is one line and exit 2', async () => {

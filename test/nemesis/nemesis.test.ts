@@ -5,7 +5,7 @@ import type { Address } from '../../src/cluster/net/backend.js';
 import { HarnessError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/random.js';
 import { INDUCED_EXIT_GRACE_MS, NodeDisks } from '../../src/nemesis/disk.js';
-import { Nemesis, type NemesisCluster } from '../../src/nemesis/nemesis.js';
+import { Nemesis, type NemesisCluster, unsupportedFault } from '../../src/nemesis/nemesis.js';
 import type { ClusterView, KvClient, LaunchSpec, SystemAdapter } from '../../src/systems/system.js';
 
 const NODES = ['n1', 'n2', 'n3'];
@@ -223,6 +223,36 @@ describe('Nemesis membership: a joiner starts only once the cluster has accepted
     expect(fake.refused).toEqual([]);
     expect(fake.nodesIn('running')).toEqual(NODES);
     expect(fake.members).toEqual(NODES);
+  });
+
+  it('a heal-all line (a quiet period of --pace, kept in bug records) undoes every fault as healAll does', async () => {
+    const { fake, nemesis } = setUp();
+    await nemesis.enact({ f: 'member-remove', value: ['n3'] });
+    await nemesis.enact({ f: 'pause', value: ['n1'] });
+    fake.log.length = 0;
+
+    expect(await nemesis.enact({ f: 'heal-all', value: null })).toMatchObject({ outcome: 'ok', nodes: [] });
+
+    expect(fake.log).toEqual(['resume n1', 'wipe n3', 'add n3', 'start n3']);
+    expect(fake.nodesIn('running')).toEqual(NODES);
+  });
+
+  it('a schedule may have heal-all lines on any system; a Jepsen name is pointed to ours', () => {
+    const system = fakeSystem(new FakeCluster());
+    expect(unsupportedFault('heal-all', system, 'fake', 3)).toBeUndefined();
+    expect(unsupportedFault('lose-unfsynced-writes', system, 'fake', 3)).toBe(
+      "lose-unfsynced-writes is Jepsen's name for a fault Mallory calls lose-unfsynced",
+    );
+  });
+
+  it('a heal-all line that cannot undo a fault is an error naming it', async () => {
+    const { nemesis } = setUp({ addRejected: true });
+    await nemesis.enact({ f: 'member-remove', value: ['n3'] });
+
+    const outcome = await nemesis.enact({ f: 'heal-all', value: null });
+
+    expect(outcome.outcome).toBe('error');
+    expect(outcome.error).toMatch(/^member-add n3: the cluster did not accept n3/);
   });
 
   it('healAll reports an add the cluster never accepts and leaves the node stopped', async () => {

@@ -56,6 +56,19 @@ describe('faultWindows', () => {
     ]);
   });
 
+  it('a heal-all closes every window of every family at once, and is no mark', () => {
+    const { windows, marks } = faultWindows(
+      [fault(1000, 'pause', ['n1']), fault(2000, 'kill', ['n2']), fault(4000, 'heal-all', [])],
+      [],
+      8000,
+    );
+    expect(windows.map((w) => [w.node, w.family, w.fromMs, w.toMs, w.endedBy])).toEqual([
+      ['n1', 'pause', 1000, 4000, 'stop'],
+      ['n2', 'kill', 2000, 4000, 'stop'],
+    ]);
+    expect(marks).toEqual([]);
+  });
+
   it('ignores faults that errored or were skipped, and a stop without nodes ends its family everywhere', () => {
     const { windows } = faultWindows(
       [
