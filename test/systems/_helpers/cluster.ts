@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Cluster, type ClusterOptions, type NodeExit } from '../../../src/cluster/cluster.js';
+import type { NetworkBackend } from '../../../src/cluster/net/backend.js';
 import { NetnsBackend } from '../../../src/cluster/net/netns.js';
+import { ProxyBackend } from '../../../src/cluster/net/proxy.js';
 import { ResourceRegistry } from '../../../src/cluster/resources.js';
-import type { ClusterView, SystemAdapter } from '../../../src/systems/system.js';
+import type { ClusterView, NodeSystem, SystemAdapter } from '../../../src/systems/system.js';
 
 export const isRoot = process.getuid?.() === 0;
 
@@ -19,10 +21,17 @@ export function skipReason(binaries: readonly string[]): string | undefined {
   return undefined;
 }
 
+export interface TestClusterOptions {
+  /** `netns` (the default; needs root) or `proxy`: the loopback proxies a run without root uses. */
+  readonly network?: 'netns' | 'proxy';
+  /** What launches the nodes, when a test adds to the adapter's launch (per-node flags). */
+  readonly system?: NodeSystem;
+}
+
 /**
  * The campaign's own cluster runtime (`Cluster`: node processes in their own process groups, killed
- * by PID, output under `<runDir>/nodes/<n>/`) on real namespaces, for adapter tests, with what the
- * tests look at: each node's output lines and exits.
+ * by PID, output under `<runDir>/nodes/<n>/`) on one of the run's network backends, for adapter
+ * tests, with what the tests look at: each node's output lines and exits.
  */
 export class TestCluster extends Cluster {
   readonly exits = new Map<string, NodeExit[]>();
@@ -30,27 +39,39 @@ export class TestCluster extends Cluster {
   private constructor(
     options: ClusterOptions,
     readonly adapter: SystemAdapter,
-    readonly net: NetnsBackend,
+    readonly net: NetworkBackend,
     private readonly resources: ResourceRegistry,
     private readonly stateDir: string,
   ) {
     super(options);
   }
 
-  static async create(adapter: SystemAdapter, nodes: readonly string[]): Promise<TestCluster> {
+  static async create(
+    adapter: SystemAdapter,
+    nodes: readonly string[],
+    options: TestClusterOptions = {},
+  ): Promise<TestCluster> {
     const stateDir = mkdtempSync(join(tmpdir(), 'mallory-test-state-'));
     process.env.MALLORY_STATE_DIR = stateDir;
     const runId = `systest-${adapter.name}-${process.pid}-${Date.now()}`;
     const registry = new ResourceRegistry(runId, stateDir);
     const runDir = mkdtempSync(join(tmpdir(), 'mallory-test-run-'));
     registry.record({ kind: 'dir', path: runDir });
-    const net = await NetnsBackend.create({
-      runId,
-      nodes,
-      services: adapter.ports ?? {},
-      peerServices: adapter.peerServices,
-      registry,
-    });
+    const net: NetworkBackend =
+      options.network === 'proxy'
+        ? await ProxyBackend.create({
+            nodes,
+            services: adapter.services,
+            peerServices: adapter.peerServices,
+            seed: 1,
+          })
+        : await NetnsBackend.create({
+            runId,
+            nodes,
+            services: adapter.ports ?? {},
+            peerServices: adapter.peerServices,
+            registry,
+          });
     // Nodes exit only once the cluster exists and runs them.
     let cluster: TestCluster | undefined = undefined;
     const onExit = (exit: NodeExit): void => {
@@ -58,7 +79,7 @@ export class TestCluster extends Cluster {
       exits.set(exit.node, [...(exits.get(exit.node) ?? []), exit]);
     };
     cluster = new TestCluster(
-      { system: adapter, nodes, runDir, runId, network: net, registry, onExit },
+      { system: options.system ?? adapter, nodes, runDir, runId, network: net, registry, onExit },
       adapter,
       net,
       registry,

@@ -12,7 +12,7 @@ afterEach(async () => {
 describe('kvraft basics (real processes)', () => {
   it('elects one leader, replicates writes to every node and serves read/write/cas', async () => {
     const h = (harness = await Harness.create(3));
-    h.startAll();
+    await h.startAll();
     const leader = await h.waitLeader();
     const follower = h.nodes.find((n) => n !== leader.id)!;
 
@@ -42,7 +42,7 @@ describe('kvraft basics (real processes)', () => {
 
   it('runs transactions as one entry each, and lists survive snapshots and restarts', async () => {
     const h = (harness = await Harness.create(3));
-    h.startAll({ snapshotEvery: 4 });
+    await h.startAll({ snapshotEvery: 4 });
     const leader = await h.waitLeader();
     const follower = h.nodes.find((n) => n !== leader.id)!;
     const client = h.client(follower);
@@ -77,7 +77,7 @@ describe('kvraft basics (real processes)', () => {
     expect(await client.read('l')).toMatchObject({ type: 'fail' });
     await client.close();
     for (const node of h.nodes) await h.kill(node);
-    h.startAll({ snapshotEvery: 4 });
+    await h.startAll({ snapshotEvery: 4 });
     const next = await h.waitLeader();
     const again = h.client(next.id);
     const expected = Array.from({ length: 12 }, (_, i) => i + 1);
@@ -88,7 +88,7 @@ describe('kvraft basics (real processes)', () => {
 
   it('refuses on a follower with a leader hint, and reports unreachable nodes as fail', async () => {
     const h = (harness = await Harness.create(3));
-    h.startAll();
+    await h.startAll();
     const leader = await h.waitLeader();
     const follower = h.nodes.find((n) => n !== leader.id)!;
     const { requestOnce } = await import('../../../src/systems/kvraft/_internals/connection.js');
@@ -106,7 +106,7 @@ describe('kvraft basics (real processes)', () => {
 
   it('emits probe events with matching send/recv message ids', async () => {
     const h = (harness = await Harness.create(3));
-    h.startAll();
+    await h.startAll();
     const leader = await h.waitLeader();
     const client = h.client(leader.id);
     expect((await client.write('x', 1)).type).toBe('ok');

@@ -30,7 +30,7 @@ async function expectValues(h: Harness, node: string, prefix: string, count: num
 describe('kvraft under faults (real processes)', () => {
   it('elects a new leader after the leader is killed and loses no acknowledged write', async () => {
     const h = (harness = await Harness.create(3));
-    h.startAll();
+    await h.startAll();
     const first = await h.waitLeader();
     await writeMany(h, first.id, 'a', 10);
     const killedAt = Date.now();
@@ -42,7 +42,7 @@ describe('kvraft under faults (real processes)', () => {
     expect(failoverMs).toBeLessThan(3000);
     await expectValues(h, second.id, 'a', 10);
     // The old leader comes back as a follower and catches up.
-    h.start(first.id);
+    await h.start(first.id);
     await writeMany(h, second.id, 'b', 5);
     const back = await h.waitFor('old leader to catch up', async () => {
       const s = await h.status(first.id);
@@ -54,11 +54,11 @@ describe('kvraft under faults (real processes)', () => {
 
   it('keeps its data across a restart of every node', async () => {
     const h = (harness = await Harness.create(3));
-    h.startAll();
+    await h.startAll();
     const leader = await h.waitLeader();
     await writeMany(h, leader.id, 'p', 10);
     for (const n of h.nodes) await h.kill(n);
-    h.startAll();
+    await h.startAll();
     const again = await h.waitLeader();
     expect(again.term).toBeGreaterThan(leader.term);
     await expectValues(h, again.id, 'p', 10);
@@ -66,7 +66,7 @@ describe('kvraft under faults (real processes)', () => {
 
   it('fails over when the leader is paused, and the resumed leader steps down', async () => {
     const h = (harness = await Harness.create(3));
-    h.startAll();
+    await h.startAll();
     const first = await h.waitLeader();
     await writeMany(h, first.id, 's', 5);
     h.pause(first.id);
@@ -89,10 +89,10 @@ describe('kvraft under faults (real processes)', () => {
 
   it('a partitioned leader cannot serve reads or writes; after healing one leader remains', async () => {
     const h = (harness = await Harness.create(3));
-    h.startAll();
+    await h.startAll();
     const first = await h.waitLeader();
     await writeMany(h, first.id, 'x', 1);
-    h.isolate(first.id);
+    await h.isolate(first.id);
     const others = h.nodes.filter((n) => n !== first.id);
     const second = await h.waitLeader(others, 5000, first.term);
     await writeMany(h, second.id, 'x', 2);
@@ -102,7 +102,7 @@ describe('kvraft under faults (real processes)', () => {
     const write = await stale.write('y', 1);
     expect(write.type).toBe('info');
     await stale.close();
-    h.heal();
+    await h.heal();
     await h.waitFor('old leader to step down', async () => {
       const s = await h.status(first.id);
       return s?.role === 'follower' ? s : undefined;
@@ -115,7 +115,7 @@ describe('kvraft under faults (real processes)', () => {
 describe('kvraft snapshots (real processes)', () => {
   it('compacts its log and brings a lagging follower up to date with a snapshot', async () => {
     const h = (harness = await Harness.create(3));
-    h.startAll({ snapshotEvery: 8 });
+    await h.startAll({ snapshotEvery: 8 });
     const leader = await h.waitLeader();
     const lagging = h.nodes.find((n) => n !== leader.id)!;
     await h.kill(lagging);
@@ -123,7 +123,7 @@ describe('kvraft snapshots (real processes)', () => {
     const ls = await h.status(leader.id);
     expect(ls!.snapshotIndex).toBeGreaterThanOrEqual(32);
     expect(h.events(leader.id).some((e) => e.type === 'snapshot-taken')).toBe(true);
-    h.start(lagging, { snapshotEvery: 8 });
+    await h.start(lagging, { snapshotEvery: 8 });
     await h.waitFor('snapshot install', () =>
       h.events(lagging).some((e) => e.type === 'snapshot-installed') ? true : undefined,
     );
@@ -145,13 +145,13 @@ describe('kvraft snapshots (real processes)', () => {
 
   it('restores a wiped follower from a snapshot', async () => {
     const h = (harness = await Harness.create(3));
-    h.startAll({ snapshotEvery: 8 });
+    await h.startAll({ snapshotEvery: 8 });
     const leader = await h.waitLeader();
     await writeMany(h, leader.id, 'w', 30);
     const wiped = h.nodes.find((n) => n !== leader.id)!;
     await h.kill(wiped);
     h.wipe(wiped);
-    h.start(wiped, { join: true, snapshotEvery: 8 });
+    await h.start(wiped, { join: true, snapshotEvery: 8 });
     const s = await h.waitFor('wiped follower to catch up', async () => {
       const st = await h.status(wiped);
       const ls = await h.status(leader.id);
@@ -170,7 +170,7 @@ describe('kvraft membership (real processes)', () => {
     // configuration still counts n3, so n3's vote would make n1 — whose log lacks committed
     // entries — leader, and it would overwrite them.
     const h = (harness = await Harness.create(3));
-    h.startAll();
+    await h.startAll();
     const first = await h.waitLeader();
     await writeMany(h, first.id, 'w', 5);
     await h.kill('n1');
@@ -178,8 +178,8 @@ describe('kvraft membership (real processes)', () => {
     await h.kill('n3');
     h.wipe('n3');
     const earlier = h.events('n3').length;
-    h.start('n3', { join: true });
-    h.start('n1');
+    await h.start('n3', { join: true });
+    await h.start('n1');
     const denied = await h.waitFor('n3 to refuse n1', () =>
       h
         .events('n3')
@@ -201,21 +201,21 @@ describe('kvraft membership (real processes)', () => {
 
   it('removes a member, keeps serving, then adds a fresh node that catches up', async () => {
     const h = (harness = await Harness.create(4));
-    h.members.splice(h.members.indexOf('n4'), 1);
-    for (const n of ['n1', 'n2', 'n3']) h.start(n, { snapshotEvery: 8 });
+    h.setMember('n4', false);
+    for (const n of ['n1', 'n2', 'n3']) await h.start(n, { snapshotEvery: 8 });
     const leader = await h.waitLeader(['n1', 'n2', 'n3']);
     const adapter = (await import('../../../src/systems/kvraft/index.js')).kvraft.create({ bugs: [] });
     await writeMany(h, leader.id, 'm', 20);
     const removed = ['n1', 'n2', 'n3'].find((n) => n !== leader.id)!;
     await adapter.membership!.remove(removed, h.view);
-    h.members.splice(h.members.indexOf(removed), 1);
+    h.setMember(removed, false);
     await h.kill(removed);
     expect((await h.status(leader.id))!.members).toEqual(['n1', 'n2', 'n3'].filter((n) => n !== removed));
     await writeMany(h, leader.id, 'r', 5); // two members, both needed
 
-    h.start('n4', { join: true, snapshotEvery: 8 });
+    await h.start('n4', { join: true, snapshotEvery: 8 });
     await adapter.membership!.add('n4', h.view);
-    h.members.push('n4');
+    h.setMember('n4', true);
     const added = (await h.status(leader.id))!;
     expect(added.learners).toEqual(['n4']); // added as a learner …
     const s4 = await h.waitFor('n4 to catch up and be promoted', async () => {
@@ -245,7 +245,7 @@ describe('kvraft membership (real processes)', () => {
     // a voter and cut off before it got the snapshot, is needed for every quorum once the leader
     // removes itself, and a node with no configuration does not vote.
     const h = (harness = await Harness.create(3));
-    h.startAll({ snapshotEvery: 8 });
+    await h.startAll({ snapshotEvery: 8 });
     const leader = await h.waitLeader();
     const adapter = (await import('../../../src/systems/kvraft/index.js')).kvraft.create({ bugs: [] });
     await writeMany(h, leader.id, 'a', 10);
@@ -253,15 +253,15 @@ describe('kvraft membership (real processes)', () => {
     await adapter.membership!.remove(back, h.view);
     await h.kill(back);
     h.wipe(back);
-    h.isolate(back);
-    h.start(back, { join: true, snapshotEvery: 8 });
+    await h.isolate(back);
+    await h.start(back, { join: true, snapshotEvery: 8 });
     await adapter.membership!.add(back, h.view);
     expect((await h.status(leader.id))!.learners).toEqual([back]);
     await adapter.membership!.remove(leader.id, h.view); // the leader removes itself: `other` is the only voter
     const next = await h.waitLeader([other], 5000, leader.term);
     expect(next.id).toBe(other);
     await writeMany(h, other, 'b', 5);
-    h.isolate(back, h.nodes, false);
+    await h.isolate(back, h.nodes, false);
     await h.waitFor(`${back} to catch up and be promoted`, async () => {
       const s = await h.status(other);
       return s && s.learners.length === 0 && s.members.includes(back) && s.commit === s.lastIndex
@@ -281,15 +281,15 @@ describe('kvraft membership (real processes)', () => {
     // removal; after the heal F (higher term, shorter log) cannot win L's vote, and L, outside its
     // latest configuration, never campaigned.
     const h = (harness = await Harness.create(3));
-    h.startAll();
+    await h.startAll();
     const first = await h.waitLeader();
     const adapter = (await import('../../../src/systems/kvraft/index.js')).kvraft.create({ bugs: [] });
     const [gone, follower] = h.nodes.filter((n) => n !== first.id);
     await adapter.membership!.remove(gone, h.view);
-    h.members.splice(h.members.indexOf(gone), 1);
+    h.setMember(gone, false);
     await h.kill(gone);
     await writeMany(h, first.id, 'a', 5);
-    h.isolate(first.id);
+    await h.isolate(first.id);
     // Appended on the cut-off leader only: the request cannot be answered ok.
     await requestOnce(
       h.view.clientAddress(first.id, 'client'),
@@ -298,7 +298,7 @@ describe('kvraft membership (real processes)', () => {
     );
     expect((await h.status(first.id))!.members).toEqual([follower]);
     await sleep(2000); // the follower campaigns in vain, raising its term
-    h.heal();
+    await h.heal();
     const next = await h.waitLeader([follower], 10_000, first.term);
     expect(next.id).toBe(follower);
     expect((await h.status(follower))!.members).toEqual([follower]);
@@ -309,7 +309,7 @@ describe('kvraft membership (real processes)', () => {
 
   it('refuses to remove the only voter', async () => {
     const h = (harness = await Harness.create(3));
-    h.startAll();
+    await h.startAll();
     const leader = await h.waitLeader();
     const adapter = (await import('../../../src/systems/kvraft/index.js')).kvraft.create({ bugs: [] });
     for (const n of h.nodes.filter((x) => x !== leader.id)) await adapter.membership!.remove(n, h.view);
@@ -329,9 +329,9 @@ describe('kvraft replication under slow links (real processes)', () => {
     // chain of appends that never ended while the follower lagged. With 50 ms links the peer
     // traffic grew second by second (7k to 120k probe events/s in 25 s).
     const h = (harness = await Harness.create(3));
-    h.startAll();
+    await h.startAll();
     const leader = await h.waitLeader();
-    h.delay(50);
+    await h.delay(50);
     let writing = true;
     const writers = [0, 1, 2, 3].map(async (w) => {
       const client = h.client(leader.id);

@@ -1,121 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import type { Address } from '../../../../src/cluster/net/backend.js';
+import type { NodeExit } from '../../../../src/cluster/cluster.js';
+import type { Link } from '../../../../src/cluster/net/backend.js';
 import { sleep } from '../../../../src/core/clock.js';
 import type { Event } from '../../../../src/core/event.js';
 import type { NodeStatus } from '../../../../src/systems/kvraft/_internals/messages.js';
 import { KvraftClient } from '../../../../src/systems/kvraft/client.js';
 import { kvraft, nodeStatus } from '../../../../src/systems/kvraft/index.js';
-import type { ClusterView, SystemAdapter } from '../../../../src/systems/system.js';
-
-const HOST = '127.0.0.1';
-
-/** Free loopback ports, found by binding port 0. */
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const server = net.createServer();
-          server.once('error', reject);
-          server.listen(0, HOST, () => {
-            resolve(server);
-          });
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
-}
-
-/**
- * A test proxy for one directed peer link. Peer traffic is one JSON message per line and flows
- * only from dialer to listener, so the proxy can cut the link or drop messages of chosen kinds.
- */
-class LinkProxy {
-  cut = false;
-  dropKinds = new Set<string>();
-  /** Each message is held this long before it is passed on (order kept). */
-  delayMs = 0;
-  private readonly sockets = new Set<net.Socket>();
-  private readonly server: net.Server;
-
-  constructor(
-    readonly port: number,
-    private readonly target: number,
-  ) {
-    this.server = net.createServer((socket) => {
-      this.accept(socket);
-    });
-    this.server.listen(port, HOST);
-  }
-
-  setCut(cut: boolean): void {
-    this.cut = cut;
-    if (cut) for (const s of this.sockets) s.destroy();
-  }
-
-  close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    return new Promise((resolve) => {
-      this.server.close(() => {
-        resolve();
-      });
-    });
-  }
-
-  private accept(socket: net.Socket): void {
-    if (this.cut) {
-      socket.destroy();
-      return;
-    }
-    const upstream = net.connect({ host: HOST, port: this.target });
-    this.sockets.add(socket);
-    this.sockets.add(upstream);
-    const end = (): void => {
-      socket.destroy();
-      upstream.destroy();
-      this.sockets.delete(socket);
-      this.sockets.delete(upstream);
-    };
-    socket.on('error', end);
-    upstream.on('error', end);
-    socket.on('close', end);
-    upstream.on('close', end);
-    let pending = '';
-    let lastDue = 0;
-    const forward = (line: string): void => {
-      if (this.delayMs <= 0 && lastDue <= Date.now()) {
-        upstream.write(line);
-        return;
-      }
-      const due = Math.max(Date.now() + this.delayMs, lastDue);
-      lastDue = due;
-      setTimeout(() => {
-        if (!upstream.destroyed) upstream.write(line);
-      }, due - Date.now());
-    };
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      pending += chunk;
-      let nl = pending.indexOf('\n');
-      while (nl >= 0) {
-        const line = pending.slice(0, nl + 1);
-        pending = pending.slice(nl + 1);
-        nl = pending.indexOf('\n');
-        if (this.cut) continue;
-        const kind = /"kind":"([a-z-]+)"/.exec(line)?.[1] ?? '';
-        if (!this.dropKinds.has(kind)) forward(line);
-      }
-    });
-  }
-}
+import type { ClusterView, NodeSystem, SystemAdapter } from '../../../../src/systems/system.js';
+import { TestCluster } from '../../_helpers/cluster.js';
 
 export interface StartOptions {
   readonly join?: boolean;
@@ -124,154 +18,132 @@ export interface StartOptions {
   readonly electionMs?: readonly [number, number];
 }
 
-interface Running {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  exit?: { code: number | null; signal: NodeJS.Signals | null };
-}
-
 /**
- * Real kvraft node processes on loopback, started through the adapter's `launch()`, with one test
- * proxy per directed peer link. Processes are started detached, recorded by PID and killed by PID.
+ * Real kvraft nodes on the campaign's own runtime: `Cluster` (process groups, killed by PID, output
+ * and probe events under `<runDir>/nodes/<n>/`) on the loopback proxy network a run without root
+ * uses (a cut link blackholes its traffic, a delayed one holds it). What the tests add: kvraft's
+ * per-node flags (bug switches, election timeout, snapshot interval) at each start, and waits on
+ * the nodes' status and probe events.
  */
 export class Harness {
-  readonly dir: string;
-  readonly members: string[];
-  private readonly running = new Map<string, Running>();
-  private readonly proxies = new Map<string, LinkProxy>();
-  private readonly adapter: SystemAdapter;
-  readonly view: ClusterView;
+  private readonly cuts = new Set<string>();
+  private readonly options = new Map<string, StartOptions>();
 
   private constructor(
-    readonly nodes: readonly string[],
-    ports: ReadonlyMap<string, { client: number; peer: number }>,
-    proxyPorts: readonly number[],
-    bugs: readonly string[],
-  ) {
-    this.dir = mkdtempSync(path.join(os.tmpdir(), 'kvraft-test-'));
-    this.members = [...nodes];
-    this.adapter = kvraft.create({ bugs });
-    let i = 0;
-    for (const from of nodes) {
-      for (const to of nodes) {
-        if (from === to) continue;
-        const proxy = new LinkProxy(proxyPorts[i++], ports.get(to)!.peer);
-        this.proxies.set(`${from}>${to}`, proxy);
-      }
-    }
-    const address = (port: number): Address => ({ host: HOST, port });
-    const members = this.members;
-    const dir = this.dir;
-    this.view = {
-      nodes,
-      get members() {
-        return members;
-      },
-      dataDir: (node) => path.join(dir, node, 'data'),
-      listen: (node, service) =>
-        address(service === 'client' ? ports.get(node)!.client : ports.get(node)!.peer),
-      dial: (from, to) => address(this.proxies.get(`${from}>${to}`)!.port),
-      clientAddress: (node) => address(ports.get(node)!.client),
-      runDir: dir,
-    };
-  }
+    private readonly cluster: TestCluster,
+    private readonly adapter: SystemAdapter,
+  ) {}
 
   static async create(count: number, bugs: readonly string[] = []): Promise<Harness> {
     const nodes = Array.from({ length: count }, (_, i) => `n${i + 1}`);
-    const proxyCount = count * (count - 1);
-    const all = await freePorts(count * 2 + proxyCount);
-    const ports = new Map(nodes.map((n, i) => [n, { client: all[2 * i], peer: all[2 * i + 1] }]));
-    return new Harness(nodes, ports, all.slice(count * 2), bugs);
+    const adapter = kvraft.create({ bugs });
+    let harness: Harness | undefined = undefined;
+    // The adapter's launch, with the flags the test gave this start of the node.
+    const system: NodeSystem = {
+      launch(node, view, launch) {
+        const options = harness!.options.get(node) ?? {};
+        const source = options.bugs ? kvraft.create({ bugs: options.bugs }) : adapter;
+        const spec = source.launch(node, view, { join: options.join ?? launch.join });
+        const extra = [
+          ...(options.snapshotEvery !== undefined ? ['--snapshot-every', `${options.snapshotEvery}`] : []),
+          ...(options.electionMs ? ['--election-ms', options.electionMs.join('-')] : []),
+        ];
+        return { ...spec, args: [...spec.args, ...extra] };
+      },
+      ready: (view, signal) => adapter.ready(view, signal),
+    };
+    const cluster = await TestCluster.create(adapter, nodes, { network: 'proxy', system });
+    harness = new Harness(cluster, adapter);
+    return harness;
   }
 
-  start(node: string, options: StartOptions = {}): void {
-    if (this.running.has(node)) throw new Error(`${node} is already running`);
-    const adapter = options.bugs ? kvraft.create({ bugs: options.bugs }) : this.adapter;
-    const spec = adapter.launch(node, this.view, { join: options.join ?? false });
-    const extra = [
-      ...(options.snapshotEvery !== undefined ? ['--snapshot-every', `${options.snapshotEvery}`] : []),
-      ...(options.electionMs ? ['--election-ms', options.electionMs.join('-')] : []),
-    ];
-    mkdirSync(path.join(this.dir, node), { recursive: true });
-    const out = openSync(this.outputPath(node), 'a');
-    const child = spawn(spec.command, [...spec.args, ...extra], {
-      detached: true,
-      stdio: ['ignore', out, out],
-      env: { ...process.env, ...spec.env },
-    });
-    closeSync(out);
-    if (child.pid === undefined) throw new Error(`could not start ${node}`);
-    const entry: Running = { child, pid: child.pid };
-    child.on('exit', (code, signal) => {
-      entry.exit = { code, signal };
-    });
-    this.running.set(node, entry);
+  get nodes(): readonly string[] {
+    return this.cluster.nodes;
   }
 
-  startAll(options: StartOptions = {}, perNode: Record<string, StartOptions> = {}): void {
-    for (const node of this.nodes) this.start(node, { ...options, ...perNode[node] });
+  /** What the adapter is given as the cluster. */
+  get view(): ClusterView {
+    return this.cluster;
+  }
+
+  get dir(): string {
+    return this.cluster.runDir;
+  }
+
+  /** Counts the node as a member (or not) in what the adapter is told. */
+  setMember(node: string, member: boolean): void {
+    this.cluster.setMember(node, member);
+  }
+
+  get members(): readonly string[] {
+    return this.cluster.members;
+  }
+
+  async start(node: string, options: StartOptions = {}): Promise<void> {
+    const status = this.cluster.statusOf(node);
+    if (status === 'running' || status === 'paused') throw new Error(`${node} is already running`);
+    this.options.set(node, options);
+    await this.cluster.start(node);
+  }
+
+  async startAll(options: StartOptions = {}, perNode: Record<string, StartOptions> = {}): Promise<void> {
+    for (const node of this.nodes) await this.start(node, { ...options, ...perNode[node] });
   }
 
   /** SIGKILLs the node and waits until it is gone. */
-  async kill(node: string): Promise<void> {
-    const entry = this.running.get(node);
-    if (!entry) return;
-    this.running.delete(node);
-    if (entry.exit) return;
-    const exited = new Promise((resolve) => entry.child.once('exit', resolve));
-    process.kill(entry.pid, 'SIGKILL');
-    await exited;
+  kill(node: string): Promise<void> {
+    return this.cluster.kill(node);
   }
 
   pause(node: string): void {
-    process.kill(this.pid(node), 'SIGSTOP');
+    this.cluster.pause(node);
   }
 
   resume(node: string): void {
-    process.kill(this.pid(node), 'SIGCONT');
+    this.cluster.resume(node);
   }
 
+  /** Deletes the node's data (it must not be running); the runtime starts it as a joiner from now on. */
   wipe(node: string): void {
-    rmSync(this.view.dataDir(node), { recursive: true, force: true });
+    this.cluster.wipe(node);
   }
 
-  /** How the node's process ended, if it has. */
-  exitOf(node: string): { code: number | null; signal: NodeJS.Signals | null } | undefined {
-    return this.running.get(node)?.exit;
+  /** How the node's process ended, if it ended by itself (a kill is no exit of its own). */
+  exitOf(node: string): NodeExit | undefined {
+    if (this.cluster.statusOf(node) !== 'exited') return undefined;
+    return this.cluster.exits.get(node)?.at(-1);
   }
 
   /** Cuts (or heals) both directions between `a` and each node in `others`. */
-  isolate(a: string, others: readonly string[] = this.nodes, cut = true): void {
+  async isolate(a: string, others: readonly string[] = this.nodes, cut = true): Promise<void> {
     for (const b of others) {
       if (a === b) continue;
-      this.link(a, b).setCut(cut);
-      this.link(b, a).setCut(cut);
+      for (const key of [`${a}>${b}`, `${b}>${a}`]) {
+        if (cut) this.cuts.add(key);
+        else this.cuts.delete(key);
+      }
     }
+    await this.cluster.net.cut([...this.cuts].map((key) => key.split('>') as unknown as Link));
   }
 
-  link(from: string, to: string): LinkProxy {
-    return this.proxies.get(`${from}>${to}`)!;
+  /** Delays every peer message on the given links (all links when absent) by `ms` (0: no delay). */
+  async delay(ms: number, links?: readonly Link[]): Promise<void> {
+    const all =
+      links ?? this.nodes.flatMap((a) => this.nodes.filter((b) => b !== a).map((b) => [a, b] as const));
+    await this.cluster.net.degrade(ms > 0 ? all : [], { target: 'all', delayMs: ms });
   }
 
-  /** Delays every peer message by `ms` (0: no delay). */
-  delay(ms: number): void {
-    for (const proxy of this.proxies.values()) proxy.delayMs = ms;
-  }
-
-  heal(): void {
-    for (const proxy of this.proxies.values()) {
-      proxy.setCut(false);
-      proxy.dropKinds.clear();
-      proxy.delayMs = 0;
-    }
+  async heal(): Promise<void> {
+    this.cuts.clear();
+    await this.cluster.net.heal();
   }
 
   status(node: string, timeoutMs = 500): Promise<NodeStatus | undefined> {
-    return nodeStatus(node, this.view, timeoutMs);
+    return nodeStatus(node, this.cluster, timeoutMs);
   }
 
   client(node: string, timeoutMs = 2000): KvraftClient {
-    const addresses = new Map(this.nodes.map((n) => [n, this.view.clientAddress(n, 'client')]));
+    const addresses = new Map(this.nodes.map((n) => [n, this.cluster.clientAddress(n, 'client')]));
     return new KvraftClient(node, addresses, timeoutMs);
   }
 
@@ -307,7 +179,7 @@ export class Harness {
 
   /** The node's probe events so far (all incarnations). */
   events(node: string): Event[] {
-    const file = path.join(this.dir, 'nodes', node, 'probe.jsonl');
+    const file = path.join(this.cluster.logDir(node), 'probe.jsonl');
     if (!existsSync(file)) return [];
     const events: Event[] = [];
     for (const line of readFileSync(file, 'utf8').split('\n')) {
@@ -332,36 +204,14 @@ export class Harness {
     return this.nodes.flatMap((n) => this.events(n)).sort((a, b) => a.ts - b.ts);
   }
 
+  /** Everything the node wrote, stdout then stderr. */
   output(node: string): string {
-    const file = this.outputPath(node);
-    return existsSync(file) ? readFileSync(file, 'utf8') : '';
+    return this.cluster.lines(node).join('\n');
   }
 
+  /** Ends every node and the network, and removes the run's files. */
   async cleanup(): Promise<void> {
-    const exits: Promise<unknown>[] = [];
-    for (const [node, entry] of this.running) {
-      if (!entry.exit) {
-        exits.push(Promise.race([new Promise((resolve) => entry.child.once('exit', resolve)), sleep(2000)]));
-        try {
-          process.kill(entry.pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-      this.running.delete(node);
-    }
-    await Promise.all(exits);
-    await Promise.all([...this.proxies.values()].map((p) => p.close()));
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-
-  private pid(node: string): number {
-    const entry = this.running.get(node);
-    if (!entry) throw new Error(`${node} is not running`);
-    return entry.pid;
-  }
-
-  private outputPath(node: string): string {
-    return path.join(this.dir, node, 'output.log');
+    await this.cluster.close();
+    await this.adapter.close?.();
   }
 }
