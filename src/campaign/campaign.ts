@@ -49,6 +49,15 @@ const STARTUP_READY_MS = 60_000;
 /** The recovery contract's warm-up lasts this many measurement windows. */
 const WARMUP_WINDOWS = 2;
 const PROGRESS_INTERVAL_MS = 500;
+
+/**
+ * The healthy stretch before the first fault: `--warmup`, or the recovery contract's yardstick,
+ * whichever is longer. A bug's schedule header keeps it so its replay warms up as the run did.
+ */
+export function effectiveWarmupMs(config: RunConfig): number {
+  const contractMs = config.recoveryContract ? WARMUP_WINDOWS * config.recoveryContract.windowMs : 0;
+  return Math.max(config.warmupMs, contractMs);
+}
 /** How long the final reads after a schedule may take (each key is read once). */
 const FINAL_READS_MS = 5_000;
 /** How long a decision waits for the previous window's state (the timeline's grace is 150 ms). */
@@ -82,7 +91,6 @@ export class Campaign {
   private schedule = 0;
   private step = 0;
   /** How long the workload ran before the first fault: a bug record says so for its replay. */
-  private warmupMs = 0;
   private phase: Progress['phase'] = 'starting';
   private startMs = Date.now();
   private readonly exits: NodeExit[] = [];
@@ -206,12 +214,7 @@ export class Campaign {
       // checked with the first schedule's.
       let carried: Op[] = [];
       let baseline: PerfSample | undefined;
-      // A healthy stretch before the first fault (`--warmup`, or the recovery contract's yardstick).
-      const contractWarmupMs = config.recoveryContract
-        ? WARMUP_WINDOWS * config.recoveryContract.windowMs
-        : 0;
-      const warmupMs = Math.max(config.warmupMs, contractWarmupMs);
-      this.warmupMs = warmupMs;
+      const warmupMs = effectiveWarmupMs(config);
       if (warmupMs > 0) {
         workload.start('warmup');
         await sleep(warmupMs, this.signal);
@@ -796,6 +799,7 @@ export class Campaign {
     const dir = join(store.dir, 'bugs', String(id));
     mkdirSync(dir, { recursive: true });
     const c = this.config;
+    const warmupMs = effectiveWarmupMs(c);
     const header: ScheduleHeader = {
       system: run.system,
       nodes: run.nodes,
@@ -809,7 +813,7 @@ export class Campaign {
       steps: c.steps,
       stepMs: c.stepMs,
       network: c.network,
-      ...(this.warmupMs > 0 ? { warmupMs: this.warmupMs } : {}),
+      ...(warmupMs > 0 ? { warmupMs } : {}),
       schedule,
       finding: { kind: finding.kind, name: finding.name },
     };
