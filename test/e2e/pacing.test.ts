@@ -4,17 +4,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { readHistory } from '../../src/store/run-reader.js';
 import { disposeSandbox, mallory, REPO, type Sandbox, sandbox } from './helpers.js';
 
 /** Flags every schedule the nemesis acted in: a bug record from each, whatever kvraft does. */
 const FLAG_FAULTED = join(REPO, 'test', 'fixtures', 'workloads', 'faulted-schedules.ts');
-
-interface HistoryLine {
-  readonly type: string;
-  readonly process: string | number;
-  readonly f: string;
-  readonly time: number;
-}
 
 describe('pacing: a warm-up before the first fault, and quiet periods (kvraft, real processes)', () => {
   const box: Sandbox = sandbox();
@@ -58,10 +52,7 @@ describe('pacing: a warm-up before the first fault, and quiet periods (kvraft, r
     }
     expect(faultSteps.map((f) => f.step).filter((step) => step % 3 === 2)).toEqual([]);
 
-    const history = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as HistoryLine);
+    const history = await readHistory(summary.runDir);
     const nemesis = history.filter((op) => op.process === 'nemesis');
     expect(nemesis.filter((op) => op.f === 'quiet').length).toBeGreaterThanOrEqual(2);
     // The warm-up: clients were served for about 3 s before the nemesis did anything.
@@ -105,10 +96,7 @@ describe('pacing: a warm-up before the first fault, and quiet periods (kvraft, r
     expect(replay.stderr).toMatch(/warm-up: \d+ ok ops in 2\.0 s before the first fault/);
     const result = JSON.parse(replay.stdout) as { reproduced: number; tries: { runDir: string }[] };
     expect(result.reproduced).toBe(1);
-    const replayed = readFileSync(join(result.tries[0].runDir, 'history.jsonl'), 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as HistoryLine);
+    const replayed = await readHistory(result.tries[0].runDir);
     const healed = replayed.filter((op) => op.process === 'nemesis' && op.f === 'heal-all');
     // Each heal-all line is an invocation and its completion.
     expect(healed.length).toBe(4);

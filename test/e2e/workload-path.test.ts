@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { Op } from '../../src/core/op.js';
+import { readHistory } from '../../src/store/run-reader.js';
 import { disposeSandbox, mallory, REPO, registryFiles, type Sandbox, sandbox } from './helpers.js';
 
 /** The example workload: counters only go up, and its own checker says reads must not go down. */
@@ -23,13 +23,6 @@ interface Summary {
     readonly name: string;
     readonly message: string;
   }[];
-}
-
-function history(runDir: string): Op[] {
-  return readFileSync(join(runDir, 'history.jsonl'), 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as Op);
 }
 
 describe('mallory run --workload PATH (a workload defined outside the repo, on real kvraft)', () => {
@@ -56,7 +49,7 @@ describe('mallory run --workload PATH (a workload defined outside the repo, on r
     expect(summary.status).toBe('complete');
     // kvraft without a bug switch is correct: the user's checker reports nothing.
     expect(summary.bugs.filter((b) => b.kind === 'workload')).toEqual([]);
-    const ops = history(summary.runDir).filter((op) => op.process !== 'nemesis');
+    const ops = (await readHistory(summary.runDir)).filter((op) => op.process !== 'nemesis');
     const acknowledged = ops.filter((op) => op.type === 'ok');
     expect(new Set(acknowledged.map((op) => op.f))).toEqual(new Set(['add', 'read']));
     expect(acknowledged.every((op) => /^s0-m\d$/.test((op.value as [string, number])[0]))).toBe(true);

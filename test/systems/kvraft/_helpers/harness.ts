@@ -5,6 +5,7 @@ import type { NodeExit } from '../../../../src/cluster/cluster.js';
 import type { Link } from '../../../../src/cluster/net/backend.js';
 import { sleep } from '../../../../src/core/clock.js';
 import type { Event } from '../../../../src/core/event.js';
+import { parseProbeLine } from '../../../../src/observe/probe-events.js';
 import type { NodeStatus } from '../../../../src/systems/kvraft/_internals/messages.js';
 import { KvraftClient } from '../../../../src/systems/kvraft/client.js';
 import { kvraft, nodeStatus } from '../../../../src/systems/kvraft/index.js';
@@ -177,27 +178,13 @@ export class Harness {
     }
   }
 
-  /** The node's probe events so far (all incarnations). */
+  /** The node's probe events so far (all incarnations), read as a run reads them. */
   events(node: string): Event[] {
     const file = path.join(this.cluster.logDir(node), 'probe.jsonl');
     if (!existsSync(file)) return [];
-    const events: Event[] = [];
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      if (!line) continue;
-      try {
-        const raw = JSON.parse(line) as { ts: number; type: string; attrs?: Event['attrs'] };
-        events.push({
-          ts: raw.ts,
-          node,
-          source: 'probe',
-          type: raw.type,
-          ...(raw.attrs ? { attrs: raw.attrs } : {}),
-        });
-      } catch {
-        // a line being written
-      }
-    }
-    return events;
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .flatMap((line) => parseProbeLine(node, line) ?? []);
   }
 
   allEvents(): Event[] {
