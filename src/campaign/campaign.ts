@@ -260,7 +260,7 @@ export class Campaign {
           const atMs = Date.now() - scheduleStart;
           // Who led just before the fault, so a replay can aim it at the same roles (a schedule
           // line waiting on an event is not delayed by the question).
-          const leader = triggered ? undefined : await nemesis.leader();
+          const leader = triggered || fault.f === 'heal-all' ? undefined : await nemesis.leader();
           if (line) history.record({ type: 'info', process: 'nemesis', f: 'trigger', value: line });
           history.record({ type: 'info', process: 'nemesis', f: fault.f, value: fault.value });
           const outcome = await nemesis.enact(fault, recorded);
@@ -332,28 +332,10 @@ export class Campaign {
             budgetEnd,
             enact,
             { ...runnerDeps, skip: recordSkip },
-            async () => {
-              // A quiet period begins (`--pace`): every fault is undone, as the reset does, without
-              // waiting for the system; the history says so, with what could not be undone.
-              history.record({ type: 'info', process: 'nemesis', f: 'quiet', value: null });
-              const atMs = Date.now() - scheduleStart;
-              const errors = await nemesis.healAll();
-              // A bug's schedule keeps it as a line, so its replay heals where this run did.
-              attempted.push({
-                atMs,
-                f: 'heal-all',
-                value: null,
-                nodes: [],
-                ...(errors.length > 0 ? { outcome: 'error' as const, error: errors.join('; ') } : {}),
-              });
-              history.record({
-                type: 'info',
-                process: 'nemesis',
-                f: 'quiet',
-                value: null,
-                ...(errors.length > 0 ? { error: errors.join('; ') } : {}),
-              });
-            },
+            // A quiet period begins (`--pace`): every fault is undone, as the reset does, without
+            // waiting for the system — a heal-all, recorded as any fault is, so the history, the
+            // report and a bug's schedule (its replay heals where this run did) all say so.
+            (step) => enact({ f: 'heal-all', value: null }, step),
           );
         }
         observation.setTimeline(false);
@@ -631,7 +613,7 @@ export class Campaign {
       line?: FaultItem,
     ) => Promise<void>,
     deps: Omit<ArmedTriggerDeps, 'enact' | 'signal'>,
-    beginQuiet: () => Promise<void>,
+    beginQuiet: (step: number) => Promise<void>,
   ): Promise<void> {
     const space = nemesis.actionSpace();
     const pace = this.config.pace;
@@ -656,7 +638,7 @@ export class Campaign {
       }
       const decidedWith = arrived ? observed!.state : undefined;
       const quiet = isQuiet(step);
-      if (quiet && !isQuiet(step - 1)) await beginQuiet();
+      if (quiet && !isQuiet(step - 1)) await beginQuiet(step);
       const fault = quiet
         ? null
         : policy.decide({

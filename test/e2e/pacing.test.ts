@@ -40,21 +40,28 @@ describe('pacing: a warm-up before the first fault, and quiet periods (kvraft, r
       step: number;
       fault: string | null;
     }[];
-    const faultSteps = db.prepare('SELECT DISTINCT step FROM faults WHERE step IS NOT NULL').all() as {
+    const faultRows = db.prepare('SELECT step, f FROM faults WHERE step IS NOT NULL').all() as {
       step: number;
+      f: string;
     }[];
     db.close();
     expect(steps.length).toBeGreaterThanOrEqual(6);
-    // Steps 2 and 5 of each schedule are quiet: recorded so, and no fault was enacted in them.
-    // (run.db keeps each step's fault as JSON.)
+    // Steps 2 and 5 of each schedule are quiet: recorded so, and the one fault line in them is the
+    // heal-all that begins them. (run.db keeps each step's fault as JSON.)
     for (const s of steps) {
       expect(JSON.parse(s.fault ?? 'null') === 'quiet', `step ${s.step}`).toBe(s.step % 3 === 2);
     }
-    expect(faultSteps.map((f) => f.step).filter((step) => step % 3 === 2)).toEqual([]);
+    const inQuiet = faultRows.filter((row) => row.step % 3 === 2);
+    expect(inQuiet.map((row) => row.f)).toEqual(inQuiet.map(() => 'heal-all'));
+    expect(new Set(inQuiet.map((row) => row.step))).toEqual(
+      new Set(steps.filter((s) => s.step % 3 === 2).map((s) => s.step)),
+    );
 
     const history = await readHistory(summary.runDir);
     const nemesis = history.filter((op) => op.process === 'nemesis');
-    expect(nemesis.filter((op) => op.f === 'quiet').length).toBeGreaterThanOrEqual(2);
+    // A heal-all is an invocation and its completion, as any fault.
+    expect(nemesis.filter((op) => op.f === 'heal-all').length).toBeGreaterThanOrEqual(4);
+    expect(nemesis.filter((op) => op.f === 'quiet')).toEqual([]);
     // The warm-up: clients were served for about 3 s before the nemesis did anything.
     const firstClient = history.find((op) => op.process !== 'nemesis' && op.type === 'ok');
     const firstNemesis = nemesis[0];
