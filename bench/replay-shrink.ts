@@ -2,7 +2,8 @@
  * From a finding to a small, replayable schedule, per kvraft bug switch: a policy campaign
  * (`--stop-on-bug`, default policy) finds the bug; `mallory replay --repeat R` says how often its
  * schedule reproduces it; `mallory shrink --repeat 3` shrinks it; the shrunk schedule is replayed
- * `R` times. Prints one row per switch. Needs `npm run build`.
+ * `R` times. Prints one row per switch. Needs `npm run build` (and root, FUSE and gcc for
+ * `ack-before-fsync`'s disk faults).
  *
  * `npx tsx bench/replay-shrink.ts [bug,bug,…|all] [time=10m] [repeat=10] [seed=11]`
  */
@@ -11,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { DEFAULT_FAULT_FAMILIES } from '../src/core/fault.js';
 import { KVRAFT_BUGS } from '../src/systems/kvraft/bugs.js';
 
 const REPO = resolve(import.meta.dirname, '..');
@@ -20,6 +22,16 @@ const TIME = process.argv[3] ?? '10m';
 const REPEAT = process.argv[4] ?? '10';
 const SEED = process.argv[5] ?? '11';
 const SHRINK_REPEAT = '3';
+
+/**
+ * What a switch needs besides `--bug` for a campaign to have a chance at it (the README's kvraft
+ * section): a cluster of five, a transactional workload, the disk family of faults.
+ */
+const SWITCH_ARGS: Partial<Record<(typeof KVRAFT_BUGS)[number], readonly string[]>> = {
+  'snapshot-uncommitted-config': ['--nodes', '5'],
+  'split-txn': ['--workload', 'list-append'],
+  'ack-before-fsync': ['--faults', `${DEFAULT_FAULT_FAMILIES.join(',')},disk`],
+};
 
 interface Found {
   readonly bugs: readonly { readonly dir: string; readonly kind: string; readonly name: string }[];
@@ -72,6 +84,7 @@ for (const bug of KVRAFT_BUGS.filter((b) => !ONLY || ONLY.includes(b))) {
       'run',
       '--bug',
       bug,
+      ...(SWITCH_ARGS[bug] ?? []),
       '--stop-on-bug',
       '--time',
       TIME,
