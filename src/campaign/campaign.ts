@@ -658,6 +658,7 @@ export class Campaign {
             schedule: this.schedule,
             step,
             eventTypes: this.eventTypes.byRecency(),
+            enacted: fault,
           }) ?? null);
       let fired = false;
       // What this step armed: undefined when the policy chose a trigger but the step ended before

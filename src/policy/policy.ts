@@ -21,6 +21,11 @@ export interface DecideContext {
 export interface ArmContext extends DecideContext {
   /** The event types observed so far, the least recently seen first (client and nemesis ops excluded). */
   readonly eventTypes: readonly string[];
+  /**
+   * The fault enacted at this step's start, just before arming (`null`: none): a trigger acts on
+   * what that fault sets in motion, so what a trigger on an event type is worth depends on it.
+   */
+  readonly enacted?: Fault | null;
 }
 
 /** What happened after an action: the state of the window in which it acted. */

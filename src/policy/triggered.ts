@@ -12,15 +12,17 @@ import type { ArmContext, DecideContext, Policy, PolicyValue, Transition } from 
  *
  * Triggered actions are valued as `adaptive` values its faults: count-based novelty reward of the
  * window, Q(s, a) shrunk towards the action's global value G(a); an action never tried starts from
- * the mean of its priors — what triggers on its event type earned, E(type), and what its fault and
- * target earned when they fired, F(fault:target), and its delay D(d); exploration is UCB1 whose
+ * the mean of its priors — what triggers on its event type earned after the fault the step just
+ * enacted, E(enacted, type) (after a leader's kill, `become-leader` is an event that will come; after
+ * a follower's pause it may not), else on that type after any fault, E(type); what its fault and
+ * target earned when they fired, F(fault:target); and its delay D(d); exploration is UCB1 whose
  * bonus is mostly per factor (how often its event type was armed, its fault and target and its
  * delay fired), so the space is explored mostly as |types| + |faults| + |delays| arms rather than
  * their product — what keeps hundreds of actions affordable — plus a small ε.
  *
  * Saved rows: `adaptive`'s, then `(state, 'on:…', Q, visits)`, `('*on', 'on:…', G, visits)`,
- * `('*on-event', type, E, visits)`, `('*on-fault', 'kill:event', F, visits)` and
- * `('*on-delay', '5', D, visits)`.
+ * `('*on-event', type, E, visits)`, `('*on-after', 'kill:leader>type', E, visits)`,
+ * `('*on-fault', 'kill:event', F, visits)` and `('*on-delay', '5', D, visits)`.
  */
 export interface TriggeredOptions extends AdaptiveOptions {
   /** How many event types (the most recently observed) triggers are offered on. */
@@ -29,6 +31,7 @@ export interface TriggeredOptions extends AdaptiveOptions {
 
 export const TRIGGER_GLOBAL_STATE = '*on';
 export const TRIGGER_EVENT_STATE = '*on-event';
+export const TRIGGER_AFTER_STATE = '*on-after';
 export const TRIGGER_FAULT_STATE = '*on-fault';
 export const TRIGGER_DELAY_STATE = '*on-delay';
 export const DEFAULT_TRIGGER_EVENT_TYPES = 24;
@@ -52,6 +55,7 @@ const DEFAULTS = {
 /** Floor of a running mean's step size: rewards drift (novelty decays), so recent ones weigh more. */
 const MIN_MEAN_STEP = 0.1;
 const TIE = 1e-12;
+const ROW_SEPARATOR = '|';
 
 interface Entry {
   value: number;
@@ -65,6 +69,8 @@ export class TriggeredPolicy implements Policy {
   private readonly q = new Map<string, Map<string, Entry>>();
   private readonly global = new Map<string, Entry>();
   private readonly events = new Map<string, Entry>();
+  /** E(enacted, type): keyed `enactedKey(fault)>type`. */
+  private readonly after = new Map<string, Entry>();
   private readonly faults = new Map<string, Entry>();
   private readonly delays = new Map<string, Entry>();
   private arms = 0;
@@ -113,13 +119,16 @@ export class TriggeredPolicy implements Policy {
     this.arms++;
     const pool = this.actions(ctx);
     if (ctx.rng.chance(this.o.epsilon)) return ctx.rng.pick(pool);
-    const row = ctx.state === undefined ? undefined : this.q.get(ctx.state);
+    const enacted = enactedKey(ctx.enacted ?? null);
+    const row = ctx.state === undefined ? undefined : this.q.get(rowKey(ctx.state, enacted));
     const logN = Math.log(this.arms + 1);
     let best: (TriggeredAction | null)[] = [];
     let bestScore = -Infinity;
     for (const a of pool) {
       const e = row?.get(describeTrigger(a));
-      const score = (e ? this.estimate(e, a) : this.prior(a)) + this.o.exploration * this.bonus(a, logN);
+      const score =
+        (e ? this.estimate(e, a, enacted) : this.prior(a, enacted)) +
+        this.o.exploration * this.bonus(a, logN);
       if (score > bestScore + TIE) {
         best = [a];
         bestScore = score;
@@ -135,8 +144,10 @@ export class TriggeredPolicy implements Policy {
     const key = describeTrigger(a);
     const reward = noveltyReward(t.seenBefore);
     mean(this.global, key, reward);
+    const enacted = enactedKey(t.action);
     if (a !== null) {
       mean(this.events, a.on, reward);
+      mean(this.after, `${enacted}>${a.on}`, reward);
       // What a fault does is only seen when it fired.
       if (t.fired === true) {
         mean(this.faults, faultKey(a), reward);
@@ -144,21 +155,26 @@ export class TriggeredPolicy implements Policy {
       }
     }
     if (t.state === undefined) return;
+    // The next decision's row depends on the fault it will follow: take the best of any.
     let nextMax = 0;
-    const next = this.q.get(t.next);
-    if (next) for (const e of next.values()) nextMax = Math.max(nextMax, e.value);
-    let row = this.q.get(t.state);
-    if (!row) this.q.set(t.state, (row = new Map<string, Entry>()));
-    const e = row.get(key) ?? { value: this.prior(a), visits: 0 };
+    for (const [k, next] of this.q) {
+      if (stateOfRow(k) !== t.next) continue;
+      for (const e of next.values()) nextMax = Math.max(nextMax, e.value);
+    }
+    const rk = rowKey(t.state, enacted);
+    let row = this.q.get(rk);
+    if (!row) this.q.set(rk, (row = new Map<string, Entry>()));
+    const e = row.get(key) ?? { value: this.prior(a, enacted), visits: 0 };
     e.value = (1 - this.o.alpha) * e.value + this.o.alpha * (reward + this.o.gamma * nextMax);
     e.visits++;
     row.set(key, e);
   }
 
-  /** The current estimate of arming `a` in a state (for reports and tests). */
-  value(state: string | undefined, a: TriggeredAction | null): number {
-    const e = state === undefined ? undefined : this.q.get(state)?.get(describeTrigger(a));
-    return e ? this.estimate(e, a) : this.prior(a);
+  /** The current estimate of arming `a` in a state, after `enacted` (for reports and tests). */
+  value(state: string | undefined, a: TriggeredAction | null, enacted: Fault | null = null): number {
+    const k = enactedKey(enacted);
+    const e = state === undefined ? undefined : this.q.get(rowKey(state, k))?.get(describeTrigger(a));
+    return e ? this.estimate(e, a, k) : this.prior(a, k);
   }
 
   save(): readonly PolicyValue[] {
@@ -168,6 +184,7 @@ export class TriggeredPolicy implements Policy {
     };
     table(TRIGGER_GLOBAL_STATE, this.global);
     table(TRIGGER_EVENT_STATE, this.events);
+    table(TRIGGER_AFTER_STATE, this.after);
     table(TRIGGER_FAULT_STATE, this.faults);
     table(TRIGGER_DELAY_STATE, this.delays);
     for (const [state, row] of this.q) table(state, row);
@@ -182,6 +199,7 @@ export class TriggeredPolicy implements Policy {
         this.global.set(v.action, entry);
         this.arms += v.visits;
       } else if (v.state === TRIGGER_EVENT_STATE) this.events.set(v.action, entry);
+      else if (v.state === TRIGGER_AFTER_STATE) this.after.set(v.action, entry);
       else if (v.state === TRIGGER_FAULT_STATE) this.faults.set(v.action, entry);
       else if (v.state === TRIGGER_DELAY_STATE) this.delays.set(v.action, entry);
       else if (v.action.startsWith('on:')) {
@@ -193,18 +211,25 @@ export class TriggeredPolicy implements Policy {
     this.immediate.load(theirs);
   }
 
-  private estimate(e: Entry, a: TriggeredAction | null): number {
+  private estimate(e: Entry, a: TriggeredAction | null, enacted: string): number {
     const k = this.o.priorWeight;
-    return (e.visits * e.value + k * this.prior(a)) / (e.visits + k);
+    return (e.visits * e.value + k * this.prior(a, enacted)) / (e.visits + k);
   }
 
-  /** G(a) once tried anywhere, else the mean of what its event type, its fault and its delay earned. */
-  private prior(a: TriggeredAction | null): number {
+  /**
+   * G(a) once tried anywhere (shifted by E(enacted, type) − E(type)), else the mean of what its
+   * event type (after the fault just enacted, when that pair was tried), its fault and its delay
+   * earned.
+   */
+  private prior(a: TriggeredAction | null, enacted: string): number {
     const g = this.global.get(describeTrigger(a));
-    if (g) return g.value;
-    if (a === null) return this.o.initialValue;
+    if (a === null) return g?.value ?? this.o.initialValue;
+    const type = this.events.get(a.on);
+    const typeAfter = this.after.get(`${enacted}>${a.on}`);
+    // G(a) is over every context: shift it by how much better its event type does after this fault.
+    if (g) return g.value + (typeAfter && type ? typeAfter.value - type.value : 0);
     const init = this.o.initialValue;
-    const e = this.events.get(a.on)?.value ?? init;
+    const e = typeAfter?.value ?? type?.value ?? init;
     const f = this.faults.get(faultKey(a))?.value ?? init;
     const d = this.delays.get(String(a.delayMs))?.value ?? init;
     return (e + f + d) / 3;
@@ -226,6 +251,25 @@ export class TriggeredPolicy implements Policy {
       4
     );
   }
+}
+
+/**
+ * A Q row is the window's state and the fault the step enacted before arming (`state|kill:leader`):
+ * the arming decision is taken knowing that fault.
+ */
+function rowKey(state: string, enacted: string): string {
+  return `${state}${ROW_SEPARATOR}${enacted}`;
+}
+
+function stateOfRow(key: string): string {
+  const at = key.lastIndexOf(ROW_SEPARATOR);
+  return at < 0 ? key : key.slice(0, at);
+}
+
+/** `kill:leader`, `start-partition`, `none`: the fault a step enacted, as the E(enacted, type) key. */
+function enactedKey(fault: Fault | null): string {
+  if (fault === null) return 'none';
+  return typeof fault.value === 'string' ? `${fault.f}:${fault.value}` : fault.f;
 }
 
 function faultKey(a: TriggeredAction): string {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 
-import type { FaultKind, FaultValue } from '../../src/core/fault.js';
+import type { Fault, FaultKind, FaultValue } from '../../src/core/fault.js';
 import { Rng } from '../../src/core/random.js';
 import { describeTrigger, type TriggeredAction } from '../../src/core/trigger.js';
 import { createPolicy } from '../../src/policy/index.js';
 import type { ActionSpace, ArmContext } from '../../src/policy/policy.js';
 import {
+  TRIGGER_AFTER_STATE,
   TRIGGER_DELAY_STATE,
   TRIGGER_EVENT_STATE,
   TRIGGER_FAULT_STATE,
@@ -81,6 +82,32 @@ describe('TriggeredPolicy', () => {
     expect(policy.value('fresh', untried)).toBeGreaterThan(policy.value('fresh', other));
   });
 
+  it('values a trigger by the fault the step enacted: an event that fault sets in motion is armed after it', () => {
+    const policy = new TriggeredPolicy({ epsilon: 0 });
+    const rng = new Rng(13);
+    const types = ['append-accepted', 'become-leader', 'vote-granted'];
+    const killLeader: Fault = { f: 'kill', value: 'leader' };
+    const pauseOne: Fault = { f: 'pause', value: 'one' };
+    // Only after the leader's kill does an election follow, so only then does a trigger on
+    // become-leader reach new states; after a follower's pause it is worth no more than any other.
+    const picks = { kill: 0, pause: 0 };
+    for (let i = 0; i < 800; i++) {
+      const enacted = i % 2 === 0 ? killLeader : pauseOne;
+      const armed = policy.arm({ ...ctx(types, 's', rng), enacted });
+      const onElection = armed?.on === 'become-leader';
+      if (i >= 600 && onElection) picks[enacted === killLeader ? 'kill' : 'pause']++;
+      const pays = onElection && enacted === killLeader;
+      policy.learn({ state: 's', action: enacted, next: 's', seenBefore: pays ? 0 : 50, armed, fired: true });
+    }
+    expect(picks.kill).toBeGreaterThan(60);
+    expect(picks.kill).toBeGreaterThan(2 * picks.pause);
+    const a: TriggeredAction = { on: 'become-leader', f: 'kill', target: 'event', delayMs: 0 };
+    expect(policy.value('s', a, killLeader)).toBeGreaterThan(policy.value('s', a, pauseOne));
+    expect(
+      policy.save().some((r) => r.state === TRIGGER_AFTER_STATE && r.action === 'kill:leader>become-leader'),
+    ).toBe(true);
+  });
+
   it('tries a new event type early (optimistic priors)', () => {
     const policy = new TriggeredPolicy({ epsilon: 0 });
     const rng = new Rng(3);
@@ -125,13 +152,14 @@ describe('TriggeredPolicy', () => {
     const rows = a.save();
     for (const marker of [
       TRIGGER_GLOBAL_STATE,
+      TRIGGER_AFTER_STATE,
       TRIGGER_EVENT_STATE,
       TRIGGER_FAULT_STATE,
       TRIGGER_DELAY_STATE,
     ]) {
       expect(rows.some((r) => r.state === marker)).toBe(true);
     }
-    expect(rows.some((r) => r.state === 's1' && r.action.startsWith('on:'))).toBe(true);
+    expect(rows.some((r) => r.state.startsWith('s1|') && r.action.startsWith('on:'))).toBe(true);
     const b = new TriggeredPolicy({ epsilon: 0 });
     b.load(rows);
     expect(b.save()).toEqual(expect.arrayContaining([...rows]));
