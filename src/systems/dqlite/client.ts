@@ -11,6 +11,33 @@ function keyPath(key: string): string {
   return `/${encodeURIComponent(key)}`;
 }
 
+/** A read's reply: a value, no row (`null`), or an error (a read changes nothing: fail). */
+export function readReply(status: number, text: string): ClientResult {
+  const body = text.trim();
+  if (NO_ROWS.test(body)) return { type: 'ok', value: null };
+  if (status !== 200 || body.startsWith('Error')) return { type: 'fail', error: body.slice(0, 200) };
+  const value = Number(body);
+  return Number.isFinite(value) && body !== ''
+    ? { type: 'ok', value }
+    : { type: 'fail', error: `unexpected reply ${JSON.stringify(body.slice(0, 100))}` };
+}
+
+/**
+ * A write's (or cas's) reply: ok only on `done`; fail only when nothing of it can have committed
+ * (BEGIN failed, the database was locked, a cas found another value) — a wrong fail makes the
+ * checker see a lost or resurrected value that never was; info otherwise (COMMIT's answer lost, a
+ * statement cut short).
+ */
+export function writeReply(status: number, text: string, mismatchError?: string): ClientResult {
+  const body = text.trim();
+  if (status === 200 && body === 'done') return { type: 'ok' };
+  if (mismatchError !== undefined && CAS_MISMATCH.test(body)) return { type: 'fail', error: mismatchError };
+  const error = body.slice(0, 200);
+  return DEFINITE_WRITE_ERRORS.some((re) => re.test(body))
+    ? { type: 'fail', error }
+    : { type: 'info', error };
+}
+
 /** Reads and writes through dqlite-demo's HTTP API (GET/PUT /KEY), and cas through our app's POST. */
 export class DqliteClient implements KvClient {
   private readonly agent = clientAgent();
@@ -30,14 +57,7 @@ export class DqliteClient implements KvClient {
       agent: this.agent,
     });
     if (outcome.kind !== 'response') return transportResult(outcome);
-    const body = outcome.body.trim();
-    if (NO_ROWS.test(body)) return { type: 'ok', value: null };
-    if (outcome.status !== 200 || body.startsWith('Error'))
-      return { type: 'fail', error: body.slice(0, 200) };
-    const value = Number(body);
-    return Number.isFinite(value) && body !== ''
-      ? { type: 'ok', value }
-      : { type: 'fail', error: `unexpected reply ${JSON.stringify(body.slice(0, 100))}` };
+    return readReply(outcome.status, outcome.body);
   }
 
   async write(key: string, value: number): Promise<ClientResult> {
@@ -72,13 +92,7 @@ export class DqliteClient implements KvClient {
       agent: this.agent,
     });
     if (outcome.kind !== 'response') return transportResult(outcome);
-    const body = outcome.body.trim();
-    if (outcome.status === 200 && body === 'done') return { type: 'ok' };
-    if (mismatchError !== undefined && CAS_MISMATCH.test(body)) return { type: 'fail', error: mismatchError };
-    const error = body.slice(0, 200);
-    return DEFINITE_WRITE_ERRORS.some((re) => re.test(body))
-      ? { type: 'fail', error }
-      : { type: 'info', error };
+    return writeReply(outcome.status, outcome.body, mismatchError);
   }
 
   close(): Promise<void> {
