@@ -27,7 +27,8 @@ export interface StartOptions {
  * the nodes' status and probe events.
  */
 export class Harness {
-  private readonly cuts = new Set<string>();
+  /** The links cut now, by `from>to`. */
+  private readonly cuts = new Map<string, Link>();
   private readonly options = new Map<string, StartOptions>();
 
   private constructor(
@@ -119,12 +120,12 @@ export class Harness {
   async isolate(a: string, others: readonly string[] = this.nodes, cut = true): Promise<void> {
     for (const b of others) {
       if (a === b) continue;
-      for (const key of [`${a}>${b}`, `${b}>${a}`]) {
-        if (cut) this.cuts.add(key);
-        else this.cuts.delete(key);
+      for (const link of [[a, b] as const, [b, a] as const]) {
+        if (cut) this.cuts.set(link.join('>'), link);
+        else this.cuts.delete(link.join('>'));
       }
     }
-    await this.cluster.net.cut([...this.cuts].map((key) => key.split('>') as unknown as Link));
+    await this.cluster.net.cut([...this.cuts.values()]);
   }
 
   /** Delays every peer message on the given links (all links when absent) by `ms` (0: no delay). */
