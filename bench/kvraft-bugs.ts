@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { KVRAFT_BUGS } from '../src/systems/kvraft/bugs.js';
+import { KVRAFT_BUGS, kvraftBugArgs, type KvraftBug } from '../src/systems/kvraft/bugs.js';
 
 const REPO = resolve(import.meta.dirname, '..');
 const BIN = join(REPO, 'bin', 'mallory.js');
@@ -18,10 +18,6 @@ const BUDGET = process.argv[2] ?? '120s';
 const SEEDS = Number(process.argv[3] ?? 3);
 const ONLY = process.argv[4] && process.argv[4] !== 'all' ? process.argv[4].split(',') : undefined;
 const POLICY = process.argv[5] ?? 'random';
-/** The configuration bug needs an uncommitted change on a minority that snapshots: 5 nodes. */
-const NODES: Readonly<Record<string, number>> = { 'snapshot-uncommitted-config': 5 };
-/** The transaction bug shows only under a transactional workload. */
-const WORKLOAD: Readonly<Record<string, string>> = { 'split-txn': 'list-append' };
 const RUN_TIMEOUT_MS = 30 * 60_000;
 
 interface Summary {
@@ -30,14 +26,14 @@ interface Summary {
   readonly bugs: readonly { kind: string; name: string; foundAtMs: number }[];
 }
 
-function runOnce(bug: string | undefined, seed: number): Summary | undefined {
+function runOnce(bug: KvraftBug | undefined, seed: number): Summary | undefined {
   const store = mkdtempSync(join(tmpdir(), 'mallory-bench-'));
   try {
     const args = [BIN, 'run', '--time', BUDGET, '--seed', `${seed}`, '--policy', POLICY];
     // Time to the first detection is all we measure: a run ends at its first bug.
     args.push('--store', store, '--json', '--stop-on-bug');
-    if (bug) args.push('--bug', bug, '--nodes', `${NODES[bug] ?? 3}`);
-    if (bug) args.push('--workload', WORKLOAD[bug] ?? 'register');
+    // What each switch needs (its cluster size, workload, fault families): see KVRAFT_BUG_NEEDS.
+    if (bug) args.push(...kvraftBugArgs(bug));
     const r = spawnSync(process.execPath, args, {
       cwd: REPO,
       encoding: 'utf8',
@@ -59,7 +55,7 @@ function fmt(ms: number | undefined): string {
   return ms === undefined ? '-' : `${(ms / 1000).toFixed(1)}s`;
 }
 
-const bugs: (string | undefined)[] = [undefined, ...KVRAFT_BUGS].filter(
+const bugs: (KvraftBug | undefined)[] = [undefined, ...KVRAFT_BUGS].filter(
   (b) => !ONLY || ONLY.includes(b ?? 'none'),
 );
 console.log(`kvraft bugs, policy ${POLICY}, budget ${BUDGET}, ${SEEDS} seeds`);

@@ -9,22 +9,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { KVRAFT_BUGS } from '../src/systems/kvraft/bugs.js';
+import { KVRAFT_BUG_NEEDS, KVRAFT_BUGS, type KvraftBug } from '../src/systems/kvraft/bugs.js';
 
 const REPO = resolve(import.meta.dirname, '..');
 const BIN = join(REPO, 'bin', 'mallory.js');
 const SCHEDULES = join(REPO, 'test', 'systems', 'kvraft', 'schedules');
 const RUNS = Number(process.argv[2] ?? 10);
 const ONLY = process.argv[3] && process.argv[3] !== 'all' ? process.argv[3].split(',') : undefined;
-/** Cluster size and schedule length (steps of 2.5 s) each schedule is written for. */
-const SHAPE: Readonly<Record<string, { nodes: number; steps: number; workload?: string }>> = {
-  'stale-read': { nodes: 3, steps: 8 },
-  'ack-before-commit': { nodes: 3, steps: 6 },
-  'vote-without-log-check': { nodes: 3, steps: 9 },
-  'lazy-vote': { nodes: 3, steps: 12 },
-  'snapshot-uncommitted-config': { nodes: 5, steps: 6 },
-  'split-txn': { nodes: 3, steps: 6, workload: 'list-append' },
-  'ack-before-fsync': { nodes: 3, steps: 5 },
+/** The length (steps of 2.5 s) each schedule is written for; its cluster and workload are the switch's needs. */
+const STEPS: Readonly<Record<KvraftBug, number>> = {
+  'stale-read': 8,
+  'ack-before-commit': 6,
+  'vote-without-log-check': 9,
+  'lazy-vote': 12,
+  'snapshot-uncommitted-config': 6,
+  'split-txn': 6,
+  'ack-before-fsync': 5,
 };
 
 interface Summary {
@@ -32,13 +32,13 @@ interface Summary {
   readonly bugs: readonly { kind: string; name: string }[];
 }
 
-function runOnce(bug: string, on: boolean, seed: number): Summary | undefined {
+function runOnce(bug: KvraftBug, on: boolean, seed: number): Summary | undefined {
   const store = mkdtempSync(join(tmpdir(), 'mallory-sched-bench-'));
-  const shape = SHAPE[bug];
+  const { nodes, workload } = KVRAFT_BUG_NEEDS[bug];
   try {
-    const args = [BIN, 'run', '--time', '5m', '--seed', `${seed}`, '--nodes', `${shape.nodes}`];
-    args.push('--steps', `${shape.steps}`, '--schedule', join(SCHEDULES, `${bug}.jsonl`));
-    args.push('--workload', shape.workload ?? 'register', '--store', store, '--json');
+    const args = [BIN, 'run', '--time', '5m', '--seed', `${seed}`, '--nodes', `${nodes}`];
+    args.push('--steps', `${STEPS[bug]}`, '--schedule', join(SCHEDULES, `${bug}.jsonl`));
+    args.push('--workload', workload, '--store', store, '--json');
     if (on) args.push('--bug', bug);
     const r = spawnSync(process.execPath, args, {
       cwd: REPO,

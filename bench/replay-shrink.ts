@@ -12,8 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { DEFAULT_FAULT_FAMILIES } from '../src/core/fault.js';
-import { KVRAFT_BUGS } from '../src/systems/kvraft/bugs.js';
+import { KVRAFT_BUGS, kvraftBugArgs } from '../src/systems/kvraft/bugs.js';
 
 const REPO = resolve(import.meta.dirname, '..');
 const BIN = join(REPO, 'bin', 'mallory.js');
@@ -22,16 +21,6 @@ const TIME = process.argv[3] ?? '10m';
 const REPEAT = process.argv[4] ?? '10';
 const SEED = process.argv[5] ?? '11';
 const SHRINK_REPEAT = '3';
-
-/**
- * What a switch needs besides `--bug` for a campaign to have a chance at it (the README's kvraft
- * section): a cluster of five, a transactional workload, the disk family of faults.
- */
-const SWITCH_ARGS: Partial<Record<(typeof KVRAFT_BUGS)[number], readonly string[]>> = {
-  'snapshot-uncommitted-config': ['--nodes', '5'],
-  'split-txn': ['--workload', 'list-append'],
-  'ack-before-fsync': ['--faults', `${DEFAULT_FAULT_FAMILIES.join(',')},disk`],
-};
 
 interface Found {
   readonly bugs: readonly { readonly dir: string; readonly kind: string; readonly name: string }[];
@@ -82,9 +71,7 @@ for (const bug of KVRAFT_BUGS.filter((b) => !ONLY || ONLY.includes(b))) {
   try {
     const found = asFound([
       'run',
-      '--bug',
-      bug,
-      ...(SWITCH_ARGS[bug] ?? []),
+      ...kvraftBugArgs(bug),
       '--stop-on-bug',
       '--time',
       TIME,

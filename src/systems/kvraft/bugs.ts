@@ -1,3 +1,5 @@
+import { DEFAULT_FAULT_FAMILIES, type FaultFamily } from '../../core/fault.js';
+
 /**
  * The bug switches of kvraft (`--bug NAME`). Each is a small deviation from correct Raft that mirrors
  * a published bug class; see README.md for the fault sequence that exposes each one.
@@ -23,4 +25,39 @@ export type KvraftBug = (typeof KVRAFT_BUGS)[number];
 
 export function isKvraftBug(name: string): name is KvraftBug {
   return (KVRAFT_BUGS as readonly string[]).includes(name);
+}
+
+/** What a campaign needs, besides `--bug`, to have a chance at a switch's bug. */
+export interface KvraftBugNeeds {
+  /** Cluster size. */
+  readonly nodes: number;
+  /** The workload that sees the bug. */
+  readonly workload: string;
+  /** Fault families to add to the default ones. */
+  readonly faults: readonly FaultFamily[];
+}
+
+const NEEDS_DEFAULT: KvraftBugNeeds = { nodes: 3, workload: 'register', faults: [] };
+
+/**
+ * Per switch (README.md names why): the configuration bug needs an uncommitted change on a
+ * minority that snapshots, so five nodes; the transaction bug shows only under a transactional
+ * workload; the fsync bug only when disks lose unfsynced writes.
+ */
+export const KVRAFT_BUG_NEEDS: Readonly<Record<KvraftBug, KvraftBugNeeds>> = {
+  'ack-before-commit': NEEDS_DEFAULT,
+  'stale-read': NEEDS_DEFAULT,
+  'snapshot-uncommitted-config': { ...NEEDS_DEFAULT, nodes: 5 },
+  'vote-without-log-check': NEEDS_DEFAULT,
+  'lazy-vote': NEEDS_DEFAULT,
+  'split-txn': { ...NEEDS_DEFAULT, workload: 'list-append' },
+  'ack-before-fsync': { ...NEEDS_DEFAULT, faults: ['disk'] },
+};
+
+/** `mallory run` arguments for a campaign on a switch: `--bug`, `--nodes`, `--workload`, and `--faults` when it adds any. */
+export function kvraftBugArgs(bug: KvraftBug): string[] {
+  const needs = KVRAFT_BUG_NEEDS[bug];
+  const args = ['--bug', bug, '--nodes', `${needs.nodes}`, '--workload', needs.workload];
+  if (needs.faults.length > 0) args.push('--faults', [...DEFAULT_FAULT_FAMILIES, ...needs.faults].join(','));
+  return args;
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { KVRAFT_BUG_NEEDS } from '../../../src/systems/kvraft/bugs.js';
 import { mallory, type Sandbox, sandbox, disposeSandbox } from '../../e2e/helpers.js';
 
 // Each bug switch with its scripted fault schedule through `mallory run --schedule`: the
@@ -41,16 +42,16 @@ async function run(
 }
 
 const CASES = [
-  { bug: 'stale-read', steps: 8, nodes: 3, workload: 'register', names: ['linearizability'] },
-  { bug: 'ack-before-commit', steps: 6, nodes: 3, workload: 'register', names: ['linearizability'] },
-  { bug: 'vote-without-log-check', steps: 9, nodes: 3, workload: 'register', names: ['crash'] },
+  { bug: 'stale-read', steps: 8, workload: 'register', names: ['linearizability'] },
+  { bug: 'ack-before-commit', steps: 6, workload: 'register', names: ['linearizability'] },
+  { bug: 'vote-without-log-check', steps: 9, workload: 'register', names: ['crash'] },
   // Triggered by observed events (become-leader); five attempts, each fails now and then (a race
   // of two election timeouts against two process starts). Locally a run finds it in 4 of 4; a CI
   // run on a fresh machine once found it in none of the five, so the case may run three times.
   {
     bug: 'lazy-vote',
     steps: 12,
-    nodes: 3,
+
     workload: 'register',
     names: ['invariant/election-safety'],
     retry: 2,
@@ -58,21 +59,21 @@ const CASES = [
   {
     bug: 'snapshot-uncommitted-config',
     steps: 6,
-    nodes: 5,
+
     workload: 'register',
     names: ['crash/crash-text'],
   },
-  { bug: 'split-txn', steps: 6, nodes: 3, workload: 'list-append', names: ['txn/not-strict-serializable'] },
+  { bug: 'split-txn', steps: 6, workload: 'list-append', names: ['txn/not-strict-serializable'] },
   // The same switch under write/read transactions (fractured reads: G1b, G-single, internal).
-  { bug: 'split-txn', steps: 6, nodes: 3, workload: 'rw-register', names: ['txn/not-strict-serializable'] },
+  { bug: 'split-txn', steps: 6, workload: 'rw-register', names: ['txn/not-strict-serializable'] },
   // And under the bank: a read or a transfer split into parts sees, or writes over, half a transfer.
-  { bug: 'split-txn', steps: 6, nodes: 3, workload: 'bank', names: ['bank/wrong-total'] },
+  { bug: 'split-txn', steps: 6, workload: 'bank', names: ['bank/wrong-total'] },
   // Every node loses its unfsynced writes (the FUSE disk layer), twice: kvraft declares its writes
   // survive that, so the loss breaks its durability contract.
   {
     bug: 'ack-before-fsync',
     steps: 5,
-    nodes: 3,
+
     workload: 'register',
     names: ['durability/broken-contract'],
   },
@@ -82,8 +83,9 @@ describe('kvraft bug switches under scripted schedules (mallory run)', () => {
   for (const c of CASES) {
     const title = c.workload === 'register' ? c.bug : `${c.bug} (${c.workload})`;
     const retry = 'retry' in c ? c.retry : 0;
+    const { nodes } = KVRAFT_BUG_NEEDS[c.bug];
     it(`${title}: the schedule exposes it and the checks catch it`, { retry }, async () => {
-      const { code, summary } = await run(c.bug, c.steps, c.nodes, c.workload, c.bug);
+      const { code, summary } = await run(c.bug, c.steps, nodes, c.workload, c.bug);
       expect(summary.status).toBe('complete');
       expect(code).toBe(1);
       const found = new Set(summary.bugs.flatMap((b) => [b.kind, `${b.kind}/${b.name}`]));
@@ -109,13 +111,13 @@ describe('kvraft bug switches under scripted schedules (mallory run)', () => {
     });
 
     it(`${title}: the same schedule with the switch off is clean`, async () => {
-      const { code, summary } = await run(c.bug, c.steps, c.nodes, c.workload);
+      const { code, summary } = await run(c.bug, c.steps, nodes, c.workload);
       expect(summary.status).toBe('complete');
       expect(summary.bugs).toEqual([]);
       expect(summary.ops.ok).toBeGreaterThan(500);
       expect(code).toBe(0);
       // The probe events and the node logs are in the run directory.
-      for (const node of ['n1', 'n2', 'n3'].slice(0, c.nodes)) {
+      for (const node of ['n1', 'n2', 'n3'].slice(0, nodes)) {
         const dir = join(summary.runDir, 'nodes', node);
         expect(readFileSync(join(dir, 'probe.jsonl'), 'utf8')).toContain('"type":"commit-advance"');
         expect(readFileSync(join(dir, 'stdout.log'), 'utf8')).toContain(`kvraft ${node} started`);
