@@ -66,7 +66,8 @@ export class TriggeredPolicy implements Policy {
   readonly name = 'triggered';
   private readonly immediate: AdaptivePolicy;
   private readonly o: Settings;
-  private readonly q = new Map<string, Map<string, Entry>>();
+  /** Q(state, enacted, action): per window state, per fault the step enacted, per triggered action. */
+  private readonly q = new Map<string, Map<string, Map<string, Entry>>>();
   private readonly global = new Map<string, Entry>();
   private readonly events = new Map<string, Entry>();
   /** E(enacted, type): keyed `enactedKey(fault)>type`. */
@@ -120,7 +121,7 @@ export class TriggeredPolicy implements Policy {
     const pool = this.actions(ctx);
     if (ctx.rng.chance(this.o.epsilon)) return ctx.rng.pick(pool);
     const enacted = enactedKey(ctx.enacted ?? null);
-    const row = ctx.state === undefined ? undefined : this.q.get(rowKey(ctx.state, enacted));
+    const row = ctx.state === undefined ? undefined : this.q.get(ctx.state)?.get(enacted);
     const logN = Math.log(this.arms + 1);
     let best: (TriggeredAction | null)[] = [];
     let bestScore = -Infinity;
@@ -157,13 +158,10 @@ export class TriggeredPolicy implements Policy {
     if (t.state === undefined) return;
     // The next decision's row depends on the fault it will follow: take the best of any.
     let nextMax = 0;
-    for (const [k, next] of this.q) {
-      if (stateOfRow(k) !== t.next) continue;
+    for (const next of this.q.get(t.next)?.values() ?? []) {
       for (const e of next.values()) nextMax = Math.max(nextMax, e.value);
     }
-    const rk = rowKey(t.state, enacted);
-    let row = this.q.get(rk);
-    if (!row) this.q.set(rk, (row = new Map<string, Entry>()));
+    const row = this.row(t.state, enacted);
     const e = row.get(key) ?? { value: this.prior(a, enacted), visits: 0 };
     e.value = (1 - this.o.alpha) * e.value + this.o.alpha * (reward + this.o.gamma * nextMax);
     e.visits++;
@@ -173,7 +171,7 @@ export class TriggeredPolicy implements Policy {
   /** The current estimate of arming `a` in a state, after `enacted` (for reports and tests). */
   value(state: string | undefined, a: TriggeredAction | null, enacted: Fault | null = null): number {
     const k = enactedKey(enacted);
-    const e = state === undefined ? undefined : this.q.get(rowKey(state, k))?.get(describeTrigger(a));
+    const e = state === undefined ? undefined : this.q.get(state)?.get(k)?.get(describeTrigger(a));
     return e ? this.estimate(e, a, k) : this.prior(a, k);
   }
 
@@ -187,7 +185,9 @@ export class TriggeredPolicy implements Policy {
     table(TRIGGER_AFTER_STATE, this.after);
     table(TRIGGER_FAULT_STATE, this.faults);
     table(TRIGGER_DELAY_STATE, this.delays);
-    for (const [state, row] of this.q) table(state, row);
+    for (const [state, rows] of this.q) {
+      for (const [enacted, row] of rows) table(rowKey(state, enacted), row);
+    }
     return out;
   }
 
@@ -203,12 +203,20 @@ export class TriggeredPolicy implements Policy {
       else if (v.state === TRIGGER_FAULT_STATE) this.faults.set(v.action, entry);
       else if (v.state === TRIGGER_DELAY_STATE) this.delays.set(v.action, entry);
       else if (v.action.startsWith('on:')) {
-        let row = this.q.get(v.state);
-        if (!row) this.q.set(v.state, (row = new Map<string, Entry>()));
-        row.set(v.action, entry);
+        const { state, enacted } = parseRowKey(v.state);
+        this.row(state, enacted).set(v.action, entry);
       } else theirs.push(v);
     }
     this.immediate.load(theirs);
+  }
+
+  /** The Q row of a state after an enacted fault, made empty if new. */
+  private row(state: string, enacted: string): Map<string, Entry> {
+    let rows = this.q.get(state);
+    if (!rows) this.q.set(state, (rows = new Map<string, Map<string, Entry>>()));
+    let row = rows.get(enacted);
+    if (!row) rows.set(enacted, (row = new Map<string, Entry>()));
+    return row;
   }
 
   private estimate(e: Entry, a: TriggeredAction | null, enacted: string): number {
@@ -254,16 +262,17 @@ export class TriggeredPolicy implements Policy {
 }
 
 /**
- * A Q row is the window's state and the fault the step enacted before arming (`state|kill:leader`):
- * the arming decision is taken knowing that fault.
+ * A saved Q row names the window's state and the fault the step enacted before arming
+ * (`state|kill:leader`): the arming decision is taken knowing that fault.
  */
 function rowKey(state: string, enacted: string): string {
   return `${state}${ROW_SEPARATOR}${enacted}`;
 }
 
-function stateOfRow(key: string): string {
+/** A saved row's state and enacted fault (a row saved before arming knew the fault: `none`). */
+function parseRowKey(key: string): { state: string; enacted: string } {
   const at = key.lastIndexOf(ROW_SEPARATOR);
-  return at < 0 ? key : key.slice(0, at);
+  return at < 0 ? { state: key, enacted: 'none' } : { state: key.slice(0, at), enacted: key.slice(at + 1) };
 }
 
 /** `kill:leader`, `start-partition`, `none`: the fault a step enacted, as the E(enacted, type) key. */
