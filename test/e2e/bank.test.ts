@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
 import type { Op } from '../../src/core/op.js';
-import { disposeSandbox, mallory, type Sandbox, sandbox, skipReason } from './helpers.js';
+import { disposeSandbox, mallory, type Sandbox, sandbox, skipReason, jsonOf } from './helpers.js';
 
 interface Summary {
   readonly status: string;
@@ -74,7 +74,7 @@ describe('the bank workload against real systems (fixed schedules)', () => {
         b,
       );
       expect(r.stdout, r.stderr).not.toBe('');
-      const summary = JSON.parse(r.stdout) as Summary;
+      const summary = jsonOf(r) as Summary;
       expect(summary.status).toBe('complete');
       expect(summary.bugs).toEqual([]);
       expect(r.code).toBe(0);

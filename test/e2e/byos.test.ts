@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { disposeSandbox, mallory, REPO, registryFiles, type Sandbox, sandbox } from './helpers.js';
+import { disposeSandbox, mallory, REPO, registryFiles, type Sandbox, sandbox, jsonOf } from './helpers.js';
 
 /** kvraft re-exported from a file outside src/, with log rules of its own: loaded through tsx. */
 const OUTSIDE = join(REPO, 'test', 'fixtures', 'systems', 'kvraft-outside.ts');
@@ -42,7 +42,7 @@ describe('mallory run --system PATH (a system defined outside the repo, real pro
     );
     expect(r.stderr).toContain('run dir');
     expect(r.code).toBe(0);
-    const summary = JSON.parse(r.stdout) as Summary;
+    const summary = jsonOf(r) as Summary;
     expect(summary.status).toBe('complete');
     expect(summary.system).toBe('kvraft-outside');
     expect(summary.runDir).toContain(join(box.store, 'kvraft-outside'));
@@ -68,7 +68,7 @@ describe('mallory run --system PATH (a system defined outside the repo, real pro
       box,
     );
     expect(found.code, found.stderr).toBe(1);
-    const bugDir = (JSON.parse(found.stdout) as Summary).bugs[0].dir;
+    const bugDir = (jsonOf(found) as Summary).bugs[0].dir;
     const header = (
       JSON.parse(readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8').split('\n')[0]) as {
         mallory: { system: string };

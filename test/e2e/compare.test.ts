@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { mallory, sandbox } from './helpers.js';
+import { mallory, sandbox, jsonOf } from './helpers.js';
 
 describe('mallory compare (kvraft, real processes)', () => {
   const box = sandbox();
@@ -30,7 +30,7 @@ describe('mallory compare (kvraft, real processes)', () => {
       box,
     );
     expect(r.code).toBe(0);
-    const result = JSON.parse(r.stdout) as {
+    const result = jsonOf(r) as {
       policies: Record<
         string,
         { runs: { seed: number; metrics: Record<string, number>; bugs: unknown[] }[] }
@@ -58,7 +58,7 @@ describe('mallory compare (kvraft, real processes)', () => {
     expect(result.policies.adaptive.runs[0].metrics.states_causal_auc).toBeGreaterThan(0);
 
     // The same comparison merged with itself pools the runs: two per policy, no campaign run.
-    const dir = (JSON.parse(r.stdout) as { dir: string }).dir;
+    const dir = (jsonOf(r) as { dir: string }).dir;
     const merged = await mallory(['compare', '--from', dir, '--from', dir, '--store', box.store], box);
     expect(merged.code).toBe(0);
     expect(merged.stdout).toMatch(/states_causal\s+adaptive/);
@@ -89,7 +89,7 @@ describe('mallory compare (kvraft, real processes)', () => {
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('workload list-append');
-    const result = JSON.parse(r.stdout) as {
+    const result = jsonOf(r) as {
       workload: string;
       dir: string;
       policies: Record<string, { runs: { runDir: string }[] }>;

@@ -46,6 +46,20 @@ export interface CliResult {
   readonly stderr: string;
 }
 
+/**
+ * The JSON document a `--json` command printed. When there is none (the command failed before
+ * printing it), throws with its exit code and the end of its stderr, which say why.
+ */
+export function jsonOf(result: CliResult): unknown {
+  try {
+    return JSON.parse(result.stdout) as unknown;
+  } catch {
+    throw new Error(
+      `no JSON on stdout (exit ${result.code}): ${result.stderr.slice(-2000) || result.stdout.slice(-2000)}`,
+    );
+  }
+}
+
 export function mallory(args: readonly string[], box: Sandbox, timeoutMs = 300_000): Promise<CliResult> {
   return new Promise((resolvePromise) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: box.env, cwd: REPO });
@@ -175,6 +189,6 @@ export async function findBug(
   const run = await mallory([...args, '--store', box.store, '--json'], box);
   if (run.code !== 1)
     throw new Error(`expected the run to find ${bug} (exit 1), got ${run.code}: ${run.stderr}`);
-  const bugDir = (JSON.parse(run.stdout) as { bugs: { dir: string }[] }).bugs[0].dir;
+  const bugDir = (jsonOf(run) as { bugs: { dir: string }[] }).bugs[0].dir;
   return { run, bugDir };
 }

@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { disposeSandbox, mallory, registryFiles, type Sandbox, sandbox, skipReason } from './helpers.js';
+import {
+  disposeSandbox,
+  mallory,
+  registryFiles,
+  type Sandbox,
+  sandbox,
+  skipReason,
+  jsonOf,
+} from './helpers.js';
 
 /**
  * The NATS example (examples/nats), loaded only by path, against Debian's nats-server. Its
@@ -34,7 +42,7 @@ describe('mallory run --system examples/nats (real nats-server)', () => {
         box,
       );
       expect([0, 1], r.stderr).toContain(r.code);
-      const summary = JSON.parse(r.stdout) as Summary;
+      const summary = jsonOf(r) as Summary;
       expect(summary.status).toBe('complete');
       expect(summary.system).toBe('nats');
       expect(summary.ops.ok).toBeGreaterThan(0);

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { readHistory } from '../../src/store/run-reader.js';
-import { disposeSandbox, mallory, REPO, type Sandbox, sandbox } from './helpers.js';
+import { disposeSandbox, mallory, REPO, type Sandbox, sandbox, jsonOf } from './helpers.js';
 
 /** Flags every schedule the nemesis acted in: a bug record from each, whatever kvraft does. */
 const FLAG_FAULTED = join(REPO, 'test', 'fixtures', 'workloads', 'faulted-schedules.ts');
@@ -31,7 +31,7 @@ describe('pacing: a warm-up before the first fault, and quiet periods (kvraft, r
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/warm-up: \d+ ok ops in 3\.0 s before the first fault/);
-    const summary = JSON.parse(r.stdout) as { runDir: string; status: string };
+    const summary = jsonOf(r) as { runDir: string; status: string };
     expect(summary.status).toBe('complete');
 
     const db = new Database(join(summary.runDir, 'run.db'), { readonly: true });
@@ -86,7 +86,7 @@ describe('pacing: a warm-up before the first fault, and quiet periods (kvraft, r
       box,
     );
     expect(r.code, r.stderr).toBe(1);
-    const summary = JSON.parse(r.stdout) as { bugs: { dir: string; kind: string; name: string }[] };
+    const summary = jsonOf(r) as { bugs: { dir: string; kind: string; name: string }[] };
     const bug = summary.bugs[0];
     expect(`${bug.kind}/${bug.name}`).toBe('workload/had-faults');
     const lines = readFileSync(join(bug.dir, 'schedule.jsonl'), 'utf8')
@@ -101,7 +101,7 @@ describe('pacing: a warm-up before the first fault, and quiet periods (kvraft, r
     const replay = await mallory(['replay', bug.dir, '--repeat', '1', '--store', box.store, '--json'], box);
     expect(replay.code, replay.stderr).toBe(1);
     expect(replay.stderr).toMatch(/warm-up: \d+ ok ops in 2\.0 s before the first fault/);
-    const result = JSON.parse(replay.stdout) as { reproduced: number; tries: { runDir: string }[] };
+    const result = jsonOf(replay) as { reproduced: number; tries: { runDir: string }[] };
     expect(result.reproduced).toBe(1);
     const replayed = await readHistory(result.tries[0].runDir);
     const healed = replayed.filter((op) => op.process === 'nemesis' && op.f === 'heal-all');

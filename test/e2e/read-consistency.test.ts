@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
+import { disposeSandbox, mallory, type Sandbox, sandbox, jsonOf } from './helpers.js';
 
 // A system that declares its reads sequential (examples/tiny-kv with follower reads: followers
 // answer from a copy that lags the primary) against the same server without the declaration, and
@@ -45,7 +45,7 @@ describe('what a system declares its reads promise (tiny-kv, real processes)', (
     for (const bug of bugs) args.push('--bug', bug);
     const r = await mallory(args, box, 120_000);
     expect(r.stdout, r.stderr).not.toBe('');
-    const summary = JSON.parse(r.stdout) as Summary;
+    const summary = jsonOf(r) as Summary;
     expect(summary.status).toBe('complete');
     expect(summary.ops.ok).toBeGreaterThan(200);
     return summary;

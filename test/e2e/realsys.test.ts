@@ -17,6 +17,7 @@ import {
   waitFor,
   disposeSandbox,
   skipReason,
+  jsonOf,
 } from './helpers.js';
 
 interface Summary {
@@ -100,7 +101,7 @@ describe('mallory run against real systems in network namespaces', () => {
         ['run', '--system', 'etcd', '--time', '30s', '--seed', '21', '--store', b.store, '--json'],
         b,
       );
-      const summary = JSON.parse(r.stdout) as Summary;
+      const summary = jsonOf(r) as Summary;
       expect(summary.status).toBe('complete');
       expect(summary.ops.ok).toBeGreaterThan(200);
       expect(summary.bugs).toEqual([]);
@@ -129,7 +130,7 @@ describe('mallory run against real systems in network namespaces', () => {
         b,
       );
       rmSync(join(schedule, '..'), { recursive: true, force: true });
-      const summary = JSON.parse(r.stdout) as Summary;
+      const summary = jsonOf(r) as Summary;
       expect(summary.status).toBe('complete');
       expect(summary.bugs.map((x) => x.kind)).toContain('linearizability');
       expect(r.code).toBe(1);
@@ -165,7 +166,7 @@ describe('mallory run against real systems in network namespaces', () => {
       // dqlite-demo sometimes fails to form a cluster at start-up (before any fault): one more try.
       if (r.code === 2 && r.stderr.includes('did not serve requests')) r = await run(6);
       expect(r.stdout, r.stderr).not.toBe('');
-      const summary = JSON.parse(r.stdout) as Summary;
+      const summary = jsonOf(r) as Summary;
       expect(summary.error).toBeUndefined();
       expect(summary.status).toBe('complete');
       expect(summary.ops.ok).toBeGreaterThan(100);

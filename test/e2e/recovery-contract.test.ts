@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
+import { disposeSandbox, mallory, type Sandbox, sandbox, jsonOf } from './helpers.js';
 
 // The recovery contract on real processes (examples/tiny-kv): its primary killed and restarted;
 // with `slow-restart` it serves again at once but 150 ms late for a minute.
@@ -47,7 +47,7 @@ describe('--recovery-contract (tiny-kv, real processes)', () => {
     for (const bug of bugs) args.push('--bug', bug);
     const r = await mallory(args, box, 120_000);
     expect(r.stdout, r.stderr).not.toBe('');
-    return { summary: JSON.parse(r.stdout) as Summary, stderr: r.stderr };
+    return { summary: jsonOf(r) as Summary, stderr: r.stderr };
   }
 
   it('a system back to its warm-up throughput and latency meets it', async () => {

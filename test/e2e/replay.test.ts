@@ -3,7 +3,16 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { findBug, mallory, REPO, registryFiles, type Sandbox, sandbox, disposeSandbox } from './helpers.js';
+import {
+  findBug,
+  mallory,
+  REPO,
+  registryFiles,
+  type Sandbox,
+  sandbox,
+  disposeSandbox,
+  jsonOf,
+} from './helpers.js';
 
 const SCHEDULE = join(REPO, 'test', 'systems', 'kvraft', 'schedules', 'ack-before-commit.jsonl');
 
@@ -41,7 +50,7 @@ describe('mallory replay (kvraft, real processes)', () => {
 
     const replay = await mallory(['replay', bugDir, '--repeat', '2', '--store', box.store, '--json'], box);
     expect(replay.code, replay.stderr).toBe(1);
-    const result = JSON.parse(replay.stdout) as ReplayJson;
+    const result = jsonOf(replay) as ReplayJson;
     expect(result.finding).toEqual({ kind: 'linearizability', name: 'not-linearizable' });
     expect(result.tries).toHaveLength(2);
     expect(result.reproduced).toBe(result.tries.filter((t) => t.reproduced).length);

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { ResultsSchema, type Results } from '../../src/report/results.js';
 import { validateJsonSchema } from '../report/_helpers/validate-json-schema.js';
-import { disposeSandbox, mallory, REPO, sandbox } from './helpers.js';
+import { disposeSandbox, mallory, REPO, sandbox, jsonOf } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_TIMEOUT_MS = 90_000;
@@ -59,7 +59,7 @@ describe('mallory report', () => {
   it('reports a real kvraft campaign: results.json valid against its schema, every plot drawn in Chromium', async () => {
     const run = await mallory(['run', '--time', '20s', '--seed', '3', '--store', box.store, '--json'], box);
     expect([0, 1]).toContain(run.code);
-    const summary = JSON.parse(run.stdout) as { runDir: string; report?: string };
+    const summary = jsonOf(run) as { runDir: string; report?: string };
     const runDir = summary.runDir;
     // The campaign wrote its report and refreshed the store's index itself.
     expect(summary.report).toBe(join(runDir, 'report.html'));

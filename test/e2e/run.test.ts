@@ -15,6 +15,7 @@ import {
   sandbox,
   waitFor,
   disposeSandbox,
+  jsonOf,
 } from './helpers.js';
 
 describe('mallory run (kvraft, real processes)', () => {
@@ -32,7 +33,7 @@ describe('mallory run (kvraft, real processes)', () => {
     );
     expect(r.stderr).toContain('run dir');
     expect(r.code).toBe(0);
-    const summary = JSON.parse(r.stdout) as {
+    const summary = jsonOf(r) as {
       runDir: string;
       schedules: number;
       ops: { ok: number };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { mallory, sandbox } from './helpers.js';
+import { mallory, sandbox, jsonOf } from './helpers.js';
 
 interface Summary {
   readonly runDir: string;
@@ -33,12 +33,12 @@ describe('mallory run --seed-from (kvraft, real processes)', () => {
     const common = ['run', '--time', '12s', '--steps', '4', '--store', box.store, '--json'];
     const first = await mallory([...common, '--seed', '31'], box);
     expect(first.code).toBe(0);
-    const a = JSON.parse(first.stdout) as Summary;
+    const a = jsonOf(first) as Summary;
     const before = globalVisits(a.runDir);
     expect(before).toBeGreaterThan(0);
     const second = await mallory([...common, '--seed', '32', '--seed-from', a.runDir], box);
     expect(second.code).toBe(0);
-    const b = JSON.parse(second.stdout) as Summary;
+    const b = jsonOf(second) as Summary;
     expect(globalVisits(b.runDir)).toBeGreaterThan(before);
   });
 

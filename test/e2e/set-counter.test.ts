@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
 import type { Op } from '../../src/core/op.js';
-import { disposeSandbox, mallory, type Sandbox, sandbox, skipReason } from './helpers.js';
+import { disposeSandbox, mallory, type Sandbox, sandbox, skipReason, jsonOf } from './helpers.js';
 
 interface Summary {
   readonly status: string;
@@ -72,7 +72,7 @@ async function run(
     b,
   );
   expect(r.stdout, r.stderr).not.toBe('');
-  const summary = JSON.parse(r.stdout) as Summary;
+  const summary = jsonOf(r) as Summary;
   return { code: r.code, stderr: r.stderr, summary, ops: clientOps(summary.runDir) };
 }
 

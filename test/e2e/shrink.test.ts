@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { disposeSandbox, findBug, mallory, registryFiles, type Sandbox, sandbox } from './helpers.js';
+import { disposeSandbox, findBug, mallory, registryFiles, type Sandbox, sandbox, jsonOf } from './helpers.js';
 
 /**
  * ack-before-commit needs one fault: the leader cut off while it acknowledges writes. Around it,
@@ -42,7 +42,7 @@ describe('mallory shrink (kvraft, real processes)', () => {
 
     const shrink = await mallory(['shrink', bugDir, '--repeat', '1', '--store', box.store, '--json'], box);
     expect(shrink.code, shrink.stderr).toBe(0);
-    const result = JSON.parse(shrink.stdout) as ShrinkJson;
+    const result = jsonOf(shrink) as ShrinkJson;
     expect(result.before).toEqual({ faults: 6, reproduced: 1, tries: 1 });
     expect(result.after?.reproduced).toBe(1);
     expect(result.after?.faults).toBeLessThanOrEqual(2);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
+import { disposeSandbox, mallory, type Sandbox, sandbox, jsonOf } from './helpers.js';
 
 describe('mallory run --policy triggered (kvraft, real processes)', () => {
   const boxes: Sandbox[] = [];
@@ -20,7 +20,7 @@ describe('mallory run --policy triggered (kvraft, real processes)', () => {
       box,
     );
     expect(r.code).toBe(0);
-    const summary = JSON.parse(r.stdout) as {
+    const summary = jsonOf(r) as {
       runDir: string;
       policy: string;
       metrics: Record<string, number>;

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { readHistory } from '../../src/store/run-reader.js';
-import { disposeSandbox, mallory, REPO, registryFiles, type Sandbox, sandbox } from './helpers.js';
+import { disposeSandbox, mallory, REPO, registryFiles, type Sandbox, sandbox, jsonOf } from './helpers.js';
 
 /** The example workload: counters only go up, and its own checker says reads must not go down. */
 const WORKLOAD = 'examples/workloads/monotonic-counter.ts';
@@ -45,7 +45,7 @@ describe('mallory run --workload PATH (a workload defined outside the repo, on r
       box,
     );
     expect(r.stderr).toContain('run dir');
-    const summary = JSON.parse(r.stdout) as Summary;
+    const summary = jsonOf(r) as Summary;
     expect(summary.status).toBe('complete');
     // kvraft without a bug switch is correct: the user's checker reports nothing.
     expect(summary.bugs.filter((b) => b.kind === 'workload')).toEqual([]);
@@ -80,7 +80,7 @@ describe('mallory run --workload PATH (a workload defined outside the repo, on r
       box,
     );
     expect(found.code, found.stderr).toBe(1);
-    const summary = JSON.parse(found.stdout) as Summary;
+    const summary = jsonOf(found) as Summary;
     const bug = summary.bugs.find((b) => b.kind === 'workload');
     expect(bug?.name).toBe('read-went-down');
     expect(bug?.message).toMatch(

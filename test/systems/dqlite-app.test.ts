@@ -6,7 +6,7 @@ import { DEBIAN_GOPATH } from '../../src/systems/dqlite/app-source.js';
 import { APP_SNAPSHOT_THRESHOLD, dqliteApp } from '../../src/systems/dqlite/dqlite.js';
 import { parseDqliteLog } from '../../src/systems/dqlite/log.js';
 import type { TxnClient } from '../../src/systems/system.js';
-import { disposeSandbox, mallory, sandbox } from '../e2e/helpers.js';
+import { disposeSandbox, mallory, sandbox, jsonOf } from '../e2e/helpers.js';
 import { skipReason } from './_helpers/cluster.js';
 import { concurrentTransfers } from './_helpers/bank-transfers.js';
 import { describeRealSystem } from './_helpers/describe-real-system.js';
@@ -216,7 +216,7 @@ describe.skipIf(reason !== undefined)('a list-append campaign on our dqlite app 
       CAMPAIGN_TIMEOUT_MS,
     );
     expect(r.stdout, r.stderr).not.toBe('');
-    const summary = JSON.parse(r.stdout) as {
+    const summary = jsonOf(r) as {
       status: string;
       error?: string;
       schedules: number;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { disposeSandbox, mallory, sandbox, skipReason, type Sandbox } from '../../e2e/helpers.js';
+import { disposeSandbox, mallory, sandbox, skipReason, type Sandbox, jsonOf } from '../../e2e/helpers.js';
 
 // etcd is the negative control for the transactional workloads too: a short campaign under the
 // default policy's faults finds nothing, and its transactions did read what others wrote.
@@ -51,7 +51,7 @@ describe.skipIf(reason !== undefined)(
           box,
           CAMPAIGN_TIMEOUT_MS,
         );
-        const summary = JSON.parse(r.stdout) as Summary;
+        const summary = jsonOf(r) as Summary;
         console.log(
           `etcd ${workload}: ${summary.schedules} schedules, ${summary.faults} faults, txns ok ${summary.ops.ok} fail ${summary.ops.fail} info ${summary.ops.info}`,
         );

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterEach, expect, it } from 'vitest';
 
-import { mallory, type Sandbox, sandbox, disposeSandbox } from '../../e2e/helpers.js';
+import { mallory, type Sandbox, sandbox, disposeSandbox, jsonOf } from '../../e2e/helpers.js';
 import { skipReason } from '../_helpers/cluster.js';
 
 // A campaign in network namespaces observes the messages between nodes by packet capture: a
@@ -33,7 +33,7 @@ it.skipIf(reason !== undefined)(
     const args = ['run', '--system', 'etcd', '--network', 'netns', '--schedule', SCHEDULE, '--steps', '4'];
     const r = await mallory([...args, '--seed', '1', '--store', box.store, '--json'], box, 180_000);
     expect(r.code, r.stderr).toBe(0);
-    const summary = JSON.parse(r.stdout) as { runDir: string };
+    const summary = jsonOf(r) as { runDir: string };
     const nemesis = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8')
       .split('\n')
       .filter((l) => l !== '')

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { disposeSandbox, mallory, sandbox, skipReason, type Sandbox } from '../../e2e/helpers.js';
+import { disposeSandbox, mallory, sandbox, skipReason, type Sandbox, jsonOf } from '../../e2e/helpers.js';
 
 // etcd under the FUSE disk layer (its WAL, snapshots and bbolt database, which it mmaps), a
 // minority losing power three times while clients write
@@ -53,7 +53,7 @@ describe.skipIf(reason !== undefined)(
         RUN_TIMEOUT_MS,
       );
       if (r.stdout === '') throw new Error(`mallory run printed no summary (exit ${r.code}): ${r.stderr}`);
-      const summary = JSON.parse(r.stdout) as Summary;
+      const summary = jsonOf(r) as Summary;
       expect(summary.status).toBe('complete');
       expect(summary.bugs).toEqual([]);
       expect(r.code).toBe(0);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
 
-import { mallory, type Sandbox, sandbox, disposeSandbox } from '../../e2e/helpers.js';
+import { mallory, type Sandbox, sandbox, disposeSandbox, jsonOf } from '../../e2e/helpers.js';
 import { skipReason } from '../_helpers/cluster.js';
 
 // etcd is the negative control: membership faults must never make it look guilty. A joiner is
@@ -43,7 +43,7 @@ async function run(
   const args = ['run', '--system', 'etcd', '--schedule', schedule, '--time', '90s', '--steps', String(steps)];
   const r = await mallory([...args, '--seed', '3', '--store', box.store, '--json'], box, 180_000);
   expect(r.stdout, r.stderr).not.toBe('');
-  const summary = JSON.parse(r.stdout) as Summary;
+  const summary = jsonOf(r) as Summary;
   const nemesis = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8')
     .split('\n')
     .filter((l) => l !== '')

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { KVRAFT_BUG_NEEDS } from '../../../src/systems/kvraft/bugs.js';
-import { mallory, type Sandbox, sandbox, disposeSandbox } from '../../e2e/helpers.js';
+import { mallory, type Sandbox, sandbox, disposeSandbox, jsonOf } from '../../e2e/helpers.js';
 
 // Each bug switch with its scripted fault schedule through `mallory run --schedule`: the
 // campaign's checks catch the bug, and the same schedule with the switch off is clean.
@@ -38,7 +38,7 @@ async function run(
   args.push('--schedule', join(SCHEDULES, `${schedule}.jsonl`));
   if (bug) args.push('--bug', bug);
   const r = await mallory(args, box, 120_000);
-  return { code: r.code, summary: JSON.parse(r.stdout) as Summary };
+  return { code: r.code, summary: jsonOf(r) as Summary };
 }
 
 const CASES = [

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import type { Op } from '../../../src/core/op.js';
-import { disposeSandbox, mallory, type Sandbox, sandbox } from '../../e2e/helpers.js';
+import { disposeSandbox, mallory, type Sandbox, sandbox, jsonOf } from '../../e2e/helpers.js';
 
 // kvraft under the disk faults that make it stop by itself, through `mallory run --schedule` with
 // every node's data dir under the FUSE disk layer: a node whose disk fails an fsync (EIO) or a
@@ -35,7 +35,7 @@ async function run(
   const args = ['run', '--time', '5m', '--seed', '7', '--steps', `${steps}`, '--schedule', file];
   const r = await mallory([...args, '--store', box.store, '--json'], box, 180_000);
   expect(r.stdout, r.stderr).not.toBe('');
-  return { code: r.code, summary: JSON.parse(r.stdout) as Summary };
+  return { code: r.code, summary: jsonOf(r) as Summary };
 }
 
 function nemesisOps(runDir: string): Op[] {

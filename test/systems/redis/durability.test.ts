@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { disposeSandbox, mallory, sandbox, skipReason, type Sandbox } from '../../e2e/helpers.js';
+import { disposeSandbox, mallory, sandbox, skipReason, type Sandbox, jsonOf } from '../../e2e/helpers.js';
 
 // One durable Redis node under the FUSE disk layer, losing power five times while clients write
 // (test/systems/redis/schedules/lose-unfsynced.jsonl). Under appendfsync everysec the last second
@@ -50,7 +50,7 @@ async function run(box: Sandbox, ...extra: string[]): Promise<{ code: number | n
     RUN_TIMEOUT_MS,
   );
   if (r.stdout === '') throw new Error(`mallory run printed no summary (exit ${r.code}): ${r.stderr}`);
-  return { code: r.code, summary: JSON.parse(r.stdout) as Summary };
+  return { code: r.code, summary: jsonOf(r) as Summary };
 }
 
 function history(runDir: string): HistoryLine[] {

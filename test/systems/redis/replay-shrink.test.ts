@@ -10,6 +10,7 @@ import {
   sandbox,
   skipReason,
   type Sandbox,
+  jsonOf,
 } from '../../e2e/helpers.js';
 
 // A lost-write finding on real Redis, from finding to its smallest schedule: one durable node under
@@ -58,7 +59,7 @@ describe.skipIf(reason !== undefined)(
         RUN_TIMEOUT_MS,
       );
       expect(run.code, run.stderr).toBe(1);
-      const summary = JSON.parse(run.stdout) as { bugs: { kind: string; name: string; dir: string }[] };
+      const summary = jsonOf(run) as { bugs: { kind: string; name: string; dir: string }[] };
       const bug = summary.bugs.find((b) => `${b.kind}/${b.name}` === FINDING);
       expect(bug, JSON.stringify(summary.bugs)).toBeDefined();
       const bugDir = bug!.dir;
@@ -83,7 +84,7 @@ describe.skipIf(reason !== undefined)(
         SHRINK_TIMEOUT_MS,
       );
       expect(shrink.code, shrink.stderr).toBe(0);
-      const result = JSON.parse(shrink.stdout) as ShrinkJson;
+      const result = jsonOf(shrink) as ShrinkJson;
       expect(result.before.faults).toBe(PADDED_FAULTS);
       expect(result.after, shrink.stderr).toBeDefined();
       expect(result.after!.faults).toBeLessThan(PADDED_FAULTS);
