@@ -42,3 +42,15 @@ export function describeTrigger(action: TriggeredAction | null): string {
   if (action === null) return NO_TRIGGER;
   return `on:${action.on}>${action.f}:${action.target}+${action.delayMs}ms`;
 }
+
+const TRIGGER_TARGETS: readonly TriggerTarget[] = ['event', 'others', 'isolate', 'leader'];
+
+/**
+ * The action `describeTrigger` wrote, or undefined for `on:none` and anything else. The event type
+ * is whatever comes before the last `>` (a mined log template may hold one).
+ */
+export function parseTrigger(text: string): TriggeredAction | undefined {
+  const m = /^on:(.+)>([a-z-]+):([a-z]+)\+(\d+)ms$/.exec(text);
+  if (!m || !(TRIGGER_TARGETS as readonly string[]).includes(m[3])) return undefined;
+  return { on: m[1], f: m[2] as FaultKind, target: m[3] as TriggerTarget, delayMs: Number(m[4]) };
+}

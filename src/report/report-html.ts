@@ -159,6 +159,22 @@ function faultsSection(results: Results): string {
   ].join('\n');
 }
 
+function triggersSection(results: Results): string {
+  if (!results.triggers) return '';
+  const pct = (n: number, of: number): string => `${Math.round((100 * n) / of)}%`;
+  const rows = results.triggers.map(
+    (t) =>
+      `<tr><td>${escapeXml(t.on)}</td><td>${t.armed}</td><td>${t.fired}</td><td>${pct(t.fired, t.armed)}</td><td>${t.firedNewStates}</td></tr>`,
+  );
+  return [
+    '<h2 id="triggers">Triggers by event type</h2>',
+    '<p>Steps that armed a trigger on each event type, how many of them it fired in, and how many of those firings led to a state never seen before.</p>',
+    '<table><tr><th>event type</th><th>armed</th><th>fired</th><th>share fired</th><th>fired, new state</th></tr>',
+    ...rows,
+    '</table>',
+  ].join('\n');
+}
+
 function bugsSection(results: Results, outDir: string): string {
   if (results.bugs.length === 0) return '<h2 id="bugs">Bugs</h2>\n<p class="none">No bugs found.</p>';
   const bugs = results.bugs.map((b) =>
@@ -196,12 +212,13 @@ export function reportHtml(data: RunData, results: Results, outDir: string): str
     `<title>Mallory ${escapeXml(results.run.system)} ${escapeXml(results.run.id)} — ${escapeXml(results.status)}</title>`,
     `<style>${STYLE}</style></head><body>`,
     header(data, results),
-    '<p><a href="#ops">client ops</a> · <a href="#timeline">timeline</a> · <a href="#coverage">coverage</a> · <a href="#faults">faults</a> · <a href="#bugs">bugs</a> · <a href="results.json">results.json</a></p>',
+    `<p><a href="#ops">client ops</a> · <a href="#timeline">timeline</a> · <a href="#coverage">coverage</a> · <a href="#faults">faults</a>${results.triggers ? ' · <a href="#triggers">triggers</a>' : ''} · <a href="#bugs">bugs</a> · <a href="results.json">results.json</a></p>`,
     bugsSection(results, outDir),
     opsSection(data),
     timelineSection(data),
     coverageSection(data),
     faultsSection(results),
+    triggersSection(results),
     SELF_CHECK,
     '</body></html>',
   ].join('\n');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod/v4';
 
 import type { RunData } from './run-data.js';
+import { triggerStats } from './trigger-stats.js';
 
 /**
  * `results.json`: what a run did and found, for scripts and CI. Versioned: a change that removes or
@@ -77,6 +78,19 @@ export const ResultsSchema = z
         })
         .strict(),
     ),
+    triggers: z
+      .array(
+        z
+          .object({
+            on: z.string().describe('the event type the triggers waited for'),
+            armed: Count.describe('steps that armed a trigger on it'),
+            fired: Count.describe('of those, steps where it fired'),
+            firedNewStates: Count.describe('of the firings, those whose window reached a new state'),
+          })
+          .strict(),
+      )
+      .optional()
+      .describe('triggered actions per event type, highest share fired first (policies that arm triggers)'),
     coverage: z
       .record(z.string(), z.number())
       .describe('final coverage metrics: states_<abstraction>, event_types, intra_pairs, …'),
@@ -114,6 +128,7 @@ export function runResults(data: RunData): Results {
     ...Object.fromEntries(Object.entries(stored.states).map(([a, n]) => [`states_${a}`, n])),
   };
   const startedMs = Date.parse(run.startedAt);
+  const triggers = triggerStats(stored.steps, stored.faults);
   return {
     schema: RESULTS_SCHEMA_NAME,
     version: RESULTS_VERSION,
@@ -162,6 +177,7 @@ export function runResults(data: RunData): Results {
         ...bugCommands(dir),
       };
     }),
+    ...(triggers.length > 0 ? { triggers } : {}),
     coverage,
   };
 }

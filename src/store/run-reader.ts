@@ -36,6 +36,8 @@ export interface StoredStep {
   readonly endedMs: number | null;
   readonly fault: string | null;
   readonly state: string | null;
+  /** Its window reached a state no earlier window had (in any abstraction). */
+  readonly newState: boolean;
 }
 
 export interface StoredFault {
@@ -49,6 +51,8 @@ export interface StoredFault {
   readonly nodes: readonly string[];
   readonly outcome: 'ok' | 'skipped' | 'error';
   readonly error: string | null;
+  /** A fault fired by a trigger: its schedule line (`on`, `delayMs`, `$E`); null for the others. */
+  readonly trigger: unknown;
 }
 
 export interface StoredMetrics {
@@ -134,7 +138,11 @@ export function readStoredRun(dir: string): StoredRun {
       .prepare('SELECT idx, started_ms, ended_ms, ops, recovery_ms FROM schedules ORDER BY idx')
       .all() as { idx: number; started_ms: number; ended_ms: number | null; ops: number | null; recovery_ms: number | null }[];
     const steps = db
-      .prepare('SELECT schedule, step, started_ms, ended_ms, fault, state FROM steps ORDER BY schedule, step')
+      .prepare(
+        `SELECT schedule, step, started_ms, ended_ms, fault, state, EXISTS (SELECT 1 FROM states
+           WHERE states.id = steps.state AND first_schedule = steps.schedule AND first_step = steps.step) AS new_state
+         FROM steps ORDER BY schedule, step`,
+      )
       .all() as {
       schedule: number;
       step: number;
@@ -142,6 +150,7 @@ export function readStoredRun(dir: string): StoredRun {
       ended_ms: number | null;
       fault: string | null;
       state: string | null;
+      new_state: number;
     }[];
     const faults = db.prepare('SELECT * FROM faults ORDER BY id').all() as {
       id: number;
@@ -153,6 +162,8 @@ export function readStoredRun(dir: string): StoredRun {
       nodes: string | null;
       outcome: StoredFault['outcome'];
       error: string | null;
+      /** Absent in runs stored before triggers existed. */
+      trigger?: string | null;
     }[];
     const metrics = db.prepare('SELECT * FROM metrics ORDER BY at_ms').all() as {
       at_ms: number;
@@ -203,6 +214,7 @@ export function readStoredRun(dir: string): StoredRun {
         endedMs: s.ended_ms,
         fault: parseJson<string | null>(s.fault, null),
         state: s.state,
+        newState: s.new_state === 1,
       })),
       faults: faults.map((f) => ({
         id: f.id,
@@ -214,6 +226,7 @@ export function readStoredRun(dir: string): StoredRun {
         nodes: parseJson<string[]>(f.nodes, []),
         outcome: f.outcome,
         error: f.error,
+        trigger: parseJson<unknown>(f.trigger ?? null, null),
       })),
       metrics: metrics.map(metricsRow),
       bugs: bugs.map((b) => ({

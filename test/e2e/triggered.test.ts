@@ -62,5 +62,12 @@ describe('mallory run --policy triggered (kvraft, real processes)', () => {
     const history = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8');
     const triggerOps = history.split('\n').filter((l) => l.includes('"f":"trigger"'));
     expect(triggerOps.length).toBe(fired.length);
+    // The run's results.json ranks the event types; its counts add up to the run's.
+    const results = JSON.parse(readFileSync(join(summary.runDir, 'results.json'), 'utf8')) as {
+      triggers: { on: string; armed: number; fired: number }[];
+    };
+    const sum = (k: 'armed' | 'fired'): number => results.triggers.reduce((n, t) => n + t[k], 0);
+    expect(sum('armed')).toBe(m.triggers_armed);
+    expect(sum('fired')).toBe(m.triggers_fired);
   });
 });

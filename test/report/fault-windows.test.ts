@@ -131,8 +131,8 @@ describe('resetTimes', () => {
       { idx: 1, startedMs: 9000, endedMs: 30_000, ops: 1, recoveryMs: 5 },
     ];
     const steps = [
-      { schedule: 0, step: 0, startedMs: 0, endedMs: 2500, fault: null, state: null },
-      { schedule: 0, step: 1, startedMs: 2500, endedMs: 5000, fault: null, state: null },
+      { schedule: 0, step: 0, startedMs: 0, endedMs: 2500, fault: null, state: null, newState: false },
+      { schedule: 0, step: 1, startedMs: 2500, endedMs: 5000, fault: null, state: null, newState: false },
     ];
     expect(resetTimes(schedules, steps, 10_000, 40_000)).toEqual([5000, 19_000]);
   });
@@ -151,6 +151,7 @@ describe('timedFaults', () => {
         nodes: [],
         outcome: 'skipped',
         error: null,
+        trigger: null,
       },
     ];
     const ops: Op[] = [
