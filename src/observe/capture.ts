@@ -49,7 +49,12 @@ export class PacketCapture {
     const child = spawn(argv[0], argv.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const pid = child.pid;
     if (pid === undefined) throw new Error('cannot start tcpdump: apt-get install -y tcpdump');
-    const id = registry.record({ kind: 'process', pid, startTime: processStartTime(pid) ?? '', label: 'tcpdump' });
+    const id = registry.record({
+      kind: 'process',
+      pid,
+      startTime: processStartTime(pid) ?? '',
+      label: 'tcpdump',
+    });
     const capture = new PacketCapture(registry, id);
     child.unref();
     // pcap stamps wall-clock time; events carry the host's monotonic clock.
