@@ -110,6 +110,12 @@ export interface MembershipCapability {
    * whose call failed may still have taken effect: the nemesis reconciles with this when given.
    */
   configuration?(cluster: ClusterView): Promise<readonly string[] | undefined>;
+  /**
+   * Changes commit through a majority of the members (Raft and its kin). Then, while a majority of
+   * them is killed or paused, the nemesis skips `member-remove` and `member-add` at once, saying
+   * why, instead of waiting out the calls' timeouts (half a minute of a step, on etcd).
+   */
+  readonly quorum?: boolean;
 }
 
 /** The outcome of a set read: `ok` carries every element the set holds (any order). */

@@ -94,6 +94,8 @@ interface FakeSystemOptions {
   readonly addRejected?: boolean;
   /** After a failed add, this many configuration reads get no answer (the cluster busy with it). */
   readonly silentReadsAfterFailedAdd?: number;
+  /** The adapter says its changes commit through a majority (`membership.quorum`). */
+  readonly quorum?: boolean;
 }
 
 /** Mallory's own failure (as when its registry cannot be written) at the next start of a node. */
@@ -119,6 +121,7 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
       throw new Error('no clients in this test');
     },
     membership: {
+      ...(options.quorum ? { quorum: true } : {}),
       remove(node: string): Promise<void> {
         if (!fake.hasQuorum()) return Promise.reject(noQuorum());
         fake.log.push(`remove ${node}`);
@@ -172,6 +175,33 @@ describe('Nemesis membership: a joiner starts only once the cluster has accepted
     expect(fake.isMember('n3')).toBe(false);
     expect(fake.statusOf('n3')).toBe('removed');
     expect(fake.refused).toEqual([]);
+  });
+
+  it('a quorum system: with a majority killed or paused, member-remove and member-add are skipped at once, saying why', async () => {
+    const { fake, nemesis } = setUp({ quorum: true });
+    expect(await nemesis.enact({ f: 'member-remove', value: ['n3'] })).toMatchObject({ outcome: 'ok' });
+    await nemesis.enact({ f: 'pause', value: ['n1'] });
+    fake.log.length = 0;
+
+    const add = await nemesis.enact({ f: 'member-add', value: 'one' });
+    expect(add).toMatchObject({ outcome: 'skipped', nodes: [] });
+    expect(add.error).toBe(
+      '1 of 2 members are killed or paused (n1): no membership change can commit without a majority',
+    );
+    const remove = await nemesis.enact({ f: 'member-remove', value: ['n2'] });
+    expect(remove.outcome).toBe('skipped');
+    // Nothing was asked of the system, and nothing was wiped.
+    expect(fake.log).toEqual([]);
+
+    // With a majority running again, the add goes through.
+    await nemesis.enact({ f: 'resume', value: ['n1'] });
+    expect(await nemesis.enact({ f: 'member-add', value: 'one' })).toMatchObject({
+      outcome: 'ok',
+      nodes: ['n3'],
+    });
+    // One of three down leaves a majority: a remove is tried.
+    await nemesis.enact({ f: 'pause', value: ['n3'] });
+    expect(await nemesis.enact({ f: 'member-remove', value: ['n2'] })).toMatchObject({ outcome: 'ok' });
   });
 
   it('member-add starts the joiner after the add committed, on a wiped data dir', async () => {

@@ -83,6 +83,14 @@ async function dropStrayMembers(ctx: FamilyContext): Promise<number> {
   return stray.length;
 }
 
+/** Why no change can commit now — a majority of the members is killed or paused — or undefined. */
+function withoutQuorum(c: FamilyContext['cluster']): string | undefined {
+  const members = c.members;
+  const down = members.filter((n) => c.statusOf(n) !== 'running');
+  if (members.length === 0 || 2 * down.length < members.length) return undefined;
+  return `${down.length} of ${members.length} members are killed or paused (${down.join(', ')}): no membership change can commit without a majority`;
+}
+
 /** `member-remove` (the node is stopped and wiped once out) / `member-add` (back with a fresh dir). */
 export class MemberFamily implements FaultFamilyPackage {
   readonly family = 'member';
@@ -108,6 +116,8 @@ export class MemberFamily implements FaultFamilyPackage {
 
   async enact(fault: Fault, ctx: FamilyContext, recorded?: Recorded): Promise<FaultOutcome> {
     const c = ctx.cluster;
+    const noQuorum = ctx.system.membership?.quorum === true ? withoutQuorum(c) : undefined;
+    if (noQuorum !== undefined) return { fault, nodes: [], outcome: 'skipped', error: noQuorum };
     if (fault.f === 'member-add') {
       const removed = c.nodes.filter((n) => !c.isMember(n));
       const nodes = (await ctx.targetNodes(fault.value, removed, recorded?.nodes)).slice(0, 1);

@@ -82,6 +82,8 @@ class DqliteAdapter implements SystemAdapter {
   readonly ports = DQLITE_PORTS;
   readonly leadership: LeaderCapability = { leader: (cluster) => this.currentLeader(cluster) };
   readonly membership: MembershipCapability = {
+    // Raft: a change commits through a majority of the members.
+    quorum: true,
     add: (node, cluster) => this.addMember(node, cluster),
     remove: (node, cluster) => this.removeMember(node, cluster),
   };

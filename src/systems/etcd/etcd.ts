@@ -66,6 +66,8 @@ class EtcdAdapter implements SystemAdapter {
   readonly ports = ETCD_PORTS;
   readonly leadership: LeaderCapability = { leader: (cluster) => this.currentLeader(cluster) };
   readonly membership: MembershipCapability = {
+    // Raft: a change commits through a majority of the members.
+    quorum: true,
     add: (node, cluster) => this.addMember(node, cluster),
     remove: (node, cluster) => this.removeMember(node, cluster),
     configuration: (cluster) => this.committedConfiguration(cluster),

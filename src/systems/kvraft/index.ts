@@ -78,6 +78,8 @@ class KvraftAdapter implements SystemAdapter {
   readonly peerServices = ['peer'] as const;
   readonly leadership: LeaderCapability = { leader: (cluster) => this.currentLeader(cluster) };
   readonly membership: MembershipCapability = {
+    // Raft: a change commits through a majority of the members.
+    quorum: true,
     add: (node, cluster) => this.addMember(node, cluster),
     remove: (node, cluster) => this.removeMember(node, cluster),
     configuration: (cluster) => this.committedConfiguration(cluster),
