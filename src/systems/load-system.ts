@@ -42,6 +42,7 @@ const AdapterSchema = z.object({
     .object({
       add: z.custom((v) => typeof v === 'function', 'must be a function'),
       remove: z.custom((v) => typeof v === 'function', 'must be a function'),
+      quorum: z.boolean().optional(),
     })
     .passthrough()
     .optional(),

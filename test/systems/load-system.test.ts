@@ -167,6 +167,15 @@ describe('loadSystem', () => {
       );
     });
 
+    it('membership.quorum, when given, is a boolean', async () => {
+      const source = (quorum: string): string =>
+        `export default ${definitionSource('quorum').replace('peerServices: [],', `peerServices: [], membership: { add: async () => {}, remove: async () => {}, quorum: ${quorum} },`)};\n`;
+      const bad = await loadSystem(write('quorum-bad.mjs', source("'yes'")));
+      expect(() => bad.definition.create({ bugs: [] })).toThrow(/field "membership\.quorum"/);
+      const good = await loadSystem(write('quorum-good.mjs', source('true')));
+      expect(good.definition.create({ bugs: [] }).membership?.quorum).toBe(true);
+    });
+
     it('a directory with no entry', async () => {
       mkdirSync(at('hollow'), { recursive: true });
       expect((await loadError(at('hollow'))).message).toMatch(/no package.json "exports" or "main"/);
