@@ -474,6 +474,7 @@ export class Campaign {
         );
         // Every schedule, so a run killed later still seeds the next one (`--seed-from`).
         if (policy) store.savePolicy(policy.name, policy.save());
+        store.saveLogTemplates(observation.logEvents.drain.templates());
         this.phase = 'fuzzing';
         if (fixedSchedule || (config.stopOnBug && this.bugs.length > 0)) {
           this.schedule++;
@@ -482,6 +483,7 @@ export class Campaign {
       }
       if (this.signal.aborted) status = 'interrupted';
       if (policy) store.savePolicy(policy.name, policy.save());
+      store.saveLogTemplates(observation.logEvents.drain.templates());
     } catch (e) {
       if (e instanceof Interrupted) status = 'interrupted';
       else {
@@ -846,7 +848,7 @@ export class Campaign {
 class Interrupted extends Error {}
 
 function describeSeed(seed: Seed): string {
-  const what = `seeded from ${seed.runDir} (${seed.status}): ${seed.values.length} policy values, ${seed.states.length} states`;
+  const what = `seeded from ${seed.runDir} (${seed.status}): ${seed.values.length} policy values, ${seed.states.length} states, ${seed.templates.length} log templates`;
   return seed.values.length > 0
     ? what
     : `${what} — it saved no policy values (it ended before its first schedule did): the policy starts fresh`;

@@ -13,6 +13,7 @@ import type { Rng } from '../core/random.js';
 import { NodeClocks } from '../nemesis/clock.js';
 import { NodeDisks } from '../nemesis/disk.js';
 import { Nemesis, unsupportedFault } from '../nemesis/nemesis.js';
+import type { LogTemplate } from '../observe/drain.js';
 import { createPolicy } from '../policy/index.js';
 import type { Policy, PolicyValue } from '../policy/policy.js';
 import { readStoredSeed, type StoredSeed } from '../store/run-reader.js';
@@ -38,6 +39,8 @@ export interface Seed {
   readonly status: string;
   readonly values: readonly PolicyValue[];
   readonly states: readonly { abstraction: string; id: string; features: string; visits: number }[];
+  /** Its mined log templates: loaded first, so the same lines get the same ids (event types) here. */
+  readonly templates: readonly LogTemplate[];
 }
 
 /**
@@ -209,6 +212,8 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
     const disks = diskLayer !== undefined ? new NodeDisks(diskLayer) : undefined;
     const watching = new Observation(store.dir, nodes, system);
     observation = watching;
+    // Before any line is read: a seeded run names the lines it shares with its seed as the seed did.
+    if (plan.seedData) watching.logEvents.drain.load(plan.seedData.templates);
     await watching.watchNetwork(network, registry);
     history.onOp((_op, event) => {
       watching.ingest(event);
@@ -264,7 +269,13 @@ function readSeed(runDir: string, system: string, policy: string): Seed {
       `--seed-from: ${runDir} is a ${run?.policy ?? '?'} run on ${run?.system ?? '?'}; this is ${policy} on ${system}: seed from a run of the same system and policy`,
     );
   }
-  return { runDir, status: run.status, values: source.values, states: source.states };
+  return {
+    runDir,
+    status: run.status,
+    values: source.values,
+    states: source.states,
+    templates: source.templates,
+  };
 }
 
 /** Whether the run uses namespaces; checked before the run dir exists, so a refusal leaves no run. */

@@ -164,7 +164,7 @@ function triggersSection(results: Results): string {
   const pct = (n: number, of: number): string => `${Math.round((100 * n) / of)}%`;
   const rows = results.triggers.map(
     (t) =>
-      `<tr><td>${escapeXml(t.on)}</td><td>${t.armed}</td><td>${t.fired}</td><td>${pct(t.fired, t.armed)}</td><td>${t.firedNewStates}</td></tr>`,
+      `<tr><td>${escapeXml(t.on)}${t.template !== undefined ? ` <code>${escapeXml(t.template)}</code>` : ''}</td><td>${t.armed}</td><td>${t.fired}</td><td>${pct(t.fired, t.armed)}</td><td>${t.firedNewStates}</td></tr>`,
   );
   return [
     '<h2 id="triggers">Triggers by event type</h2>',

@@ -83,6 +83,10 @@ export const ResultsSchema = z
         z
           .object({
             on: z.string().describe('the event type the triggers waited for'),
+            template: z
+              .string()
+              .optional()
+              .describe('for a mined log template (L7, L7/leader), its text: <*> where lines differ'),
             armed: Count.describe('steps that armed a trigger on it'),
             fired: Count.describe('of those, steps where it fired'),
             firedNewStates: Count.describe('of the firings, those whose window reached a new state'),
@@ -128,7 +132,10 @@ export function runResults(data: RunData): Results {
     ...Object.fromEntries(Object.entries(stored.states).map(([a, n]) => [`states_${a}`, n])),
   };
   const startedMs = Date.parse(run.startedAt);
-  const triggers = triggerStats(stored.steps, stored.faults);
+  const triggers = triggerStats(stored.steps, stored.faults).map((t) => {
+    const template = stored.templates[t.on.split('/')[0]];
+    return template !== undefined ? { ...t, template } : t;
+  });
   return {
     schema: RESULTS_SCHEMA_NAME,
     version: RESULTS_VERSION,

@@ -84,6 +84,8 @@ export interface StoredRun {
   readonly bugs: readonly StoredBug[];
   /** Distinct states per abstraction. */
   readonly states: Readonly<Record<string, number>>;
+  /** The text of each mined log template by id (`L7` → `became leader at term <*>`). */
+  readonly templates: Readonly<Record<string, string>>;
 }
 
 /** Why `dir` cannot be read as a run, or `undefined` when it has a `run.db`. */
@@ -240,6 +242,7 @@ export function readStoredRun(dir: string): StoredRun {
         html: b.html,
       })),
       states: Object.fromEntries(states.map((s) => [s.abstraction, s.n])),
+      templates: Object.fromEntries(readTemplates(db).map((t) => [t.id, t.tokens.join(' ')])),
     };
   } finally {
     db.close();
@@ -263,14 +266,23 @@ export function readStoredMetrics(dir: string): StoredMetrics[] {
 }
 
 /** What an earlier run hands a new campaign (`--seed-from`): the policy's values and the states seen. */
+/** A mined log template as a run saved it (the shape of the observer's `LogTemplate`). */
+export interface StoredLogTemplate {
+  readonly id: string;
+  readonly tokens: readonly string[];
+  readonly size: number;
+}
+
 export interface StoredSeed {
   /** The run row's identity, or undefined when the run did not get past its start. */
   readonly run: { readonly system: string; readonly policy: string; readonly status: RunStatus } | undefined;
   readonly values: readonly { state: string; action: string; value: number; visits: number }[];
   readonly states: readonly { abstraction: string; id: string; features: string; visits: number }[];
+  /** Its mined log templates, `L1` first: their ids are event types in its states and values. */
+  readonly templates: readonly StoredLogTemplate[];
 }
 
-/** Reads a run's policy values (of `policy`) and states. Throws when `dir` has no `run.db`. */
+/** Reads a run's policy values (of `policy`), states and log templates. Throws when `dir` has no `run.db`. */
 export function readStoredSeed(dir: string, policy: string): StoredSeed {
   const reason = notARunReason(dir);
   if (reason !== undefined) throw new Error(reason);
@@ -283,10 +295,24 @@ export function readStoredSeed(dir: string, policy: string): StoredSeed {
     const states = db
       .prepare('SELECT abstraction, id, features, visits FROM states ORDER BY rowid')
       .all() as StoredSeed['states'];
-    return { run, values, states };
+    return { run, values, states, templates: readTemplates(db) };
   } finally {
     db.close();
   }
+}
+
+/** The mined log templates a run saved (none in runs stored before they were saved). */
+function readTemplates(db: Database.Database): StoredLogTemplate[] {
+  const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'log_templates'").get();
+  if (table === undefined) return [];
+  const rows = db.prepare('SELECT id, tokens, size FROM log_templates').all() as {
+    id: string;
+    tokens: string;
+    size: number;
+  }[];
+  return rows
+    .map((r) => ({ id: r.id, tokens: parseJson<string[]>(r.tokens, []), size: r.size }))
+    .sort((a, b) => Number(a.id.slice(1)) - Number(b.id.slice(1)));
 }
 
 /**

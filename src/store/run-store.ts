@@ -38,6 +38,9 @@ CREATE TABLE IF NOT EXISTS bugs (
   message TEXT NOT NULL, evidence TEXT NOT NULL, fault_schedule TEXT NOT NULL, seed INTEGER NOT NULL,
   found_at_ms INTEGER NOT NULL, html TEXT
 );
+CREATE TABLE IF NOT EXISTS log_templates (
+  id TEXT PRIMARY KEY, tokens TEXT NOT NULL, size INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS metrics (
   at_ms INTEGER NOT NULL, schedule INTEGER NOT NULL, step INTEGER NOT NULL, values_json TEXT NOT NULL
 );
@@ -220,6 +223,17 @@ export class RunStore {
     this.db.transaction(() => {
       this.db.prepare('DELETE FROM policy_values WHERE policy = ?').run(policy);
       for (const v of values) insert.run(policy, v.state, v.action, v.value, v.visits);
+    })();
+  }
+
+  /**
+   * The log templates mined so far (their ids are event types): what `--seed-from` loads so a later
+   * run gives the same lines the same ids, and what a report shows for an id.
+   */
+  saveLogTemplates(templates: readonly { id: string; tokens: readonly string[]; size: number }[]): void {
+    const insert = this.db.prepare('INSERT OR REPLACE INTO log_templates (id, tokens, size) VALUES (?, ?, ?)');
+    this.db.transaction(() => {
+      for (const t of templates) insert.run(t.id, JSON.stringify(t.tokens), t.size);
     })();
   }
 

@@ -11,6 +11,17 @@ interface Summary {
   readonly status: string;
 }
 
+/** The run's mined log templates: id → tokens. */
+function templates(runDir: string): Map<string, string[]> {
+  const db = new Database(join(runDir, 'run.db'), { readonly: true });
+  try {
+    const rows = db.prepare('SELECT id, tokens FROM log_templates').all() as { id: string; tokens: string }[];
+    return new Map(rows.map((r) => [r.id, JSON.parse(r.tokens) as string[]]));
+  } finally {
+    db.close();
+  }
+}
+
 function globalVisits(runDir: string): number {
   const db = new Database(join(runDir, 'run.db'), { readonly: true });
   try {
@@ -40,6 +51,12 @@ describe('mallory run --seed-from (kvraft, real processes)', () => {
     expect(second.code).toBe(0);
     const b = jsonOf(second) as Summary;
     expect(globalVisits(b.runDir)).toBeGreaterThan(before);
+    // The log lines the two runs share have the same ids (event types) in both: the seeded run
+    // loaded the first one's templates before reading a line (a template may have generalised
+    // since, but it is the same statement: as many tokens).
+    const [mined, seeded] = [templates(a.runDir), templates(b.runDir)];
+    expect(mined.size).toBeGreaterThan(0);
+    for (const [id, tokens] of mined) expect(seeded.get(id)?.length, id).toBe(tokens.length);
   });
 
   it('refuses a directory that is not a run, or a run of another policy, and creates no run', async () => {

@@ -19,7 +19,7 @@ afterAll(() => {
 /**
  * A triggered run of 6 steps through the real store: become-leader armed in steps 0, 1, 2 (fired in
  * 0 and 2, step 2's window new), vote-granted armed in 3 and 4 (fired in 4, its window seen before),
- * step 5 armed nothing.
+ * a mined log template (`L1/leader`) armed in step 5, not fired.
  */
 function triggeredRun(): string {
   const root = mkdtempSync(join(tmpdir(), 'mallory-trigger-stats-'));
@@ -38,7 +38,7 @@ function triggeredRun(): string {
     'noop + on:become-leader>kill:event+0ms',
     'kill:one + on:vote-granted>start-partition:isolate+50ms',
     'kill:one + on:vote-granted>start-partition:isolate+50ms',
-    'kill:leader',
+    'kill:leader + on:L1/leader>pause:event+0ms',
   ];
   const states = ['s0', 's1', 's2', 's0', 's1', 's3'];
   armed.forEach((fault, step) => {
@@ -79,6 +79,7 @@ function triggeredRun(): string {
   fired(0, 'kill', 'become-leader');
   fired(2, 'kill', 'become-leader');
   fired(4, 'start-partition', 'vote-granted');
+  run.saveLogTemplates([{ id: 'L1', tokens: ['raft:', 'became', 'leader', 'at', 'term', '<*>'], size: 4 }]);
   run.scheduleEnded(0, 6000, 0, { findings: 0 }, 10);
   run.finish('complete', { elapsedMs: 6100, metrics: { states_causal: 4 } });
   run.close();
@@ -102,6 +103,7 @@ describe('triggers by event type', () => {
     expect(triggerStats(stored.steps, stored.faults)).toEqual([
       { on: 'become-leader', armed: 3, fired: 2, firedNewStates: 2 },
       { on: 'vote-granted', armed: 2, fired: 1, firedNewStates: 0 },
+      { on: 'L1/leader', armed: 1, fired: 0, firedNewStates: 0 },
     ]);
   });
 
@@ -112,9 +114,14 @@ describe('triggers by event type', () => {
     expect(results.triggers?.map((t) => [t.on, t.armed, t.fired])).toEqual([
       ['become-leader', 3, 2],
       ['vote-granted', 2, 1],
+      ['L1/leader', 1, 0],
     ]);
+    // A mined template's id comes with its text.
+    expect(results.triggers?.[2].template).toBe('raft: became leader at term <*>');
+    expect(results.triggers?.[0].template).toBeUndefined();
     const page = readFileSync(html, 'utf8');
     expect(page).toContain('<h2 id="triggers">Triggers by event type</h2>');
     expect(page).toContain('<tr><td>become-leader</td><td>3</td><td>2</td><td>67%</td><td>2</td></tr>');
+    expect(page).toContain('<td>L1/leader <code>raft: became leader at term &#60;*&#62;</code></td>');
   });
 });

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
+import { Drain } from '../../src/observe/drain.js';
+import { readStoredRun, readStoredSeed } from '../../src/store/run-reader.js';
 import { latestRun, markIncomplete, RunStore } from '../../src/store/run-store.js';
 
 describe('RunStore', () => {
@@ -53,6 +55,30 @@ describe('RunStore', () => {
     expect(after.prepare('SELECT status FROM run').get()).toEqual({ status: 'incomplete' });
     after.close();
     store.close();
+  });
+
+  it('keeps the mined log templates, so a run seeded from it names the same lines with the same ids', () => {
+    const mined = new Drain();
+    const lines = ['raft: became leader at term 3', 'wal: saved snapshot at index 1200', 'raft: became leader at term 4'];
+    const ids = lines.map((l) => mined.add(l).id);
+    const store = RunStore.create(storeDir, info);
+    store.saveLogTemplates(mined.templates());
+    store.saveLogTemplates(mined.templates()); // saved every schedule: rewriting keeps one row each
+    store.close();
+
+    const seed = readStoredSeed(store.dir, 'random');
+    expect(seed.templates.map((t) => t.id)).toEqual(['L1', 'L2']);
+    expect(readStoredRun(store.dir).templates).toEqual({
+      L1: mined.template('L1'),
+      L2: mined.template('L2'),
+    });
+    // A later run meets the lines in another order, and a line of its own first: the seed's lines
+    // keep the seed's ids, the new one gets the next.
+    const seeded = new Drain();
+    seeded.load(seed.templates);
+    expect(seeded.add('etcdserver: published local member to cluster').id).toBe('L3');
+    expect(seeded.add(lines[1]).id).toBe(ids[1]);
+    expect(seeded.add(lines[0]).id).toBe(ids[0]);
   });
 
   it('refuses a directory that is not a run', () => {
