@@ -8,8 +8,6 @@ import {
   meets,
   type PerfSample,
 } from '../../src/campaign/recovery-contract.js';
-import { effectiveWarmupMs } from '../../src/campaign/campaign.js';
-import { RunConfigSchema, type RunConfig } from '../../src/campaign/config.js';
 import { parseRecoveryContract } from '../../src/cli/run.js';
 import type { Op } from '../../src/core/op.js';
 
@@ -78,18 +76,5 @@ describe('the recovery contract', () => {
     });
     expect(() => parseRecoveryContract('speed=2')).toThrow(/unknown bound "speed"/);
     expect(() => parseRecoveryContract('latency=-1')).toThrow(/not a positive number/);
-  });
-});
-
-describe('the warm-up a run takes before its first fault', () => {
-  const config = (extra: Record<string, unknown>): RunConfig =>
-    RunConfigSchema.parse({ system: 'kvraft', nodes: 3, seed: 1, timeMs: 60_000, ...extra });
-
-  it('is --warmup, or the recovery contract yardstick when that is longer', () => {
-    expect(effectiveWarmupMs(config({}))).toBe(0);
-    expect(effectiveWarmupMs(config({ warmupMs: 3000 }))).toBe(3000);
-    const contract = { ...DEFAULT_RECOVERY_CONTRACT, windowMs: 2500 };
-    expect(effectiveWarmupMs(config({ recoveryContract: contract }))).toBe(5000);
-    expect(effectiveWarmupMs(config({ recoveryContract: contract, warmupMs: 8000 }))).toBe(8000);
   });
 });

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { effectiveWarmupMs } from '../../src/campaign/campaign.js';
+import { RunConfigSchema, type RunConfig } from '../../src/campaign/config.js';
+import { DEFAULT_RECOVERY_CONTRACT } from '../../src/campaign/recovery-contract.js';
 import { run, UsageError } from '../../src/index.js';
 
 describe('run (the library entry of mallory run)', () => {
@@ -44,5 +47,18 @@ describe('run (the library entry of mallory run)', () => {
       /^config\.durability: Invalid enum value/,
     );
     expect(existsSync(store)).toBe(false);
+  });
+});
+
+describe('the warm-up a run takes before its first fault', () => {
+  const config = (extra: Record<string, unknown>): RunConfig =>
+    RunConfigSchema.parse({ system: 'kvraft', nodes: 3, seed: 1, timeMs: 60_000, ...extra });
+
+  it('is --warmup, or the recovery contract yardstick when that is longer', () => {
+    expect(effectiveWarmupMs(config({}))).toBe(0);
+    expect(effectiveWarmupMs(config({ warmupMs: 3000 }))).toBe(3000);
+    const contract = { ...DEFAULT_RECOVERY_CONTRACT, windowMs: 2500 };
+    expect(effectiveWarmupMs(config({ recoveryContract: contract }))).toBe(5000);
+    expect(effectiveWarmupMs(config({ recoveryContract: contract, warmupMs: 8000 }))).toBe(8000);
   });
 });
