@@ -86,6 +86,25 @@ export interface ReplayOptions {
 
 /** Margin on top of the schedule's own length for a replay's time budget. */
 const BUDGET_MARGIN_MS = 1000;
+/**
+ * What a replay's budget allows for the cluster's start (and readiness) before the schedule: a run's
+ * budget counts from its start, and a replay must never cut its schedule short (a fixed schedule
+ * ends at its own length, so the allowance does not make a replay last longer).
+ */
+export const REPLAY_STARTUP_ALLOWANCE_MS = 120_000;
+
+/**
+ * The time budget of a replay of `items` under `header`: warm-up, start-up allowance, the
+ * schedule's length (its steps, or its last line and one step more) and a margin.
+ */
+export function replayBudgetMs(
+  header: Pick<ScheduleHeader, 'steps' | 'stepMs' | 'warmupMs'>,
+  items: readonly { readonly atMs: number; readonly delayMs?: number }[],
+): number {
+  const lastAt = items.reduce((m, e) => Math.max(m, e.atMs + (e.delayMs ?? 0)), 0);
+  const scheduleMs = Math.max(header.steps * header.stepMs, lastAt + header.stepMs);
+  return (header.warmupMs ?? 0) + REPLAY_STARTUP_ALLOWANCE_MS + scheduleMs + BUDGET_MARGIN_MS;
+}
 
 /**
  * Runs a bug's schedule again `repeat` times, each on a fresh cluster with the run's system,
@@ -95,10 +114,8 @@ const BUDGET_MARGIN_MS = 1000;
 export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
   const { bug } = options;
   const h = bug.header;
-  const items = readSchedule(bug.scheduleFile);
-  const lastAt = items.reduce((m, e) => Math.max(m, e.atMs + (e.delayMs ?? 0)), 0);
   const warmupMs = h.warmupMs ?? 0;
-  const timeMs = warmupMs + Math.max(h.steps * h.stepMs, lastAt + h.stepMs) + BUDGET_MARGIN_MS;
+  const timeMs = replayBudgetMs(h, readSchedule(bug.scheduleFile));
   const config = RunConfigSchema.parse({
     system: h.system,
     nodes: h.nodes,
