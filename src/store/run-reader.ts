@@ -265,7 +265,6 @@ export function readStoredMetrics(dir: string): StoredMetrics[] {
   }
 }
 
-/** What an earlier run hands a new campaign (`--seed-from`): the policy's values and the states seen. */
 /** A mined log template as a run saved it (the shape of the observer's `LogTemplate`). */
 export interface StoredLogTemplate {
   readonly id: string;
@@ -273,6 +272,7 @@ export interface StoredLogTemplate {
   readonly size: number;
 }
 
+/** What an earlier run hands a new campaign (`--seed-from`): the policy's values, the states seen, the log templates. */
 export interface StoredSeed {
   /** The run row's identity, or undefined when the run did not get past its start. */
   readonly run: { readonly system: string; readonly policy: string; readonly status: RunStatus } | undefined;

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { crashPoint } from '../core/crash-point.js';
 import { makeDirs } from '../core/fs.js';
 import type { Op } from '../core/op.js';
+import type { StoredLogTemplate } from './run-reader.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS run (
@@ -230,7 +231,7 @@ export class RunStore {
    * The log templates mined so far (their ids are event types): what `--seed-from` loads so a later
    * run gives the same lines the same ids, and what a report shows for an id.
    */
-  saveLogTemplates(templates: readonly { id: string; tokens: readonly string[]; size: number }[]): void {
+  saveLogTemplates(templates: readonly StoredLogTemplate[]): void {
     const insert = this.db.prepare('INSERT OR REPLACE INTO log_templates (id, tokens, size) VALUES (?, ?, ?)');
     this.db.transaction(() => {
       for (const t of templates) insert.run(t.id, JSON.stringify(t.tokens), t.size);
