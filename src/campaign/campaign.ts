@@ -10,7 +10,7 @@ import { describeFault, type Fault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
 import { DISK_EXIT_CAUSES } from '../nemesis/disk.js';
 import type { FaultOutcome, Nemesis, ScheduleEntry } from '../nemesis/nemesis.js';
-import type { Policy } from '../policy/policy.js';
+import { describeFollowed, type Policy } from '../policy/policy.js';
 import { writeStoreIndex } from '../report/store-index.js';
 import { writeRunReport } from '../report/write-run-report.js';
 import {
@@ -337,6 +337,11 @@ export class Campaign {
             // report and a bug's schedule (its replay heals where this run did) all say so.
             (step) => enact({ f: 'heal-all', value: null }, step),
           );
+          const followed = policy!.episode?.();
+          if (followed !== undefined) {
+            store.scheduleFollowed(s, followed);
+            this.emit('message', `  schedule ${s + 1}: ${describeFollowed(followed)}`);
+          }
         }
         observation.setTimeline(false);
         this.phase = 'checking';

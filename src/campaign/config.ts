@@ -7,7 +7,7 @@ import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
 export const DEFAULT_STEPS = 12;
 export const DEFAULT_STEP_MS = 2500;
 
-export const POLICIES = ['adaptive', 'mallory', 'random', 'triggered'] as const;
+export const POLICIES = ['adaptive', 'mallory', 'random', 'triggered', 'corpus'] as const;
 export type PolicyName = (typeof POLICIES)[number];
 
 /** The one schema of a campaign's configuration: type, defaults and validation. */

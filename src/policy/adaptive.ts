@@ -115,6 +115,15 @@ export class AdaptivePolicy implements Policy {
     return choice;
   }
 
+  /**
+   * A decision taken for the policy (a replayed sequence): counted and tracked as its own, so its
+   * undo is offered after it.
+   */
+  follow(fault: Fault | null): void {
+    this.decisions++;
+    this.track(fault);
+  }
+
   learn(t: Transition): void {
     const reward = noveltyReward(t.seenBefore);
     this.stagnant = t.seenBefore > 0 ? this.stagnant + 1 : 0;

@@ -1,21 +1,24 @@
 import { AdaptivePolicy, type AdaptiveOptions } from './adaptive.js';
+import { CorpusPolicy, type CorpusOptions } from './corpus.js';
 import { MalloryPolicy, type MalloryOptions } from './mallory.js';
 import type { Policy } from './policy.js';
 import { RandomPolicy } from './random.js';
 import { TriggeredPolicy, type TriggeredOptions } from './triggered.js';
 
-export const POLICY_NAMES = ['random', 'mallory', 'adaptive', 'triggered'] as const;
+export const POLICY_NAMES = ['random', 'mallory', 'adaptive', 'triggered', 'corpus'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
 export interface PolicyOptions {
   readonly mallory?: MalloryOptions;
   readonly adaptive?: AdaptiveOptions;
   readonly triggered?: TriggeredOptions;
+  readonly corpus?: CorpusOptions;
 }
 
 /**
  * `random` (Jepsen's baseline), `mallory` (the artifact's Q-learning), `adaptive` (ours) or
- * `triggered` (`adaptive` plus a triggered action armed each step).
+ * `triggered` (`adaptive` plus a triggered action armed each step) or `corpus` (`triggered` plus a
+ * corpus of fault sequences that reached new states, replayed and mutated).
  * Throws for another name (the CLI validates names first, with `isPolicyName`).
  */
 export function createPolicy(name: string, options: PolicyOptions = {}): Policy {
@@ -31,6 +34,8 @@ export function createPolicy(name: string, options: PolicyOptions = {}): Policy 
       return new AdaptivePolicy(options.adaptive);
     case 'triggered':
       return new TriggeredPolicy(options.triggered);
+    case 'corpus':
+      return new CorpusPolicy(options.corpus);
   }
 }
 

@@ -49,6 +49,28 @@ export interface PolicyValue {
   readonly visits: number;
 }
 
+/** Where a plan leaves a decision to the policy. */
+export const FREE = 'free';
+
+/**
+ * A sequence a schedule replayed, in decided steps (a quiet step of `--pace` decides nothing): per
+ * step, the fault to enact and the trigger to arm, or `free` where the policy decided; and how it
+ * was made from the kept ones (`cut`, `drop`, `free`, `splice`).
+ */
+export interface FollowedSequence {
+  readonly mutation: string;
+  readonly steps: readonly {
+    readonly fault: Fault | null | typeof FREE;
+    readonly armed: TriggeredAction | null | typeof FREE;
+  }[];
+}
+
+/** `replayed a kept fault sequence (cut: 4 steps, 3 of them whole)`: for the progress lines. */
+export function describeFollowed(seq: FollowedSequence): string {
+  const whole = seq.steps.filter((p) => p.fault !== FREE && p.armed !== FREE).length;
+  return `replayed a kept fault sequence (${seq.mutation}: ${seq.steps.length} steps, ${whole} of them whole), then decided its own`;
+}
+
 /** Chooses the next fault (or `null`, the no-op) from the current abstract state. */
 export interface Policy {
   readonly name: string;
@@ -59,6 +81,11 @@ export interface Policy {
    */
   arm?(ctx: ArmContext): TriggeredAction | null;
   learn(transition: Transition): void;
+  /**
+   * What this schedule's decisions followed when they were not all the policy's own (a replayed
+   * sequence of the corpus), asked once the schedule's steps have run; undefined otherwise.
+   */
+  episode?(): FollowedSequence | undefined;
   /** Called at the start of each schedule (the cluster was reset). */
   resetEpisode?(): void;
   save(): readonly PolicyValue[];

@@ -107,6 +107,16 @@ export class TriggeredPolicy implements Policy {
     return this.immediate.decide(ctx);
   }
 
+  /** A fault enacted for the policy (a replayed sequence), tracked as its own. */
+  follow(fault: Fault | null): void {
+    this.immediate.follow(fault);
+  }
+
+  /** A trigger armed for the policy (a replayed sequence), counted as its own arming. */
+  followArm(): void {
+    this.arms++;
+  }
+
   /**
    * The triggered actions offered now: every one over the `eventTypes` most recently observed
    * types (sorted by name, so a seeded choice among them is stable), then none.

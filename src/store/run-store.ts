@@ -15,7 +15,7 @@ CREATE TABLE IF NOT EXISTS run (
 );
 CREATE TABLE IF NOT EXISTS schedules (
   idx INTEGER PRIMARY KEY, started_ms INTEGER NOT NULL, ended_ms INTEGER, ops INTEGER,
-  check_result TEXT, recovery_ms INTEGER
+  check_result TEXT, recovery_ms INTEGER, followed TEXT
 );
 CREATE TABLE IF NOT EXISTS steps (
   schedule INTEGER NOT NULL, step INTEGER NOT NULL, started_ms INTEGER NOT NULL, ended_ms INTEGER,
@@ -107,6 +107,11 @@ export class RunStore {
     // Runs stored before triggers existed have no `trigger` column.
     const columns = this.db.prepare('PRAGMA table_info(faults)').all() as { name: string }[];
     if (!columns.some((c) => c.name === 'trigger')) this.db.exec('ALTER TABLE faults ADD COLUMN trigger TEXT');
+    // Nor, before the corpus policy, a `followed` column.
+    const scheduleColumns = this.db.prepare('PRAGMA table_info(schedules)').all() as { name: string }[];
+    if (!scheduleColumns.some((c) => c.name === 'followed')) {
+      this.db.exec('ALTER TABLE schedules ADD COLUMN followed TEXT');
+    }
     this.historyFd = openSync(join(dir, 'history.jsonl'), 'a');
     this.insertFault = this.db.prepare(
       'INSERT INTO faults (schedule, step, at_ms, f, value, nodes, outcome, error, trigger) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -161,6 +166,11 @@ export class RunStore {
 
   scheduleStarted(idx: number, startedMs: number): void {
     this.db.prepare('INSERT OR REPLACE INTO schedules (idx, started_ms) VALUES (?, ?)').run(idx, startedMs);
+  }
+
+  /** The sequence a schedule replayed (`corpus` policy), as JSON in `schedules.followed`. */
+  scheduleFollowed(idx: number, followed: unknown): void {
+    this.db.prepare('UPDATE schedules SET followed = ? WHERE idx = ?').run(JSON.stringify(followed), idx);
   }
 
   scheduleEnded(idx: number, endedMs: number, ops: number, checkResult: unknown, recoveryMs: number | null): void {

@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { describeFault, type Fault } from '../../src/core/fault.js';
+import { describeTrigger, type TriggeredAction } from '../../src/core/trigger.js';
 import { disposeSandbox, mallory, type Sandbox, sandbox, jsonOf } from './helpers.js';
 
-describe('mallory run --policy triggered (kvraft, real processes)', () => {
+describe('mallory run --policy triggered and corpus (kvraft, real processes)', () => {
   const boxes: Sandbox[] = [];
   afterEach(() => {
     for (const b of boxes.splice(0)) disposeSandbox(b);
@@ -69,5 +71,59 @@ describe('mallory run --policy triggered (kvraft, real processes)', () => {
     const sum = (k: 'armed' | 'fired'): number => results.triggers.reduce((n, t) => n + t[k], 0);
     expect(sum('armed')).toBe(m.triggers_armed);
     expect(sum('fired')).toBe(m.triggers_fired);
+  });
+
+  it('--policy corpus replays a kept fault sequence: the schedule enacts and arms what it kept', async () => {
+    const box = sandbox();
+    boxes.push(box);
+    const r = await mallory(
+      [
+        'run',
+        '--policy',
+        'corpus',
+        '--time',
+        '40s',
+        '--steps',
+        '3',
+        '--seed',
+        '1',
+        '--store',
+        box.store,
+        '--json',
+      ],
+      box,
+    );
+    expect(r.code).toBe(0);
+    const summary = jsonOf(r) as { runDir: string; policy: string; schedules: number };
+    expect(summary.policy).toBe('corpus');
+    const db = new Database(join(summary.runDir, 'run.db'), { readonly: true });
+    const followed = db.prepare('SELECT idx, followed FROM schedules WHERE followed IS NOT NULL').all() as {
+      idx: number;
+      followed: string;
+    }[];
+    const stepsOf = db.prepare('SELECT step, fault FROM steps WHERE schedule = ? ORDER BY step');
+    // The first schedule has nothing to replay; the second replays what the first kept.
+    expect(followed.map((f) => f.idx)).toContain(1);
+    let compared = 0;
+    for (const row of followed) {
+      const plan = JSON.parse(row.followed) as {
+        mutation: string;
+        steps: { fault: Fault | null | 'free'; armed: TriggeredAction | null | 'free' }[];
+      };
+      expect(['cut', 'drop', 'free', 'splice']).toContain(plan.mutation);
+      const steps = stepsOf.all(row.idx) as { step: number; fault: string | null }[];
+      for (const s of steps) {
+        const p = plan.steps[s.step];
+        if (p === undefined || p.fault === 'free' || p.armed === 'free') continue;
+        const enacted = s.fault === null ? 'noop' : (JSON.parse(s.fault) as string);
+        expect(enacted.startsWith(describeFault(p.fault))).toBe(true);
+        // A trigger is armed after the fault, unless the fault took the whole step.
+        if (p.armed !== null && enacted.includes(' + '))
+          expect(enacted).toContain(` + ${describeTrigger(p.armed)}`);
+        compared++;
+      }
+    }
+    db.close();
+    expect(compared).toBeGreaterThan(0);
   });
 });

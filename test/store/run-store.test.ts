@@ -81,6 +81,32 @@ describe('RunStore', () => {
     expect(seeded.add(lines[0]).id).toBe(ids[0]);
   });
 
+  it('keeps the sequence a schedule replayed, and opens a run stored before that column existed', () => {
+    const store = RunStore.create(storeDir, info);
+    const dir = store.dir;
+    store.scheduleStarted(0, 0);
+    store.scheduleStarted(1, 31_000);
+    const followed = { mutation: 'cut', steps: [{ fault: { f: 'kill', value: 'leader' }, armed: 'free' }] };
+    store.scheduleFollowed(1, followed);
+    store.close();
+    const db = new Database(join(dir, 'run.db'));
+    const rows = db.prepare('SELECT idx, followed FROM schedules ORDER BY idx').all() as {
+      idx: number;
+      followed: string | null;
+    }[];
+    expect(rows.map((r) => (r.followed === null ? null : JSON.parse(r.followed) as unknown))).toEqual([null, followed]);
+    // An older run: no `followed` column; opening it adds one and loses nothing.
+    db.exec('ALTER TABLE schedules DROP COLUMN followed');
+    db.close();
+    const reopened = RunStore.open(dir);
+    reopened.scheduleFollowed(0, followed);
+    reopened.close();
+    const again = new Database(join(dir, 'run.db'), { readonly: true });
+    expect(again.prepare('SELECT count(*) AS n FROM schedules WHERE followed IS NOT NULL').get()).toEqual({ n: 1 });
+    expect(again.prepare('SELECT count(*) AS n FROM schedules').get()).toEqual({ n: 2 });
+    again.close();
+  });
+
   it('refuses a directory that is not a run', () => {
     expect(() => RunStore.open(storeDir)).toThrow(/not a run directory/);
   });
