@@ -107,9 +107,18 @@ export class LogEvents {
     const role = roleOfText(message);
     // Drain folds "became leader" and "became follower" into one template: the role keeps them apart.
     return role
-      ? { ts, node, source: 'log', type: `${id}/${role}`, attrs: { role } }
+      ? { ts, node, source: 'log', type: `${id}${ROLE_SEPARATOR}${role}`, attrs: { role } }
       : { ts, node, source: 'log', type: id };
   }
+}
+
+/** Between a mined template's id and the role its line names, in an event type (`L30/leader`). */
+const ROLE_SEPARATOR = '/';
+
+/** The mined template an event type names (`L30/leader` → `L30`, `L30` → `L30`), as `toEvent` writes it. */
+export function templateIdOf(type: string): string {
+  const at = type.indexOf(ROLE_SEPARATOR);
+  return at < 0 ? type : type.slice(0, at);
 }
 
 /** The log events of a run of `system`: its own parser first, template mining for the rest. */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 
 import { z } from 'zod/v4';
 
+import { templateIdOf } from '../observe/log-events.js';
 import type { RunData } from './run-data.js';
 import { triggerStats } from './trigger-stats.js';
 
@@ -133,7 +134,7 @@ export function runResults(data: RunData): Results {
   };
   const startedMs = Date.parse(run.startedAt);
   const triggers = triggerStats(stored.steps, stored.faults).map((t) => {
-    const template = stored.templates[t.on.split('/')[0]];
+    const template = stored.templates[templateIdOf(t.on)];
     return template !== undefined ? { ...t, template } : t;
   });
   return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { LogEvents, logMessage } from '../../src/observe/log-events.js';
+import { LogEvents, logMessage, templateIdOf } from '../../src/observe/log-events.js';
 import { roleOfText, roleOfValue } from '../../src/observe/role.js';
 
 describe('logMessage', () => {
@@ -74,5 +74,18 @@ describe('LogEvents role types', () => {
     const follower = logs.toEvent('n2', 'raft: 5f1e2d3c became follower at term 3', 2);
     expect(leader?.type).toMatch(/^L\d+\/leader$/);
     expect(follower?.type).toMatch(/^L\d+\/follower$/);
+  });
+});
+
+describe('templateIdOf', () => {
+  it('names the mined template of an event type, with or without its role', () => {
+    const logs = new LogEvents();
+    const leader = logs.toEvent('n1', 'raft: 7e3a9b1c became leader at term 3', 1)!;
+    const plain = logs.toEvent('n1', 'wal: segment 00000012 rotated after 4096 entries', 2)!;
+    const mined = logs.drain.templates().map((t) => t.id);
+    expect(leader.type).not.toBe(templateIdOf(leader.type));
+    expect(mined).toContain(templateIdOf(leader.type));
+    expect(templateIdOf(plain.type)).toBe(plain.type);
+    expect(mined).toContain(templateIdOf(plain.type));
   });
 });
