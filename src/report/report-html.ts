@@ -175,6 +175,21 @@ function triggersSection(results: Results): string {
   ].join('\n');
 }
 
+function sequencesSection(results: Results): string {
+  const seq = results.sequences;
+  if (!seq) return '';
+  const row = (name: string, g: NonNullable<Results['sequences']>['own']): string =>
+    `<tr><td>${name}</td><td>${g.schedules}</td><td>${g.windows}</td><td>${g.newStates}</td><td>${g.windows > 0 ? (g.newStates / g.windows).toFixed(2) : '-'}</td></tr>`;
+  return [
+    '<h2 id="sequences">Replayed fault sequences</h2>',
+    '<p>The schedules that replayed a kept fault sequence (mutated) against those whose every step the policy decided: how many windows each reached, and how many of them were new.</p>',
+    '<table><tr><th>schedules</th><th>count</th><th>windows</th><th>new states</th><th>new per window</th></tr>',
+    row('replayed a kept sequence', seq.replayed),
+    row('own decisions', seq.own),
+    '</table>',
+  ].join('\n');
+}
+
 function bugsSection(results: Results, outDir: string): string {
   if (results.bugs.length === 0) return '<h2 id="bugs">Bugs</h2>\n<p class="none">No bugs found.</p>';
   const bugs = results.bugs.map((b) =>
@@ -212,13 +227,14 @@ export function reportHtml(data: RunData, results: Results, outDir: string): str
     `<title>Mallory ${escapeXml(results.run.system)} ${escapeXml(results.run.id)} — ${escapeXml(results.status)}</title>`,
     `<style>${STYLE}</style></head><body>`,
     header(data, results),
-    `<p><a href="#ops">client ops</a> · <a href="#timeline">timeline</a> · <a href="#coverage">coverage</a> · <a href="#faults">faults</a>${results.triggers ? ' · <a href="#triggers">triggers</a>' : ''} · <a href="#bugs">bugs</a> · <a href="results.json">results.json</a></p>`,
+    `<p><a href="#ops">client ops</a> · <a href="#timeline">timeline</a> · <a href="#coverage">coverage</a> · <a href="#faults">faults</a>${results.triggers ? ' · <a href="#triggers">triggers</a>' : ''}${results.sequences ? ' · <a href="#sequences">sequences</a>' : ''} · <a href="#bugs">bugs</a> · <a href="results.json">results.json</a></p>`,
     bugsSection(results, outDir),
     opsSection(data),
     timelineSection(data),
     coverageSection(data),
     faultsSection(results),
     triggersSection(results),
+    sequencesSection(results),
     SELF_CHECK,
     '</body></html>',
   ].join('\n');

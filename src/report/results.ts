@@ -5,6 +5,7 @@ import { z } from 'zod/v4';
 
 import { templateIdOf } from '../observe/log-events.js';
 import type { RunData } from './run-data.js';
+import { sequenceStats } from './sequence-stats.js';
 import { triggerStats } from './trigger-stats.js';
 
 /**
@@ -17,6 +18,15 @@ export const RESULTS_VERSION = 1;
 
 const Ms = z.number().int().min(0);
 const Count = z.number().int().min(0);
+
+/** A group of schedules: how many, their windows (with a state), and how many of those were new. */
+const ScheduleGroup = z
+  .object({
+    schedules: Count,
+    windows: Count.describe('their windows whose state arrived'),
+    newStates: Count.describe('of those, windows that reached a state never seen before'),
+  })
+  .strict();
 
 export const ResultsSchema = z
   .object({
@@ -96,6 +106,14 @@ export const ResultsSchema = z
       )
       .optional()
       .describe('triggered actions per event type, highest share fired first (policies that arm triggers)'),
+    sequences: z
+      .object({
+        replayed: ScheduleGroup.describe('the schedules that replayed a kept fault sequence'),
+        own: ScheduleGroup.describe('the others (the policy decided every step)'),
+      })
+      .strict()
+      .optional()
+      .describe('whether replaying kept fault sequences paid (`corpus` policy, once it replayed one)'),
     coverage: z
       .record(z.string(), z.number())
       .describe('final coverage metrics: states_<abstraction>, event_types, intra_pairs, …'),
@@ -137,6 +155,7 @@ export function runResults(data: RunData): Results {
     const template = stored.templates[templateIdOf(t.on)];
     return template !== undefined ? { ...t, template } : t;
   });
+  const sequences = sequenceStats(stored.schedules, stored.steps);
   return {
     schema: RESULTS_SCHEMA_NAME,
     version: RESULTS_VERSION,
@@ -186,6 +205,7 @@ export function runResults(data: RunData): Results {
       };
     }),
     ...(triggers.length > 0 ? { triggers } : {}),
+    ...(sequences !== undefined ? { sequences } : {}),
     coverage,
   };
 }

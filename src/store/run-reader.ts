@@ -27,6 +27,8 @@ export interface StoredSchedule {
   readonly endedMs: number | null;
   readonly ops: number | null;
   readonly recoveryMs: number | null;
+  /** Whether it replayed a kept fault sequence (`corpus` policy; false in runs stored before it). */
+  readonly followed: boolean;
 }
 
 export interface StoredStep {
@@ -136,9 +138,23 @@ export function readStoredRun(dir: string): StoredRun {
         }
       | undefined;
     if (!run) throw new Error(`${dir}/run.db has no run row: the run did not get past its start`);
+    // Runs stored before the corpus policy have no `followed` column.
+    const hasFollowed = (db.prepare('PRAGMA table_info(schedules)').all() as { name: string }[]).some(
+      (c) => c.name === 'followed',
+    );
     const schedules = db
-      .prepare('SELECT idx, started_ms, ended_ms, ops, recovery_ms FROM schedules ORDER BY idx')
-      .all() as { idx: number; started_ms: number; ended_ms: number | null; ops: number | null; recovery_ms: number | null }[];
+      .prepare(
+        `SELECT idx, started_ms, ended_ms, ops, recovery_ms, ${hasFollowed ? 'followed IS NOT NULL' : '0'} AS followed
+         FROM schedules ORDER BY idx`,
+      )
+      .all() as {
+      idx: number;
+      started_ms: number;
+      ended_ms: number | null;
+      ops: number | null;
+      recovery_ms: number | null;
+      followed: number;
+    }[];
     const steps = db
       .prepare(
         `SELECT schedule, step, started_ms, ended_ms, fault, state, EXISTS (SELECT 1 FROM states
@@ -208,6 +224,7 @@ export function readStoredRun(dir: string): StoredRun {
         endedMs: s.ended_ms,
         ops: s.ops,
         recoveryMs: s.recovery_ms,
+        followed: s.followed === 1,
       })),
       steps: steps.map((s) => ({
         schedule: s.schedule,

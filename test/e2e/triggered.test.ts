@@ -125,5 +125,12 @@ describe('mallory run --policy triggered and corpus (kvraft, real processes)', (
     }
     db.close();
     expect(compared).toBeGreaterThan(0);
+    // Its results.json weighs the replayed schedules against the others.
+    const results = JSON.parse(readFileSync(join(summary.runDir, 'results.json'), 'utf8')) as {
+      sequences: { replayed: { schedules: number; windows: number }; own: { schedules: number } };
+    };
+    expect(results.sequences.replayed.schedules).toBe(followed.length);
+    expect(results.sequences.replayed.schedules + results.sequences.own.schedules).toBe(summary.schedules);
+    expect(results.sequences.replayed.windows).toBeGreaterThan(0);
   });
 });
