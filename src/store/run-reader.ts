@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 
 import type { Op } from '../core/op.js';
+import { hasColumn } from './_internals/columns.js';
 import type { RunStatus } from './run-store.js';
 
 /** The `run` row. */
@@ -139,9 +140,7 @@ export function readStoredRun(dir: string): StoredRun {
       | undefined;
     if (!run) throw new Error(`${dir}/run.db has no run row: the run did not get past its start`);
     // Runs stored before the corpus policy have no `followed` column.
-    const hasFollowed = (db.prepare('PRAGMA table_info(schedules)').all() as { name: string }[]).some(
-      (c) => c.name === 'followed',
-    );
+    const hasFollowed = hasColumn(db, 'schedules', 'followed');
     const schedules = db
       .prepare(
         `SELECT idx, started_ms, ended_ms, ops, recovery_ms, ${hasFollowed ? 'followed IS NOT NULL' : '0'} AS followed

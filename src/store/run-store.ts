@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { crashPoint } from '../core/crash-point.js';
 import { makeDirs } from '../core/fs.js';
 import type { Op } from '../core/op.js';
+import { hasColumn } from './_internals/columns.js';
 import type { StoredLogTemplate } from './run-reader.js';
 
 const SCHEMA = `
@@ -104,14 +105,9 @@ export class RunStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);
-    // Runs stored before triggers existed have no `trigger` column.
-    const columns = this.db.prepare('PRAGMA table_info(faults)').all() as { name: string }[];
-    if (!columns.some((c) => c.name === 'trigger')) this.db.exec('ALTER TABLE faults ADD COLUMN trigger TEXT');
-    // Nor, before the corpus policy, a `followed` column.
-    const scheduleColumns = this.db.prepare('PRAGMA table_info(schedules)').all() as { name: string }[];
-    if (!scheduleColumns.some((c) => c.name === 'followed')) {
-      this.db.exec('ALTER TABLE schedules ADD COLUMN followed TEXT');
-    }
+    // Runs stored before triggers existed have no `trigger` column; before the corpus policy, no `followed`.
+    if (!hasColumn(this.db, 'faults', 'trigger')) this.db.exec('ALTER TABLE faults ADD COLUMN trigger TEXT');
+    if (!hasColumn(this.db, 'schedules', 'followed')) this.db.exec('ALTER TABLE schedules ADD COLUMN followed TEXT');
     this.historyFd = openSync(join(dir, 'history.jsonl'), 'a');
     this.insertFault = this.db.prepare(
       'INSERT INTO faults (schedule, step, at_ms, f, value, nodes, outcome, error, trigger) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
