@@ -16,10 +16,10 @@ import { TriggeredPolicy, type TriggeredOptions } from './triggered.js';
  * `corpus`: `triggered`, plus a corpus of fault sequences, as greybox fuzzers keep inputs. A
  * schedule's sequence — per step, the fault enacted and the trigger armed — is kept when one of its
  * windows reached a state never seen before. Every `replayEvery`-th schedule (every other one by
- * default), once the corpus has a sequence, the policy takes a kept sequence (those with more new states and fewer replays
- * first), cuts it after one of its new-state steps, mutates it (drop a step, leave one decision to
- * the policy, or splice on a stretch of another kept sequence that led to a new state) and replays
- * it; after the replayed steps, `triggered` decides as usual. So a sequence that reached a state is
+ * default), once the corpus has a sequence, the policy takes a kept sequence (those with more new
+ * states and fewer replays first), cuts it after one of its new-state steps, mutates it (drop a
+ * step, leave one decision to the policy, or splice on a stretch of another kept sequence that led
+ * to a new state) and replays it; after the replayed steps, `triggered` decides as usual. So a sequence that reached a state is
  * extended from there rather than found again from nothing: what a bug that needs several faults in
  * order (a trigger among them) takes.
  *
@@ -57,8 +57,8 @@ export type Mutation = 'cut' | 'drop' | 'free' | 'splice';
 const MUTATIONS: readonly Mutation[] = ['cut', 'drop', 'free', 'splice'];
 
 interface Trace {
-  genes: { fault: Fault | null; armed: TriggeredAction | null }[];
-  novel: boolean[];
+  readonly genes: Gene[];
+  readonly novel: boolean[];
 }
 
 export class CorpusPolicy implements Policy {
@@ -68,13 +68,11 @@ export class CorpusPolicy implements Policy {
   private readonly size: number;
   private readonly kept: CorpusEntry[] = [];
   private trace: Trace = { genes: [], novel: [] };
-  private plan: readonly PlannedStep[] | undefined;
-  private planned = false;
+  /** What this schedule replays, decided at its first step (undefined: its own decisions). */
+  private followed: (FollowedSequence & { readonly mutation: Mutation }) | undefined;
   private episodes = 0;
   /** Schedules that replayed a sequence of the corpus. */
   replays = 0;
-  /** The last plan's mutation, if the schedule replays one. */
-  lastMutation: Mutation | undefined;
 
   constructor(options: CorpusOptions = {}) {
     this.inner = new TriggeredPolicy(options);
@@ -95,37 +93,35 @@ export class CorpusPolicy implements Policy {
 
   /** The plan this schedule replays (undefined: none), decided at its first step. */
   get currentPlan(): readonly PlannedStep[] | undefined {
-    return this.plan;
+    return this.followed?.steps;
+  }
+
+  /** How the plan was made from the corpus, if the schedule replays one. */
+  get lastMutation(): Mutation | undefined {
+    return this.followed?.mutation;
   }
 
   episode(): FollowedSequence | undefined {
-    if (this.plan === undefined || this.lastMutation === undefined) return undefined;
-    return { mutation: this.lastMutation, steps: this.plan };
+    return this.followed;
   }
 
   resetEpisode(): void {
     this.keep(this.trace);
     this.trace = { genes: [], novel: [] };
-    this.plan = undefined;
-    this.planned = false;
-    this.lastMutation = undefined;
+    this.followed = undefined;
     this.episodes++;
     this.inner.resetEpisode();
   }
 
   decide(ctx: DecideContext): Fault | null {
-    if (!this.planned) {
-      this.planned = true;
-      const turn = this.replayEvery > 0 && this.episodes % this.replayEvery === 0;
-      if (turn && this.kept.length > 0) {
-        const { plan, mutation } = this.mutate(ctx.rng);
-        this.plan = plan;
-        this.lastMutation = mutation;
-        this.replays++;
-      }
-    }
     // Plans and traces count decided steps (a quiet step of `--pace` decides nothing).
-    const planned = this.plan?.[this.trace.genes.length]?.fault;
+    const at = this.trace.genes.length;
+    const turn = this.replayEvery > 0 && this.episodes % this.replayEvery === 0;
+    if (at === 0 && turn && this.kept.length > 0) {
+      this.followed = this.mutate(ctx.rng);
+      this.replays++;
+    }
+    const planned = this.followed?.steps[at]?.fault;
     let fault: Fault | null;
     if (planned === undefined || planned === FREE) fault = this.inner.decide(ctx);
     else {
@@ -138,7 +134,7 @@ export class CorpusPolicy implements Policy {
 
   arm(ctx: ArmContext): TriggeredAction | null {
     const at = this.trace.genes.length - 1;
-    const planned = this.plan?.[at]?.armed;
+    const planned = this.followed?.steps[at]?.armed;
     let armed: TriggeredAction | null;
     if (planned === undefined || planned === FREE) armed = this.inner.arm(ctx);
     else {
@@ -146,7 +142,7 @@ export class CorpusPolicy implements Policy {
       this.inner.followArm();
     }
     const gene = this.trace.genes[at];
-    if (gene !== undefined) gene.armed = armed;
+    if (gene !== undefined) this.trace.genes[at] = { ...gene, armed };
     return armed;
   }
 
@@ -183,7 +179,7 @@ export class CorpusPolicy implements Policy {
   }
 
   /** A plan from the corpus: a kept sequence cut after one of its new states, mutated once. */
-  private mutate(rng: Rng): { plan: PlannedStep[]; mutation: Mutation } {
+  private mutate(rng: Rng): { readonly steps: PlannedStep[]; readonly mutation: Mutation } {
     const entry = this.pick(rng);
     let plan: PlannedStep[] = cutAtNovel(entry, rng);
     const mutation = rng.pick(MUTATIONS);
@@ -195,7 +191,7 @@ export class CorpusPolicy implements Policy {
       const other = cutAtNovel(this.pick(rng), rng);
       plan = [...plan, ...other.slice(rng.int(other.length))];
     }
-    return { plan, mutation };
+    return { steps: plan, mutation };
   }
 
   /** A kept sequence, weighted by its energy: more new states, fewer replays so far. */
@@ -222,5 +218,5 @@ function energy(e: CorpusEntry): number {
 /** The entry's steps up to one of its new-state steps (chosen at random). */
 function cutAtNovel(e: CorpusEntry, rng: Rng): PlannedStep[] {
   const at = e.novel.flatMap((n, i) => (n ? [i] : []));
-  return e.genes.slice(0, rng.pick(at) + 1).map((g) => ({ fault: g.fault, armed: g.armed }));
+  return e.genes.slice(0, rng.pick(at) + 1);
 }
