@@ -852,9 +852,9 @@ export class RaftNode {
     // A node outside its own configuration does not vote, as it does not campaign: a wiped node
     // started to join, not yet added, would otherwise give a stale candidate (one that missed the
     // change) the majority of its old configuration, and it would overwrite committed entries.
-    // A learner does vote: a candidate asks it only when the candidate's configuration, more recent
-    // than the learner's, has promoted it, and refusing can leave that configuration without a
-    // quorum — a learner killed before its promotion reached it did (found by a campaign; etcd's
+    // A learner does vote: a candidate counts its vote only when the candidate's configuration, more
+    // recent than the learner's, has promoted it, and refusing can leave that configuration without
+    // a quorum — a learner killed before its promotion reached it did (found by a campaign; etcd's
     // raft had the same bug, etcd-io/etcd#10998).
     const voter = this.isMember(this.options.id) || this.config.learners.includes(this.options.id);
     const granted = m.term === this.term && free && logOk && voter;
