@@ -1,22 +1,14 @@
 import { describe, expect, it } from 'vitest';
 
-import type { Fault, FaultKind, FaultValue } from '../../src/core/fault.js';
+import type { Fault } from '../../src/core/fault.js';
 import { Rng } from '../../src/core/random.js';
 import type { TriggeredAction } from '../../src/core/trigger.js';
 import { AdaptivePolicy } from '../../src/policy/adaptive.js';
 import { CorpusPolicy } from '../../src/policy/corpus.js';
 import { createPolicy } from '../../src/policy/index.js';
 import { describeFollowed, FREE, type ActionSpace } from '../../src/policy/policy.js';
+import { SPACE } from './_helpers/space.js';
 
-const VALUES: Partial<Record<FaultKind, readonly FaultValue[]>> = {
-  kill: ['one', 'leader'],
-  pause: ['one', 'leader'],
-  'start-partition': ['halves', 'isolate', 'leader'],
-};
-const SPACE: ActionSpace = {
-  kinds: ['kill', 'start', 'pause', 'resume', 'start-partition', 'stop-partition'],
-  valuesOf: (k) => VALUES[k] ?? [null],
-};
 const TYPES = ['become-leader', 'vote-granted', 'append-accepted'];
 
 interface Step {

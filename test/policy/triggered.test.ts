@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 
-import type { Fault, FaultKind, FaultValue } from '../../src/core/fault.js';
+import type { Fault } from '../../src/core/fault.js';
 import { Rng } from '../../src/core/random.js';
 import { describeTrigger, type TriggeredAction } from '../../src/core/trigger.js';
 import { createPolicy } from '../../src/policy/index.js';
 import type { ActionSpace, ArmContext } from '../../src/policy/policy.js';
+import { SPACE } from './_helpers/space.js';
 import {
   TRIGGER_AFTER_STATE,
   TRIGGER_DELAY_STATE,
@@ -14,15 +15,6 @@ import {
   TriggeredPolicy,
 } from '../../src/policy/triggered.js';
 
-const VALUES: Partial<Record<FaultKind, readonly FaultValue[]>> = {
-  kill: ['one', 'leader'],
-  pause: ['one', 'leader'],
-  'start-partition': ['halves', 'isolate', 'leader'],
-};
-const SPACE: ActionSpace = {
-  kinds: ['kill', 'start', 'pause', 'resume', 'start-partition', 'stop-partition'],
-  valuesOf: (k) => VALUES[k] ?? [null],
-};
 /** Per event type: kill ×3 targets, pause ×3, start-partition ×2, each at 3 delays. */
 const PER_TYPE = (3 + 3 + 2) * 3;
 
