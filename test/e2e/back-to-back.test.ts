@@ -69,7 +69,7 @@ describe('back-to-back campaigns', () => {
       // A campaign that ran to its end exits 0 (nothing found) or 1 (a finding); a stopped one 130.
       const expected = ending === 'complete' ? [0, 1] : ending === 'SIGKILL' ? [null] : [130];
       expect(expected, `campaign ${i} (${system}, ${ending}) exited ${code}`).toContain(code);
-      expect({ i, system, ending, left: await settledLeftovers(before) }).toEqual({
+      expect({ i, system, ending, left: await settledLeftovers(before, box) }).toEqual({
         i,
         system,
         ending,

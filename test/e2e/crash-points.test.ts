@@ -144,7 +144,7 @@ describe('a fuzzer killed at every point leaves nothing after cleanup', () => {
               const passed = outcome.trace.slice(k - 1).filter((line) => !/\tremove /.test(line));
               expect({ k, swallowed: passed }).toEqual({ k, swallowed: [] });
             }
-            expect({ k, left: await settledLeftovers(before) }).toEqual({ k, left: [] });
+            expect({ k, left: await settledLeftovers(before, box) }).toEqual({ k, left: [] });
             expect(registryFiles(box)).toEqual([]);
             for (const dir of runDirs(box.store).filter((d) => !known.has(d))) {
               if (!existsSync(join(dir, 'run.db'))) continue;

@@ -1,10 +1,18 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import Database from 'better-sqlite3';
+
+import { NAMESPACE_PREFIX, ROOT_VETH_PREFIX, shortId } from '../../src/cluster/net/netns.js';
+import { candidateSubnets } from '../../src/cluster/net/_internals/subnet.js';
+import type { Sandbox } from './helpers.js';
 
 /**
  * The host's state as a run can change it — processes, namespaces, links, routes, iptables,
- * /dev/shm, FUSE mounts, temp dirs — to prove a run (or `mallory cleanup` after it) left it as it was.
+ * /dev/shm, FUSE mounts, temp dirs — to prove a run (or `mallory cleanup` after it) left it as it
+ * was. Only what a test's own runs made counts: other tests run beside it.
  */
 function lines(argv: readonly string[]): string[] {
   try {
@@ -101,18 +109,101 @@ export function snapshot(): HostSnapshot {
   };
 }
 
-/** What is on the host now and was not before (processes: new ones that are not ours). */
-export function leftovers(before: HostSnapshot): string[] {
+/**
+ * What marks a sandbox's runs: every resource a run makes is named by its id (data and temp dirs,
+ * mounts under them) or by the id's hash (namespaces `mallory-<hash>-…`, the root veth
+ * `mlr<hash>`, its /24 among the id's candidate subnets), and every process it starts inherits the
+ * sandbox's `MALLORY_STATE_DIR`. Other tests on the host — or other sessions — make their own.
+ */
+interface RunMarks {
+  /** Substrings that only this sandbox's runs' resources carry. */
+  readonly names: readonly string[];
+  /** `10.a.b.` prefixes of the subnets the runs may have taken. */
+  readonly subnets: readonly string[];
+  /** The sandbox's registry dir, in the environment of every process its runs started. */
+  readonly stateEnv: string;
+}
+
+/** The ids of the runs stored under `store` (`<store>/<system>/<run>/run.db`). */
+function runIds(store: string): string[] {
+  if (!existsSync(store)) return [];
+  const ids: string[] = [];
+  for (const system of readdirSync(store, { withFileTypes: true }).filter((e) => e.isDirectory())) {
+    for (const run of readdirSync(join(store, system.name))) {
+      const db = join(store, system.name, run, 'run.db');
+      if (!existsSync(db)) continue;
+      const conn = new Database(db, { readonly: true, fileMustExist: true });
+      try {
+        const row = conn.prepare('SELECT id FROM run').get() as { id: string } | undefined;
+        if (row) ids.push(row.id);
+      } catch {
+        // killed before its run row was written: it made nothing yet
+      } finally {
+        conn.close();
+      }
+    }
+  }
+  return ids;
+}
+
+/** How many of a run's candidate subnets to recognise (a run takes a later one only when earlier ones are in use). */
+const SUBNET_CANDIDATES = 16;
+
+function marksOf(box: Sandbox): RunMarks {
+  const ids = runIds(box.store);
+  const hashes = ids.map(shortId);
+  return {
+    names: [
+      ...ids,
+      ...hashes.map((h) => `${NAMESPACE_PREFIX}${h}-`),
+      ...hashes.map((h) => `${ROOT_VETH_PREFIX}${h}`),
+    ],
+    subnets: ids.flatMap((id) => candidateSubnets(id, SUBNET_CANDIDATES).map((s) => `${s.base}.`)),
+    stateEnv: `MALLORY_STATE_DIR=${box.state}`,
+  };
+}
+
+function marked(item: string, marks: RunMarks): boolean {
+  if (marks.names.some((name) => item.includes(name))) return true;
+  return marks.subnets.some((base) => new RegExp(`(^|[^0-9.])${base.replace(/\./g, '\\.')}`).test(item));
+}
+
+function environOf(pid: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Host network state that no run may remove (another run's own names come and go with it). */
+const KEPT_KINDS = new Set(['links', 'routes', 'iptables']);
+/** What any Mallory run's resources look like, whoever made them. */
+const ANY_RUN = /mallory-|mlr[0-9a-f]{6}|metric 4242/;
+
+/**
+ * What the sandbox's runs left on the host since `before`: new processes, namespaces, links,
+ * routes, rules, /dev/shm entries, FUSE mounts and temp dirs that carry the marks of its runs; and
+ * host network state (links, routes, rules) that is gone and was no run's. Anything else that came
+ * or went belongs to someone else on the host, so tests can run side by side.
+ */
+export function leftovers(before: HostSnapshot, box: Sandbox): string[] {
+  const marks = marksOf(box);
   const now = snapshot();
   const left: string[] = [];
   for (const [kind, items] of Object.entries(now.state)) {
     const had = new Set(before.state[kind]);
-    for (const item of items) if (!had.has(item)) left.push(`${kind}: ${item}`);
+    for (const item of items) if (!had.has(item) && marked(item, marks)) left.push(`${kind}: ${item}`);
+    if (!KEPT_KINDS.has(kind)) continue;
     const has = new Set(items);
-    for (const item of before.state[kind]) if (!has.has(item)) left.push(`${kind} gone: ${item}`);
+    for (const item of before.state[kind]) {
+      if (!has.has(item) && !ANY_RUN.test(item)) left.push(`${kind} gone: ${item}`);
+    }
   }
   for (const [pid, cmd] of foreignProcesses()) {
-    if (!before.pids.has(pid) && orphanedSince(pid, before.pids)) left.push(`process ${pid}: ${cmd}`);
+    if (before.pids.has(pid) || !orphanedSince(pid, before.pids)) continue;
+    const ours = marked(cmd, marks) || environOf(pid).split('\0').includes(marks.stateEnv);
+    if (ours) left.push(`process ${pid}: ${cmd}`);
   }
   return left;
 }
@@ -120,10 +211,10 @@ export function leftovers(before: HostSnapshot): string[] {
 const SETTLE_MS = 3000;
 
 /** Leftovers, asked again for a moment: a process being reaped may still show for a few ms. */
-export async function settledLeftovers(before: HostSnapshot): Promise<string[]> {
+export async function settledLeftovers(before: HostSnapshot, box: Sandbox): Promise<string[]> {
   const deadline = Date.now() + SETTLE_MS;
   for (;;) {
-    const left = leftovers(before);
+    const left = leftovers(before, box);
     if (left.length === 0 || Date.now() > deadline) return left;
     await new Promise((r) => setTimeout(r, 100));
   }

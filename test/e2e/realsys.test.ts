@@ -1,5 +1,4 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { shortId } from '../../src/cluster/net/netns.js';
 import {
   BIN,
   mallory,
@@ -54,7 +54,7 @@ function guardRoutes(): string[] {
  * Other sessions may run at the same time, so only this run's names count.
  */
 function leftovers(runId: string, guardsBefore: readonly string[]): string[] {
-  const short = createHash('sha256').update(runId).digest('hex').slice(0, 6);
+  const short = shortId(runId);
   const routes = sh(['ip', '-4', 'route', 'show', 'table', 'all']);
   const live = new Set(
     routes
@@ -201,7 +201,7 @@ describe('mallory run against real systems in network namespaces', () => {
       const id = runId(realpathSync(join(b.store, 'latest')));
       const during = leftovers(id, guards);
       expect(during.filter((x) => x.startsWith('mallory-')).length).toBe(4); // hub + 3 nodes
-      expect(during).toContain(`link mlr${createHash('sha256').update(id).digest('hex').slice(0, 6)}`);
+      expect(during).toContain(`link mlr${shortId(id)}`);
       const registry = readFileSync(join(b.state, registryFiles(b)[0]), 'utf8');
       const pids = [...registry.matchAll(/"pid":(\d+)/g)]
         .map((m) => Number(m[1]))

@@ -25,7 +25,7 @@ export type Availability = { readonly ok: true } | { readonly ok: false; readonl
 /** Name prefix of everything a run creates, so leftovers are easy to spot (`ip netns list`). */
 export const NAMESPACE_PREFIX = 'mallory-';
 /** The root namespace's end of the veth into the hub: `mlr` + 6 hex (fits IFNAMSIZ). */
-const ROOT_VETH_PREFIX = 'mlr';
+export const ROOT_VETH_PREFIX = 'mlr';
 const BRIDGE = 'br0';
 const NODE_IFACE = 'eth0';
 const ROOT_HOST_OCTET = 254;
@@ -41,7 +41,8 @@ function hostOctet(index: number): number {
   return index + 1;
 }
 
-function shortId(runId: string): string {
+/** The hash of a run id that names its namespaces (`mallory-<hash>-…`) and its root veth. */
+export function shortId(runId: string): string {
   return createHash('sha256').update(runId).digest('hex').slice(0, 6);
 }
 

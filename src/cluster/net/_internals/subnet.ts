@@ -16,16 +16,25 @@ export interface Subnet24 {
  */
 export function chooseSubnet(runId: string, existingPrefixes: readonly string[]): Subnet24 {
   const taken = existingPrefixes.map(parsePrefix).filter((p) => p !== undefined);
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+  for (const subnet of candidateSubnets(runId)) {
+    const network = parsePrefix(subnet.cidr)!.network;
+    if (taken.some((p) => overlaps(network, 24, p.network, p.length))) continue;
+    return subnet;
+  }
+  throw new Error('no free 10.x.y.0/24 subnet for this run: remove stale routes (`mallory cleanup`)');
+}
+
+/** The /24s a run may take, in the order it tries them: a run's subnet is always one of these. */
+export function candidateSubnets(runId: string, count = MAX_ATTEMPTS): Subnet24[] {
+  const subnets: Subnet24[] = [];
+  for (let attempt = 0; attempt < count; attempt++) {
     const digest = createHash('sha256').update(`${runId}/${attempt}`).digest();
     // 10.16.0.0 – 10.239.255.0: away from 10.0.x and 10.255.x, which hosts most often use.
     const a = 16 + (digest[0] % 224);
     const b = digest[1];
-    const network = ((10 << 24) | (a << 16) | (b << 8)) >>> 0;
-    if (taken.some((p) => overlaps(network, 24, p.network, p.length))) continue;
-    return { base: `10.${a}.${b}`, cidr: `10.${a}.${b}.0/24` };
+    subnets.push({ base: `10.${a}.${b}`, cidr: `10.${a}.${b}.0/24` });
   }
-  throw new Error('no free 10.x.y.0/24 subnet for this run: remove stale routes (`mallory cleanup`)');
+  return subnets;
 }
 
 interface Prefix {

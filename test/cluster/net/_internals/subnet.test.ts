@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { chooseSubnet, prefixesIn } from '../../../../src/cluster/net/_internals/subnet.js';
+import { candidateSubnets, chooseSubnet, prefixesIn } from '../../../../src/cluster/net/_internals/subnet.js';
 
 describe('chooseSubnet', () => {
   it('is stable per run id and stays inside 10.0.0.0/8', () => {
@@ -14,6 +14,13 @@ describe('chooseSubnet', () => {
     expect(chooseSubnet('run-2', [first.cidr]).cidr).not.toBe(first.cidr);
     expect(chooseSubnet('run-2', [`${first.base}.7`]).cidr).not.toBe(first.cidr);
     expect(chooseSubnet('run-2', ['10.0.0.0/8', '0.0.0.0/0']).cidr).toBe(first.cidr);
+  });
+
+  it("always picks one of the run's candidates, in their order", () => {
+    const candidates = candidateSubnets('run-3', 4);
+    expect(chooseSubnet('run-3', [])).toEqual(candidates[0]);
+    const taken = [candidates[0].cidr, candidates[1].cidr];
+    expect(chooseSubnet('run-3', taken)).toEqual(candidates[2]);
   });
 
   it('reads prefixes from ip output', () => {
