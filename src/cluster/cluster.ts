@@ -134,6 +134,11 @@ export class Cluster implements ClusterView {
     return this.status.get(node) ?? 'exited';
   }
 
+  /** The PID of the node's process (its group's leader), while it has one. */
+  pidOf(node: string): number | undefined {
+    return this.procs.get(node)?.child.pid;
+  }
+
   nodesIn(...statuses: NodeStatus[]): string[] {
     return this.nodes.filter((n) => statuses.includes(this.statusOf(n)));
   }

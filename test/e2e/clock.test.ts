@@ -104,10 +104,14 @@ describe('clock faults against real kvraft nodes', () => {
     await cluster.kill('n3');
     await cluster.start('n3');
     // start() returns once the process is spawned; libfaketime makes its files when it is loaded.
-    const fresh = (): string[] => faketimeShm().filter((f) => !shmBefore.includes(f));
-    for (let i = 0; i < 100 && fresh().length < 2 * NODES.length; i++) await sleep(50);
-    expect(fresh()).toHaveLength(2 * NODES.length);
+    // They are named by the node's PID: other runs on the host have their own.
+    const pids = NODES.map((n) => cluster.pidOf(n));
+    expect(pids.every((pid) => pid !== undefined)).toBe(true);
+    const ours = (): string[] =>
+      faketimeShm().filter((f) => pids.some((pid) => f.endsWith(`_${pid}`)) && !shmBefore.includes(f));
+    for (let i = 0; i < 100 && ours().length < 2 * NODES.length; i++) await sleep(50);
+    expect(ours()).toHaveLength(2 * NODES.length);
     await cluster.close();
-    expect(fresh()).toEqual([]);
+    expect(ours()).toEqual([]);
   });
 });

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+
 import { expect, it } from 'vitest';
 
 import { etcd } from '../../../src/systems/etcd/etcd.js';
@@ -10,6 +12,13 @@ import { describeRealSystem } from '../_helpers/describe-real-system.js';
 // by giving up after one proposal per member.
 
 const reason = skipReason(['etcd']);
+
+/** The kernel's state letter of a process (`T`: stopped by a signal), or `gone`. */
+function processState(pid: number | undefined): string {
+  if (pid === undefined) return 'gone';
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+}
 /** Longer than two proposals' timeouts (5 s each), shorter than the adapter's budget (15 s). */
 const NO_QUORUM_MS = 11_000;
 
@@ -34,8 +43,12 @@ describeRealSystem(
         await waitFor(() => membership.configuration!(cluster), 15_000, 'a known configuration'),
       ).toEqual(['n1', 'n2']);
 
-      // n1 alone is no quorum of {n1, n2}: nothing commits until n2 runs again.
+      // n1 alone is no quorum of {n1, n2}: nothing commits until n2 runs again. The pause must
+      // have stopped n2's process (a pause of a node that is not running does nothing).
       cluster.pause('n2');
+      expect(cluster.statusOf('n2')).toBe('paused');
+      const pid = cluster.pidOf('n2');
+      await waitFor(() => Promise.resolve(processState(pid) === 'T' ? true : undefined), 2_000, 'n2 stopped');
       const t0 = Date.now();
       const resume = setTimeout(() => {
         cluster.resume('n2');
