@@ -1,0 +1,176 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import {
+  BIN,
+  mallory,
+  REPO,
+  registryFiles,
+  sandbox,
+  type Sandbox,
+  disposeSandbox,
+  skipReason,
+} from './helpers.js';
+import { settledLeftovers, snapshot } from './host.js';
+
+export { skipReason };
+
+/**
+ * Kills the fuzzer right after its k-th external command or resource record (the
+ * `MALLORY_CRASH_AFTER` test mode), for every k of a short campaign, and checks that `mallory
+ * cleanup` then leaves the host exactly as it was, and run.db intact and marked incomplete. Then
+ * the same with an internal error thrown at each point (`MALLORY_CRASH_WITH=error`): the run must
+ * remove everything itself and record the status `error`. One file per case
+ * (crash-points*.test.ts), so the suite runs them side by side.
+ */
+
+function runDirs(store: string): string[] {
+  if (!existsSync(store)) return [];
+  // store/<system>/<run>; `latest` is a link and index.html a file.
+  return readdirSync(store, { withFileTypes: true })
+    .filter((s) => s.isDirectory())
+    .flatMap((system) => readdirSync(join(store, system.name)).map((d) => join(store, system.name, d)));
+}
+
+type Mode = 'kill' | 'error';
+
+interface Outcome {
+  /** Whether the k-th point was reached (else the run ended first). */
+  readonly reached: boolean;
+  readonly code: number | null;
+  readonly stderr: string;
+  /** The points the run passed, in order (`k<TAB>label`). */
+  readonly trace: readonly string[];
+}
+
+function runUntilCrash(args: readonly string[], box: Sandbox, k: number, mode: Mode): Promise<Outcome> {
+  const traceFile = join(box.store, '..', 'crash-trace');
+  rmSync(traceFile, { force: true });
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: {
+        ...box.env,
+        MALLORY_CRASH_TRACE: traceFile,
+        MALLORY_CRASH_AFTER: String(k),
+        ...(mode === 'error' ? { MALLORY_CRASH_WITH: 'error' } : {}),
+      },
+      cwd: REPO,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code, signal) => {
+      const reached = mode === 'kill' ? signal === 'SIGKILL' : /crash point \d+:/.test(stderr);
+      const trace = existsSync(traceFile) ? readFileSync(traceFile, 'utf8').split('\n').filter(Boolean) : [];
+      resolve({ reached, code, stderr, trace });
+    });
+  });
+}
+
+export const SCHEDULE = [
+  '{"atMs": 300, "f": "kill", "value": "one"}',
+  '{"atMs": 600, "f": "start-partition", "value": "halves"}',
+].join('\n');
+/** With disk faults: every node's data dir is a FUSE mount, and its layer a process. */
+export const DISK_SCHEDULE = [
+  '{"atMs": 300, "f": "lose-unfsynced", "value": "one"}',
+  '{"atMs": 600, "f": "heal-disk", "value": "all"}',
+].join('\n');
+/** No system should take more points than this; a loop that never ends is a failure too. */
+const MAX_POINTS = 200;
+
+export interface CrashPointCase {
+  readonly system: string;
+  readonly name: string;
+  readonly schedule: string;
+  /** Why it cannot run here, or undefined. */
+  readonly skip: string | undefined;
+}
+
+/** Both modes (SIGKILL then cleanup; an internal error) at every point of one short campaign. */
+export function describeCrashPoints(c: CrashPointCase): void {
+  describe('a fuzzer killed at every point leaves nothing after cleanup', () => {
+    const boxes: Sandbox[] = [];
+    afterAll(() => {
+      for (const b of boxes) disposeSandbox(b);
+    });
+
+    const { system, name, schedule: scheduleText, skip } = c;
+    const modes: readonly { mode: Mode; what: string }[] = [
+      { mode: 'kill', what: 'SIGKILL at every point, then cleanup' },
+      { mode: 'error', what: 'an internal error at every point (no cleanup: the run cleans up itself)' },
+    ];
+    for (const { mode, what } of modes) {
+      it.skipIf(skip !== undefined)(
+        `${name}: ${what}${skip ? ` (skipped: ${skip})` : ''}`,
+        async () => {
+          const box = sandbox();
+          boxes.push(box);
+          const schedule = join(box.store, '..', 'schedule.jsonl');
+          writeFileSync(schedule, scheduleText + '\n');
+          const args = [
+            'run',
+            '--system',
+            system,
+            '--schedule',
+            schedule,
+            '--steps',
+            '1',
+            '--step',
+            '1s',
+            '--time',
+            '30s',
+            '--seed',
+            '1',
+            '--store',
+            box.store,
+          ];
+          const before = snapshot();
+          const started = Date.now();
+          let k = 1;
+          for (; k <= MAX_POINTS; k++) {
+            const known = new Set(runDirs(box.store));
+            const outcome = await runUntilCrash(args, box, k, mode);
+            if (mode === 'kill') {
+              const cleanup = await mallory(['cleanup'], box);
+              expect(cleanup.code, cleanup.stderr).toBe(0);
+            } else if (outcome.reached) {
+              expect({ k, code: outcome.code }).toEqual({ k, code: 2 });
+              expect(outcome.stderr).toMatch(/internal error|error/);
+            } else {
+              // Not reached must mean the run ended before a point that may throw, never that
+              // something swallowed the error and went on (removals are the points that may not).
+              const passed = outcome.trace.slice(k - 1).filter((line) => !/\tremove /.test(line));
+              expect({ k, swallowed: passed }).toEqual({ k, swallowed: [] });
+            }
+            expect({ k, left: await settledLeftovers(before, box) }).toEqual({ k, left: [] });
+            expect(registryFiles(box)).toEqual([]);
+            for (const dir of runDirs(box.store).filter((d) => !known.has(d))) {
+              if (!existsSync(join(dir, 'run.db'))) continue;
+              const db = new Database(join(dir, 'run.db'), { readonly: true });
+              try {
+                expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+                const status = (db.prepare('SELECT status FROM run').get() as { status: string }).status;
+                const expected = !outcome.reached ? 'complete' : mode === 'kill' ? 'incomplete' : 'error';
+                expect({ k, status }).toEqual({ k, status: expected });
+              } finally {
+                db.close();
+              }
+            }
+            if (!outcome.reached) break;
+          }
+          expect(k).toBeLessThanOrEqual(MAX_POINTS);
+          expect(k).toBeGreaterThan(3);
+          process.stdout.write(
+            `crash points (${name}, ${mode}): ${k - 1} points, in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+          );
+        },
+        1_800_000,
+      );
+    }
+  });
+}
