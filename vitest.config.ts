@@ -1,5 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
+import { LongestFirstSequencer } from './test/_helpers/sequencer.js';
+
 // Unit tests run in parallel. Tests against real servers (test/e2e, test/systems) start real
 // processes; most of their time is spent waiting on the systems (schedules, elections, timeouts),
 // so `npm test` runs three files side by side (`--maxWorkers=3`; vitest's default on 2 cores is
@@ -18,6 +20,7 @@ const PURE_SYSTEM_TESTS = [
 const HOST_TESTS = ['test/cluster/net/netns.test.ts', 'test/cluster/disk-layer.test.ts'];
 export default defineConfig({
   test: {
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         test: {

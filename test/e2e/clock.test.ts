@@ -14,6 +14,8 @@ import { type KvraftCluster, startKvraft } from './helpers.js';
 const NODES = ['n1', 'n2', 'n3'];
 /** How far a node's clock may sit from the offset we set: a status round trip and scheduling. */
 const TOLERANCE_MS = 300;
+/** How long a restarted node may take to answer (it loads its log first). */
+const RESTART_MS = 10_000;
 
 function faketimeShm(): string[] {
   return readdirSync('/dev/shm').filter((f) => f.includes('faketime'));
@@ -33,6 +35,15 @@ describe('clock faults against real kvraft nodes', () => {
     const after = Date.now();
     if (theirs === undefined) throw new Error(`${node} did not answer`);
     return theirs - (before + after) / 2;
+  }
+
+  /** Waits until a (re)started node answers its status, for up to `timeoutMs`. */
+  async function untilAnswering(node: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((await nodeWallClockMs(node, cluster)) === undefined) {
+      if (Date.now() > deadline) throw new Error(`${node} did not answer within ${timeoutMs} ms`);
+      await sleep(50);
+    }
   }
 
   beforeAll(async () => {
@@ -65,7 +76,7 @@ describe('clock faults against real kvraft nodes', () => {
 
     await cluster.kill('n1');
     await cluster.start('n1');
-    await sleep(500);
+    await untilAnswering('n1', RESTART_MS);
     expect(Math.abs((await skewMs('n1')) + 60_000)).toBeLessThan(TOLERANCE_MS);
 
     expect(await nemesis.enact({ f: 'reset-clock', value: 'all' })).toMatchObject({ nodes: ['n1'] });
