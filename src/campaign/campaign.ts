@@ -23,14 +23,12 @@ import {
 import { RunStore } from '../store/run-store.js';
 import { History } from '../workload/history.js';
 import type { Workload } from '../workload/workload.js';
-import { Coverage } from '../abstraction/coverage.js';
 import type { BugRecord } from './bug.js';
 import type { Finding, ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
 import type { Observation } from './observation.js';
 import { assembleRun, planRun, type RunParts, type Seed } from './create-run.js';
-import type { NodeExit } from '../cluster/cluster.js';
-import type { Progress, Reporter, RunSummary } from './reporter.js';
+import type { Reporter, RunSummary } from './reporter.js';
 import {
   formatBugSchedule,
   isLet,
@@ -42,8 +40,10 @@ import {
 import { describeRecovery, recoveryEvidence } from './recovery-evidence.js';
 import { ScheduleRunner, type ScheduleRunnerDeps } from './schedule-runner.js';
 import { ArmedTrigger, type ArmedTriggerDeps, triggeredLines } from './armed-trigger.js';
-import { EventTypes } from '../observe/event-types.js';
 import { describeTrigger, type TriggeredAction } from '../core/trigger.js';
+import { emitter, type Emit } from './_internals/emitter.js';
+import { policyAbstraction } from './_internals/policy-abstraction.js';
+import { RunState } from './_internals/run-state.js';
 
 const STARTUP_READY_MS = 60_000;
 /** The recovery contract's warm-up lasts this many measurement windows. */
@@ -83,41 +83,17 @@ function newRunId(): string {
  */
 export class Campaign {
   private readonly config: RunConfig;
-  private readonly reporters: readonly Reporter[];
   private readonly signal: AbortSignal;
   private checkers: readonly ScheduleChecker[] = [];
-  private readonly bugs: BugRecord[] = [];
-  private faultCount = 0;
-  private schedule = 0;
-  private step = 0;
-  /** How long the workload ran before the first fault: a bug record says so for its replay. */
-  private phase: Progress['phase'] = 'starting';
-  private startMs = Date.now();
-  private readonly exits: NodeExit[] = [];
-  private readonly coverage = new Coverage();
+  private readonly state = new RunState();
+  private readonly emit: Emit;
   private observation: Observation | undefined;
-  private decisions = 0;
-  private peakRssBytes = 0;
-  private decisionsWithState = 0;
-  /** The event types observed so far, for the triggers a policy can arm. */
-  private readonly eventTypes = new EventTypes();
-  private triggersArmed = 0;
-  private triggersFired = 0;
-  /** Node exits put down to a disk fault in effect (see `NodeDisks.exitCause`). */
-  private inducedExits = 0;
   private wantsDisk = false;
 
   constructor(private readonly options: CampaignOptions) {
     this.config = options.config;
-    this.reporters = options.reporters;
     this.signal = options.signal;
-  }
-
-  private emit<K extends keyof Reporter>(hook: K, ...args: Parameters<NonNullable<Reporter[K]>>): void {
-    for (const reporter of this.reporters) {
-      const fn = reporter[hook] as ((...a: typeof args) => void) | undefined;
-      fn?.apply(reporter, args);
-    }
+    this.emit = emitter(options.reporters);
   }
 
   async run(): Promise<RunSummary> {
@@ -160,7 +136,7 @@ export class Campaign {
       throw e;
     }
     this.options.onRegistry?.(registry, store);
-    this.startMs = Date.now();
+    this.state.startMs = Date.now();
     const history = new History(monoNs(), (op) => {
       store.appendOp(op);
     });
@@ -191,14 +167,14 @@ export class Campaign {
         runId,
         history,
         rng,
-        onExit: (exit) => this.exits.push(exit),
+        onExit: (exit) => this.state.exits.push(exit),
       });
       const { cluster, disks, observation, nemesis, logCheck } = parts;
       workload = parts.workload;
       this.observation = observation;
       if (policy?.arm) {
         observation.onEvent((event) => {
-          this.eventTypes.observe(event);
+          this.state.eventTypes.observe(event);
         });
       }
       const live = cluster;
@@ -234,17 +210,17 @@ export class Campaign {
           );
         }
       }
-      this.phase = 'fuzzing';
-      const budgetEnd = this.startMs + config.timeMs;
+      this.state.phase = 'fuzzing';
+      const budgetEnd = this.state.startMs + config.timeMs;
       const policyRng = rng.fork('policy');
-      for (this.schedule = 0; Date.now() < budgetEnd && !this.signal.aborted; this.schedule++) {
-        const s = this.schedule;
+      for (this.state.schedule = 0; Date.now() < budgetEnd && !this.signal.aborted; this.state.schedule++) {
+        const s = this.state.schedule;
         const scheduleStart = Date.now();
-        store.scheduleStarted(s, scheduleStart - this.startMs);
+        store.scheduleStarted(s, scheduleStart - this.state.startMs);
         observation.setTimeline(!fixedSchedule);
         observation.timeline.discardBefore(monoNs());
         observation.takeScheduleEvents();
-        this.coverage.resetEpisode();
+        this.state.coverage.resetEpisode();
         policy?.resetEpisode?.();
         workload.start(`s${s}`);
         const faults: ScheduleEntry[] = [];
@@ -344,16 +320,16 @@ export class Campaign {
           }
         }
         observation.setTimeline(false);
-        this.phase = 'checking';
+        this.state.phase = 'checking';
         await workload.stop();
         const ops = [...carried.splice(0), ...history.takeSegment()];
-        this.phase = 'resetting';
+        this.state.phase = 'resetting';
         const resetErrors = await nemesis.healAll();
         const recoveryStart = Date.now();
         const recovered = await cluster.waitReady(config.recoveryTimeoutMs, this.signal);
         const recoveryMs = recovered ? Date.now() - recoveryStart : null;
         history.takeSegment(); // the reset's nemesis ops belong to no schedule's check
-        this.phase = 'checking';
+        this.state.phase = 'checking';
         if (recovered && !this.signal.aborted) {
           await workload.finalReads(FINAL_READS_MS);
           ops.push(...history.takeSegment());
@@ -381,7 +357,7 @@ export class Campaign {
         const scheduleEvents = observation.takeScheduleEvents();
         const findings: Finding[] = [];
         const diskFaults = disks;
-        const exits = logCheck.scan(nodes, this.exits.splice(0), (exit) => {
+        const exits = logCheck.scan(nodes, this.state.exits.splice(0), (exit) => {
           const cause = diskFaults?.exitCause(exit.node, exit.ts);
           return cause === undefined ? undefined : DISK_EXIT_CAUSES[cause];
         });
@@ -397,7 +373,7 @@ export class Campaign {
               error: f.message,
             });
             if (f.kind === 'induced-exit') {
-              this.inducedExits++;
+              this.state.inducedExits++;
               this.emit('message', `  schedule ${s + 1}: ${f.message} (an induced exit, not a crash)`);
             }
             continue;
@@ -459,7 +435,7 @@ export class Campaign {
         if (!recovered && !this.signal.aborted) {
           // Healing was not enough: start the cluster afresh, or the rest of the campaign would
           // only find the same stuck cluster again.
-          this.phase = 'resetting';
+          this.state.phase = 'resetting';
           history.record({ type: 'info', process: 'nemesis', f: 'hard-reset', value: cluster.nodes });
           await cluster.restartFresh();
           const fresh = await cluster.waitReady(config.recoveryTimeoutMs, this.signal);
@@ -472,7 +448,7 @@ export class Campaign {
         }
         store.scheduleEnded(
           s,
-          Date.now() - this.startMs,
+          Date.now() - this.state.startMs,
           ops.length,
           { findings: findings.length, checks },
           recoveryMs,
@@ -480,9 +456,9 @@ export class Campaign {
         // Every schedule, so a run killed later still seeds the next one (`--seed-from`).
         if (policy) store.savePolicy(policy.name, policy.save());
         store.saveLogTemplates(observation.logEvents.drain.templates());
-        this.phase = 'fuzzing';
-        if (fixedSchedule || (config.stopOnBug && this.bugs.length > 0)) {
-          this.schedule++;
+        this.state.phase = 'fuzzing';
+        if (fixedSchedule || (config.stopOnBug && this.state.bugs.length > 0)) {
+          this.state.schedule++;
           break;
         }
       }
@@ -498,7 +474,7 @@ export class Campaign {
       }
     } finally {
       clearInterval(ticker);
-      this.phase = 'stopping';
+      this.state.phase = 'stopping';
       workload?.interrupt();
       await workload?.stop().catch(() => undefined);
       await this.observation?.stop().catch(() => undefined);
@@ -514,26 +490,32 @@ export class Campaign {
       system: definition.name,
       seed,
       policy: policy?.name ?? 'schedule',
-      elapsedMs: Date.now() - this.startMs,
-      schedules: this.schedule,
+      elapsedMs: Date.now() - this.state.startMs,
+      schedules: this.state.schedule,
       ops: { ...counts },
-      faults: this.faultCount,
-      bugs: this.bugs,
+      faults: this.state.faultCount,
+      bugs: this.state.bugs,
       metrics: {
-        ...this.coverage.snapshot(),
-        fuzzer_peak_rss_mb: Math.round(this.peakRssBytes / 2 ** 20),
+        ...this.state.coverage.snapshot(),
+        fuzzer_peak_rss_mb: Math.round(this.state.peakRssBytes / 2 ** 20),
         // Events the timeline dropped to stay within its memory bound (a flood from the system).
         events_shed: this.observation?.timeline.stats.shed ?? 0,
-        ...(this.wantsDisk ? { induced_exits: this.inducedExits } : {}),
-        ...(this.decisions > 0
-          ? { state_arrival_pct: Math.round((1000 * this.decisionsWithState) / this.decisions) / 10 }
+        ...(this.wantsDisk ? { induced_exits: this.state.inducedExits } : {}),
+        ...(this.state.decisions > 0
+          ? {
+              state_arrival_pct:
+                Math.round((1000 * this.state.decisionsWithState) / this.state.decisions) / 10,
+            }
           : {}),
         ...(policy?.arm
           ? {
-              triggers_armed: this.triggersArmed,
-              triggers_fired: this.triggersFired,
-              ...(this.triggersArmed > 0
-                ? { triggers_fired_pct: Math.round((1000 * this.triggersFired) / this.triggersArmed) / 10 }
+              triggers_armed: this.state.triggersArmed,
+              triggers_fired: this.state.triggersFired,
+              ...(this.state.triggersArmed > 0
+                ? {
+                    triggers_fired_pct:
+                      Math.round((1000 * this.state.triggersFired) / this.state.triggersArmed) / 10,
+                  }
                 : {}),
             }
           : {}),
@@ -593,16 +575,11 @@ export class Campaign {
       signal: this.signal,
       skip,
       enact: async (fault, recorded, atMs, triggered) => {
-        this.step = Math.floor(atMs / this.config.stepMs);
-        await enact(fault, this.step, { atMs, ...fault, ...recorded }, triggered);
+        this.state.step = Math.floor(atMs / this.config.stepMs);
+        await enact(fault, this.state.step, { atMs, ...fault, ...recorded }, triggered);
       },
     });
     await runner.run(scheduleStart, endAt);
-  }
-
-  /** The abstraction whose states the policy learns on: the artifact's for `mallory`, ours otherwise. */
-  private policyAbstraction(): string {
-    return this.config.policy === 'mallory' ? 'artifact' : 'causal';
   }
 
   private async runSteps(
@@ -627,21 +604,21 @@ export class Campaign {
     /** Whether a step is in a quiet period of `--pace` (no fault, every fault healed). */
     const isQuiet = (step: number): boolean =>
       pace !== undefined && step >= 0 && step % (pace.faultSteps + pace.quietSteps) >= pace.faultSteps;
-    const abstraction = this.policyAbstraction();
+    const abstraction = policyAbstraction(this.config);
     const timeline = this.observation!.timeline;
     let observed: { step: number; state: string } | undefined;
     let pending: Promise<void> | undefined;
     let windowStartTs = monoNs();
-    for (this.step = 0; this.step < this.config.steps; this.step++) {
-      const step = this.step;
+    for (this.state.step = 0; this.state.step < this.config.steps; this.state.step++) {
+      const step = this.state.step;
       const stepStart = scheduleStart + step * this.config.stepMs;
       const stepEnd = Math.min(stepStart + this.config.stepMs, budgetEnd);
       if (this.signal.aborted || stepStart >= budgetEnd) break;
       if (pending) await Promise.race([pending, sleep(STATE_WAIT_MS, this.signal)]);
       const arrived = step > 0 && observed?.step === step - 1;
       if (step > 0) {
-        this.decisions++;
-        if (arrived) this.decisionsWithState++;
+        this.state.decisions++;
+        if (arrived) this.state.decisionsWithState++;
       }
       const decidedWith = arrived ? observed!.state : undefined;
       const quiet = isQuiet(step);
@@ -652,7 +629,7 @@ export class Campaign {
             state: decidedWith,
             space,
             rng,
-            schedule: this.schedule,
+            schedule: this.state.schedule,
             step,
           });
       if (fault) await enact(fault, step);
@@ -662,9 +639,9 @@ export class Campaign {
             state: decidedWith,
             space,
             rng,
-            schedule: this.schedule,
+            schedule: this.state.schedule,
             step,
-            eventTypes: this.eventTypes.byRecency(),
+            eventTypes: this.state.eventTypes.byRecency(),
             enacted: fault,
           }) ?? null);
       let fired = false;
@@ -672,20 +649,20 @@ export class Campaign {
       // it could be armed (its fault took the whole step) — then it neither counts nor teaches.
       const armedNow: TriggeredAction | null | undefined = armed && Date.now() >= stepEnd ? undefined : armed;
       if (armedNow) {
-        this.triggersArmed++;
+        this.state.triggersArmed++;
         const trigger = new ArmedTrigger(armedNow, Date.now() - scheduleStart, stepEnd - scheduleStart, {
           ...deps,
           signal: this.signal,
           enact: (f, recorded, atMs, line) => enact(f, step, { atMs, ...f, ...recorded }, true, line),
         });
         fired = await trigger.run(scheduleStart);
-        if (fired) this.triggersFired++;
+        if (fired) this.state.triggersFired++;
       }
       await sleep(stepEnd - Date.now(), this.signal);
       const windowEndTs = monoNs();
-      const startedMs = stepStart - this.startMs;
-      const endedMs = Date.now() - this.startMs;
-      const schedule = this.schedule;
+      const startedMs = stepStart - this.state.startMs;
+      const endedMs = Date.now() - this.state.startMs;
+      const schedule = this.state.schedule;
       const stateArrived = step === 0 ? null : arrived;
       const row = {
         schedule,
@@ -703,7 +680,7 @@ export class Campaign {
       };
       store.step({ ...row, state: null, stateArrived, reward: null, metrics: null });
       pending = timeline.close(step, windowStartTs, windowEndTs).then((window) => {
-        const obs = this.coverage.observe(window, fault);
+        const obs = this.state.coverage.observe(window, fault);
         const next = obs.states[abstraction];
         const seenBefore = obs.seenBefore[abstraction];
         // As in the artifact: a decision taken without its state (late) teaches nothing about it.
@@ -720,7 +697,7 @@ export class Campaign {
         for (const [name, state] of Object.entries(obs.states)) {
           if (obs.seenBefore[name] === 0) store.state(name, state.id, state.features, schedule, step);
         }
-        const metrics = this.coverage.snapshot();
+        const metrics = this.state.coverage.snapshot();
         store.step({
           ...row,
           state: next.id,
@@ -743,7 +720,7 @@ export class Campaign {
     atMs: number,
     trigger?: FaultItem,
   ): void {
-    if (outcome.outcome === 'ok') this.faultCount++;
+    if (outcome.outcome === 'ok') this.state.faultCount++;
     store.fault({
       schedule,
       step,
@@ -783,7 +760,7 @@ export class Campaign {
       evidence: finding.evidence,
       faultSchedule: faults,
       seed,
-      foundAtMs: Date.now() - this.startMs,
+      foundAtMs: Date.now() - this.state.startMs,
     };
     const id = store.bug(row);
     const dir = join(store.dir, 'bugs', String(id));
@@ -819,33 +796,33 @@ export class Campaign {
       store.setBugHtml(id, html);
     }
     const bug: BugRecord = { ...row, id, dir, ...(html !== undefined ? { html } : {}) };
-    this.bugs.push(bug);
+    this.state.bugs.push(bug);
     this.emit('bug', bug);
   }
 
   private applySeed(policy: Policy, seed: Seed): void {
     policy.load(seed.values);
     for (const s of seed.states) {
-      this.coverage.seed(s.abstraction, s.id, JSON.parse(s.features) as string[], s.visits);
+      this.state.coverage.seed(s.abstraction, s.id, JSON.parse(s.features) as string[], s.visits);
     }
   }
 
   private emitProgress(workload: Workload | undefined): void {
-    this.peakRssBytes = Math.max(this.peakRssBytes, process.memoryUsage.rss());
+    this.state.peakRssBytes = Math.max(this.state.peakRssBytes, process.memoryUsage.rss());
     const counts = workload?.counts ?? { ok: 0, fail: 0, info: 0 };
     this.emit('progress', {
-      elapsedMs: Date.now() - this.startMs,
+      elapsedMs: Date.now() - this.state.startMs,
       budgetMs: this.config.timeMs,
-      schedule: this.schedule,
-      step: this.step,
+      schedule: this.state.schedule,
+      step: this.state.step,
       steps: this.config.steps,
       ok: counts.ok,
       fail: counts.fail,
       info: counts.info,
-      faults: this.faultCount,
-      bugs: this.bugs.length,
-      phase: this.phase,
-      states: this.coverage.snapshot()[`states_${this.policyAbstraction()}`] ?? 0,
+      faults: this.state.faultCount,
+      bugs: this.state.bugs.length,
+      phase: this.state.phase,
+      states: this.state.coverage.snapshot()[`states_${policyAbstraction(this.config)}`] ?? 0,
     });
   }
 }

@@ -1,0 +1,30 @@
+import { Coverage } from '../../abstraction/coverage.js';
+import type { NodeExit } from '../../cluster/cluster.js';
+import { EventTypes } from '../../observe/event-types.js';
+import type { BugRecord } from '../bug.js';
+import type { Progress } from '../reporter.js';
+
+/**
+ * What a campaign tracks as it runs, shared by its phases: where it is (schedule, step, phase)
+ * for the progress line, and the tallies its summary reports.
+ */
+export class RunState {
+  schedule = 0;
+  step = 0;
+  phase: Progress['phase'] = 'starting';
+  startMs = Date.now();
+  faultCount = 0;
+  readonly bugs: BugRecord[] = [];
+  /** Node exits the cluster saw since the last schedule's log check took them. */
+  readonly exits: NodeExit[] = [];
+  readonly coverage = new Coverage();
+  /** The event types observed so far, for the triggers a policy can arm. */
+  readonly eventTypes = new EventTypes();
+  decisions = 0;
+  decisionsWithState = 0;
+  triggersArmed = 0;
+  triggersFired = 0;
+  /** Node exits put down to a disk fault in effect (see `NodeDisks.exitCause`). */
+  inducedExits = 0;
+  peakRssBytes = 0;
+}
