@@ -3,13 +3,12 @@ import { join, resolve } from 'node:path';
 
 import { ResourceRegistry } from '../cluster/resources.js';
 import { monoNs, sleep } from '../core/clock.js';
-import type { Event } from '../core/event.js';
 import type { Op } from '../core/op.js';
 import { UsageError } from '../core/errors.js';
-import { describeFault, type Fault } from '../core/fault.js';
+import { describeFault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
 import { DISK_EXIT_CAUSES } from '../nemesis/disk.js';
-import type { FaultOutcome, Nemesis, ScheduleEntry } from '../nemesis/nemesis.js';
+import type { Nemesis, ScheduleEntry } from '../nemesis/nemesis.js';
 import { describeFollowed, type Policy } from '../policy/policy.js';
 import { writeStoreIndex } from '../report/store-index.js';
 import { writeRunReport } from '../report/write-run-report.js';
@@ -29,21 +28,17 @@ import type { RunConfig } from './config.js';
 import type { Observation } from './observation.js';
 import { assembleRun, planRun, type RunParts, type Seed } from './create-run.js';
 import type { Reporter, RunSummary } from './reporter.js';
-import {
-  formatBugSchedule,
-  isLet,
-  type FaultItem,
-  type RecordedLine,
-  type ScheduleHeader,
-  type ScheduleItem,
-} from './schedule-file.js';
+import { formatBugSchedule, type RecordedLine, type ScheduleHeader } from './schedule-file.js';
 import { describeRecovery, recoveryEvidence } from './recovery-evidence.js';
-import { ScheduleRunner, type ScheduleRunnerDeps } from './schedule-runner.js';
-import { ArmedTrigger, type ArmedTriggerDeps, triggeredLines } from './armed-trigger.js';
+import { ArmedTrigger, type ArmedTriggerDeps } from './armed-trigger.js';
 import { describeTrigger, type TriggeredAction } from '../core/trigger.js';
 import { emitter, type Emit } from './_internals/emitter.js';
 import { policyAbstraction } from './_internals/policy-abstraction.js';
 import { RunState } from './_internals/run-state.js';
+import { clusterQueries } from './_internals/cluster-queries.js';
+import type { LiveRun } from './_internals/live-run.js';
+import { runFixed } from './_internals/run-fixed.js';
+import { ScheduleFaults } from './_internals/schedule-faults.js';
 
 const STARTUP_READY_MS = 60_000;
 /** The recovery contract's warm-up lasts this many measurement windows. */
@@ -177,7 +172,17 @@ export class Campaign {
           this.state.eventTypes.observe(event);
         });
       }
-      const live = cluster;
+      const live: LiveRun = {
+        config,
+        plan,
+        signal: this.signal,
+        emit: this.emit,
+        state: this.state,
+        store,
+        history,
+        parts,
+        checkers: this.checkers,
+      };
       await cluster.startAll();
       if (!(await cluster.waitReady(STARTUP_READY_MS, this.signal))) {
         if (this.signal.aborted) throw new Interrupted();
@@ -223,95 +228,27 @@ export class Campaign {
         this.state.coverage.resetEpisode();
         policy?.resetEpisode?.();
         workload.start(`s${s}`);
-        const faults: ScheduleEntry[] = [];
-        /** Every fault tried, errored and skipped ones too: what a bug's schedule file keeps. */
-        const attempted: RecordedLine[] = [];
-        const enact = async (
-          fault: Fault,
-          stepIdx: number | null,
-          recorded?: ScheduleEntry,
-          triggered = false,
-          line?: FaultItem,
-        ): Promise<void> => {
-          const atMs = Date.now() - scheduleStart;
-          // Who led just before the fault, so a replay can aim it at the same roles (a schedule
-          // line waiting on an event is not delayed by the question).
-          const leader = triggered || fault.f === 'heal-all' ? undefined : await nemesis.leader();
-          if (line) history.record({ type: 'info', process: 'nemesis', f: 'trigger', value: line });
-          history.record({ type: 'info', process: 'nemesis', f: fault.f, value: fault.value });
-          const outcome = await nemesis.enact(fault, recorded);
-          history.record({
-            type: 'info',
-            process: 'nemesis',
-            f: fault.f,
-            value: outcome.nodes.length > 0 ? outcome.nodes : fault.value,
-            ...(outcome.error !== undefined ? { error: outcome.error } : {}),
-          });
-          this.recordFault(store, outcome, s, stepIdx, atMs, line);
-          const entry: ScheduleEntry = {
-            atMs,
-            f: fault.f,
-            value: outcome.value ?? fault.value,
-            nodes: outcome.nodes,
-            ...(outcome.links && (fault.f === 'start-partition' || fault.f === 'start-packet')
-              ? { links: outcome.links }
-              : {}),
-            ...(leader !== undefined ? { leader } : {}),
-          };
-          if (outcome.outcome === 'ok') faults.push(entry);
-          const how =
-            outcome.outcome === 'ok'
-              ? {}
-              : {
-                  outcome: outcome.outcome,
-                  ...(outcome.error !== undefined ? { error: outcome.error } : {}),
-                };
-          // A fired trigger is kept as written (its event, delay and `$E`), so a replay waits for
-          // the event again rather than faulting the nodes of that moment at that time.
-          const drawn = outcome.value !== undefined ? { value: outcome.value } : {};
-          if (line) attempted.push(...triggeredLines(line), { ...line, ...drawn, ...how });
-          else attempted.push({ ...entry, ...how });
-        };
-        /** What the schedule runner and armed triggers ask of the cluster and the observers. */
-        const runnerDeps = {
-          leader: () => nemesis.leader(),
-          nodes: () => live.nodes,
-          running: () => live.nodesIn('running').filter((n) => live.isMember(n)),
-          onEvent: (listener: (event: Event) => void) => observation.onEvent(listener),
-        };
-        /** A schedule line or trigger that found nothing to act on, in the history. */
-        const recordSkip = (item: ScheduleItem, reason: string): void => {
-          history.record({
-            type: 'info',
-            process: 'nemesis',
-            f: isLet(item) ? 'let' : item.f,
-            value: isLet(item) ? item.let : item.value,
-            error: `skipped: ${reason}`,
-          });
-        };
+        const scheduled = new ScheduleFaults(live, s, scheduleStart);
         if (fixedSchedule) {
-          await this.runFixed(fixedSchedule, scheduleStart, budgetEnd, runnerDeps, enact, (item, reason) => {
-            recordSkip(item, reason);
-            const what = isLet(item) ? `let ${JSON.stringify(item.let)}` : item.f;
-            this.emit(
-              'message',
-              `  schedule ${s + 1} +${(item.atMs / 1000).toFixed(1)}s ${what} (skipped: ${reason})`,
-            );
-          });
+          await runFixed(live, fixedSchedule, scheduled, budgetEnd);
         } else {
           await this.runSteps(
             policy!,
             policyRng,
             nemesis,
             store,
-            scheduleStart,
+            scheduled,
             budgetEnd,
-            enact,
-            { ...runnerDeps, skip: recordSkip },
+            {
+              ...clusterQueries(parts),
+              skip: (item, reason) => {
+                scheduled.skip(item, reason);
+              },
+            },
             // A quiet period begins (`--pace`): every fault is undone, as the reset does, without
             // waiting for the system — a heal-all, recorded as any fault is, so the history, the
             // report and a bug's schedule (its replay heals where this run did) all say so.
-            (step) => enact({ f: 'heal-all', value: null }, step),
+            (step) => scheduled.enact({ f: 'heal-all', value: null }, step),
           );
           const followed = policy!.episode?.();
           if (followed !== undefined) {
@@ -403,7 +340,7 @@ export class Campaign {
           const found = await checker.check({
             schedule: s,
             ops,
-            faults,
+            faults: scheduled.faults,
             events: scheduleEvents,
             runDir: store.dir,
             system,
@@ -424,7 +361,7 @@ export class Campaign {
           this.emit('message', `  schedule ${s + 1}: ${note.message}`);
         }
         for (const finding of findings.filter((f) => f.severity !== 'note')) {
-          this.recordBug(store, finding, s, faults, attempted, {
+          this.recordBug(store, finding, s, scheduled.faults, scheduled.attempted, {
             seed,
             nodes: nodeCount,
             system: source,
@@ -552,53 +489,17 @@ export class Campaign {
     }
   }
 
-  private async runFixed(
-    items: readonly ScheduleItem[],
-    scheduleStart: number,
-    budgetEnd: number,
-    deps: Pick<ScheduleRunnerDeps, 'leader' | 'nodes' | 'running' | 'onEvent'>,
-    enact: (
-      fault: Fault,
-      step: number | null,
-      recorded?: ScheduleEntry,
-      triggered?: boolean,
-    ) => Promise<void>,
-    skip: (item: ScheduleItem, reason: string) => void,
-  ): Promise<void> {
-    const lastAt = items.reduce((m, e) => Math.max(m, e.atMs + (e.delayMs ?? 0)), 0);
-    const endAt = Math.min(
-      Math.max(this.config.steps * this.config.stepMs, lastAt + this.config.stepMs),
-      budgetEnd - scheduleStart,
-    );
-    const runner = new ScheduleRunner(items, {
-      ...deps,
-      signal: this.signal,
-      skip,
-      enact: async (fault, recorded, atMs, triggered) => {
-        this.state.step = Math.floor(atMs / this.config.stepMs);
-        await enact(fault, this.state.step, { atMs, ...fault, ...recorded }, triggered);
-      },
-    });
-    await runner.run(scheduleStart, endAt);
-  }
-
   private async runSteps(
     policy: Policy,
     rng: Rng,
     nemesis: Nemesis,
     store: RunStore,
-    scheduleStart: number,
+    scheduled: ScheduleFaults,
     budgetEnd: number,
-    enact: (
-      fault: Fault,
-      step: number | null,
-      recorded?: ScheduleEntry,
-      triggered?: boolean,
-      line?: FaultItem,
-    ) => Promise<void>,
     deps: Omit<ArmedTriggerDeps, 'enact' | 'signal'>,
     beginQuiet: (step: number) => Promise<void>,
   ): Promise<void> {
+    const { scheduleStart } = scheduled;
     const space = nemesis.actionSpace();
     const pace = this.config.pace;
     /** Whether a step is in a quiet period of `--pace` (no fault, every fault healed). */
@@ -632,7 +533,7 @@ export class Campaign {
             schedule: this.state.schedule,
             step,
           });
-      if (fault) await enact(fault, step);
+      if (fault) await scheduled.enact(fault, step);
       const armed = quiet
         ? null
         : (policy.arm?.({
@@ -653,7 +554,8 @@ export class Campaign {
         const trigger = new ArmedTrigger(armedNow, Date.now() - scheduleStart, stepEnd - scheduleStart, {
           ...deps,
           signal: this.signal,
-          enact: (f, recorded, atMs, line) => enact(f, step, { atMs, ...f, ...recorded }, true, line),
+          enact: (f, recorded, atMs, line) =>
+            scheduled.enact(f, step, { atMs, ...f, ...recorded }, true, line),
         });
         fired = await trigger.run(scheduleStart);
         if (fired) this.state.triggersFired++;
@@ -710,29 +612,6 @@ export class Campaign {
       windowStartTs = windowEndTs;
     }
     if (pending) await pending;
-  }
-
-  private recordFault(
-    store: RunStore,
-    outcome: FaultOutcome,
-    schedule: number,
-    step: number | null,
-    atMs: number,
-    trigger?: FaultItem,
-  ): void {
-    if (outcome.outcome === 'ok') this.state.faultCount++;
-    store.fault({
-      schedule,
-      step,
-      atMs,
-      f: outcome.fault.f,
-      value: outcome.value ?? outcome.fault.value,
-      nodes: outcome.nodes,
-      outcome: outcome.outcome,
-      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
-      ...(trigger !== undefined ? { trigger } : {}),
-    });
-    this.emit('fault', outcome, schedule, atMs);
   }
 
   private recordBug(

@@ -1,0 +1,24 @@
+import type { RunStore } from '../../store/run-store.js';
+import type { History } from '../../workload/history.js';
+import type { ScheduleChecker } from '../checker.js';
+import type { RunConfig } from '../config.js';
+import type { RunParts, RunPlan } from '../create-run.js';
+import type { Emit } from './emitter.js';
+import type { RunState } from './run-state.js';
+
+/**
+ * A campaign once its parts are built, as each phase of a schedule sees it: the configuration and
+ * the plan, the store and the history, the live cluster and observers, the checks, the reporters'
+ * hooks, the abort signal and the run's tallies.
+ */
+export interface LiveRun {
+  readonly config: RunConfig;
+  readonly plan: RunPlan;
+  readonly signal: AbortSignal;
+  readonly emit: Emit;
+  readonly state: RunState;
+  readonly store: RunStore;
+  readonly history: History;
+  readonly parts: RunParts;
+  readonly checkers: readonly ScheduleChecker[];
+}

@@ -1,0 +1,42 @@
+import { ScheduleRunner } from '../schedule-runner.js';
+import { isLet, type ScheduleItem } from '../schedule-file.js';
+import { clusterQueries } from './cluster-queries.js';
+import type { LiveRun } from './live-run.js';
+import type { ScheduleFaults } from './schedule-faults.js';
+
+/**
+ * Runs a fixed schedule (`--schedule`): its lines at their times, or when their events come, for
+ * at least the run's steps and past its last line, never past the budget. A line that cannot run
+ * is recorded and said.
+ */
+export async function runFixed(
+  live: LiveRun,
+  items: readonly ScheduleItem[],
+  scheduled: ScheduleFaults,
+  budgetEnd: number,
+): Promise<void> {
+  const { config, signal, state, emit } = live;
+  const { scheduleStart } = scheduled;
+  const lastAt = items.reduce((m, e) => Math.max(m, e.atMs + (e.delayMs ?? 0)), 0);
+  const endAt = Math.min(
+    Math.max(config.steps * config.stepMs, lastAt + config.stepMs),
+    budgetEnd - scheduleStart,
+  );
+  const runner = new ScheduleRunner(items, {
+    ...clusterQueries(live.parts),
+    signal,
+    skip: (item, reason) => {
+      scheduled.skip(item, reason);
+      const what = isLet(item) ? `let ${JSON.stringify(item.let)}` : item.f;
+      emit(
+        'message',
+        `  schedule ${scheduled.schedule + 1} +${(item.atMs / 1000).toFixed(1)}s ${what} (skipped: ${reason})`,
+      );
+    },
+    enact: async (fault, recorded, atMs, triggered) => {
+      state.step = Math.floor(atMs / config.stepMs);
+      await scheduled.enact(fault, state.step, { atMs, ...fault, ...recorded }, triggered);
+    },
+  });
+  await runner.run(scheduleStart, endAt);
+}

@@ -1,0 +1,103 @@
+import type { Fault } from '../../core/fault.js';
+import type { FaultOutcome, ScheduleEntry } from '../../nemesis/nemesis.js';
+import { triggeredLines } from '../armed-trigger.js';
+import { isLet, type FaultItem, type RecordedLine, type ScheduleItem } from '../schedule-file.js';
+import type { LiveRun } from './live-run.js';
+
+/**
+ * One schedule's faults as it enacts them, each recorded in the history, the store and the
+ * reporters: those that took effect and every one tried.
+ */
+export class ScheduleFaults {
+  /** The faults that took effect: what the checkers and a bug record see. */
+  readonly faults: ScheduleEntry[] = [];
+  /** Every fault tried, errored and skipped ones too: what a bug's schedule file keeps. */
+  readonly attempted: RecordedLine[] = [];
+
+  constructor(
+    private readonly live: LiveRun,
+    readonly schedule: number,
+    readonly scheduleStart: number,
+  ) {}
+
+  /**
+   * Enacts `fault` at step `step` (null: no step, as a fixed schedule's reset). `recorded` is what
+   * a schedule line resolved to, `triggered` says the fault waited for an event, `line` is the
+   * fired trigger's line as a bug's schedule file keeps it.
+   */
+  async enact(
+    fault: Fault,
+    step: number | null,
+    recorded?: ScheduleEntry,
+    triggered = false,
+    line?: FaultItem,
+  ): Promise<void> {
+    const { history, parts } = this.live;
+    const atMs = Date.now() - this.scheduleStart;
+    // Who led just before the fault, so a replay can aim it at the same roles (a schedule
+    // line waiting on an event is not delayed by the question).
+    const leader = triggered || fault.f === 'heal-all' ? undefined : await parts.nemesis.leader();
+    if (line) history.record({ type: 'info', process: 'nemesis', f: 'trigger', value: line });
+    history.record({ type: 'info', process: 'nemesis', f: fault.f, value: fault.value });
+    const outcome = await parts.nemesis.enact(fault, recorded);
+    history.record({
+      type: 'info',
+      process: 'nemesis',
+      f: fault.f,
+      value: outcome.nodes.length > 0 ? outcome.nodes : fault.value,
+      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+    });
+    this.record(outcome, step, atMs, line);
+    const entry: ScheduleEntry = {
+      atMs,
+      f: fault.f,
+      value: outcome.value ?? fault.value,
+      nodes: outcome.nodes,
+      ...(outcome.links && (fault.f === 'start-partition' || fault.f === 'start-packet')
+        ? { links: outcome.links }
+        : {}),
+      ...(leader !== undefined ? { leader } : {}),
+    };
+    if (outcome.outcome === 'ok') this.faults.push(entry);
+    const how =
+      outcome.outcome === 'ok'
+        ? {}
+        : {
+            outcome: outcome.outcome,
+            ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+          };
+    // A fired trigger is kept as written (its event, delay and `$E`), so a replay waits for
+    // the event again rather than faulting the nodes of that moment at that time.
+    const drawn = outcome.value !== undefined ? { value: outcome.value } : {};
+    if (line) this.attempted.push(...triggeredLines(line), { ...line, ...drawn, ...how });
+    else this.attempted.push({ ...entry, ...how });
+  }
+
+  /** A schedule line or trigger that found nothing to act on, in the history. */
+  skip(item: ScheduleItem, reason: string): void {
+    this.live.history.record({
+      type: 'info',
+      process: 'nemesis',
+      f: isLet(item) ? 'let' : item.f,
+      value: isLet(item) ? item.let : item.value,
+      error: `skipped: ${reason}`,
+    });
+  }
+
+  private record(outcome: FaultOutcome, step: number | null, atMs: number, trigger?: FaultItem): void {
+    const { state, store, emit } = this.live;
+    if (outcome.outcome === 'ok') state.faultCount++;
+    store.fault({
+      schedule: this.schedule,
+      step,
+      atMs,
+      f: outcome.fault.f,
+      value: outcome.value ?? outcome.fault.value,
+      nodes: outcome.nodes,
+      outcome: outcome.outcome,
+      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+      ...(trigger !== undefined ? { trigger } : {}),
+    });
+    emit('fault', outcome, this.schedule, atMs);
+  }
+}
