@@ -5,10 +5,9 @@ import { ResourceRegistry } from '../cluster/resources.js';
 import { monoNs, sleep } from '../core/clock.js';
 import type { Op } from '../core/op.js';
 import { UsageError } from '../core/errors.js';
-import { describeFault } from '../core/fault.js';
 import { Rng } from '../core/random.js';
 import { DISK_EXIT_CAUSES } from '../nemesis/disk.js';
-import type { Nemesis, ScheduleEntry } from '../nemesis/nemesis.js';
+import type { ScheduleEntry } from '../nemesis/nemesis.js';
 import { describeFollowed, type Policy } from '../policy/policy.js';
 import { writeStoreIndex } from '../report/store-index.js';
 import { writeRunReport } from '../report/write-run-report.js';
@@ -30,14 +29,12 @@ import { assembleRun, planRun, type RunParts, type Seed } from './create-run.js'
 import type { Reporter, RunSummary } from './reporter.js';
 import { formatBugSchedule, type RecordedLine, type ScheduleHeader } from './schedule-file.js';
 import { describeRecovery, recoveryEvidence } from './recovery-evidence.js';
-import { ArmedTrigger, type ArmedTriggerDeps } from './armed-trigger.js';
-import { describeTrigger, type TriggeredAction } from '../core/trigger.js';
 import { emitter, type Emit } from './_internals/emitter.js';
 import { policyAbstraction } from './_internals/policy-abstraction.js';
 import { RunState } from './_internals/run-state.js';
-import { clusterQueries } from './_internals/cluster-queries.js';
 import type { LiveRun } from './_internals/live-run.js';
 import { runFixed } from './_internals/run-fixed.js';
+import { runSteps } from './_internals/run-steps.js';
 import { ScheduleFaults } from './_internals/schedule-faults.js';
 
 const STARTUP_READY_MS = 60_000;
@@ -55,8 +52,6 @@ export function effectiveWarmupMs(config: RunConfig): number {
 }
 /** How long the final reads after a schedule may take (each key is read once). */
 const FINAL_READS_MS = 5_000;
-/** How long a decision waits for the previous window's state (the timeline's grace is 150 ms). */
-const STATE_WAIT_MS = 600;
 
 export interface CampaignOptions {
   readonly config: RunConfig;
@@ -232,24 +227,7 @@ export class Campaign {
         if (fixedSchedule) {
           await runFixed(live, fixedSchedule, scheduled, budgetEnd);
         } else {
-          await this.runSteps(
-            policy!,
-            policyRng,
-            nemesis,
-            store,
-            scheduled,
-            budgetEnd,
-            {
-              ...clusterQueries(parts),
-              skip: (item, reason) => {
-                scheduled.skip(item, reason);
-              },
-            },
-            // A quiet period begins (`--pace`): every fault is undone, as the reset does, without
-            // waiting for the system — a heal-all, recorded as any fault is, so the history, the
-            // report and a bug's schedule (its replay heals where this run did) all say so.
-            (step) => scheduled.enact({ f: 'heal-all', value: null }, step),
-          );
+          await runSteps(live, policy!, policyRng, scheduled, budgetEnd);
           const followed = policy!.episode?.();
           if (followed !== undefined) {
             store.scheduleFollowed(s, followed);
@@ -487,131 +465,6 @@ export class Campaign {
     } catch (e) {
       return { reportError: e instanceof Error ? e.message : String(e) };
     }
-  }
-
-  private async runSteps(
-    policy: Policy,
-    rng: Rng,
-    nemesis: Nemesis,
-    store: RunStore,
-    scheduled: ScheduleFaults,
-    budgetEnd: number,
-    deps: Omit<ArmedTriggerDeps, 'enact' | 'signal'>,
-    beginQuiet: (step: number) => Promise<void>,
-  ): Promise<void> {
-    const { scheduleStart } = scheduled;
-    const space = nemesis.actionSpace();
-    const pace = this.config.pace;
-    /** Whether a step is in a quiet period of `--pace` (no fault, every fault healed). */
-    const isQuiet = (step: number): boolean =>
-      pace !== undefined && step >= 0 && step % (pace.faultSteps + pace.quietSteps) >= pace.faultSteps;
-    const abstraction = policyAbstraction(this.config);
-    const timeline = this.observation!.timeline;
-    let observed: { step: number; state: string } | undefined;
-    let pending: Promise<void> | undefined;
-    let windowStartTs = monoNs();
-    for (this.state.step = 0; this.state.step < this.config.steps; this.state.step++) {
-      const step = this.state.step;
-      const stepStart = scheduleStart + step * this.config.stepMs;
-      const stepEnd = Math.min(stepStart + this.config.stepMs, budgetEnd);
-      if (this.signal.aborted || stepStart >= budgetEnd) break;
-      if (pending) await Promise.race([pending, sleep(STATE_WAIT_MS, this.signal)]);
-      const arrived = step > 0 && observed?.step === step - 1;
-      if (step > 0) {
-        this.state.decisions++;
-        if (arrived) this.state.decisionsWithState++;
-      }
-      const decidedWith = arrived ? observed!.state : undefined;
-      const quiet = isQuiet(step);
-      if (quiet && !isQuiet(step - 1)) await beginQuiet(step);
-      const fault = quiet
-        ? null
-        : policy.decide({
-            state: decidedWith,
-            space,
-            rng,
-            schedule: this.state.schedule,
-            step,
-          });
-      if (fault) await scheduled.enact(fault, step);
-      const armed = quiet
-        ? null
-        : (policy.arm?.({
-            state: decidedWith,
-            space,
-            rng,
-            schedule: this.state.schedule,
-            step,
-            eventTypes: this.state.eventTypes.byRecency(),
-            enacted: fault,
-          }) ?? null);
-      let fired = false;
-      // What this step armed: undefined when the policy chose a trigger but the step ended before
-      // it could be armed (its fault took the whole step) — then it neither counts nor teaches.
-      const armedNow: TriggeredAction | null | undefined = armed && Date.now() >= stepEnd ? undefined : armed;
-      if (armedNow) {
-        this.state.triggersArmed++;
-        const trigger = new ArmedTrigger(armedNow, Date.now() - scheduleStart, stepEnd - scheduleStart, {
-          ...deps,
-          signal: this.signal,
-          enact: (f, recorded, atMs, line) =>
-            scheduled.enact(f, step, { atMs, ...f, ...recorded }, true, line),
-        });
-        fired = await trigger.run(scheduleStart);
-        if (fired) this.state.triggersFired++;
-      }
-      await sleep(stepEnd - Date.now(), this.signal);
-      const windowEndTs = monoNs();
-      const startedMs = stepStart - this.state.startMs;
-      const endedMs = Date.now() - this.state.startMs;
-      const schedule = this.state.schedule;
-      const stateArrived = step === 0 ? null : arrived;
-      const row = {
-        schedule,
-        step,
-        startedMs,
-        endedMs,
-        // An armed trigger is said beside the step's fault, whether it fired or not.
-        fault: quiet
-          ? 'quiet'
-          : armedNow
-            ? `${describeFault(fault)} + ${describeTrigger(armedNow)}`
-            : fault
-              ? describeFault(fault)
-              : null,
-      };
-      store.step({ ...row, state: null, stateArrived, reward: null, metrics: null });
-      pending = timeline.close(step, windowStartTs, windowEndTs).then((window) => {
-        const obs = this.state.coverage.observe(window, fault);
-        const next = obs.states[abstraction];
-        const seenBefore = obs.seenBefore[abstraction];
-        // As in the artifact: a decision taken without its state (late) teaches nothing about it.
-        // A quiet step decided nothing, so it teaches nothing.
-        if (!quiet)
-          policy.learn({
-            state: decidedWith,
-            action: fault,
-            next: next.id,
-            seenBefore,
-            ...(policy.arm && armedNow !== undefined ? { armed: armedNow, fired } : {}),
-          });
-        observed = { step, state: next.id };
-        for (const [name, state] of Object.entries(obs.states)) {
-          if (obs.seenBefore[name] === 0) store.state(name, state.id, state.features, schedule, step);
-        }
-        const metrics = this.state.coverage.snapshot();
-        store.step({
-          ...row,
-          state: next.id,
-          stateArrived,
-          reward: seenBefore === 0 ? 0 : -1,
-          metrics: { ...metrics, seenBefore },
-        });
-        store.metrics(endedMs, schedule, step, metrics);
-      });
-      windowStartTs = windowEndTs;
-    }
-    if (pending) await pending;
   }
 
   private recordBug(
