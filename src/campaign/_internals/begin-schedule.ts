@@ -1,0 +1,22 @@
+import { monoNs } from '../../core/clock.js';
+import type { LiveRun } from './live-run.js';
+import { ScheduleFaults } from './schedule-faults.js';
+
+/**
+ * Starts the run's next schedule: stored as started, the timeline fresh (and on, unless a fixed
+ * schedule drives the run), the episode's coverage and policy reset, the workload running.
+ */
+export function beginSchedule(live: LiveRun): ScheduleFaults {
+  const { state, store, plan, parts } = live;
+  const { observation } = parts;
+  const s = state.schedule;
+  const scheduleStart = Date.now();
+  store.scheduleStarted(s, scheduleStart - state.startMs);
+  observation.setTimeline(!plan.fixedSchedule);
+  observation.timeline.discardBefore(monoNs());
+  observation.takeScheduleEvents();
+  state.coverage.resetEpisode();
+  plan.policy?.resetEpisode?.();
+  parts.workload.start(`s${s}`);
+  return new ScheduleFaults(live, s, scheduleStart);
+}

@@ -1,0 +1,119 @@
+import type { Event } from '../../core/event.js';
+import type { Op } from '../../core/op.js';
+import { DISK_EXIT_CAUSES } from '../../nemesis/disk.js';
+import type { Finding } from '../checker.js';
+import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contract.js';
+import { describeRecovery, recoveryEvidence } from '../recovery-evidence.js';
+import type { Recovery } from './heal-and-recover.js';
+import type { LiveRun } from './live-run.js';
+import type { ScheduleFaults } from './schedule-faults.js';
+
+/** What a schedule's checks found, and what each checker said. */
+export interface ScheduleFindings {
+  readonly findings: readonly Finding[];
+  /** What each checker found, as `kind/name` (none: it passed), kept with the schedule in run.db. */
+  readonly checks: Readonly<Record<string, string[]>>;
+}
+
+/**
+ * Everything wrong with one schedule, in this order: the nodes' crashes (from their logs and
+ * exits), a system that did not recover or recovered too slowly, and each checker's findings on
+ * the schedule's ops, faults and events.
+ */
+export async function collectFindings(
+  live: LiveRun,
+  scheduled: ScheduleFaults,
+  ops: readonly Op[],
+  recovery: Recovery,
+  slowRecovery: RecoveryVerdict | undefined,
+): Promise<ScheduleFindings> {
+  const { config, signal, plan, parts } = live;
+  const scheduleEvents = parts.observation.takeScheduleEvents();
+  const findings: Finding[] = crashFindings(live, scheduled.schedule);
+  if (!recovery.recovered && !signal.aborted) {
+    const evidence = await recoveryEvidence(
+      parts.cluster,
+      plan.system,
+      recovery.resetErrors,
+      config.opTimeoutMs,
+    );
+    findings.push({
+      kind: 'recovery',
+      name: 'no-recovery',
+      message: `the system did not serve again within ${config.recoveryTimeoutMs / 1000} s after all faults were healed: ${describeRecovery(evidence)}`,
+      evidence,
+    });
+  }
+  if (slowRecovery && config.recoveryContract) {
+    findings.push({
+      kind: 'recovery',
+      name: 'slow-recovery',
+      message: describeRecoveryVerdict(slowRecovery, config.recoveryContract),
+      evidence: slowRecovery,
+    });
+  }
+  const checks = await runCheckers(live, scheduled, ops, scheduleEvents, findings);
+  return { findings, checks };
+}
+
+/**
+ * The crashes in the nodes' logs and exits since the last schedule. An exit the harness caused (a
+ * membership change, a disk it made fail) is no finding: it is said in the history instead.
+ */
+function crashFindings(live: LiveRun, schedule: number): Finding[] {
+  const { state, plan, parts, history, emit } = live;
+  const diskFaults = parts.disks;
+  const exits = parts.logCheck.scan(plan.nodes, state.exits.splice(0), (exit) => {
+    const cause = diskFaults?.exitCause(exit.node, exit.ts);
+    return cause === undefined ? undefined : DISK_EXIT_CAUSES[cause];
+  });
+  diskFaults?.forgetEnded();
+  const findings: Finding[] = [];
+  for (const f of exits) {
+    if (f.kind === 'membership-exit' || f.kind === 'induced-exit') {
+      // The harness changed the membership, or made the node's disk fail: its doing, no finding.
+      history.record({
+        type: 'info',
+        process: 'nemesis',
+        f: f.kind,
+        value: [f.node],
+        error: f.message,
+      });
+      if (f.kind === 'induced-exit') {
+        state.inducedExits++;
+        emit('message', `  schedule ${schedule + 1}: ${f.message} (an induced exit, not a crash)`);
+      }
+      continue;
+    }
+    findings.push({ kind: 'crash', name: f.kind, message: f.message, evidence: f });
+  }
+  return findings;
+}
+
+/** Runs each checker in turn, adding what it found to `findings`; returns what each said. */
+async function runCheckers(
+  live: LiveRun,
+  scheduled: ScheduleFaults,
+  ops: readonly Op[],
+  events: readonly Event[],
+  findings: Finding[],
+): Promise<Record<string, string[]>> {
+  const { plan, store } = live;
+  const { system, durability } = plan;
+  const checks: Record<string, string[]> = {};
+  for (const checker of live.checkers) {
+    const found = await checker.check({
+      schedule: scheduled.schedule,
+      ops,
+      faults: scheduled.faults,
+      events,
+      runDir: store.dir,
+      system,
+      nodeCount: plan.nodes.length,
+      ...(durability !== undefined ? { durability } : {}),
+    });
+    checks[checker.name] = found.map((f) => `${f.kind}/${f.name}`);
+    findings.push(...found);
+  }
+  return checks;
+}

@@ -1,0 +1,24 @@
+import { join } from 'node:path';
+
+import type { Recovery } from './heal-and-recover.js';
+import type { LiveRun } from './live-run.js';
+
+/**
+ * When healing was not enough, starts the cluster afresh, or the rest of the campaign would only
+ * find the same stuck cluster again; throws when even that does not serve.
+ */
+export async function hardResetIfStuck(live: LiveRun, recovery: Recovery): Promise<void> {
+  const { config, signal, state, plan, store, parts, history } = live;
+  if (recovery.recovered || signal.aborted) return;
+  const { cluster } = parts;
+  state.phase = 'resetting';
+  history.record({ type: 'info', process: 'nemesis', f: 'hard-reset', value: cluster.nodes });
+  await cluster.restartFresh();
+  const fresh = await cluster.waitReady(config.recoveryTimeoutMs, signal);
+  history.takeSegment();
+  if (!fresh && !signal.aborted) {
+    throw new Error(
+      `${plan.definition.name} did not serve even after a fresh start of every node: see ${join(store.dir, 'nodes')}`,
+    );
+  }
+}

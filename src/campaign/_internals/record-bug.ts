@@ -1,0 +1,65 @@
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { BugRecord } from '../bug.js';
+import type { Finding } from '../checker.js';
+import { formatBugSchedule, type ScheduleHeader } from '../schedule-file.js';
+import { effectiveWarmupMs } from './effective-warmup-ms.js';
+import type { LiveRun } from './live-run.js';
+import type { ScheduleFaults } from './schedule-faults.js';
+
+/**
+ * Records a finding of the schedule as a bug: its row in the store, and a directory with the
+ * schedule that replays it (every fault tried, under a header of how the run was set up), its
+ * evidence and its page, if it has one. Said to the reporters.
+ */
+export function recordBug(live: LiveRun, scheduled: ScheduleFaults, finding: Finding): void {
+  const { config: c, plan, state, store, emit } = live;
+  const { schedule, faults, attempted } = scheduled;
+  const seed = plan.seed;
+  const row = {
+    schedule,
+    kind: finding.kind,
+    name: finding.name,
+    message: finding.message,
+    evidence: finding.evidence,
+    faultSchedule: faults,
+    seed,
+    foundAtMs: Date.now() - state.startMs,
+  };
+  const id = store.bug(row);
+  const dir = join(store.dir, 'bugs', String(id));
+  mkdirSync(dir, { recursive: true });
+  const warmupMs = effectiveWarmupMs(c);
+  // `system` and `workload` are what a replay loads: the built-in name, or the module's absolute path.
+  const header: ScheduleHeader = {
+    system: plan.source,
+    nodes: plan.nodes.length,
+    seed,
+    bugs: c.bugs,
+    ...(Object.keys(plan.settings).length > 0 ? { settings: plan.settings } : {}),
+    ...(c.durability !== undefined ? { durability: c.durability } : {}),
+    workload: plan.workload.source,
+    ...(c.concurrency !== undefined ? { concurrency: c.concurrency } : {}),
+    rate: c.rate,
+    steps: c.steps,
+    stepMs: c.stepMs,
+    network: c.network,
+    ...(warmupMs > 0 ? { warmupMs } : {}),
+    schedule,
+    finding: { kind: finding.kind, name: finding.name },
+  };
+  writeFileSync(join(dir, 'schedule.jsonl'), formatBugSchedule(header, attempted));
+  // A schedule that reacts to events replays only from its own text: keep it beside what it did.
+  if (c.schedule !== undefined) copyFileSync(c.schedule, join(dir, 'source-schedule.jsonl'));
+  writeFileSync(join(dir, 'evidence.json'), JSON.stringify(finding.evidence, null, 2) + '\n');
+  let html: string | undefined;
+  if (finding.html !== undefined) {
+    html = join(dir, 'check.html');
+    writeFileSync(html, finding.html);
+    store.setBugHtml(id, html);
+  }
+  const bug: BugRecord = { ...row, id, dir, ...(html !== undefined ? { html } : {}) };
+  state.bugs.push(bug);
+  emit('bug', bug);
+}
