@@ -1,0 +1,22 @@
+import type { Rng } from '../../core/random.js';
+import type { LiveRun } from './live-run.js';
+import { runSchedule } from './run-schedule.js';
+import type { WarmUp } from './warm-up.js';
+
+/**
+ * Schedule after schedule until the time budget is spent or the run is aborted: a fixed schedule
+ * runs once, and `--stop-on-bug` stops after the first schedule that found a bug.
+ */
+export async function runSchedules(live: LiveRun, warm: WarmUp, rng: Rng): Promise<void> {
+  const { config, signal, state, plan } = live;
+  state.phase = 'fuzzing';
+  const budgetEnd = state.startMs + config.timeMs;
+  const policyRng = rng.fork('policy');
+  for (state.schedule = 0; Date.now() < budgetEnd && !signal.aborted; state.schedule++) {
+    await runSchedule(live, warm, budgetEnd, policyRng);
+    if (plan.fixedSchedule || (config.stopOnBug && state.bugs.length > 0)) {
+      state.schedule++;
+      break;
+    }
+  }
+}

@@ -1,0 +1,16 @@
+import type { ResourceRegistry } from '../../cluster/resources.js';
+import type { RunParts } from '../create-run.js';
+
+/**
+ * Stops whatever the run started, however far it got: the workload, the observers, the clocks,
+ * the cluster and the network (their failures ignored), then releases its resources.
+ */
+export async function stopRun(parts: RunParts | undefined, registry: ResourceRegistry): Promise<void> {
+  parts?.workload.interrupt();
+  await parts?.workload.stop().catch(() => undefined);
+  await parts?.observation.stop().catch(() => undefined);
+  parts?.clocks?.close();
+  await parts?.cluster.close().catch(() => undefined);
+  await parts?.network.close().catch(() => undefined);
+  registry.releaseResources();
+}
