@@ -287,15 +287,42 @@ function summarise(input: {
   const { results, timeMs } = input;
   const policies = Object.keys(results);
   const baseline = policies.includes('random') ? 'random' : policies[policies.length - 1];
+  const comparisons = compareMetrics(results, baseline, input.stopOnBug);
+  const timeToBug = timesToBug(results, baseline, timeMs);
+  const dir = join(resolve(input.store), 'compare', timestampName());
+  mkdirSync(dir, { recursive: true });
+  const plot = writeCoveragePlot(dir, results, timeMs);
+  const policiesOut = Object.fromEntries(policies.map((p) => [p, { runs: results[p] }]));
+  const result: CompareResult = {
+    system: input.system,
+    workload: input.workload,
+    timeMs,
+    baseline,
+    policies: policiesOut,
+    comparisons,
+    timeToBug,
+    dir,
+    plot,
+  };
+  writeFileSync(join(dir, 'compare.json'), JSON.stringify(result, null, 2) + '\n');
+  return result;
+}
+
+/** Each policy against the baseline on every metric: the means, their ratio, Â12 and p. */
+function compareMetrics(
+  results: Readonly<Record<string, readonly CompareRun[]>>,
+  baseline: string,
+  stopOnBug: boolean,
+): Comparison[] {
   const comparisons: Comparison[] = [];
   const metricNames = [
     ...new Set(Object.values(results).flatMap((rs) => rs.flatMap((r) => Object.keys(r.metrics)))),
   ].sort();
-  for (const policy of policies) {
+  for (const policy of Object.keys(results)) {
     if (policy === baseline) continue;
     for (const metric of metricNames) {
       // With --stop-on-bug a run's coverage stops when it finds the bug: not comparable.
-      if (input.stopOnBug && metric !== 'bugs' && metric !== 'distinct_bugs') continue;
+      if (stopOnBug && metric !== 'bugs' && metric !== 'distinct_bugs') continue;
       const xs = results[policy].map((r) => r.metrics[metric] ?? 0);
       const ys = results[baseline].map((r) => r.metrics[metric] ?? 0);
       if (xs.length === 0 || ys.length === 0) continue;
@@ -313,6 +340,15 @@ function summarise(input: {
       });
     }
   }
+  return comparisons;
+}
+
+/** Per policy and bug found by any run: how soon its runs found it, and against the baseline. */
+function timesToBug(
+  results: Readonly<Record<string, readonly CompareRun[]>>,
+  baseline: string,
+  timeMs: number,
+): Record<string, Record<string, BugTiming>> {
   const found = [
     ...new Set(Object.values(results).flatMap((rs) => rs.flatMap((r) => r.bugs.map((b) => b.name)))),
   ].sort();
@@ -325,7 +361,7 @@ function summarise(input: {
       return times.length > 0 ? Math.min(...times) : Infinity;
     });
   const timeToBug: Record<string, Record<string, BugTiming>> = {};
-  for (const policy of policies) {
+  for (const policy of Object.keys(results)) {
     timeToBug[policy] = {};
     for (const name of names) {
       const all = firsts(policy, name);
@@ -350,8 +386,16 @@ function summarise(input: {
       };
     }
   }
-  const dir = join(resolve(input.store), 'compare', timestampName());
-  mkdirSync(dir, { recursive: true });
+  return timeToBug;
+}
+
+/** The mean coverage over time of each policy's runs, plotted into `dir`; returns the plot's path. */
+function writeCoveragePlot(
+  dir: string,
+  results: Readonly<Record<string, readonly CompareRun[]>>,
+  timeMs: number,
+): string {
+  const policies = Object.keys(results);
   const series: Series[] = policies.map((policy) => ({
     name: policy,
     points: meanSeries(
@@ -372,18 +416,5 @@ function summarise(input: {
       series,
     ),
   );
-  const policiesOut = Object.fromEntries(policies.map((p) => [p, { runs: results[p] }]));
-  const result: CompareResult = {
-    system: input.system,
-    workload: input.workload,
-    timeMs,
-    baseline,
-    policies: policiesOut,
-    comparisons,
-    timeToBug,
-    dir,
-    plot,
-  };
-  writeFileSync(join(dir, 'compare.json'), JSON.stringify(result, null, 2) + '\n');
-  return result;
+  return plot;
 }
