@@ -6,6 +6,9 @@
 // undeclared-follower-reads: the same server, an adapter that does not say so) a follower answers
 // reads from its own copy, pulled from the primary every 300 ms and updated by the writes it
 // forwards: reads may be stale, but never older than the reader's own last write through it.
+// With --bug rollback-on-restart a restarted primary undoes the last 20 updates it acknowledged (a
+// replica that restores an older snapshot and never replays its log): acknowledged writes are
+// rolled back, whatever the moment of the kill.
 // With --bug slow-restart a primary that restarts from its state file answers every request 150 ms
 // late for its first 60 s (a cold cache): it serves, but slower than before the fault.
 //
@@ -36,6 +39,9 @@ const followerReads =
   process.argv.includes('follower-reads') || process.argv.includes('undeclared-follower-reads');
 const isPrimary = id === primary;
 const slowRestart = process.argv.includes('slow-restart');
+const rollbackOnRestart = process.argv.includes('rollback-on-restart');
+/** rollback-on-restart: how many of its last updates a restarted primary undoes. */
+const ROLLBACK_UPDATES = 20;
 const startedAt = Date.now();
 
 function log(level, text) {
@@ -53,14 +59,25 @@ if (restarted) {
     for (const [k, v] of Object.entries(state.data)) data.set(k, v);
     for (const [k, v] of Object.entries(state.versions)) versions.set(k, v);
     counter = state.counter;
+    if (rollbackOnRestart) {
+      for (const [k, value, version] of (state.undo ?? []).reverse()) {
+        if (value === null) data.delete(k);
+        else data.set(k, value);
+        versions.set(k, version);
+      }
+      log('INFO', `rolled back ${(state.undo ?? []).length} acknowledged updates`);
+    }
   } catch (e) {
     process.stderr.write(`tiny-kv: state file unreadable: ${e.message}\n`);
     process.exit(1);
   }
 }
 
+/** rollback-on-restart: the last updates, each as [key, value before, version before]. */
+const undo = [];
+
 function persist() {
-  const state = { data: Object.fromEntries(data), versions: Object.fromEntries(versions), counter };
+  const state = { data: Object.fromEntries(data), versions: Object.fromEntries(versions), counter, undo };
   writeFileSync(`${STATE_FILE}.tmp`, JSON.stringify(state));
   renameSync(`${STATE_FILE}.tmp`, STATE_FILE);
 }
@@ -105,6 +122,10 @@ function apply(method, key, body, res) {
   if (method === 'PUT' || method === 'POST') {
     if (method === 'POST' && (data.get(key) ?? null) !== body.expected) {
       return reply(res, 409, { error: 'mismatch' });
+    }
+    if (rollbackOnRestart) {
+      undo.push([key, data.get(key) ?? null, versions.get(key) ?? 0]);
+      if (undo.length > ROLLBACK_UPDATES) undo.shift();
     }
     data.set(key, body.value);
     versions.set(key, ++counter);

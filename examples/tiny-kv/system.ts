@@ -39,10 +39,18 @@ const READY_READ_TIMEOUT_MS = 1000;
  * stale, and the adapter declares that (`readConsistency: 'sequential'`), so stale reads are not
  * findings while lost writes still are. `undeclared-follower-reads`: the same server without the
  * declaration, whose stale reads are then reported as the linearizability violations they are.
+ * `rollback-on-restart`: a restarted primary undoes its last 20 acknowledged updates (found under
+ * `follower-reads` too, by the final reads, which must see every acknowledged write).
  * `slow-restart`: a restarted primary answers 150 ms late for a minute (found by
  * `--recovery-contract`: it serves again, but not as well as before the fault).
  */
-const BUGS = ['ack-before-persist', 'follower-reads', 'undeclared-follower-reads', 'slow-restart'] as const;
+const BUGS = [
+  'ack-before-persist',
+  'rollback-on-restart',
+  'follower-reads',
+  'undeclared-follower-reads',
+  'slow-restart',
+] as const;
 
 type HttpAnswer =
   | { readonly status: number; readonly body: Record<string, unknown> }

@@ -27,7 +27,7 @@ function keyId(key: unknown): string {
 }
 
 /**
- * The history with every read's invocation moved back to just after the invocation of its process's
+ * The history with every read's invocation (but final reads': see `Op.final`) moved back to just after the invocation of its process's
  * last update of the same key (the start of the history when there is none), so the search may place
  * it anywhere from there to its return. Each moved read gets a process of its own (a negative id:
  * it now overlaps its process's other ops). `origin[i]` is the op of `ops` that line `i` stands for.
@@ -48,7 +48,7 @@ export function relaxReads(ops: readonly Op[]): { readonly ops: Op[]; readonly o
     if (op.process === 'nemesis') return;
     if (op.type === 'invoke') {
       const slot = `${String(op.process)}\u0000${keyId(keyOf(op))}`;
-      if (op.f === 'read') {
+      if (op.f === 'read' && op.final !== true) {
         const anchor = lastUpdate.get(slot) ?? -1;
         // Reads moved to one anchor keep their own order: each a little later than the last.
         order[i] = anchor + 0.5 + ++moved / (2 * (ops.length + 1));

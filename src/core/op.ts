@@ -14,6 +14,12 @@ export interface Op {
   readonly value: unknown;
   readonly node?: string;
   readonly error?: string;
+  /**
+   * A final read (on its invocation and completion): read once the faults were healed and the
+   * nodes had caught up, so it is checked as linearizable whatever the system declares its reads
+   * promise (`readConsistency`): it must see every acknowledged write.
+   */
+  readonly final?: true;
 }
 
 /** Key-value register ops: `value` is `[key, v]`; cas carries `[key, [old, new]]`. */

@@ -32,6 +32,7 @@ export class History {
     value: unknown;
     node?: string | undefined;
     error?: string | undefined;
+    final?: true | undefined;
   }): Op {
     const time = this.now();
     const op: Op = {
@@ -43,6 +44,7 @@ export class History {
       value: fields.value,
       ...(fields.node !== undefined ? { node: fields.node } : {}),
       ...(fields.error !== undefined ? { error: fields.error } : {}),
+      ...(fields.final === true ? { final: true as const } : {}),
     };
     this.current.push(op);
     this.sink(op);

@@ -35,9 +35,16 @@ export interface Workload {
   /**
    * Jepsen's final reads: once the faults are healed and the system serves again, read every key
    * this schedule used, so a write lost after the workload stopped is seen by the check. Returns
-   * how many keys were read before `deadlineMs`.
+   * how many keys were read before `deadlineMs`. With `untilConverged` (a system whose reads may be
+   * stale), every key is read on every node until the nodes agree, and then once more on each node
+   * with `final` set on those ops (checked as linearizable: they must see every acknowledged write).
    */
-  finalReads(deadlineMs: number): Promise<number>;
+  finalReads(deadlineMs: number, options?: FinalReadOptions): Promise<number>;
+}
+
+export interface FinalReadOptions {
+  /** Read on every node until all agree, then read once more, marked `final` (see `Op.final`). */
+  readonly untilConverged?: boolean;
 }
 
 /** What a workload is built from: the system's clients, the cluster, the history, its own random. */

@@ -71,6 +71,46 @@ describe('sequential reads (a read may be stale, never older than when its proce
     expect(result.counterexample?.failingOp).toBe(ops[7]);
   });
 
+  it('a lost write seen only by processes that never wrote the key passes, unless a final read sees it', async () => {
+    // Acknowledged x = 1 and x = 2 rolled back to nothing; only process 1, which never wrote x,
+    // reads after: sequential consistency may order both writes after its reads.
+    const rows = [
+      [0, 'invoke', 'write', ['x', 1]],
+      [0, 'ok', 'write', ['x', 1]],
+      [0, 'invoke', 'write', ['x', 2]],
+      [0, 'ok', 'write', ['x', 2]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', null]],
+      [2, 'invoke', 'read', ['x', null]],
+      [2, 'ok', 'read', ['x', null]],
+    ] as const;
+    expect(await verdicts(history(...rows))).toEqual({ linearizable: false, sequential: true });
+    // The same last read made once the nodes caught up (a final read) must see x = 2.
+    const ops = history(...rows).map((op, i) => (i >= 6 ? { ...op, final: true as const } : op));
+    const result = await checkOps(ops, { model: 'kv', reads: 'sequential' });
+    expect(result.valid).toBe(false);
+    expect(result.counterexample?.failingOp).toBe(ops[7]);
+  });
+
+  it('a final read of the last acknowledged value passes under sequential reads', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', ['x', 1]],
+      [0, 'ok', 'write', ['x', 1]],
+      [0, 'invoke', 'write', ['x', 2]],
+      [0, 'ok', 'write', ['x', 2]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 1]],
+      [2, 'invoke', 'read', ['x', null]],
+      [2, 'ok', 'read', ['x', 2]],
+    ).map((op, i) => (i >= 6 ? { ...op, final: true as const } : op));
+    expect((await checkOps(ops, { model: 'kv', reads: 'sequential' })).valid).toBe(true);
+    expect(
+      relaxReads(ops)
+        .ops.slice(-2)
+        .map((op) => op.process),
+    ).toEqual([2, 2]);
+  });
+
   it('a lost write shows through a later cas too', async () => {
     const ops = history(
       [0, 'invoke', 'write', ['x', 1]],

@@ -63,6 +63,8 @@ export function opFromFields(fields: Readonly<Record<string, unknown>>, position
     f,
     value: fields.value ?? null,
     ...(typeof node === 'string' ? { node } : {}),
+    // A final read (JSON `final`, EDN `:final?`): checked as linearizable under sequential reads.
+    ...(fields.final === true || fields['final?'] === true ? { final: true as const } : {}),
     ...(typeof error === 'string'
       ? { error }
       : error !== undefined && error !== null

@@ -50,5 +50,6 @@ export function ednOp(op: Op): string {
   ];
   if (op.node !== undefined) fields.push(`:node ${JSON.stringify(op.node)}`);
   if (op.error !== undefined) fields.push(`:error ${JSON.stringify(op.error)}`);
+  if (op.final === true) fields.push(':final? true');
   return `{${fields.join(', ')}}`;
 }

@@ -1,11 +1,14 @@
+import { canonical, type Canonical } from '../../check/models/value.js';
 import { sleep } from '../../core/clock.js';
 import type { ClusterView } from '../../systems/system.js';
 import type { History } from '../history.js';
-import type { OpCounts, Workload } from '../workload.js';
+import type { FinalReadOptions, OpCounts, Workload } from '../workload.js';
 import { Throttle } from './throttle.js';
 import { withTimeout } from './with-timeout.js';
 
 const FAIL_BACKOFF_MS = 100;
+/** Between rounds of final reads that found the nodes still disagreeing. */
+const CONVERGE_POLL_MS = 200;
 /** How long past the client's own timeout a call may take before the worker gives up on it. */
 const TIMEOUT_MARGIN_MS = 500;
 
@@ -98,10 +101,15 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
    * answer is retried, from the next node, until `deadlineMs` (a key never read is simply absent).
    * Returns how many keys were read.
    */
-  async finalReads(deadlineMs: number): Promise<number> {
+  async finalReads(deadlineMs: number, options: FinalReadOptions = {}): Promise<number> {
     if (this.running) throw new Error('final reads while the workload runs');
-    const nodes = this.cluster.nodes;
     const end = Date.now() + deadlineMs;
+    return options.untilConverged === true ? this.readUntilConverged(end) : this.readEachKeyOnce(end);
+  }
+
+  /** Every key read once, from any node: a read that fails is retried from the next node. */
+  private async readEachKeyOnce(end: number): Promise<number> {
+    const nodes = this.cluster.nodes;
     const pending = [...this.usedKeys()];
     let read = 0;
     const reader = async (w: number): Promise<void> => {
@@ -128,6 +136,70 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
     return read;
   }
 
+  /**
+   * For reads that may be stale: rounds in which every node reads every key, until one round has
+   * every node answer every key with the same value (the nodes caught up) or half the time is
+   * spent; then one more round with `final` set, which the check holds to every acknowledged
+   * write. A node that has still not caught up by then shows as a stale final read.
+   */
+  private async readUntilConverged(end: number): Promise<number> {
+    const keys = [...this.usedKeys()];
+    if (keys.length === 0) return 0;
+    const convergeBy = Date.now() + (end - Date.now()) / 2;
+    for (;;) {
+      const round = await this.readRound(keys, end, false);
+      if (round.converged || Date.now() >= convergeBy || this.abort.signal.aborted) break;
+      await sleep(CONVERGE_POLL_MS, this.abort.signal);
+    }
+    return (await this.readRound(keys, end, true)).keysRead;
+  }
+
+  /**
+   * Each node reads every key once (node i by worker i mod concurrency, a worker's nodes one after
+   * another). Converged: every read answered, and each key's answers on all nodes are one value.
+   */
+  private async readRound(
+    keys: readonly string[],
+    end: number,
+    final: boolean,
+  ): Promise<{ readonly converged: boolean; readonly keysRead: number }> {
+    const nodes = this.cluster.nodes;
+    const seen = new Map<string, Set<Canonical>>();
+    const answered = new Set<string>();
+    let failed = false;
+    const readNode = async (w: number, node: string): Promise<void> => {
+      let client: C | undefined;
+      for (const key of keys) {
+        if (Date.now() >= end || this.abort.signal.aborted) {
+          failed = true;
+          break;
+        }
+        client ??= this.connect(node);
+        const op = this.readOp(key);
+        const result = await this.invoke(w, node, client, op, final);
+        if (result.type !== 'ok') {
+          failed = true;
+          await client.close().catch(() => undefined);
+          client = undefined;
+          continue;
+        }
+        answered.add(key);
+        const value = canonical(op.completed(result as Extract<R, { type: 'ok' }>));
+        const values = seen.get(key) ?? new Set<Canonical>();
+        seen.set(key, values.add(value));
+      }
+      await client?.close().catch(() => undefined);
+    };
+    const byWorker = this.processes.map((_, w) => nodes.filter((_, i) => i % this.processes.length === w));
+    await Promise.all(
+      byWorker.map(async (mine, w) => {
+        for (const node of mine) await readNode(w, node);
+      }),
+    );
+    const agree = [...seen.values()].every((values) => values.size === 1);
+    return { converged: !failed && agree, keysRead: answered.size };
+  }
+
   private async worker(w: number): Promise<void> {
     const nodes = this.cluster.nodes;
     const node = nodes[w % nodes.length];
@@ -152,10 +224,11 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
    * One op by worker `w`'s process: records the invocation and its completion, counts it, and
    * retires the process when the outcome is indeterminate.
    */
-  private async invoke(w: number, node: string, client: C, op: ClientOp<C, R>): Promise<R> {
+  private async invoke(w: number, node: string, client: C, op: ClientOp<C, R>, final = false): Promise<R> {
     const process = this.processes[w];
     const { f, value } = op;
-    this.history.record({ type: 'invoke', process, f, value, node });
+    const mark = final ? { final: true as const } : {};
+    this.history.record({ type: 'invoke', process, f, value, node, ...mark });
     let result: R;
     try {
       result = await withTimeout(op.call(client), this.pacing.timeoutMs + TIMEOUT_MARGIN_MS);
@@ -165,10 +238,10 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
     this.counts[result.type]++;
     if (result.type === 'ok') {
       const completed = op.completed(result as Extract<R, { type: 'ok' }>);
-      this.history.record({ type: 'ok', process, f, value: completed, node });
+      this.history.record({ type: 'ok', process, f, value: completed, node, ...mark });
     } else {
       const error = (result as { error: string }).error;
-      this.history.record({ type: result.type, process, f, value, node, error });
+      this.history.record({ type: result.type, process, f, value, node, error, ...mark });
       // Jepsen: a process whose op is indeterminate is never reused.
       if (result.type === 'info') this.processes[w] = process + this.pacing.concurrency;
     }
