@@ -107,15 +107,19 @@ func main() {
 		log.Fatal(err)
 	}
 	// Nodes that start together all create the table; dqlite answers "database is locked" to all
-	// but one of them, so retry for a while before giving up.
+	// but one of them. A node that starts while the cluster has no leader (a fault, a restart of
+	// the others) gets "receive: header: EOF", "no available dqlite leader server found" and the
+	// like. This is the test harness's app: it never gives up on the cluster (exiting would be
+	// reported as a crash of dqlite); it retries until the tables exist, saying so now and then,
+	// and the readiness check tells whether the cluster came back.
 	for _, statement := range []string{schema, txnSchema} {
 		for attempt := 1; ; attempt++ {
 			_, err := conn.Exec(statement)
 			if err == nil {
 				break
 			}
-			if attempt == 60 || !strings.Contains(err.Error(), "locked") {
-				log.Fatalf("can't create the tables: %v", err)
+			if attempt%20 == 1 {
+				log.Printf("creating the tables, attempt %d: %v (retrying)", attempt, err)
 			}
 			time.Sleep(time.Duration(50+rand.Intn(200)) * time.Millisecond)
 		}
