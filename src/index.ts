@@ -44,6 +44,8 @@ export type {
   ParsedLogEvent,
   DoctorFinding,
   NodeSystem,
+  Readiness,
+  ReadyCheck,
 } from './systems/system.js';
 export { READ_CONSISTENCIES, type ReadConsistency } from './check/sequential-reads.js';
 export { DURABILITIES, type Durability } from './check/durability.js';

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 
 import { lastLinesOf } from '../check/logs.js';
 import type { NodeStatus } from '../cluster/cluster.js';
+import type { ReadyAttempt } from '../cluster/node-system.js';
 import { rethrowHarness } from '../core/errors.js';
 import type { ClientResult, ClusterView, SystemAdapter } from '../systems/system.js';
 
@@ -20,6 +21,12 @@ export interface NodeAnswer {
 /** The evidence of a `no-recovery` finding. */
 export interface RecoveryEvidence {
   readonly resetErrors: readonly string[];
+  /**
+   * Every poll of the system's `ready` from the heal on (the first and last ones when there were
+   * many: `attemptsLeftOut` says how many between them are not kept), with what each checked.
+   */
+  readonly attempts?: readonly ReadyAttempt[];
+  readonly attemptsLeftOut?: number;
   /** The leader the system reports; null when it reports none, absent when it cannot tell. */
   readonly leader?: string | null;
   /** The members in the system's own configuration; null when it did not answer. */
@@ -109,4 +116,40 @@ export function describeRecovery(evidence: RecoveryEvidence): string {
   }
   if (evidence.resetErrors.length > 0) parts.push(`reset errors: ${evidence.resetErrors.join('; ')}`);
   return parts.join(' — ');
+}
+
+/** How many of the first and of the last readiness polls a finding keeps. */
+const FIRST_ATTEMPTS_KEPT = 20;
+const LAST_ATTEMPTS_KEPT = 100;
+
+/** The polls a finding keeps: all of them, or the first and the last ones and how many are left out. */
+export function keptAttempts(attempts: readonly ReadyAttempt[]): {
+  readonly attempts: readonly ReadyAttempt[];
+  readonly attemptsLeftOut?: number;
+} {
+  if (attempts.length <= FIRST_ATTEMPTS_KEPT + LAST_ATTEMPTS_KEPT) return { attempts };
+  return {
+    attempts: [...attempts.slice(0, FIRST_ATTEMPTS_KEPT), ...attempts.slice(-LAST_ATTEMPTS_KEPT)],
+    attemptsLeftOut: attempts.length - FIRST_ATTEMPTS_KEPT - LAST_ATTEMPTS_KEPT,
+  };
+}
+
+/** How many failed checks of one poll a message names. */
+const CHECKS_NAMED = 6;
+const DETAIL_CHARS = 80;
+
+/** One poll in words: what failed (`n2 read: no leader; …`), what it threw, or that it said no. */
+export function describeAttempt(attempt: ReadyAttempt): string {
+  const at = `at ${(attempt.atMs / 1000).toFixed(1)} s`;
+  if (attempt.error !== undefined) return `${at}: ready() threw: ${attempt.error.slice(0, DETAIL_CHARS)}`;
+  if (attempt.ready) return `${at}: ready`;
+  const failed = (attempt.checks ?? []).filter((c) => !c.ok);
+  if (attempt.checks === undefined) return `${at}: not ready (the system's ready() says no more)`;
+  if (failed.length === 0) return `${at}: not ready (every check it reported passed)`;
+  const named = failed.slice(0, CHECKS_NAMED).map((c) => {
+    const who = c.node === undefined ? '' : `${c.node} `;
+    return `${who}${c.check}: ${(c.detail ?? 'failed').slice(0, DETAIL_CHARS)}`;
+  });
+  const more = failed.length > CHECKS_NAMED ? `; and ${failed.length - CHECKS_NAMED} more` : '';
+  return `${at}: ${named.join('; ')}${more}`;
 }

@@ -41,6 +41,7 @@ interface RunFlags {
   recoveryContract?: string | boolean;
   warmup?: string;
   pace?: string;
+  recoveryTimeout?: string;
   json?: boolean;
 }
 
@@ -71,6 +72,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   recoveryContract: 'recovery-contract',
   settings: 'set',
   warmupMs: 'warmup',
+  recoveryTimeoutMs: 'recovery-timeout',
 };
 
 /** What `--workload` takes, for run and compare. */
@@ -170,6 +172,7 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     recoveryContract: parseRecoveryContract(flags.recoveryContract),
     warmupMs: duration('warmup', flags.warmup),
     pace: parsePace(flags.pace),
+    recoveryTimeoutMs: duration('recovery-timeout', flags.recoveryTimeout),
   };
   const parsed = RunConfigSchema.safeParse(
     Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)),
@@ -211,6 +214,10 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option('--store <dir>', 'where runs are stored', 'store')
     .option('--steps <n>', 'steps per schedule (default 12)')
     .option('--step <duration>', 'length of a step (default 2.5s)')
+    .option(
+      '--recovery-timeout <duration>',
+      'how long the system may take to serve again after a schedule is healed (default 30s; half as long again tells late from never)',
+    )
     .addOption(
       new Option('--network <kind>', 'network backend').choices(['auto', 'proxy', 'netns']).default('auto'),
     )

@@ -7,7 +7,7 @@ import { monoNs, sleep } from '../core/clock.js';
 import type { ClockPreload } from './clock-preload.js';
 import type { DiskLayer } from './disk-layer.js';
 import type { Address, NetworkBackend } from './net/backend.js';
-import type { ClusterView, NodeSystem } from './node-system.js';
+import { isReady, type ClusterView, type NodeSystem, type ReadyAttempt } from './node-system.js';
 import { processStartTime, type ResourceRegistry } from './resources.js';
 import { signalGroup } from './_internals/signal-group.js';
 
@@ -285,8 +285,9 @@ export class Cluster implements ClusterView {
   }
 
   /** Polls the system until it serves requests, or the timeout passes. */
-  async waitReady(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
+  async waitReady(timeoutMs: number, signal?: AbortSignal, attempts?: ReadyAttempt[]): Promise<boolean> {
+    const start = Date.now();
+    const deadline = start + timeoutMs;
     while (Date.now() < deadline && !signal?.aborted) {
       const controller = new AbortController();
       const timer = setTimeout(
@@ -295,13 +296,22 @@ export class Cluster implements ClusterView {
         },
         Math.max(500, deadline - Date.now()),
       );
+      const begun = Date.now();
+      let attempt: ReadyAttempt;
       try {
-        if (await this.system.ready(this, controller.signal)) return true;
-      } catch {
+        const answer = await this.system.ready(this, controller.signal);
+        const ready = isReady(answer);
+        attempt = { atMs: begun - start, ms: Date.now() - begun, ready };
+        if (typeof answer !== 'boolean') attempt = { ...attempt, checks: answer.checks };
+      } catch (error) {
         // not ready yet
+        const message = error instanceof Error ? error.message : String(error);
+        attempt = { atMs: begun - start, ms: Date.now() - begun, ready: false, error: message };
       } finally {
         clearTimeout(timer);
       }
+      attempts?.push(attempt);
+      if (attempt.ready) return true;
       await sleep(READY_POLL_MS, signal);
     }
     return false;

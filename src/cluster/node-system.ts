@@ -38,8 +38,46 @@ export interface NodeSystem {
   /** Called once before the first launch (config files etc.). */
   prepare?(cluster: ClusterView): Promise<void>;
   launch(node: string, cluster: ClusterView, options: LaunchOptions): LaunchSpec;
-  /** Whether the cluster serves client requests now (used after start and after reset). */
-  ready(cluster: ClusterView, signal: AbortSignal): Promise<boolean>;
+  /**
+   * Whether the cluster serves client requests now (used after start and after reset); with what
+   * it checked to decide (`Readiness`), a `no-recovery` finding shows each check's answer.
+   */
+  ready(cluster: ClusterView, signal: AbortSignal): Promise<boolean | Readiness>;
   /** Stops system-wide helpers (not node processes: the cluster runtime ends those). */
   close?(): Promise<void>;
+}
+
+/** One thing `ready` checked, with its answer. */
+export interface ReadyCheck {
+  /** The node asked; absent for a question about the whole cluster. */
+  readonly node?: string;
+  /** What was asked, e.g. `read`, `configuration lists every member`. */
+  readonly check: string;
+  readonly ok: boolean;
+  /** The answer or the error, in one line. */
+  readonly detail?: string;
+}
+
+/** `ready`'s answer together with what it checked (a plain boolean says only whether). */
+export interface Readiness {
+  readonly ready: boolean;
+  readonly checks: readonly ReadyCheck[];
+}
+
+/** Whether a `ready` answer says ready. */
+export function isReady(answer: boolean | Readiness): boolean {
+  return typeof answer === 'boolean' ? answer : answer.ready;
+}
+
+/** One poll of `ready` while the cluster runtime waits for it. */
+export interface ReadyAttempt {
+  /** When it began, in ms since the wait began. */
+  readonly atMs: number;
+  /** How long it took. */
+  readonly ms: number;
+  readonly ready: boolean;
+  /** What it checked, when it said (`Readiness`). */
+  readonly checks?: readonly ReadyCheck[];
+  /** What it threw (counted as not ready). */
+  readonly error?: string;
 }

@@ -1,9 +1,16 @@
 import type { ReadConsistency } from '../check/sequential-reads.js';
 import type { Durability } from '../check/durability.js';
 import type { ConsistencyModel } from '../check/txn/consistency-model.js';
-import type { ClusterView, LaunchOptions, LaunchSpec, NodeSystem } from '../cluster/node-system.js';
+import type {
+  ClusterView,
+  LaunchOptions,
+  LaunchSpec,
+  NodeSystem,
+  Readiness,
+  ReadyCheck,
+} from '../cluster/node-system.js';
 
-export type { ClusterView, LaunchOptions, LaunchSpec, NodeSystem };
+export type { ClusterView, LaunchOptions, LaunchSpec, NodeSystem, Readiness, ReadyCheck };
 
 /** The outcome of one client call: `info` when the outcome is unknown (timeout, lost connection). */
 export type ClientResult =

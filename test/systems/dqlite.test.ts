@@ -56,6 +56,12 @@ describeRealSystem(
       cluster.wipe(node);
       await adapter.membership!.add(node, cluster);
       cluster.members = [...NODES];
+      // Not started yet: the readiness check says which member does not answer, and how.
+      const answer = await adapter.ready(cluster, AbortSignal.timeout(10_000));
+      expect(typeof answer !== 'boolean' && answer.ready).toBe(false);
+      const checks = typeof answer === 'boolean' ? [] : answer.checks;
+      expect(checks.filter((c) => !c.ok).map((c) => [c.node, c.check])).toEqual([[node, 'read']]);
+      expect(checks.find((c) => !c.ok)?.detail).toMatch(/^refused: /);
       await cluster.start(node);
       await cluster.untilReady(60_000);
       const client = adapter.client(node, cluster, TIMEOUT_MS);

@@ -3,7 +3,7 @@ import type { Op } from '../../core/op.js';
 import { DISK_EXIT_CAUSES } from '../../nemesis/disk.js';
 import type { Finding } from '../checker.js';
 import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contract.js';
-import { describeRecovery, recoveryEvidence } from '../recovery-evidence.js';
+import { describeAttempt, describeRecovery, keptAttempts, recoveryEvidence } from '../recovery-evidence.js';
 import type { Recovery } from './heal-and-recover.js';
 import type { LiveRun } from './live-run.js';
 import type { ScheduleFaults } from './schedule-faults.js';
@@ -27,23 +27,10 @@ export async function collectFindings(
   recovery: Recovery,
   slowRecovery: RecoveryVerdict | undefined,
 ): Promise<ScheduleFindings> {
-  const { config, signal, plan, parts } = live;
+  const { config, signal, parts } = live;
   const scheduleEvents = parts.observation.takeScheduleEvents();
   const findings: Finding[] = crashFindings(live, scheduled.schedule);
-  if (!recovery.recovered && !signal.aborted) {
-    const evidence = await recoveryEvidence(
-      parts.cluster,
-      plan.system,
-      recovery.resetErrors,
-      config.opTimeoutMs,
-    );
-    findings.push({
-      kind: 'recovery',
-      name: 'no-recovery',
-      message: `the system did not serve again within ${config.recoveryTimeoutMs / 1000} s after all faults were healed: ${describeRecovery(evidence)}`,
-      evidence,
-    });
-  }
+  if (!recovery.recovered && !signal.aborted) findings.push(await recoveryFinding(live, recovery));
   if (slowRecovery && config.recoveryContract) {
     findings.push({
       kind: 'recovery',
@@ -54,6 +41,47 @@ export async function collectFindings(
   }
   const checks = await runCheckers(live, scheduled, ops, scheduleEvents, findings);
   return { findings, checks };
+}
+
+/**
+ * A system that did not serve again within the recovery timeout: `late-recovery` when it served
+ * within the grace after it (half the timeout), saying how late; `no-recovery` when it never did. Either says
+ * what the system's own readiness check answered last before it served (or gave up), and keeps
+ * every poll; `no-recovery` adds each node's answer when asked once more.
+ */
+async function recoveryFinding(live: LiveRun, recovery: Recovery): Promise<Finding> {
+  const { config, plan, parts } = live;
+  const bound = `${config.recoveryTimeoutMs / 1000} s`;
+  const polls = keptAttempts(recovery.attempts);
+  const failed = recovery.attempts.filter((a) => !a.ready);
+  const lastFailed = failed[failed.length - 1];
+  const said =
+    lastFailed === undefined
+      ? 'no readiness check ran'
+      : `the last of ${failed.length} readiness checks that said no, ${describeAttempt(lastFailed)}`;
+  if (recovery.lateMs !== null) {
+    const late = (recovery.lateMs - config.recoveryTimeoutMs) / 1000;
+    return {
+      kind: 'recovery',
+      name: 'late-recovery',
+      message: `the system served again ${(recovery.lateMs / 1000).toFixed(1)} s after all faults were healed, ${late.toFixed(1)} s past the ${bound} bound (late, not stuck): ${said}`,
+      evidence: {
+        resetErrors: recovery.resetErrors,
+        servedAfterMs: recovery.lateMs,
+        timeoutMs: recovery.timeoutMs,
+        ...polls,
+      },
+    };
+  }
+  const asked = await recoveryEvidence(parts.cluster, plan.system, recovery.resetErrors, config.opTimeoutMs);
+  const evidence = { ...asked, timeoutMs: recovery.timeoutMs, ...polls };
+  const waited = (config.recoveryTimeoutMs * 1.5) / 1000;
+  return {
+    kind: 'recovery',
+    name: 'no-recovery',
+    message: `the system did not serve again within ${waited} s after all faults were healed (the ${bound} bound and half as long again): ${said}; asked once more after that: ${describeRecovery(evidence)}`,
+    evidence,
+  };
 }
 
 /**

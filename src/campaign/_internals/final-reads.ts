@@ -1,5 +1,5 @@
 import type { Op } from '../../core/op.js';
-import type { Recovery } from './heal-and-recover.js';
+import { serving, type Recovery } from './heal-and-recover.js';
 import type { LiveRun } from './live-run.js';
 
 /** How long the final reads after a schedule may take (each key is read once). */
@@ -18,7 +18,7 @@ const CONVERGING_FINAL_READS_MS = 10_000;
  */
 export async function finalReads(live: LiveRun, recovery: Recovery, ops: Op[]): Promise<void> {
   const { signal, parts, history, plan } = live;
-  if (recovery.recovered && !signal.aborted) {
+  if (serving(recovery) && !signal.aborted) {
     if (plan.system.readConsistency === 'sequential') {
       await parts.workload.finalReads(CONVERGING_FINAL_READS_MS, { untilConverged: true });
     } else {

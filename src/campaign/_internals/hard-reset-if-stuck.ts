@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 
-import type { Recovery } from './heal-and-recover.js';
+import { serving, type Recovery } from './heal-and-recover.js';
 import type { LiveRun } from './live-run.js';
 
 /**
@@ -9,7 +9,7 @@ import type { LiveRun } from './live-run.js';
  */
 export async function hardResetIfStuck(live: LiveRun, recovery: Recovery): Promise<void> {
   const { config, signal, state, plan, store, parts, history } = live;
-  if (recovery.recovered || signal.aborted) return;
+  if (serving(recovery) || signal.aborted) return;
   const { cluster } = parts;
   state.phase = 'resetting';
   history.record({ type: 'info', process: 'nemesis', f: 'hard-reset', value: cluster.nodes });

@@ -1,3 +1,4 @@
+import type { ReadyAttempt } from '../../cluster/node-system.js';
 import type { LiveRun } from './live-run.js';
 
 /** How the cluster came back after a schedule's faults were healed. */
@@ -6,19 +7,46 @@ export interface Recovery {
   readonly resetErrors: readonly string[];
   /** Whether the system served again within the recovery timeout. */
   readonly recovered: boolean;
-  /** How long it took to serve again; null when it did not. */
+  /** How long it took to serve again; null when it did not within the timeout. */
   readonly recoveryMs: number | null;
+  /**
+   * When it served again only after the timeout, within the grace after it (half the timeout): ms
+   * from the heal; null when it served in time or not at all. Tells late from never.
+   */
+  readonly lateMs: number | null;
+  /** The recovery timeout it was held to (ms). */
+  readonly timeoutMs: number;
+  /** Every poll of the system's `ready` from the heal on, with what each checked. */
+  readonly attempts: readonly ReadyAttempt[];
 }
 
-/** Heals every fault and waits for the system to serve again; the reset's ops are dropped. */
+/** Whether the system serves now, in time or late: final reads can run, no hard reset is needed. */
+export function serving(recovery: Recovery): boolean {
+  return recovery.recovered || recovery.lateMs !== null;
+}
+
+/**
+ * Heals every fault and waits for the system to serve again: up to the recovery timeout, then (to
+ * tell a late recovery from none) up to half as long again. The reset's ops are dropped.
+ */
 export async function healAndRecover(live: LiveRun): Promise<Recovery> {
   const { config, signal, state, parts, history } = live;
   state.phase = 'resetting';
   const resetErrors = await parts.nemesis.healAll();
+  const timeoutMs = config.recoveryTimeoutMs;
   const recoveryStart = Date.now();
-  const recovered = await parts.cluster.waitReady(config.recoveryTimeoutMs, signal);
+  const attempts: ReadyAttempt[] = [];
+  const recovered = await parts.cluster.waitReady(timeoutMs, signal, attempts);
   const recoveryMs = recovered ? Date.now() - recoveryStart : null;
+  let lateMs: number | null = null;
+  if (!recovered && !signal.aborted) {
+    const more: ReadyAttempt[] = [];
+    const graceStart = Date.now() - recoveryStart;
+    const late = await parts.cluster.waitReady(timeoutMs / 2, signal, more);
+    attempts.push(...more.map((a) => ({ ...a, atMs: a.atMs + graceStart })));
+    if (late) lateMs = Date.now() - recoveryStart;
+  }
   history.takeSegment(); // the reset's nemesis ops belong to no schedule's check
   state.phase = 'checking';
-  return { resetErrors, recovered, recoveryMs };
+  return { resetErrors, recovered, recoveryMs, lateMs, timeoutMs, attempts };
 }

@@ -14,6 +14,8 @@ import type {
   LaunchOptions,
   LaunchSpec,
   ParsedLogEvent,
+  Readiness,
+  ReadyCheck,
   SystemAdapter,
   SystemDefinition,
   TransactionsCapability,
@@ -165,8 +167,11 @@ class DqliteAdapter implements SystemAdapter {
     return cluster.members.filter((n) => n !== except).map((n) => cluster.clientAddress(n, 'db'));
   }
 
-  /** Every member answers a read, and the cluster's configuration lists every member. */
-  async ready(cluster: ClusterView): Promise<boolean> {
+  /**
+   * Every member answers a read, and the cluster's configuration lists every member; says the
+   * answer to each (a no-recovery finding shows them).
+   */
+  async ready(cluster: ClusterView): Promise<Readiness> {
     const reads = await Promise.all(
       cluster.members.map((n) =>
         httpCall({
@@ -177,15 +182,25 @@ class DqliteAdapter implements SystemAdapter {
         }),
       ),
     );
-    const serving = reads.every(
-      (r) => r.kind === 'response' && (/no rows in result set/.test(r.body) || !r.body.startsWith('Error')),
-    );
-    if (!serving) return false;
+    const checks: ReadyCheck[] = reads.map((r, i) => {
+      const ok =
+        r.kind === 'response' && (/no rows in result set/.test(r.body) || !r.body.startsWith('Error'));
+      const detail = r.kind === 'response' ? (ok ? 'served' : r.body.trim()) : `${r.kind}: ${r.error}`;
+      return { node: cluster.members[i], check: 'read', ok, detail };
+    });
+    if (!checks.every((c) => c.ok)) return { ready: false, checks };
     const shell = await dqliteShell(this.servers(cluster), ['.cluster', '--format', 'json']);
     const members = shell.code === 0 ? parseClusterJson(shell.stdout) : undefined;
-    if (!members) return false;
+    const check = 'configuration lists every member';
+    if (!members) {
+      const detail = `no configuration: ${(shell.stderr || shell.stdout).trim() || `exit ${shell.code}`}`;
+      return { ready: false, checks: [...checks, { check, ok: false, detail }] };
+    }
     const known = new Set(members.map((m) => m.address));
-    return cluster.members.every((n) => known.has(hostPort(cluster.clientAddress(n, 'db'))));
+    const missing = cluster.members.filter((n) => !known.has(hostPort(cluster.clientAddress(n, 'db'))));
+    const listed = members.map((m) => m.address).join(',');
+    const detail = missing.length === 0 ? listed : `${missing.join(',')} missing (lists ${listed})`;
+    return { ready: missing.length === 0, checks: [...checks, { check, ok: missing.length === 0, detail }] };
   }
 
   client(node: string, cluster: ClusterView, timeoutMs: number): KvClient {

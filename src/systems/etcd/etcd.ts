@@ -14,6 +14,8 @@ import type {
   KvClient,
   LaunchOptions,
   LaunchSpec,
+  Readiness,
+  ReadyCheck,
   SystemAdapter,
   SystemDefinition,
   TransactionsCapability,
@@ -147,20 +149,26 @@ class EtcdAdapter implements SystemAdapter {
     };
   }
 
-  async ready(cluster: ClusterView, signal: AbortSignal): Promise<boolean> {
-    const results = await Promise.all(
-      cluster.members.map(async (node) => {
-        if (signal.aborted) return false;
+  async ready(cluster: ClusterView, signal: AbortSignal): Promise<Readiness> {
+    const checks = await Promise.all(
+      cluster.members.map(async (node): Promise<ReadyCheck> => {
+        if (signal.aborted) return { node, check: 'read', ok: false, detail: 'not asked: out of time' };
         const outcome = await gateway(
           cluster.clientAddress(node, 'client'),
           '/v3/kv/range',
           { key: toBase64(READY_KEY) },
           READY_TIMEOUT_MS,
         );
-        return outcome.kind === 'ok';
+        const detail =
+          outcome.kind === 'ok'
+            ? 'served'
+            : outcome.kind === 'error'
+              ? `error ${outcome.status}: ${outcome.message}`
+              : `${outcome.kind}: ${outcome.error}`;
+        return { node, check: 'read', ok: outcome.kind === 'ok', detail };
       }),
     );
-    return results.length > 0 && results.every(Boolean);
+    return { ready: checks.length > 0 && checks.every((c) => c.ok), checks };
   }
 
   client(node: string, cluster: ClusterView, timeoutMs: number): KvClient {

@@ -11,6 +11,8 @@ import type {
   DoctorFinding,
   LaunchOptions,
   LaunchSpec,
+  Readiness,
+  ReadyCheck,
   SystemAdapter,
   SystemDefinition,
   SystemOptions,
@@ -138,18 +140,23 @@ class KvraftAdapter implements SystemAdapter {
     };
   }
 
-  async ready(cluster: ClusterView, signal: AbortSignal): Promise<boolean> {
+  /** A leader exists and a read through it succeeds (retried until `signal`); says the last try's answers. */
+  async ready(cluster: ClusterView, signal: AbortSignal): Promise<Readiness> {
+    let checks: ReadyCheck[] = [{ check: 'a leader', ok: false, detail: 'not asked: out of time' }];
     while (!signal.aborted) {
       const leader = await findLeader(cluster);
+      checks = [{ check: 'a leader', ok: leader !== undefined, detail: leader ?? 'no node says it leads' }];
       if (leader !== undefined) {
         const client = this.client(leader, cluster, READY_READ_TIMEOUT_MS);
         const result = await client.read('__mallory_ready__');
         await client.close();
-        if (result.type === 'ok') return true;
+        const detail = result.type === 'ok' ? 'served' : `${result.type}: ${result.error}`;
+        checks.push({ node: leader, check: 'read', ok: result.type === 'ok', detail });
+        if (result.type === 'ok') return { ready: true, checks };
       }
       await sleep(READY_RETRY_MS, signal);
     }
-    return false;
+    return { ready: false, checks };
   }
 
   client(node: string, cluster: ClusterView, timeoutMs: number): KvraftClient {

@@ -11,6 +11,8 @@ import type {
   DoctorFinding,
   LaunchSpec,
   ParsedLogEvent,
+  Readiness,
+  ReadyCheck,
   SetCapability,
   SystemAdapter,
   SystemDefinition,
@@ -175,7 +177,11 @@ class RedisAdapter implements SystemAdapter {
     return order.map((n) => cluster.clientAddress(n, 'sentinel'));
   }
 
-  async ready(cluster: ClusterView): Promise<boolean> {
+  /**
+   * Every sentinel names one primary and knows every other sentinel and replica, and every member
+   * is that primary or a replica with a live link; says each answer.
+   */
+  async ready(cluster: ClusterView): Promise<Readiness> {
     const members = cluster.members;
     const views = await Promise.all(
       members.map((n) =>
@@ -183,30 +189,66 @@ class RedisAdapter implements SystemAdapter {
       ),
     );
     const addresses = new Set<string>();
-    for (const view of views) {
-      if (view.kind !== 'reply' || !Array.isArray(view.value)) return false;
+    const checks: ReadyCheck[] = views.map((view, i): ReadyCheck => {
+      const node = members[i];
+      const check = 'sentinel knows the primary, the sentinels and the replicas';
+      if (view.kind !== 'reply' || !Array.isArray(view.value)) {
+        return {
+          node,
+          check,
+          ok: false,
+          detail: view.kind === 'reply' ? JSON.stringify(view.value) : view.error,
+        };
+      }
       const fields = pairs(view.value);
+      const sentinels = Number(fields.get('num-other-sentinels'));
+      const replicas = Number(fields.get('num-slaves'));
+      const primary = `${fields.get('ip')}:${fields.get('port')}`;
+      addresses.add(primary);
       // A sentinel that does not know the replicas yet cannot fail over (-failover-abort-no-good-slave).
-      if (Number(fields.get('num-other-sentinels')) < members.length - 1) return false;
-      if (Number(fields.get('num-slaves')) < members.length - 1) return false;
       // Flags may still say s_down/o_down or the sentinel may be in TILT (30 s after a pause): it
       // still names the primary, and clients are served.
-      addresses.add(`${fields.get('ip')}:${fields.get('port')}`);
+      const ok = sentinels >= members.length - 1 && replicas >= members.length - 1;
+      return {
+        node,
+        check,
+        ok,
+        detail: `primary ${primary}, ${sentinels} other sentinels, ${replicas} replicas`,
+      };
+    });
+    if (!checks.every((c) => c.ok)) return { ready: false, checks };
+    if (addresses.size !== 1) {
+      const detail = [...addresses].join(' / ');
+      return {
+        ready: false,
+        checks: [...checks, { check: 'sentinels agree on the primary', ok: false, detail }],
+      };
     }
-    if (addresses.size !== 1) return false;
     const primary = [...addresses][0];
     // Every member is the primary or a replica with a live link (possibly chained through another replica).
     const roles = await Promise.all(
       members.map((n) => respOnce(cluster.clientAddress(n, 'redis'), ['ROLE'], ADMIN_TIMEOUT_MS)),
     );
-    return members.every((n, i) => {
+    const roleChecks = members.map((node, i): ReadyCheck => {
       const role = roles[i];
-      if (role.kind !== 'reply' || !Array.isArray(role.value)) return false;
+      const check = 'role';
+      if (role.kind !== 'reply' || !Array.isArray(role.value)) {
+        return {
+          node,
+          check,
+          ok: false,
+          detail: role.kind === 'reply' ? JSON.stringify(role.value) : role.error,
+        };
+      }
       const value = role.value as readonly RespValue[];
-      const address = cluster.clientAddress(n, 'redis');
-      if (`${address.host}:${address.port}` === primary) return value[0] === 'master';
-      return value[0] === 'slave' && value[3] === 'connected';
+      const address = cluster.clientAddress(node, 'redis');
+      const isPrimary = `${address.host}:${address.port}` === primary;
+      const ok = isPrimary ? value[0] === 'master' : value[0] === 'slave' && value[3] === 'connected';
+      const detail = `${JSON.stringify(value[0])}${value[0] === 'slave' ? ` (link ${JSON.stringify(value[3])})` : ''}`;
+      return { node, check, ok, detail: isPrimary ? `${detail}; the sentinels' primary` : detail };
     });
+    const all = [...checks, ...roleChecks];
+    return { ready: roleChecks.every((c) => c.ok), checks: all };
   }
 
   client(node: string, cluster: ClusterView, timeoutMs: number): RedisClient {

@@ -2,6 +2,7 @@ import path from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
+import type { Readiness } from '../../../src/index.js';
 import type { NodeStatus } from '../../../src/systems/kvraft/_internals/messages.js';
 import { kvraft } from '../../../src/systems/kvraft/index.js';
 import { requestOnce } from '../../../src/systems/kvraft/_internals/connection.js';
@@ -67,8 +68,14 @@ describe('kvraft adapter', () => {
     const h = (harness = await Harness.create(3));
     const adapter = kvraft.create({ bugs: [] });
     await h.startAll();
-    expect(await adapter.ready(h.view, AbortSignal.timeout(10_000))).toBe(true);
+    const answer = (await adapter.ready(h.view, AbortSignal.timeout(10_000))) as Readiness;
+    expect(answer.ready).toBe(true);
     const leader = await adapter.leadership!.leader(h.view);
+    // What it checked: a leader (the one it names), and a read through it.
+    expect(answer.checks).toEqual([
+      { check: 'a leader', ok: true, detail: expect.any(String) as string },
+      { node: answer.checks[0].detail, check: 'read', ok: true, detail: 'served' },
+    ]);
     expect(leader).toBe((await h.waitLeader()).id);
     const follower = h.nodes.find((n) => n !== leader)!;
     h.pause(follower);
@@ -81,7 +88,10 @@ describe('kvraft adapter', () => {
   it('is not ready while no node runs', async () => {
     const h = (harness = await Harness.create(3));
     const adapter = kvraft.create({ bugs: [] });
-    expect(await adapter.ready(h.view, AbortSignal.timeout(500))).toBe(false);
+    expect(await adapter.ready(h.view, AbortSignal.timeout(500))).toEqual({
+      ready: false,
+      checks: [{ check: 'a leader', ok: false, detail: 'no node says it leads' }],
+    });
   });
 
   it('reports the configuration only once it is committed', async () => {
