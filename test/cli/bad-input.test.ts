@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -32,5 +34,48 @@ describe('standard output closed by its reader', () => {
     expect(stderr).not.toMatch(STACK_LINE);
     expect(stderr).not.toMatch(/EPIPE/);
     expect(stderr.trim()).toBe('status=0');
+  });
+});
+
+describe('a schedule is validated whole before the cluster starts', () => {
+  const cases: [string, string][] = [
+    [
+      '{"atMs": 1000, "f": "kill", "nodes": ["n9"]}',
+      'nodes: no node n9 in this run (its nodes are n1, n2, n3)',
+    ],
+    [
+      '{"atMs": 1000, "f": "start-packet", "value": {"target": "all", "lossPct": 1000}}',
+      'value.lossPct: Number must be less than or equal to 100',
+    ],
+    [
+      '{"atMs": 1000, "f": "start-packet", "value": {"target": "all", "delayMs": -5}}',
+      'value.delayMs: Number must be greater than or equal to 0',
+    ],
+    ['{"atMs": 1e400, "f": "kill", "value": "leader"}', 'atMs: Number must be finite'],
+    [
+      '{"atMs": 1000, "f": "start-partition", "groups": [["n1", "n1"], ["n1"]]}',
+      'groups: n1 is named twice; each node belongs to one group',
+    ],
+  ];
+  it.each(cases)('%s', async (line, problem) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mallory-schedule-'));
+    const file = path.join(dir, 'schedule.jsonl');
+    // The bad line comes after a good one: the run must refuse before it starts, not when it gets there.
+    writeFileSync(file, `{"atMs": 0, "f": "kill", "value": "one"}\n${line}\n`);
+    const store = path.join(dir, 'store');
+    const { code, stderr } = await mallory(
+      'run',
+      '--schedule',
+      file,
+      '--nodes',
+      '3',
+      '--time',
+      '5s',
+      '--store',
+      store,
+    );
+    expect(code).toBe(2);
+    expect(stderr).toBe(`mallory: ${file}:2: ${problem}\n`);
+    expect(readdirSync(dir)).toEqual(['schedule.jsonl']);
   });
 });
