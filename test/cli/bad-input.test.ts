@@ -79,3 +79,20 @@ describe('a schedule is validated whole before the cluster starts', () => {
     expect(readdirSync(dir)).toEqual(['schedule.jsonl']);
   });
 });
+
+describe('an adapter whose launch command does not exist', () => {
+  it('one line naming the node and what to do, exit 2; the run can still be reported', async () => {
+    const store = mkdtempSync(path.join(tmpdir(), 'mallory-launch-'));
+    const system = path.join(REPO_ROOT, 'test', 'fixtures', 'systems', 'kvraft-missing-binary.ts');
+    const { code, stderr } = await mallory('run', '--system', system, '--time', '5s', '--store', store);
+    expect(code).toBe(2);
+    expect(stderr).not.toMatch(STACK_LINE);
+    expect(stderr.trim().split('\n').at(-1)).toBe(
+      "mallory: the system adapter's launch(n1): command mallory-test-no-such-server not found or not executable: install it or give its full path",
+    );
+    const [runDir] = readdirSync(path.join(store, 'kvraft-missing-binary')).filter((d) => d !== 'latest');
+    const report = await mallory('report', path.join(store, 'kvraft-missing-binary', runDir));
+    expect(report.code).toBe(0);
+    expect(report.stderr).not.toMatch(STACK_LINE);
+  });
+});
