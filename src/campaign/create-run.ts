@@ -86,8 +86,8 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     }
   }
   const settings = resolveSettings(definition, config.settings);
-  const fixedSchedule = config.schedule ? readSchedule(config.schedule) : undefined;
   const nodeCount = config.nodes ?? definition.defaultNodes;
+  const fixedSchedule = config.schedule ? readSchedule(config.schedule, nodeNames(nodeCount)) : undefined;
   const system = definition.create({ bugs: config.bugs, settings, nodes: nodeCount });
   const durability: DurabilityContract | undefined =
     config.durability !== undefined
@@ -132,7 +132,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     throw new UsageError('missing-binary', `${p.what}${p.fix ? `: run ${p.fix}` : ''}`);
   }
   const seed = config.seed ?? Math.floor(Math.random() * 2 ** 31);
-  const nodes = Array.from({ length: nodeCount }, (_, i) => `n${i + 1}`);
+  const nodes = nodeNames(nodeCount);
   const policy = fixedSchedule ? undefined : createPolicy(config.policy);
   const seedData =
     policy && config.seedPolicyFrom
@@ -307,4 +307,8 @@ function createNetwork(plan: RunPlan, runId: string, registry: ResourceRegistry)
 
 function servicePorts(system: SystemAdapter): Record<string, number> {
   return Object.fromEntries(system.services.map((s, i) => [s, system.ports?.[s] ?? NETNS_PORT_BASE + i]));
+}
+
+function nodeNames(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `n${i + 1}`);
 }

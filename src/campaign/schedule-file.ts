@@ -29,17 +29,33 @@ const TriggerSchema = z.object({
   type: z.string().min(1),
   node: z.string().optional(),
   attrs: z.record(z.union([z.string(), z.number()])).optional(),
-  withinMs: z.number().positive().optional(),
+  withinMs: z.number().finite().positive().optional(),
 });
 export type Trigger = z.infer<typeof TriggerSchema>;
 
 const ROLE = /^(leader|follower|node|attrs\..+)$/;
 
 const BaseSchema = z.object({
-  atMs: z.number().nonnegative().default(0),
+  atMs: z.number().finite().nonnegative().default(0),
   on: TriggerSchema.optional(),
-  delayMs: z.number().nonnegative().optional(),
+  delayMs: z.number().finite().nonnegative().optional(),
 });
+
+const PCT = z.number().min(0).max(100);
+
+/** A fault's parameters when its `value` is an object (`PacketParams`, `ClockParams`, …). */
+const ParamsSchema = z
+  .object({
+    delayMs: z.number().finite().nonnegative(),
+    lossPct: PCT,
+    dupPct: PCT,
+    deltaMs: z.number().finite(),
+    rate: z.number().finite().positive(),
+    periodMs: z.number().finite().positive(),
+    seed: z.number().int().nonnegative(),
+  })
+  .partial()
+  .passthrough();
 
 const FaultSchema = BaseSchema.extend({
   f: z.enum(FAULT_KINDS),
@@ -164,8 +180,12 @@ function onlyDefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** Reads a fault schedule (see above); items come back in time order. */
-export function readSchedule(file: string): ScheduleItem[] {
+/**
+ * Reads a fault schedule (see above); items come back in time order. Given the run's `nodes`,
+ * every node a line names must be one of them, so a schedule fails whole before the cluster starts
+ * rather than line by line when each is reached.
+ */
+export function readSchedule(file: string, nodes?: readonly string[]): ScheduleItem[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -202,6 +222,8 @@ export function readSchedule(file: string): ScheduleItem[] {
       if (e.groups && e.f !== 'start-partition') {
         throw new UsageError('schedule', `${file}:${i + 1}: groups: only start-partition takes groups`);
       }
+      const problem = faultProblem(e, nodes);
+      if (problem !== undefined) throw new UsageError('schedule', `${file}:${i + 1}: ${problem}`);
       // How it went when recorded is for the reader; a replay tries the fault again all the same.
       items.push(
         onlyDefined({
@@ -214,4 +236,40 @@ export function readSchedule(file: string): ScheduleItem[] {
     }
   });
   return items.sort((a, b) => a.atMs - b.atMs);
+}
+
+/** `field: problem` for a fault line's parameters or node names, or undefined when it has none. */
+function faultProblem(
+  e: z.infer<typeof FaultSchema>,
+  nodes: readonly string[] | undefined,
+): string | undefined {
+  if (typeof e.value === 'object' && e.value !== null && !Array.isArray(e.value)) {
+    const parsed = ParamsSchema.safeParse(e.value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return `value.${issue.path.join('.')}: ${issue.message}`;
+    }
+  }
+  if (e.groups) {
+    const seen = new Set<string>();
+    for (const name of e.groups.flat()) {
+      if (name !== '*' && seen.has(name))
+        return `groups: ${name} is named twice; each node belongs to one group`;
+      seen.add(name);
+    }
+  }
+  if (nodes === undefined) return undefined;
+  const named: [string, readonly string[]][] = [
+    ['nodes', (e.nodes ?? []).map((n) => n.replace(/^!/, ''))],
+    ['links', (e.links ?? []).flat()],
+    ['groups', (e.groups ?? []).flat()],
+    ['value', Array.isArray(e.value) ? e.value.filter((v): v is string => typeof v === 'string') : []],
+    ['leader', e.leader !== undefined ? [e.leader] : []],
+  ];
+  for (const [field, names] of named) {
+    const unknown = names.find((n) => n !== '*' && !n.startsWith('$') && !nodes.includes(n));
+    if (unknown !== undefined)
+      return `${field}: no node ${unknown} in this run (its nodes are ${nodes.join(', ')})`;
+  }
+  return undefined;
 }

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 
 import { UsageError } from '../core/errors.js';
+import { endQuietlyWhenStdoutCloses } from './_internals/closed-stdout.js';
 import { COMMANDS } from './commands.js';
 
 export const EXIT_OK = 0;
@@ -34,6 +35,7 @@ async function main(argv: readonly string[]): Promise<number> {
   return status;
 }
 
+endQuietlyWhenStdoutCloses();
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

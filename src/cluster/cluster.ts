@@ -10,6 +10,7 @@ import type { Address, NetworkBackend } from './net/backend.js';
 import { isReady, type ClusterView, type NodeSystem, type ReadyAttempt } from './node-system.js';
 import { processStartTime, type ResourceRegistry } from './resources.js';
 import { signalGroup } from './_internals/signal-group.js';
+import { checkedLaunchSpec } from './_internals/launch-spec.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
 
@@ -183,7 +184,11 @@ export class Cluster implements ClusterView {
       await this.system.prepare?.(this);
       this.prepared = true;
     }
-    const spec = this.system.launch(node, this, { join: this.joiners.has(node) });
+    const spec = await checkedLaunchSpec(
+      this.system.launch(node, this, { join: this.joiners.has(node) }),
+      node,
+      this.dataDir(node),
+    );
     const prefix = this.network.commandPrefix(node);
     const argv = [...prefix, spec.command, ...spec.args];
     const out = openSync(join(this.logDir(node), 'stdout.log'), 'a');

@@ -146,7 +146,7 @@ async function importModule(file: string, spec: string, kind: PluggableKind<unkn
   try {
     if (TS_EXTENSIONS.includes(ext)) {
       const tsImport = await loadTsImport(file, spec, kind);
-      return await tsImport(url, import.meta.url);
+      return await settledOrStalled(tsImport(url, import.meta.url), file);
     }
     if (!JS_EXTENSIONS.includes(ext)) {
       throw new UsageError(
@@ -154,11 +154,39 @@ async function importModule(file: string, spec: string, kind: PluggableKind<unkn
         `${kind.flag} ${spec}: ${file} is not a JavaScript or TypeScript module (.js, .mjs, .cjs, .ts)`,
       );
     }
-    return (await import(url)) as unknown;
+    return await settledOrStalled(import(url) as Promise<unknown>, file);
   } catch (e) {
     if (e instanceof UsageError) throw e;
+    if (e instanceof StalledLoad) {
+      throw new UsageError(
+        kind.code,
+        `${kind.flag} ${spec}: module ${file} did not finish loading (its top-level await never settled): make every top-level await resolve or reject`,
+      );
+    }
     const message = e instanceof Error ? e.message.split('\n')[0] : String(e);
     throw new UsageError(kind.code, `${kind.flag} ${spec}: cannot load ${file}: ${message}`);
+  }
+}
+
+class StalledLoad extends Error {}
+
+/**
+ * `loading`, or a `StalledLoad` if the event loop empties first. A module whose top-level await
+ * waits on nothing that can ever happen leaves Node nothing to do; without this Node exits 0 in
+ * silence, with no run made and no word why.
+ */
+async function settledOrStalled<T>(loading: Promise<T>, file: string): Promise<T> {
+  let onIdle: (() => void) | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    onIdle = () => {
+      reject(new StalledLoad(file));
+    };
+    process.once('beforeExit', onIdle);
+  });
+  try {
+    return await Promise.race([loading, stalled]);
+  } finally {
+    if (onIdle !== undefined) process.removeListener('beforeExit', onIdle);
   }
 }
 

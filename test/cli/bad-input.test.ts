@@ -1,0 +1,98 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+import { describe, expect, it } from 'vitest';
+
+import { REPO_ROOT, sharedDataDir } from '../check/data-dir.js';
+import { mallory } from './_helpers/cli.js';
+
+const NEVER_SETTLES = path.join(REPO_ROOT, 'test', 'fixtures', 'modules', 'never-settles.mjs');
+const MALLORY = path.join(REPO_ROOT, 'bin', 'mallory.js');
+const STACK_LINE = /^\s+at /m;
+
+describe('a module whose top-level await never settles', () => {
+  it.each(['--system', '--workload'])('%s: one line, exit 2', async (flag) => {
+    const { code, stderr } = await mallory('run', flag, NEVER_SETTLES, '--time', '2s');
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      `mallory: ${flag} ${NEVER_SETTLES}: module ${NEVER_SETTLES} did not finish loading (its top-level await never settled): make every top-level await resolve or reject\n`,
+    );
+  });
+});
+
+describe('standard output closed by its reader', () => {
+  it('mallory check F | head -1 ends quietly', async () => {
+    const files = ['etcd_000.log', 'etcd_001.log', 'etcd_002.log', 'etcd_003.log'].map((f) =>
+      path.join(sharedDataDir(), 'porcupine-etcd', f),
+    );
+    const script = `"${process.execPath}" "${MALLORY}" check ${files.map((f) => `"${f}"`).join(' ')} | head -1; echo "status=\${PIPESTATUS[0]}" >&2`;
+    const { stdout, stderr } = await promisify(execFile)('bash', ['-c', script]);
+    expect(stdout.split('\n').filter((l) => l !== '')).toHaveLength(1);
+    expect(stderr).not.toMatch(STACK_LINE);
+    expect(stderr).not.toMatch(/EPIPE/);
+    expect(stderr.trim()).toBe('status=0');
+  });
+});
+
+describe('a schedule is validated whole before the cluster starts', () => {
+  const cases: [string, string][] = [
+    [
+      '{"atMs": 1000, "f": "kill", "nodes": ["n9"]}',
+      'nodes: no node n9 in this run (its nodes are n1, n2, n3)',
+    ],
+    [
+      '{"atMs": 1000, "f": "start-packet", "value": {"target": "all", "lossPct": 1000}}',
+      'value.lossPct: Number must be less than or equal to 100',
+    ],
+    [
+      '{"atMs": 1000, "f": "start-packet", "value": {"target": "all", "delayMs": -5}}',
+      'value.delayMs: Number must be greater than or equal to 0',
+    ],
+    ['{"atMs": 1e400, "f": "kill", "value": "leader"}', 'atMs: Number must be finite'],
+    [
+      '{"atMs": 1000, "f": "start-partition", "groups": [["n1", "n1"], ["n1"]]}',
+      'groups: n1 is named twice; each node belongs to one group',
+    ],
+  ];
+  it.each(cases)('%s', async (line, problem) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mallory-schedule-'));
+    const file = path.join(dir, 'schedule.jsonl');
+    // The bad line comes after a good one: the run must refuse before it starts, not when it gets there.
+    writeFileSync(file, `{"atMs": 0, "f": "kill", "value": "one"}\n${line}\n`);
+    const store = path.join(dir, 'store');
+    const { code, stderr } = await mallory(
+      'run',
+      '--schedule',
+      file,
+      '--nodes',
+      '3',
+      '--time',
+      '5s',
+      '--store',
+      store,
+    );
+    expect(code).toBe(2);
+    expect(stderr).toBe(`mallory: ${file}:2: ${problem}\n`);
+    expect(readdirSync(dir)).toEqual(['schedule.jsonl']);
+  });
+});
+
+describe('an adapter whose launch command does not exist', () => {
+  it('one line naming the node and what to do, exit 2; the run can still be reported', async () => {
+    const store = mkdtempSync(path.join(tmpdir(), 'mallory-launch-'));
+    const system = path.join(REPO_ROOT, 'test', 'fixtures', 'systems', 'kvraft-missing-binary.ts');
+    const { code, stderr } = await mallory('run', '--system', system, '--time', '5s', '--store', store);
+    expect(code).toBe(2);
+    expect(stderr).not.toMatch(STACK_LINE);
+    expect(stderr.trim().split('\n').at(-1)).toBe(
+      "mallory: the system adapter's launch(n1): command mallory-test-no-such-server not found or not executable: install it or give its full path",
+    );
+    const [runDir] = readdirSync(path.join(store, 'kvraft-missing-binary')).filter((d) => d !== 'latest');
+    const report = await mallory('report', path.join(store, 'kvraft-missing-binary', runDir));
+    expect(report.code).toBe(0);
+    expect(report.stderr).not.toMatch(STACK_LINE);
+  });
+});
