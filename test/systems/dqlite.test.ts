@@ -2,6 +2,7 @@ import { expect, it } from 'vitest';
 
 import { dqlite } from '../../src/systems/dqlite/dqlite.js';
 import { parseDqliteLog } from '../../src/systems/dqlite/log.js';
+import { dqliteShell } from '../../src/systems/dqlite/shell.js';
 import { skipReason, waitFor, waitForNewLeader } from './_helpers/cluster.js';
 import { describeRealSystem } from './_helpers/describe-real-system.js';
 
@@ -67,6 +68,36 @@ describeRealSystem(
       const client = adapter.client(node, cluster, TIMEOUT_MS);
       expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
       await client.close();
+    });
+    it('says which members its committed configuration lists, also after a removal it did not make', async () => {
+      const cluster = started();
+      const configuration = (c: typeof cluster) => adapter.membership!.configuration!(c);
+      const all = await waitFor(() => configuration(cluster), 10_000, 'a committed configuration');
+      expect([...all].sort()).toEqual(NODES);
+      const leader = await waitFor(() => adapter.leadership!.leader(cluster), 10_000, 'leader');
+      const node = NODES.find((n) => n !== leader)!;
+      // As a removal whose call failed ("server has lost leadership") and that committed later.
+      const db = cluster.clientAddress(node, 'db');
+      const others = NODES.filter((n) => n !== node).map((n) => cluster.clientAddress(n, 'db'));
+      expect((await dqliteShell(others, [`.remove ${db.host}:${db.port}`])).code).toBe(0);
+      const listed = await waitFor(
+        async () => {
+          const members = await configuration(cluster);
+          return members && !members.includes(node) ? members : undefined;
+        },
+        10_000,
+        'a configuration without the removed node',
+      );
+      expect([...listed].sort()).toEqual(NODES.filter((n) => n !== node));
+      await cluster.kill(node);
+      cluster.members = NODES.filter((n) => n !== node);
+      cluster.wipe(node);
+      await adapter.membership!.add(node, cluster);
+      cluster.members = [...NODES];
+      await cluster.start(node);
+      await cluster.untilReady(60_000);
+      const again = await waitFor(() => configuration(cluster), 10_000, 'a committed configuration');
+      expect([...again].sort()).toEqual(NODES);
     });
   },
 );

@@ -88,6 +88,7 @@ class DqliteAdapter implements SystemAdapter {
     quorum: true,
     add: (node, cluster) => this.addMember(node, cluster),
     remove: (node, cluster) => this.removeMember(node, cluster),
+    configuration: (cluster) => this.committedConfiguration(cluster),
   };
   readonly crashPatterns = [
     /^panic: /,
@@ -243,6 +244,33 @@ class DqliteAdapter implements SystemAdapter {
     throw new Error(
       `dqlite .remove ${node} failed (exit ${shell.code}): ${shell.stderr.trim().split('\n')[0]}`,
     );
+  }
+
+  /**
+   * The members of the leader's configuration, once a write through the leader has committed after
+   * it and the configuration still reads the same (the leader's own view may hold a change not yet
+   * committed; a write of a later entry commits it); undefined otherwise. Without it a removal that
+   * answered "server has lost leadership" but committed a few seconds later went unseen: the removed
+   * node was still counted a member, and every readiness check said it was missing from the
+   * configuration (a false no-recovery finding).
+   */
+  private async committedConfiguration(cluster: ClusterView): Promise<readonly string[] | undefined> {
+    const before = await this.listing(cluster);
+    if (before === undefined) return undefined;
+    const write = await dqliteShell(this.servers(cluster), [QUORUM_WRITE]);
+    if (write.code !== 0) return undefined;
+    const after = await this.listing(cluster);
+    if (after === undefined || after.size !== before.size || [...after].some((a) => !before.has(a))) {
+      return undefined;
+    }
+    return cluster.nodes.filter((n) => after.has(hostPort(cluster.clientAddress(n, 'db'))));
+  }
+
+  /** The addresses in the configuration the leader answers with, or undefined when none answers. */
+  private async listing(cluster: ClusterView): Promise<Set<string> | undefined> {
+    const shell = await dqliteShell(this.servers(cluster), ['.cluster', '--format', 'json']);
+    const members = shell.code === 0 ? parseClusterJson(shell.stdout) : undefined;
+    return members && new Set(members.map((m) => m.address));
   }
 
   /**
