@@ -36,6 +36,11 @@ export interface Finding {
    * declared durability); said in the history and on the terminal, no bug record. Default `bug`.
    */
   readonly severity?: 'bug' | 'note';
+  /**
+   * The checker could not tell (a time limit, a workload's own check answering `'unknown'`): its
+   * verdict is unknown, its message says why. Always a note, never a bug.
+   */
+  readonly unknown?: true;
 }
 
 /** A check run on each schedule's history and observations. */

@@ -34,7 +34,19 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
       const nemesisOps = input.ops.filter((op) => op.process === 'nemesis');
       const reads = input.system.readConsistency ?? 'linearizable';
       const result = await checkOps(clientOps, { model: 'kv', timeLimitMs, reads });
-      if (result.valid !== false) return [];
+      if (result.valid === 'unknown') {
+        return [
+          {
+            kind: 'linearizability',
+            name: 'unknown',
+            severity: 'note',
+            unknown: true,
+            message: `linearizability of ${result.ops} ops over ${result.partitions} key(s) could not be decided within the ${timeLimitMs / 1000} s time limit`,
+            evidence: { result, reads },
+          },
+        ];
+      }
+      if (result.valid) return [];
       const ce = result.counterexample;
       const failing = ce
         ? `${ce.failingOp.f} ${exactJson(ce.failingOp.value)} by process ${String(ce.failingOp.process)}`
@@ -382,6 +394,7 @@ export function workloadChecker(definition: WorkloadDefinition): ScheduleChecker
             kind: 'workload',
             name,
             severity: 'note',
+            unknown: true,
             message: `the check of workload ${definition.name} could not tell: ${verdict.message ?? 'no reason given'}`,
             evidence: verdict.evidence ?? null,
           },

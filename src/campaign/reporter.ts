@@ -1,5 +1,6 @@
 import type { FaultOutcome } from '../nemesis/nemesis.js';
 import type { BugRecord } from './bug.js';
+import type { RunVerdict } from '../core/verdict.js';
 
 export interface Progress {
   readonly elapsedMs: number;
@@ -27,6 +28,8 @@ export interface RunSummary {
   readonly ops: { readonly ok: number; readonly fail: number; readonly info: number };
   readonly faults: number;
   readonly bugs: readonly BugRecord[];
+  /** Every schedule's checks merged (Jepsen's `:valid?`), and each check's tally. */
+  readonly verdict: RunVerdict;
   readonly metrics: Readonly<Record<string, number>>;
   readonly error?: string;
   /** The run's report.html, written once the run ended (see `mallory report`). */

@@ -1,6 +1,7 @@
 import { describeFault } from '../core/fault.js';
 import type { BugRecord } from '../campaign/bug.js';
 import type { Progress, Reporter, RunSummary } from '../campaign/reporter.js';
+import { describeRunVerdict } from '../core/verdict.js';
 import type { FaultOutcome } from '../nemesis/nemesis.js';
 
 const PLAIN_INTERVAL_MS = 10_000;
@@ -82,6 +83,7 @@ export class ProgressReporter implements Reporter {
         `ops ok ${s.ops.ok} fail ${s.ops.fail} info ${s.ops.info}, ${s.faults} faults, ${s.bugs.length} bugs`,
     ];
     if (s.error !== undefined) lines.push(`  error: ${s.error}`);
+    lines.push(`  verdict: ${describeRunVerdict(s.verdict)}`);
     for (const b of s.bugs) lines.push(`  bug #${b.id} [${b.kind}] schedule ${b.schedule + 1}: ${b.message}`);
     for (const [k, v] of Object.entries(s.metrics)) lines.push(`  ${k}: ${v}`);
     lines.push(`  run dir: ${s.runDir}`);

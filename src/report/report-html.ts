@@ -9,6 +9,7 @@ import { escapeXml, lineChartSvg, type Band, type Series } from './plot.js';
 import type { Results } from './results.js';
 import { roleSpans } from './role-spans.js';
 import type { RunData } from './run-data.js';
+import { runVerdictLine, VERDICT_STYLE, verdictsSection } from './verdicts-section.js';
 
 const STYLE = `
 body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 1000px; }
@@ -23,7 +24,7 @@ code, pre { background: #f6f6f6; padding: 1px 4px; }
 .key span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }
 .bug { border-left: 4px solid ${BUG_COLOR}; padding-left: 8px; margin-bottom: 1em; }
 .none { color: #777; font-style: italic; }
-`;
+${VERDICT_STYLE}`;
 
 function s(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
@@ -68,6 +69,7 @@ function header(data: RunData, results: Results): string {
     ['schedules', String(c.schedules)],
     ['client ops', `${c.ops.ok} ok, ${c.ops.fail} fail, ${c.ops.info} info`],
     ['faults', `${c.faults.ok} ok, ${c.faults.error} errored, ${c.faults.skipped} skipped`],
+    ['verdict', runVerdictLine(results)],
     ['bugs', String(c.bugs)],
   ];
   return [
@@ -227,8 +229,9 @@ export function reportHtml(data: RunData, results: Results, outDir: string): str
     `<title>Mallory ${escapeXml(results.run.system)} ${escapeXml(results.run.id)} — ${escapeXml(results.status)}</title>`,
     `<style>${STYLE}</style></head><body>`,
     header(data, results),
-    `<p><a href="#ops">client ops</a> · <a href="#timeline">timeline</a> · <a href="#coverage">coverage</a> · <a href="#faults">faults</a>${results.triggers ? ' · <a href="#triggers">triggers</a>' : ''}${results.sequences ? ' · <a href="#sequences">sequences</a>' : ''} · <a href="#bugs">bugs</a> · <a href="results.json">results.json</a></p>`,
+    `<p><a href="#ops">client ops</a> · <a href="#timeline">timeline</a> · <a href="#coverage">coverage</a> · <a href="#faults">faults</a>${results.triggers ? ' · <a href="#triggers">triggers</a>' : ''}${results.sequences ? ' · <a href="#sequences">sequences</a>' : ''} · <a href="#verdicts">verdicts</a> · <a href="#bugs">bugs</a> · <a href="results.json">results.json</a></p>`,
     bugsSection(results, outDir),
+    verdictsSection(results),
     opsSection(data),
     timelineSection(data),
     coverageSection(data),

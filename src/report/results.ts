@@ -3,6 +3,7 @@ import { join } from 'node:path';
 
 import { z } from 'zod/v4';
 
+import { runVerdict, scheduleVerdicts } from '../core/verdict.js';
 import { templateIdOf } from '../observe/log-events.js';
 import type { RunData } from './run-data.js';
 import { sequenceStats } from './sequence-stats.js';
@@ -14,7 +15,8 @@ import { triggerStats } from './trigger-stats.js';
  * same schema as a JSON Schema document (generated from this one; a test keeps them equal).
  */
 export const RESULTS_SCHEMA_NAME = 'mallory/results';
-export const RESULTS_VERSION = 1;
+/** 2: every schedule's verdicts (`schedules`) and the run's (`verdict`), as Jepsen's `:valid?`. */
+export const RESULTS_VERSION = 2;
 
 const Ms = z.number().int().min(0);
 const Count = z.number().int().min(0);
@@ -25,6 +27,21 @@ const ScheduleGroup = z
     schedules: Count,
     windows: Count.describe('their windows whose state arrived'),
     newStates: Count.describe('of those, windows that reached a state never seen before'),
+  })
+  .strict();
+
+const Valid = z
+  .union([z.boolean(), z.literal('unknown')])
+  .describe("true valid, false invalid, 'unknown' when the check could not tell");
+
+const CheckerVerdictSchema = z
+  .object({
+    checker: z.string().describe('crash, recovery, or a checker: linearizable, list-append, set, …'),
+    valid: Valid,
+    reason: z.string().optional().describe('why it could not tell'),
+    findings: z.array(z.string()).describe('what it found, as kind/name'),
+    ops: Count.nullable().describe('client ops it checked; null for crash and recovery'),
+    ms: Ms.nullable().describe('time it took; null where nothing was computed'),
   })
   .strict();
 
@@ -114,6 +131,34 @@ export const ResultsSchema = z
       .strict()
       .optional()
       .describe('whether replaying kept fault sequences paid (`corpus` policy, once it replayed one)'),
+    verdict: z
+      .object({
+        valid: Valid.describe("the schedules' verdicts merged: any invalid, else any unknown, else valid"),
+        checkers: z.array(
+          z
+            .object({
+              checker: z.string(),
+              schedules: Count,
+              valid: Count,
+              invalid: Count,
+              unknown: Count,
+            })
+            .strict(),
+        ),
+      })
+      .strict()
+      .describe('the run as a whole, and how often each check said what'),
+    schedules: z
+      .array(
+        z
+          .object({
+            schedule: Count,
+            valid: Valid,
+            checkers: z.array(CheckerVerdictSchema),
+          })
+          .strict(),
+      )
+      .describe('each checked schedule: what each check said'),
     coverage: z
       .record(z.string(), z.number())
       .describe('final coverage metrics: states_<abstraction>, event_types, intra_pairs, …'),
@@ -156,6 +201,10 @@ export function runResults(data: RunData): Results {
     return template !== undefined ? { ...t, template } : t;
   });
   const sequences = sequenceStats(stored.schedules, stored.steps);
+  const schedules = stored.schedules.flatMap((s) =>
+    s.verdicts === null ? [] : [scheduleVerdicts(s.idx, s.verdicts)],
+  );
+  const verdict = runVerdict(schedules);
   return {
     schema: RESULTS_SCHEMA_NAME,
     version: RESULTS_VERSION,
@@ -206,6 +255,12 @@ export function runResults(data: RunData): Results {
     }),
     ...(triggers.length > 0 ? { triggers } : {}),
     ...(sequences !== undefined ? { sequences } : {}),
+    verdict: { valid: verdict.valid, checkers: verdict.checkers.map((t) => ({ ...t })) },
+    schedules: schedules.map((s) => ({
+      schedule: s.schedule,
+      valid: s.valid,
+      checkers: s.checkers.map((c) => ({ ...c, findings: [...c.findings] })),
+    })),
     coverage,
   };
 }

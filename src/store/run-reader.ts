@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import type { Op } from '../core/op.js';
 import { hasColumn } from './_internals/columns.js';
 import type { RunStatus } from './run-store.js';
+import { type CheckerVerdict, verdictsFromChecks } from '../core/verdict.js';
 
 /** The `run` row. */
 export interface StoredRunRow {
@@ -30,6 +31,11 @@ export interface StoredSchedule {
   readonly recoveryMs: number | null;
   /** Whether it replayed a kept fault sequence (`corpus` policy; false in runs stored before it). */
   readonly followed: boolean;
+  /**
+   * What each check said; null while it ran (or when the run ended before its checks). Schedules
+   * stored before verdicts were kept have them from their check lists (ops and time null).
+   */
+  readonly verdicts: readonly CheckerVerdict[] | null;
 }
 
 export interface StoredStep {
@@ -143,7 +149,7 @@ export function readStoredRun(dir: string): StoredRun {
     const hasFollowed = hasColumn(db, 'schedules', 'followed');
     const schedules = db
       .prepare(
-        `SELECT idx, started_ms, ended_ms, ops, recovery_ms, ${hasFollowed ? 'followed IS NOT NULL' : '0'} AS followed
+        `SELECT idx, started_ms, ended_ms, ops, recovery_ms, check_result, ${hasFollowed ? 'followed IS NOT NULL' : '0'} AS followed
          FROM schedules ORDER BY idx`,
       )
       .all() as {
@@ -152,6 +158,7 @@ export function readStoredRun(dir: string): StoredRun {
       ended_ms: number | null;
       ops: number | null;
       recovery_ms: number | null;
+      check_result: string | null;
       followed: number;
     }[];
     const steps = db
@@ -224,6 +231,7 @@ export function readStoredRun(dir: string): StoredRun {
         ops: s.ops,
         recoveryMs: s.recovery_ms,
         followed: s.followed === 1,
+        verdicts: storedVerdicts(parseJson<unknown>(s.check_result, null)),
       })),
       steps: steps.map((s) => ({
         schedule: s.schedule,
@@ -349,4 +357,17 @@ export async function readHistory(dir: string): Promise<Op[]> {
     }
   }
   return ops;
+}
+
+/** A schedule's verdicts from its stored check result (see `StoredSchedule.verdicts`). */
+function storedVerdicts(checkResult: unknown): readonly CheckerVerdict[] | null {
+  if (typeof checkResult !== 'object' || checkResult === null) return null;
+  const { verdicts, checks } = checkResult as { verdicts?: unknown; checks?: unknown };
+  if (Array.isArray(verdicts)) return verdicts as CheckerVerdict[];
+  if (typeof checks !== 'object' || checks === null) return null;
+  // Before verdicts were kept: the lists of what each checker found; crashes and recovery were not in them.
+  const lists = Object.fromEntries(
+    Object.entries(checks).filter((e): e is [string, string[]] => Array.isArray(e[1])),
+  );
+  return verdictsFromChecks(lists);
 }

@@ -266,3 +266,36 @@ describe('bankChecker', () => {
     expect(finding).toMatchObject({ kind: 'bank', name: 'malformed-history' });
   });
 });
+
+describe('linearizabilityChecker out of time', () => {
+  it('says it could not tell (an unknown verdict with the reason), not that the history passed', async () => {
+    // 18 concurrent writes of 0, 1, 2 and a reader seeing the value change once more than there
+    // are writes: not linearizable, but only a search through the writes' orders can say so.
+    const rows: [Op['type'], number, string, unknown][] = [];
+    const writers = 18;
+    for (let p = 0; p < writers; p++) rows.push(['invoke', p, 'write', ['k', p % 3]]);
+    for (let seen = 0; seen <= writers; seen++) {
+      rows.push(['invoke', writers, 'read', ['k', null]], ['ok', writers, 'read', ['k', seen % 3]]);
+    }
+    for (let p = 0; p < writers; p++) rows.push(['ok', p, 'write', ['k', p % 3]]);
+    const ops = rows.map(([type, process, f, value], i) => ({
+      index: i,
+      time: i * 1e6,
+      type,
+      process,
+      f,
+      value,
+    }));
+    const found = await linearizabilityChecker(0).check(input(ops));
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({
+      kind: 'linearizability',
+      name: 'unknown',
+      severity: 'note',
+      unknown: true,
+    });
+    expect(found[0].message).toBe(
+      'linearizability of 37 ops over 1 key(s) could not be decided within the 0 s time limit',
+    );
+  });
+});

@@ -3,6 +3,10 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
+import type { RunVerdict } from '../../src/core/verdict.js';
+import type { Results } from '../../src/report/results.js';
+import { latestRun } from '../../src/store/run-store.js';
+
 import {
   findBug,
   mallory,
@@ -32,6 +36,17 @@ describe('mallory replay (kvraft, real processes)', () => {
     const box = sandbox();
     boxes.push(box);
     const { run: found, bugDir } = await findBug(box, SCHEDULE);
+    // The run's verdict: invalid, from the linearizability check of its one schedule, everywhere.
+    const summary = jsonOf(found) as { runDir: string; verdict: RunVerdict };
+    expect(summary.verdict.valid).toBe(false);
+    expect(found.stderr).toMatch(
+      /verdict: invalid — crash 1\/1 valid, recovery 1\/1 valid, linearizable 0\/1 valid \(1 invalid\)/,
+    );
+    const results = JSON.parse(readFileSync(join(summary.runDir, 'results.json'), 'utf8')) as Results;
+    expect(results.verdict).toEqual(summary.verdict);
+    const linearizable = results.schedules[0].checkers.find((c) => c.checker === 'linearizable');
+    expect(linearizable).toMatchObject({ valid: false, findings: ['linearizability/not-linearizable'] });
+    expect(linearizable?.ops).toBeGreaterThan(0);
     // The replay command is printed under the BUG line.
     expect(found.stderr).toContain(`replay:   mallory replay ${bugDir} --repeat 10`);
     expect(found.stderr).toContain(`shrink:   mallory shrink ${bugDir}`);
@@ -76,6 +91,18 @@ describe('mallory replay (kvraft, real processes)', () => {
     const replay = await mallory(['replay', bugDir, '--store', box.store], box);
     expect(replay.code, replay.stderr).toBe(0);
     expect(replay.stdout.trim()).toBe('reproduced 0/1 (linearizability/not-linearizable)');
+    // Its try, a run of the same schedule without the switch: every check valid.
+    const tryDir = latestRun(box.store)!;
+    const results = JSON.parse(readFileSync(join(tryDir, 'results.json'), 'utf8')) as Results;
+    expect(results.verdict.valid).toBe(true);
+    expect(results.schedules.map((sv) => sv.checkers.map((c) => [c.checker, c.valid]))).toEqual([
+      [
+        ['crash', true],
+        ['recovery', true],
+        ['linearizable', true],
+        ['invariants', true],
+      ],
+    ]);
   });
 
   it('refuses what is not a bug directory with one line', async () => {

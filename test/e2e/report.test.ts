@@ -78,6 +78,13 @@ describe('mallory report', () => {
     expect(results.status).toBe('complete');
     expect(results.counts.ops.ok).toBeGreaterThan(100);
     const hadFaults = results.counts.faults.ok > 0;
+    // Every checked schedule has a verdict from each check; the run is invalid exactly when it found a bug.
+    expect(results.schedules.length).toBeGreaterThan(0);
+    for (const sv of results.schedules) {
+      expect(sv.checkers.map((c) => c.checker)).toEqual(['crash', 'recovery', 'linearizable', 'invariants']);
+      expect(sv.checkers.find((c) => c.checker === 'linearizable')?.ops).toBeGreaterThan(0);
+    }
+    expect(results.verdict.valid === false).toBe(results.counts.bugs > 0);
 
     const index = await mallory(['report', '--index', '--store', box.store], box);
     expect(index.code).toBe(0);
@@ -89,6 +96,8 @@ describe('mallory report', () => {
     const body = /<body data-plots="(\d+)" data-drawn="(\d+)" data-bands="(\d+)">/.exec(dom);
     expect(body, 'the page self-check ran').not.toBeNull();
     const [plots, drawn, bands] = body!.slice(1).map(Number);
+    const verdictRows = /<table class="verdict-schedules">([\s\S]*?)<\/table>/.exec(dom)?.[1] ?? '';
+    expect(verdictRows.match(/<tr>/g)).toHaveLength(results.schedules.length + 1);
     expect(plots).toBe(5); // rate, latency, timeline, states, event types
     expect(drawn).toBe(hadFaults ? plots : plots - 1); // the timeline has windows only with faults
     if (hadFaults) expect(bands).toBeGreaterThan(0);

@@ -127,8 +127,8 @@ describe('familyIntervals', () => {
 describe('resetTimes', () => {
   it('puts a policy schedule reset at its last step end and a fixed schedule reset a schedule length after its start', () => {
     const schedules = [
-      { idx: 0, startedMs: 0, endedMs: 9000, ops: 1, recoveryMs: 5, followed: false },
-      { idx: 1, startedMs: 9000, endedMs: 30_000, ops: 1, recoveryMs: 5, followed: false },
+      { idx: 0, startedMs: 0, endedMs: 9000, ops: 1, recoveryMs: 5, followed: false, verdicts: null },
+      { idx: 1, startedMs: 9000, endedMs: 30_000, ops: 1, recoveryMs: 5, followed: false, verdicts: null },
     ];
     const steps = [
       { schedule: 0, step: 0, startedMs: 0, endedMs: 2500, fault: null, state: null, newState: false },
@@ -167,8 +167,16 @@ describe('timedFaults', () => {
       { index: 1, time: 12_500_000_000, type: 'info', process: 'nemesis', f: 'kill', value: ['n1'] },
     ];
     const schedules = [
-      { idx: 0, startedMs: 0, endedMs: 10_000, ops: 1, recoveryMs: 5, followed: false },
-      { idx: 1, startedMs: 10_000, endedMs: null, ops: null, recoveryMs: null, followed: false },
+      { idx: 0, startedMs: 0, endedMs: 10_000, ops: 1, recoveryMs: 5, followed: false, verdicts: null },
+      {
+        idx: 1,
+        startedMs: 10_000,
+        endedMs: null,
+        ops: null,
+        recoveryMs: null,
+        followed: false,
+        verdicts: null,
+      },
     ];
     expect(timedFaults(stored, schedules, ops)).toEqual([
       {

@@ -36,7 +36,8 @@ describe('results.json schema', () => {
     const schema = JSON.parse(readFileSync(SCHEMA_FILE, 'utf8')) as Record<string, unknown>;
     const good = JSON.parse(readFileSync(json, 'utf8')) as Record<string, unknown>;
     const bad = [
-      { ...good, version: 2 },
+      { ...good, version: 1 },
+      { ...good, verdict: { valid: 'yes', checkers: [] } },
       { ...good, status: 'done' },
       { ...good, surprise: true },
       { ...good, counts: { ...(good.counts as object), bugs: -1 } },

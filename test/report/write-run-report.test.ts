@@ -20,7 +20,24 @@ describe('writeRunReport', () => {
     expect(existsSync(html)).toBe(true);
     const r = JSON.parse(readFileSync(json, 'utf8')) as Results;
     expect(r.schema).toBe('mallory/results');
-    expect(r.version).toBe(1);
+    expect(r.version).toBe(2);
+    expect(r.verdict).toEqual({
+      valid: false,
+      checkers: [
+        { checker: 'crash', schedules: 1, valid: 1, invalid: 0, unknown: 0 },
+        { checker: 'recovery', schedules: 1, valid: 1, invalid: 0, unknown: 0 },
+        { checker: 'linearizable', schedules: 1, valid: 0, invalid: 1, unknown: 0 },
+      ],
+    });
+    expect(r.schedules).toHaveLength(1);
+    expect(r.schedules[0]).toMatchObject({ schedule: 0, valid: false });
+    expect(r.schedules[0].checkers[2]).toEqual({
+      checker: 'linearizable',
+      valid: false,
+      findings: ['linearizability/register'],
+      ops: 32,
+      ms: 3,
+    });
     expect(r.run).toMatchObject({ system: 'kvraft', seed: 5, policy: 'random', nodes: ['n1', 'n2', 'n3'] });
     expect(r.status).toBe('complete');
     expect(r.counts).toEqual({

@@ -107,6 +107,36 @@ describe('RunStore', () => {
     again.close();
   });
 
+  it("keeps each schedule's verdicts, and reads a run stored before them from its check lists", () => {
+    const store = RunStore.create(storeDir, info);
+    const dir = store.dir;
+    const verdicts = [
+      { checker: 'crash', valid: true, findings: [], ops: null, ms: null },
+      {
+        checker: 'linearizable',
+        valid: 'unknown',
+        reason: 'could not be decided within the 30 s time limit',
+        findings: ['linearizability/unknown'],
+        ops: 120,
+        ms: 30_004,
+      },
+    ];
+    store.scheduleStarted(0, 0);
+    store.scheduleEnded(0, 30_000, 120, { findings: 0, checks: {}, valid: 'unknown', verdicts }, 40);
+    // As a run stored before verdicts: only what each checker found.
+    store.scheduleStarted(1, 31_000);
+    store.scheduleEnded(1, 60_000, 99, { findings: 1, checks: { linearizable: ['linearizability/not-linearizable'], set: [] } }, 40);
+    store.scheduleStarted(2, 61_000); // still running: no verdicts yet
+    store.close();
+    const [s0, s1, s2] = readStoredRun(dir).schedules;
+    expect(s0.verdicts).toEqual(verdicts);
+    expect(s1.verdicts).toEqual([
+      { checker: 'linearizable', valid: false, findings: ['linearizability/not-linearizable'], ops: null, ms: null },
+      { checker: 'set', valid: true, findings: [], ops: null, ms: null },
+    ]);
+    expect(s2.verdicts).toBeNull();
+  });
+
   it('refuses a directory that is not a run', () => {
     expect(() => RunStore.open(storeDir)).toThrow(/not a run directory/);
   });

@@ -137,6 +137,7 @@ describe('loadWorkload', () => {
         kind: 'workload',
         name: 'fixed',
         severity: 'note',
+        unknown: true,
         message: 'the check of workload fixed could not tell: too long',
         evidence: null,
       },

@@ -4,6 +4,7 @@ import { DISK_EXIT_CAUSES } from '../../nemesis/disk.js';
 import type { Finding } from '../checker.js';
 import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contract.js';
 import { describeAttempt, describeRecovery, keptAttempts, recoveryEvidence } from '../recovery-evidence.js';
+import type { CheckerVerdict } from '../../core/verdict.js';
 import type { Recovery } from './heal-and-recover.js';
 import type { LiveRun } from './live-run.js';
 import type { ScheduleFaults } from './schedule-faults.js';
@@ -13,6 +14,8 @@ export interface ScheduleFindings {
   readonly findings: readonly Finding[];
   /** What each checker found, as `kind/name` (none: it passed), kept with the schedule in run.db. */
   readonly checks: Readonly<Record<string, string[]>>;
+  /** What each check said: the nodes' crashes, their recovery, then each checker in turn. */
+  readonly verdicts: readonly CheckerVerdict[];
 }
 
 /**
@@ -30,17 +33,45 @@ export async function collectFindings(
   const { config, signal, parts } = live;
   const scheduleEvents = parts.observation.takeScheduleEvents();
   const findings: Finding[] = crashFindings(live, scheduled.schedule);
-  if (!recovery.recovered && !signal.aborted) findings.push(await recoveryFinding(live, recovery));
+  const verdicts: CheckerVerdict[] = [nodeVerdict('crash', findings)];
+  const recoveryFindings: Finding[] = [];
+  if (!recovery.recovered && !signal.aborted) recoveryFindings.push(await recoveryFinding(live, recovery));
   if (slowRecovery && config.recoveryContract) {
-    findings.push({
+    recoveryFindings.push({
       kind: 'recovery',
       name: 'slow-recovery',
       message: describeRecoveryVerdict(slowRecovery, config.recoveryContract),
       evidence: slowRecovery,
     });
   }
-  const checks = await runCheckers(live, scheduled, ops, scheduleEvents, findings);
-  return { findings, checks };
+  findings.push(...recoveryFindings);
+  verdicts.push(
+    !recovery.recovered && signal.aborted
+      ? {
+          ...nodeVerdict('recovery', []),
+          valid: 'unknown',
+          reason: 'the run was stopped before the system served again',
+        }
+      : nodeVerdict('recovery', recoveryFindings),
+  );
+  const checks = await runCheckers(live, scheduled, ops, scheduleEvents, findings, verdicts);
+  return { findings, checks, verdicts };
+}
+
+/** The verdict of a check of the nodes themselves (their crashes, their recovery). */
+function nodeVerdict(checker: string, found: readonly Finding[]): CheckerVerdict {
+  return { ...verdictOf(checker, found), ops: null, ms: null };
+}
+
+/** Invalid if it found a bug; else unknown if it could not tell (saying why); else valid. */
+function verdictOf(checker: string, found: readonly Finding[]): Omit<CheckerVerdict, 'ops' | 'ms'> {
+  const names = found.map((f) => `${f.kind}/${f.name}`);
+  if (found.some((f) => f.severity !== 'note')) return { checker, valid: false, findings: names };
+  const unknown = found.filter((f) => f.unknown === true);
+  if (unknown.length > 0) {
+    return { checker, valid: 'unknown', reason: unknown.map((f) => f.message).join('; '), findings: names };
+  }
+  return { checker, valid: true, findings: names };
 }
 
 /**
@@ -118,18 +149,24 @@ function crashFindings(live: LiveRun, schedule: number): Finding[] {
   return findings;
 }
 
-/** Runs each checker in turn, adding what it found to `findings`; returns what each said. */
+/**
+ * Runs each checker in turn, adding what it found to `findings` and its verdict (with the client ops
+ * it was given and its time) to `verdicts`; returns what each found.
+ */
 async function runCheckers(
   live: LiveRun,
   scheduled: ScheduleFaults,
   ops: readonly Op[],
   events: readonly Event[],
   findings: Finding[],
+  verdicts: CheckerVerdict[],
 ): Promise<Record<string, string[]>> {
   const { plan, store } = live;
   const { system, durability } = plan;
   const checks: Record<string, string[]> = {};
+  const clientOps = ops.filter((op) => op.process !== 'nemesis').length;
   for (const checker of live.checkers) {
+    const t0 = performance.now();
     const found = await checker.check({
       schedule: scheduled.schedule,
       ops,
@@ -140,7 +177,9 @@ async function runCheckers(
       nodeCount: plan.nodes.length,
       ...(durability !== undefined ? { durability } : {}),
     });
+    const ms = Math.round(performance.now() - t0);
     checks[checker.name] = found.map((f) => `${f.kind}/${f.name}`);
+    verdicts.push({ ...verdictOf(checker.name, found), ops: clientOps, ms });
     findings.push(...found);
   }
   return checks;

@@ -1,9 +1,10 @@
+import { scheduleVerdicts } from '../../core/verdict.js';
 import type { ScheduleFindings } from './collect-findings.js';
 import type { Recovery } from './heal-and-recover.js';
 import type { LiveRun } from './live-run.js';
 import { saveLearning } from './save-learning.js';
 
-/** Stores the schedule as ended (its ops, findings, checks and recovery time) and what it taught. */
+/** Stores the schedule as ended (its ops, findings, verdicts and recovery time) and what it taught. */
 export function endSchedule(
   live: LiveRun,
   schedule: number,
@@ -12,11 +13,18 @@ export function endSchedule(
   recovery: Recovery,
 ): void {
   const { state, store } = live;
+  const verdicts = scheduleVerdicts(schedule, found.verdicts);
+  state.verdicts.push(verdicts);
   store.scheduleEnded(
     schedule,
     Date.now() - state.startMs,
     opCount,
-    { findings: found.findings.length, checks: found.checks },
+    {
+      findings: found.findings.length,
+      checks: found.checks,
+      valid: verdicts.valid,
+      verdicts: found.verdicts,
+    },
     recovery.recoveryMs,
   );
   // Every schedule, so a run killed later still seeds the next one (`--seed-from`).

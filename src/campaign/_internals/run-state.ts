@@ -3,6 +3,7 @@ import type { NodeExit } from '../../cluster/cluster.js';
 import { EventTypes } from '../../observe/event-types.js';
 import type { BugRecord } from '../bug.js';
 import type { Progress } from '../reporter.js';
+import type { ScheduleVerdicts } from '../../core/verdict.js';
 
 /**
  * What a campaign tracks as it runs, shared by its phases: where it is (schedule, step, phase)
@@ -15,6 +16,8 @@ export class RunState {
   startMs = Date.now();
   faultCount = 0;
   readonly bugs: BugRecord[] = [];
+  /** Each checked schedule's verdicts, in order. */
+  readonly verdicts: ScheduleVerdicts[] = [];
   /** Node exits the cluster saw since the last schedule's log check took them. */
   readonly exits: NodeExit[] = [];
   readonly coverage = new Coverage();

@@ -1,6 +1,7 @@
 import type { RunStore } from '../../store/run-store.js';
 import type { RunParts, RunPlan } from '../create-run.js';
 import type { RunSummary } from '../reporter.js';
+import { runVerdict } from '../../core/verdict.js';
 import type { RunOutcome } from './run-outcome.js';
 import type { RunState } from './run-state.js';
 
@@ -25,6 +26,7 @@ export function summarize(
     ops: { ...counts },
     faults: state.faultCount,
     bugs: state.bugs,
+    verdict: runVerdict(state.verdicts),
     metrics: metrics(plan, state, parts),
     ...(error !== undefined ? { error } : {}),
   };

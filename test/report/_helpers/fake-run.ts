@@ -87,7 +87,14 @@ export function fakeRun(): { readonly store: string; readonly dir: string } {
     .forEach((op, index) => {
       run.appendOp({ index, ...op });
     });
-  run.scheduleEnded(0, 4200, ops.length, { findings: 1 }, 50);
+  // As a campaign stores it: what each checker found, and what each check said.
+  const verdicts = [
+    { checker: 'crash', valid: true, findings: [], ops: null, ms: null },
+    { checker: 'recovery', valid: true, findings: [], ops: null, ms: null },
+    { checker: 'linearizable', valid: false, findings: ['linearizability/register'], ops: 32, ms: 3 },
+  ];
+  const checks = { linearizable: ['linearizability/register'] };
+  run.scheduleEnded(0, 4200, ops.length, { findings: 1, checks, valid: false, verdicts }, 50);
   const id = run.bug({
     schedule: 0,
     kind: 'linearizability',
