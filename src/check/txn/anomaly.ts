@@ -12,7 +12,8 @@ export type AnomalyType =
   | 'internal'
   | 'duplicate-elements'
   | 'incompatible-order'
-  | 'dirty-update';
+  | 'dirty-update'
+  | 'lost-update';
 
 /**
  * Why one transaction must come before the next in a cycle. `ww`: it wrote the version right before
@@ -98,13 +99,29 @@ export interface DirtyUpdateAnomaly<T = TxnOpInput> {
   readonly explanation: string;
 }
 
+/**
+ * Two or more committed transactions that each read the same version of a key and then wrote that
+ * key (Elle's `lost-update`): all but one of their writes was made on a version another had
+ * already replaced. Snapshot isolation forbids it (first committer wins), and so does repeatable
+ * read; read committed allows it.
+ */
+export interface LostUpdateAnomaly<T = TxnOpInput> {
+  readonly type: 'lost-update';
+  readonly key: TxnScalar;
+  /** The version they all read: the list (list-append) or the value (rw-register); null: none. */
+  readonly read: readonly TxnScalar[] | TxnScalar | null;
+  readonly ops: readonly T[];
+  readonly explanation: string;
+}
+
 export type Anomaly<T = TxnOpInput> =
   | CycleAnomaly<T>
   | ReadAnomaly<T>
   | InternalAnomaly<T>
   | DuplicateAnomaly<T>
   | IncompatibleOrderAnomaly<T>
-  | DirtyUpdateAnomaly<T>;
+  | DirtyUpdateAnomaly<T>
+  | LostUpdateAnomaly<T>;
 
 /** The shape of the anomalies of one type. */
 export type AnomalyOf<K extends AnomalyType, T = TxnOpInput> = K extends CycleAnomalyType

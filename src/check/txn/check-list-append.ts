@@ -62,8 +62,10 @@ export function checkListAppend<T extends TxnOpInput>(
       grammar: GRAMMAR,
       wrote: 'appended',
       analyse(table, writes, builder, log) {
-        const reads = collect(table, writes, log);
+        const readThenWrite = new ReadThenWrite();
+        const reads = collect(table, writes, log, readThenWrite);
         for (let key = 0; key < reads.length; key++) analyseKey(table, writes, key, reads[key], builder, log);
+        readThenWrite.report(table, writes, log);
       },
     },
     ops,
@@ -80,6 +82,7 @@ function collect<T extends TxnOpInput>(
   table: TxnTable<T>,
   writes: WriteTable,
   log: AnomalyLog<T>,
+  readThenWrite: ReadThenWrite,
 ): KeyReads[] {
   const reads: KeyReads[] = [];
   const lastStamp: number[] = [];
@@ -103,9 +106,46 @@ function collect<T extends TxnOpInput>(
         reads[key].lists.push(value === null ? NO_ELEMENTS : (value as readonly TxnScalar[]));
       }
     }
-    if (committed && microOps.length > 1) checkInternal(table, writes, txn, keyIds, log);
+    if (committed && microOps.length > 1) {
+      checkInternal(table, writes, txn, keyIds, log);
+      readThenWrite.note(txn, microOps, keyIds);
+    }
   }
   return reads;
+}
+
+/**
+ * Committed transactions that read a key before appending to it, by the version they read: two
+ * that read the same one are a lost update (each appended to a list the other had already grown).
+ */
+class ReadThenWrite {
+  private readonly byVersion = new Map<string, { key: number; read: readonly TxnScalar[]; txns: number[] }>();
+
+  note(txn: number, microOps: TxnTable<TxnOpInput>['microOps'][number], keyIds: readonly number[]): void {
+    for (let i = 0; i < microOps.length; i++) {
+      if (microOps[i][0] !== 'r' || keyIds.indexOf(keyIds[i]) !== i) continue;
+      if (!keyIds.some((k, j) => j > i && k === keyIds[i] && microOps[j][0] === 'append')) continue;
+      const read = listOf(microOps[i][2]);
+      const version = `${keyIds[i]}\u0000${showList(read)}`;
+      const group = this.byVersion.get(version);
+      if (group === undefined) this.byVersion.set(version, { key: keyIds[i], read, txns: [txn] });
+      else group.txns.push(txn);
+    }
+  }
+
+  report<T extends TxnOpInput>(table: TxnTable<T>, writes: WriteTable, log: AnomalyLog<T>): void {
+    for (const { key, read, txns } of this.byVersion.values()) {
+      if (txns.length < 2) continue;
+      const names = txns.map((t) => txnName(table, t));
+      log.add({
+        type: 'lost-update',
+        key: writes.keys[key],
+        read,
+        ops: txns.map((t) => table.ops[t]),
+        explanation: `lost-update: ${names.join(' and ')} each read key ${showScalar(writes.keys[key])} = ${showList(read)} and then appended to it, so all but one appended to a list another had already changed`,
+      });
+    }
+  }
 }
 
 function duplicateAppend(
@@ -298,9 +338,11 @@ function analyseKey<T extends TxnOpInput>(
 }
 
 /**
- * A committed append no read shows came after everything any read shows: whoever read the whole
- * version order read it before that append (rw). Without these edges a write skew nobody read
- * afterwards would go unseen. Skipped for a key where they would be too many.
+ * A committed append no read shows came after everything any read shows (every read is a prefix of
+ * the final list, which holds it): whoever read the whole version order read it before that append
+ * (rw), and the last append the reads show was made before it (ww). Without these edges a write
+ * skew nobody read afterwards would go unseen, and so would a G-single through such an append (the
+ * Elle paper's own example). The rw edges are skipped for a key where they would be too many.
  */
 function addUnreadEdges(
   table: TxnTable<TxnOpInput>,
@@ -323,6 +365,15 @@ function addUnreadEdges(
   const last = orderLength === 0 ? -1 : orderWrites[orderLength - 1];
   for (const reader of readers)
     for (const write of unread) builder.add(reader, writes.txn.get(write), RW, last, write);
+  // And its writer came after the last live append any read shows (ww), as Elle infers.
+  let lastLive = orderLength - 1;
+  while (lastLive >= 0 && !isLive(table, writes, orderWrites[lastLive])) lastLive--;
+  if (lastLive < 0) return;
+  const before = writes.txn.get(orderWrites[lastLive]);
+  for (const write of unread) {
+    const after = writes.txn.get(write);
+    if (after !== before) builder.add(before, after, WW, orderWrites[lastLive], write);
+  }
 }
 
 /**

@@ -67,6 +67,7 @@ export function checkRwRegister<T extends TxnOpInput>(
         const reads = collect(table, writes, predecessor, log);
         checkReads(table, writes, reads, builder, log);
         addVersionEdges(table, writes, reads, predecessor, builder, log);
+        reportLostUpdates(table, writes, predecessor, log);
       },
     },
     ops,
@@ -144,6 +145,39 @@ function collect<T extends TxnOpInput>(
     predecessor.push(read === UNKNOWN || write[read] === NOT_WRITTEN ? UNKNOWN : write[read]);
   }
   return { txn: txns, key: keys, value: values, write };
+}
+
+/**
+ * Committed transactions that read one version of a key and then wrote that key (each write's
+ * predecessor, from `collect`): two on the same version are a lost update.
+ */
+function reportLostUpdates<T extends TxnOpInput>(
+  table: TxnTable<T>,
+  writes: WriteTable,
+  predecessor: IntList,
+  log: AnomalyLog<T>,
+): void {
+  const byVersion = new Map<string, { key: number; version: number; txns: number[] }>();
+  for (let w = 0; w < predecessor.length; w++) {
+    const version = predecessor.get(w);
+    if (version === UNKNOWN) continue;
+    const key = writes.key.get(w);
+    const id = `${key}:${version}`;
+    const group = byVersion.get(id);
+    if (group === undefined) byVersion.set(id, { key, version, txns: [writes.txn.get(w)] });
+    else if (!group.txns.includes(writes.txn.get(w))) group.txns.push(writes.txn.get(w));
+  }
+  for (const { key, version, txns } of byVersion.values()) {
+    if (txns.length < 2) continue;
+    const read = version === INITIAL ? null : writes.values[version];
+    log.add({
+      type: 'lost-update',
+      key: writes.keys[key],
+      read,
+      ops: txns.map((t) => table.ops[t]),
+      explanation: `lost-update: ${txns.map((t) => txnName(table, t)).join(' and ')} each read key ${showScalar(writes.keys[key])} = ${showScalar(read)} and then wrote it, so all but one wrote over a version another had already replaced`,
+    });
+  }
 }
 
 function duplicateWrite(

@@ -32,6 +32,9 @@ const CYCLE_BASES: readonly CycleBase[] = ['G0', 'G1c', 'G-single', 'G2-item'];
  * from snapshot isolation up (Cerone et al.'s INT axiom); `incompatible-order` and `dirty-update`
  * count as G1a (an order no committed state explains, a write built on an aborted one);
  * `duplicate-elements` and `garbage-read` (a value no transaction wrote) break even PL-1.
+ * `lost-update` (two committed transactions that read one version of a key and both wrote it) is
+ * forbidden from repeatable read and snapshot isolation up (Adya's P4, Berenson et al. 1995; Elle
+ * likewise): it is a cycle of two adjacent rw edges, which G-single alone does not catch.
  */
 const READ_UNCOMMITTED: readonly AnomalyType[] = ['G0', 'duplicate-elements', 'garbage-read'];
 const READ_COMMITTED: readonly AnomalyType[] = [
@@ -42,8 +45,8 @@ const READ_COMMITTED: readonly AnomalyType[] = [
   'incompatible-order',
   'dirty-update',
 ];
-const REPEATABLE_READ: readonly AnomalyType[] = [...READ_COMMITTED, 'G-single', 'G2-item'];
-const SNAPSHOT_ISOLATION: readonly AnomalyType[] = [...READ_COMMITTED, 'G-single', 'internal'];
+const REPEATABLE_READ: readonly AnomalyType[] = [...READ_COMMITTED, 'G-single', 'G2-item', 'lost-update'];
+const SNAPSHOT_ISOLATION: readonly AnomalyType[] = [...READ_COMMITTED, 'G-single', 'internal', 'lost-update'];
 const SERIALIZABLE: readonly AnomalyType[] = [...REPEATABLE_READ, 'internal'];
 const STRICT_SERIALIZABLE: readonly AnomalyType[] = [
   ...SERIALIZABLE,

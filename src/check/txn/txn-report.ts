@@ -58,6 +58,7 @@ function involved(anomaly: Anomaly<Op>): readonly Op[] {
     case 'duplicate-elements':
       return [anomaly.op];
     case 'incompatible-order':
+    case 'lost-update':
       return anomaly.ops;
     case 'dirty-update':
       return [anomaly.writer, anomaly.nextWriter];

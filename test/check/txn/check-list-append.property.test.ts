@@ -5,6 +5,7 @@ import type { Op } from '../../../src/core/op.js';
 import { checkListAppend } from '../../../src/check/txn/check-list-append.js';
 import { CONSISTENCY_MODELS } from '../../../src/check/txn/consistency-model.js';
 import { bruteForceSerializable } from './brute-force-serializable.js';
+import { bruteForceSnapshotIsolation } from './brute-force-snapshot-isolation.js';
 import { generateListAppendHistory } from './generate-txn-history.js';
 import { history, invokeOf } from './txn-history.js';
 
@@ -198,6 +199,10 @@ describe('checkListAppend properties', () => {
         }
         const expected = bruteForceSerializable(ops);
         expect(checkListAppend(ops, { model: 'serializable' }).valid).toBe(expected);
+        const si = checkListAppend(ops, { model: 'snapshot-isolation' });
+        expect(si.valid, JSON.stringify({ ops, anomalies: si.anomalyTypes })).toBe(
+          bruteForceSnapshotIsolation(ops),
+        );
       }),
       { numRuns: 400 },
     );

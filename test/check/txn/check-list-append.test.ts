@@ -281,7 +281,7 @@ describe('checkListAppend', () => {
     expect(checkListAppend(ops, { model: 'serializable' }).anomalyTypes).toEqual(['G2-item']);
   });
 
-  it('finds a lost update as G-single: both read the same list and appended', () => {
+  it('finds a lost update, named so and as G-single: both read the same list and appended', () => {
     const ops = history(
       [
         0,
@@ -318,7 +318,7 @@ describe('checkListAppend', () => {
       [2, 'invoke', [['r', 'x', null]]],
       [2, 'ok', [['r', 'x', [1, 2]]]],
     );
-    expect(checkListAppend(ops, { model: 'serializable' }).anomalyTypes).toEqual(['G-single']);
+    expect(checkListAppend(ops, { model: 'serializable' }).anomalyTypes).toEqual(['G-single', 'lost-update']);
   });
 
   it("finds internal inconsistency: a read that misses the transaction's own append", () => {

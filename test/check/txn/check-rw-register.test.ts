@@ -151,7 +151,7 @@ describe('checkRwRegister', () => {
     ]);
   });
 
-  it('finds a lost update as G2-item: both read the initial state and wrote', () => {
+  it('finds a lost update, named so and as G2-item: both read the initial state and wrote', () => {
     const ops = history(
       [
         0,
@@ -187,7 +187,7 @@ describe('checkRwRegister', () => {
       ],
     );
     const result = checkRwRegister(ops, { model: 'serializable' });
-    expect(result.anomalyTypes).toEqual(['G2-item']);
+    expect(result.anomalyTypes).toEqual(['G2-item', 'lost-update']);
     expect(result.anomalies['G2-item']?.[0].explanation).toMatch(
       /^G2-item: T\d read key "x" = nil, which T\d overwrote with \d \(rw\); T\d read key "x" = nil, which T\d overwrote with \d \(rw\)/,
     );

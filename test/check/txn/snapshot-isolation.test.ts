@@ -1,0 +1,221 @@
+import { describe, expect, it } from 'vitest';
+
+import { checkListAppend } from '../../../src/check/txn/check-list-append.js';
+import { checkRwRegister } from '../../../src/check/txn/check-rw-register.js';
+import type { ConsistencyModel } from '../../../src/check/txn/consistency-model.js';
+import { history, serial } from './txn-history.js';
+
+/** Each model's verdict, as Elle gives it for the history (valid: true). */
+function verdicts(check: (model: ConsistencyModel) => boolean): Record<string, boolean> {
+  const models: ConsistencyModel[] = [
+    'serializable',
+    'snapshot-isolation',
+    'repeatable-read',
+    'read-committed',
+  ];
+  return Object.fromEntries(models.map((m) => [m, check(m)]));
+}
+
+describe('snapshot isolation (Elle and elle-cli histories)', () => {
+  it("finds the G-single of the Elle paper's example through an append no read shows (ww)", () => {
+    // The shape of the example of Kingsbury & Alvaro's Elle paper (elle-cli:
+    // histories/elle/paper-example.edn, expected test/test-data/paper-example-result.json:
+    // G-single-item, not snapshot-isolation), with other keys and values. T5 read b = [1 2 4]:
+    // T7's append of 3 to b comes after the 4 that T5 appended (ww), while T7 read a without the 8
+    // T3 appended (rw) and T5 read that 8 (wr): one rw edge, forbidden by snapshot isolation.
+    const ops = serial(
+      [
+        1,
+        'ok',
+        [
+          ['append', 'c', 1],
+          ['append', 'a', 2],
+          ['append', 'a', 5],
+          ['append', 'b', 1],
+          ['append', 'b', 2],
+        ],
+      ],
+      [
+        1,
+        'ok',
+        [
+          ['append', 'a', 8],
+          ['r', 'c', [1]],
+        ],
+      ],
+      [
+        1,
+        'ok',
+        [
+          ['append', 'b', 4],
+          ['r', 'a', [2, 5, 8]],
+          ['r', 'b', [1, 2, 4]],
+        ],
+      ],
+      [
+        1,
+        'ok',
+        [
+          ['r', 'a', [2, 5]],
+          ['append', 'b', 3],
+        ],
+      ],
+    );
+    const si = checkListAppend(ops, { model: 'snapshot-isolation' });
+    expect(si.valid).toBe(false);
+    expect(si.anomalyTypes).toContain('G-single');
+    const cycle = si.anomalies['G-single']![0].cycle;
+    expect(cycle.map((step) => step.edge.type).sort()).toEqual(['rw', 'wr', 'ww']);
+    expect(cycle.find((step) => step.edge.type === 'ww')?.edge).toEqual({
+      type: 'ww',
+      key: 'b',
+      value: 4,
+      next: 3,
+    });
+    expect(verdicts((model) => checkListAppend(ops, { model }).valid)).toEqual({
+      serializable: false,
+      'snapshot-isolation': false,
+      'repeatable-read': false,
+      'read-committed': true,
+    });
+  });
+
+  it('finds a lost update: two transactions read one version of a key and both appended to it', () => {
+    // elle-cli: test/test-data/list-append-anomaly-lost-update.json (expected: G2-item and
+    // lost-update; not snapshot-isolation, not repeatable-read, read-committed not ruled out).
+    const ops = history(
+      [0, 'invoke', [['append', 'k', 10]]],
+      [0, 'ok', [['append', 'k', 10]]],
+      [
+        1,
+        'invoke',
+        [
+          ['r', 'k', null],
+          ['append', 'k', 11],
+        ],
+      ],
+      [
+        2,
+        'invoke',
+        [
+          ['r', 'k', null],
+          ['append', 'k', 12],
+        ],
+      ],
+      [
+        1,
+        'ok',
+        [
+          ['r', 'k', [10]],
+          ['append', 'k', 11],
+        ],
+      ],
+      [
+        2,
+        'ok',
+        [
+          ['r', 'k', [10]],
+          ['append', 'k', 12],
+        ],
+      ],
+    );
+    const si = checkListAppend(ops, { model: 'snapshot-isolation' });
+    expect(si.anomalyTypes).toEqual(['G2-item', 'lost-update']);
+    expect(si.anomalies['lost-update']![0]).toMatchObject({ key: 'k', read: [10] });
+    expect(si.anomalies['lost-update']![0].ops.map((op) => op.index)).toEqual([4, 5]);
+    expect(verdicts((model) => checkListAppend(ops, { model }).valid)).toEqual({
+      serializable: false,
+      'snapshot-isolation': false,
+      'repeatable-read': false,
+      'read-committed': true,
+    });
+  });
+
+  it('finds a lost update in a read-write register history', () => {
+    // elle-cli: test/test-data/rw-register-anomaly-lost-update.json (expected: lost-update only).
+    const ops = history(
+      [0, 'invoke', [['w', 'k', 10]]],
+      [0, 'ok', [['w', 'k', 10]]],
+      [
+        1,
+        'invoke',
+        [
+          ['r', 'k', null],
+          ['w', 'k', 11],
+        ],
+      ],
+      [
+        1,
+        'ok',
+        [
+          ['r', 'k', 10],
+          ['w', 'k', 11],
+        ],
+      ],
+      [
+        2,
+        'invoke',
+        [
+          ['r', 'k', null],
+          ['w', 'k', 12],
+        ],
+      ],
+      [
+        2,
+        'ok',
+        [
+          ['r', 'k', 10],
+          ['w', 'k', 12],
+        ],
+      ],
+    );
+    const si = checkRwRegister(ops, { model: 'snapshot-isolation' });
+    expect(si.anomalyTypes).toContain('lost-update');
+    expect(si.anomalies['lost-update']![0]).toMatchObject({ key: 'k', read: 10 });
+    expect(verdicts((model) => checkRwRegister(ops, { model }).valid)).toEqual({
+      serializable: false,
+      'snapshot-isolation': false,
+      'repeatable-read': false,
+      'read-committed': true,
+    });
+  });
+
+  it('lets write skew pass snapshot isolation (two rw edges, adjacent), not serializability', () => {
+    const ops = history(
+      [
+        0,
+        'invoke',
+        [
+          ['r', 'x', null],
+          ['append', 'y', 1],
+        ],
+      ],
+      [
+        1,
+        'invoke',
+        [
+          ['r', 'y', null],
+          ['append', 'x', 1],
+        ],
+      ],
+      [
+        0,
+        'ok',
+        [
+          ['r', 'x', []],
+          ['append', 'y', 1],
+        ],
+      ],
+      [
+        1,
+        'ok',
+        [
+          ['r', 'y', []],
+          ['append', 'x', 1],
+        ],
+      ],
+    );
+    expect(checkListAppend(ops, { model: 'snapshot-isolation' }).valid).toBe(true);
+    expect(checkListAppend(ops, { model: 'serializable' }).valid).toBe(false);
+  });
+});
