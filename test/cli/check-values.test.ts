@@ -174,3 +174,33 @@ describe('mallory check reads Knossos op tuples', () => {
     expect(code).toBe(1);
   });
 });
+
+describe('mallory check on JSON that readers disagree on or that JSON lacks', () => {
+  const op = '{"type":"invoke","f":"write","process":0,"value":';
+
+  it('refuses a key written twice, naming the line and the key: exit 2, one line', async () => {
+    const { code, stdout, stderr } = await check(
+      'twice.jsonl',
+      `${op}1}\n{"type":"ok","type":"fail","f":"write","process":0,"value":1}\n`,
+    );
+    expect(stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/twice\.jsonl:2: the key "type" appears twice in one object: keep one of them$/),
+    ]);
+    expect(stdout).toBe('');
+    expect(code).toBe(2);
+  });
+
+  it('says NaN and Infinity are not JSON numbers: exit 2, one line', async () => {
+    for (const literal of ['NaN', 'Infinity']) {
+      const { code, stderr } = await check('nan.jsonl', `${op}${literal}}\n`);
+      expect(stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `nan\\.jsonl:1: ${literal} is not a number JSON has: write null, or the value as a string`,
+          ),
+        ),
+      ]);
+      expect(code).toBe(2);
+    }
+  });
+});

@@ -23,14 +23,31 @@ function deeperThanAllowed(row: string): boolean {
   return opens > MAX_NESTING_DEPTH;
 }
 
+/** A quote then a colon: each key ends so (a string value may hold one too, so it is an upper bound). */
+const KEY_END = /"\s*:/g;
+
+function keyCount(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + keyCount(item), 0);
+  let count = 0;
+  for (const item of Object.values(value)) count += 1 + keyCount(item);
+  return count;
+}
+
+/** True when JSON.parse may have dropped a key written twice: fewer keys read than key ends written. */
+function mayHaveDroppedKeys(row: string, value: unknown): boolean {
+  return (row.match(KEY_END)?.length ?? 0) > keyCount(value);
+}
+
 /**
  * One row: through the native JSON.parse when it cannot misread it (most rows: several times
- * faster), else through our exact reader, which also words the errors.
+ * faster), else through our exact reader, which also words the errors and refuses a key twice.
  */
 function readRow(row: string, file: string, line: number): unknown {
   if (!MAYBE_INEXACT.test(row) && !deeperThanAllowed(row)) {
     try {
-      return JSON.parse(row);
+      const value: unknown = JSON.parse(row);
+      if (!mayHaveDroppedKeys(row, value)) return value;
     } catch {
       // not JSON: the exact reader says where and why
     }
