@@ -393,16 +393,34 @@ export function readEdnValue(text: string, file: string, line: number): EdnValue
   return value;
 }
 
-/** Tells whether a value was seen before, under EDN's equality (a set's elements, a map's keys). */
+/** Up to this many values, a scan finds one seen before faster than building sets does. */
+const SCAN_LIMIT = 8;
+
+/**
+ * Tells whether a value was seen before, under EDN's equality (a set's elements, a map's keys).
+ * An op map has a few keyword keys: those are compared by a scan, and sets are built only past
+ * SCAN_LIMIT values or for a value that is not an atom.
+ */
 class DistinctValues {
-  private readonly atoms = new Set<unknown>();
-  private readonly texts = new Set<string>();
+  private readonly first: unknown[] = [];
+  private atoms: Set<unknown> | undefined;
+  private texts: Set<string> | undefined;
 
   add(value: EdnValue): boolean {
     const atom = typeof value !== 'object' || value === null || value instanceof Keyword;
-    const before = atom ? this.atoms.size : this.texts.size;
-    if (atom) this.atoms.add(typeof value === 'bigint' ? exactInteger(value) : value);
-    else this.texts.add(ednText(value, true));
-    return (atom ? this.atoms.size : this.texts.size) > before;
+    if (!atom) {
+      this.texts ??= new Set();
+      const before = this.texts.size;
+      return this.texts.add(ednText(value, true)).size > before;
+    }
+    const normal = typeof value === 'bigint' ? exactInteger(value) : value;
+    if (this.atoms === undefined) {
+      if (this.first.includes(normal)) return false;
+      this.first.push(normal);
+      if (this.first.length > SCAN_LIMIT) this.atoms = new Set(this.first);
+      return true;
+    }
+    const before = this.atoms.size;
+    return this.atoms.add(normal).size > before;
   }
 }

@@ -23,20 +23,41 @@ function deeperThanAllowed(row: string): boolean {
   return opens > MAX_NESTING_DEPTH;
 }
 
-/** A quote then a colon: each key ends so (a string value may hold one too, so it is an upper bound). */
-const KEY_END = /"\s*:/g;
+const QUOTE = 0x22;
+const SPACE = 0x20;
+const TAB = 0x09;
+const CR = 0x0d;
+
+/**
+ * Colons after a quote (and maybe blanks): every key ends so, and a string value may hold one too,
+ * so this is at least the number of keys written.
+ */
+function keyEnds(row: string): number {
+  let count = 0;
+  for (let at = row.indexOf(':'); at >= 0; at = row.indexOf(':', at + 1)) {
+    let before = at - 1;
+    let c = row.charCodeAt(before);
+    while (c === SPACE || c === TAB || c === CR) c = row.charCodeAt(--before);
+    if (c === QUOTE) count++;
+  }
+  return count;
+}
 
 function keyCount(value: unknown): number {
   if (typeof value !== 'object' || value === null) return 0;
-  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + keyCount(item), 0);
   let count = 0;
-  for (const item of Object.values(value)) count += 1 + keyCount(item);
+  if (Array.isArray(value)) {
+    for (const item of value) count += keyCount(item);
+    return count;
+  }
+  const object = value as Record<string, unknown>;
+  for (const key in object) count += 1 + keyCount(object[key]);
   return count;
 }
 
 /** True when JSON.parse may have dropped a key written twice: fewer keys read than key ends written. */
 function mayHaveDroppedKeys(row: string, value: unknown): boolean {
-  return (row.match(KEY_END)?.length ?? 0) > keyCount(value);
+  return keyEnds(row) > keyCount(value);
 }
 
 /**
