@@ -273,7 +273,7 @@ export function renderLinearizabilityHtml(
       `<ol class="prefix">${example.longestPrefix
         .map(
           (op) =>
-            `<li>${escapeHtml(`process ${op.process}${op.node ? ` on ${op.node}` : ''}: ${op.f} ${exactJson(op.value)} (index ${op.index})`)}</li>`,
+            `<li>${escapeHtml(`process ${op.process}${op.node ? ` on ${op.node}` : ''}: ${op.f} ${describeValue(op.value)} (index ${op.index})`)}</li>`,
         )
         .join('')}</ol>`,
     );
