@@ -1,7 +1,6 @@
 import { type Op, pairOps } from '../core/op.js';
-import { exactJson } from './_internals/exact-json.js';
 import type { LinearizabilityResult } from './linearizable.js';
-import { canonicalKey } from './models/value.js';
+import { canonical, canonicalKey, describeValue } from './models/value.js';
 
 /**
  * What kind of register violation a counterexample is, in the words people who test databases use:
@@ -54,7 +53,7 @@ function completedAt(call: Call): number {
 }
 
 function same(a: unknown, b: unknown): boolean {
-  return exactJson(a) === exactJson(b);
+  return canonical(a) === canonical(b);
 }
 
 /** One key's calls: each invocation with its completion and the value it wrote or read. */
@@ -72,7 +71,7 @@ function describe(call: Call): string {
     call.completion !== undefined && outcome(call) !== 'info'
       ? `${t(invokedAt(call))}–${t(call.completion.time)}`
       : `invoked ${t(invokedAt(call))}, never answered`;
-  return `${call.f} ${exactJson(call.value)} by process ${String(call.process)}${call.node ? ` on ${call.node}` : ''} (${at})`;
+  return `${call.f} ${describeValue(call.value)} by process ${String(call.process)}${call.node ? ` on ${call.node}` : ''} (${at})`;
 }
 
 function at(call: Call): number {
@@ -106,7 +105,7 @@ export function explainRegisterViolation(
   if (!isInitial(r) && writers.length === 0) {
     return {
       anomaly: 'never-written',
-      message: `${describe(call)} returned ${exactJson(r)}, a value no op wrote`,
+      message: `${describe(call)} returned ${describeValue(r)}, a value no op wrote`,
       ops: [at(call)],
     };
   }
@@ -128,7 +127,7 @@ export function explainRegisterViolation(
   if (earlierRead) {
     return {
       anomaly: 'resurrected',
-      message: `${describe(call)} returned ${exactJson(r)}, though ${describe(earlierRead.read)} had already returned the newer ${exactJson(earlierRead.read.value)}`,
+      message: `${describe(call)} returned ${describeValue(r)}, though ${describe(earlierRead.read)} had already returned the newer ${describeValue(earlierRead.read.value)}`,
       ops: [at(call), at(earlierRead.read)],
     };
   }
@@ -141,13 +140,13 @@ export function explainRegisterViolation(
     if (seenBy === undefined) {
       return {
         anomaly: 'lost-write',
-        message: `${describe(latest)} was acknowledged and never read; ${describe(call)}, begun after it, returned ${isInitial(r) ? 'the initial value' : `the older ${exactJson(r)}`}`,
+        message: `${describe(latest)} was acknowledged and never read; ${describe(call)}, begun after it, returned ${isInitial(r) ? 'the initial value' : `the older ${describeValue(r)}`}`,
         ops: [at(latest), at(call)],
       };
     }
     return {
       anomaly: 'stale-read',
-      message: `${describe(call)} returned ${isInitial(r) ? 'the initial value' : `the older ${exactJson(r)}`} although ${describe(latest)} was acknowledged before it began (read by ${describe(seenBy)})`,
+      message: `${describe(call)} returned ${isInitial(r) ? 'the initial value' : `the older ${describeValue(r)}`} although ${describe(latest)} was acknowledged before it began (read by ${describe(seenBy)})`,
       ops: [at(call), at(latest), at(seenBy)],
     };
   }

@@ -3,7 +3,7 @@ import { type Op, pairOps } from '../core/op.js';
 import { escapeHtml } from './_internals/escape-html.js';
 import { exactJson } from './_internals/exact-json.js';
 import type { LinearizabilityResult } from './linearizable.js';
-import { canonicalKey } from './models/value.js';
+import { canonicalKey, describeCanonical, describeValue } from './models/value.js';
 
 const MAX_INTERVALS = 2000;
 const AXIS_WIDTH_PX = 1100;
@@ -108,7 +108,7 @@ function shortValue(interval: Interval, withoutKey: boolean): string {
   const { invoke, complete } = interval;
   let value: unknown = invoke.f === 'read' && complete?.type === 'ok' ? complete.value : invoke.value;
   if (withoutKey && Array.isArray(value) && value.length === 2) value = value[1];
-  const text = value === null || value === undefined ? 'nil' : exactJson(value);
+  const text = describeValue(value);
   return text.length > 24 ? `${text.slice(0, 23)}…` : text;
 }
 
@@ -119,9 +119,9 @@ function describeInterval(interval: Interval, order: number | undefined, failing
       ? 'never completed'
       : complete.type === 'info'
         ? 'info (outcome unknown)'
-        : `ok ${exactJson(complete.value)}`;
+        : `ok ${describeValue(complete.value)}`;
   const lines = [
-    `process ${interval.process}${invoke.node ? ` on ${invoke.node}` : ''}: ${invoke.f} ${exactJson(invoke.value)} → ${outcome}`,
+    `process ${interval.process}${invoke.node ? ` on ${invoke.node}` : ''}: ${invoke.f} ${describeValue(invoke.value)} → ${outcome}`,
     `invoke index ${invoke.index} at ${invoke.time} ns${complete === undefined ? '' : `, completion index ${complete.index} at ${complete.time} ns`}`,
   ];
   if (order !== undefined) lines.push(`linearized #${order}`);
@@ -154,7 +154,9 @@ export function renderLinearizabilityHtml(
     const key = example.key;
     const before = intervals.length;
     intervals = intervals.filter((interval) => sameKey(interval.invoke.value, key));
-    notes.push(`Showing key ${exactJson(key)} only (${before - intervals.length} ops on other keys hidden).`);
+    notes.push(
+      `Showing key ${describeCanonical(key)} only (${before - intervals.length} ops on other keys hidden).`,
+    );
   }
 
   const order = new Map<Op, number>();
@@ -267,11 +269,11 @@ export function renderLinearizabilityHtml(
   }
   if (example !== undefined) {
     summary.push(
-      `<p>${example.key === undefined ? '' : `Key ${escapeHtml(exactJson(example.key))}: `}after the ${example.longestPrefix.length} ops numbered below the state is <code>${escapeHtml(example.stateBefore)}</code>, and <span class="failing-text">${escapeHtml(`${example.failingOp.f} ${exactJson(example.failingOp.value)}`)}</span> by process ${escapeHtml(String(example.failingOp.process))} (index ${example.failingOp.index}) cannot be placed.</p>`,
+      `<p>${example.key === undefined ? '' : `Key ${escapeHtml(describeCanonical(example.key))}: `}after the ${example.longestPrefix.length} ops numbered below the state is <code>${escapeHtml(example.stateBefore)}</code>, and <span class="failing-text">${escapeHtml(`${example.failingOp.f} ${describeValue(example.failingOp.value)}`)}</span> by process ${escapeHtml(String(example.failingOp.process))} (index ${example.failingOp.index}) cannot be placed.</p>`,
       `<ol class="prefix">${example.longestPrefix
         .map(
           (op) =>
-            `<li>${escapeHtml(`process ${op.process}${op.node ? ` on ${op.node}` : ''}: ${op.f} ${exactJson(op.value)} (index ${op.index})`)}</li>`,
+            `<li>${escapeHtml(`process ${op.process}${op.node ? ` on ${op.node}` : ''}: ${op.f} ${describeValue(op.value)} (index ${op.index})`)}</li>`,
         )
         .join('')}</ol>`,
     );

@@ -19,6 +19,7 @@ import { READ_CONSISTENCIES, type ReadConsistency } from '../check/sequential-re
 import { renderLinearizabilityHtml } from '../check/linearizable-html.js';
 import { MODEL_NAMES, type ModelName } from '../check/model.js';
 import { REGISTER_MODEL_NAMES, isRegisterModelName } from '../check/models/by-name.js';
+import { describeCanonical, describeValue } from '../check/models/value.js';
 import {
   TXN_MODEL_NAMES,
   type TxnModelName,
@@ -90,11 +91,11 @@ type FileReport = RegisterFileReport | TxnFileReport | TxnInputError;
 const KEYS_LISTED = 10;
 
 function describeOp(op: Op, line: number | undefined): string {
-  return `${op.f} ${exactJson(op.value)} by process ${op.process} (index ${op.index}${line === undefined ? '' : `, line ${line}`})`;
+  return `${op.f} ${describeValue(op.value)} by process ${op.process} (index ${op.index}${line === undefined ? '' : `, line ${line}`})`;
 }
 
 function explanationLine(e: KeyExplanation): string {
-  return `${e.key === undefined ? '' : `key ${exactJson(e.key)}: `}${anomalyWords(e.anomaly)}: ${e.message}`;
+  return `${e.key === undefined ? '' : `key ${describeCanonical(e.key)}: `}${anomalyWords(e.anomaly)}: ${e.message}`;
 }
 
 function verdictWord(valid: true | false | 'unknown'): string {
@@ -212,7 +213,7 @@ function printReport(report: RegisterFileReport): void {
   );
   const example = result.counterexample;
   if (example !== undefined) {
-    const key = example.key === undefined ? '' : `key ${exactJson(example.key)}: `;
+    const key = example.key === undefined ? '' : `key ${describeCanonical(example.key)}: `;
     process.stdout.write(
       `  ${key}after ${example.longestPrefix.length} linearized ops the state is ${example.stateBefore}, and ${describeOp(example.failingOp, report.failingLine)} cannot be placed\n`,
     );

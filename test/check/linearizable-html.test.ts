@@ -104,7 +104,7 @@ describe('renderLinearizabilityHtml', () => {
     const result = await checkOps(ops, { model: 'kv' });
     const html = renderLinearizabilityHtml(result, ops);
     expect(html).toContain('Key 9007199254740992: after the 0 ops');
-    expect(html).toContain('read [9007199254740992,9007199254740993]</span>');
+    expect(html).toContain('read [9007199254740992 9007199254740993]</span>');
     expect(html).toContain('1 ops on other keys hidden');
   });
 

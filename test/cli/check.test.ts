@@ -71,7 +71,7 @@ describe('mallory check', () => {
     expect(code).toBe(1);
     expect(stdout).toMatch(/NOT linearizable \(kv, 2 partitions, 2 ops/);
     expect(stdout).toContain(
-      'key "y": after 0 linearized ops the state is nil, and read ["y",1] by process 1 (index 3, line 4)',
+      'key "y": after 0 linearized ops the state is nil, and read ["y" 1] by process 1 (index 3, line 4)',
     );
     expect((await mallory('check', file, '--model', 'cas-register')).code).toBe(1);
   });
@@ -138,7 +138,7 @@ describe('mallory check', () => {
     const { code, stdout } = await mallory('check', file);
     expect(code).toBe(1);
     expect(stdout).toMatch(
-      /key "a": lost acknowledged write: write 1 by process 0 on n1 .* read null by process 1 on n2 .* returned the initial value/,
+      /key "a": lost acknowledged write: write 1 by process 0 on n1 .* read nil by process 1 on n2 .* returned the initial value/,
     );
     expect(stdout).toMatch(
       /key "b": read of a never-written value: read 9 by process 3 on n1 .* a value no op wrote/,

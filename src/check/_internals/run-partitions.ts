@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 import type { Model, ModelName } from '../model.js';
+import { canonical } from '../models/value.js';
 import type { Partition } from './partition.js';
 import type { WorkerInput } from './partition-worker.js';
 import { checkPartition } from './check-partition.js';
@@ -94,7 +95,8 @@ export async function runPartitions(
   const pending = buckets.slice(1).map((bucket) =>
     runInWorker({
       model: modelName,
-      ...(options.initial === undefined ? {} : { initial: options.initial }),
+      // Its canonical form: a worker gets a structured clone, which loses an EDN value's class.
+      ...(options.initial === undefined ? {} : { initial: canonical(options.initial) }),
       remainingMs,
       partitions: bucket.map((i) => partitions[i].data(true)),
     }),

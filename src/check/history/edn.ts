@@ -1,15 +1,40 @@
-import { exactJson } from '../_internals/exact-json.js';
+import { ednText } from '../_internals/edn-text.js';
+import {
+  BigDec,
+  EdnChar,
+  EdnDouble,
+  EdnMap,
+  EdnSet,
+  EdnSymbol,
+  Keyword,
+  Tagged,
+  keyword,
+} from './edn-types.js';
 import { HistoryError } from './history-error.js';
+import { instantMs } from './instant.js';
 import { exactInteger, readNumber } from './read-number.js';
-import { setOwn } from './set-own.js';
 import { MAX_INTEGER_DIGITS, MAX_NESTING_DEPTH } from './value-limits.js';
 
 /**
- * An EDN value as JS: keywords and symbols become strings without the colon; sets become arrays;
- * integers beyond 2^53 become bigints (see readNumber).
+ * An EDN value as JS: nil as null, strings, booleans, vectors and lists as arrays, integers as
+ * numbers (beyond 2^53 bigints, see readNumber), doubles as numbers (an integral one as
+ * EdnDouble), and the types JS has none of as the classes of edn-types.ts.
  */
 export type EdnValue =
-  null | boolean | number | bigint | string | readonly EdnValue[] | { readonly [key: string]: EdnValue };
+  | null
+  | boolean
+  | number
+  | bigint
+  | string
+  | Keyword
+  | EdnSymbol
+  | EdnChar
+  | BigDec
+  | EdnDouble
+  | Tagged
+  | EdnSet
+  | EdnMap
+  | readonly EdnValue[];
 
 /** One top-level form (or element of a top-level vector) and the line it starts on (1-based). */
 export interface EdnForm {
@@ -30,6 +55,9 @@ const HEX_TOKEN = /^([+-]?)0[xX]([0-9a-fA-F]+)N?$/;
 /** Clojure reads `010` as octal 8: refused rather than read as 10. */
 const OCTAL_TOKEN = /^[+-]?0\d+N?$/;
 const HEX4 = /^[0-9a-fA-F]{4}$/;
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+/** A float token (a fraction or an exponent): read as a double unless it ends in M. */
+const FLOAT_TOKEN = /[.eE]/;
 
 function isWhitespace(text: string, at: number): boolean {
   const code = text.charCodeAt(at);
@@ -42,9 +70,10 @@ function isDelimiter(text: string, at: number): boolean {
 }
 
 /**
- * Reads the EDN subset Jepsen histories use: maps, vectors, lists, sets, strings, keywords,
- * symbols, numbers, characters, nil, booleans, tagged literals (the tag is dropped), `#_` discard
- * and `;` comments.
+ * Reads the EDN Jepsen histories use: maps, vectors, lists, sets, strings, keywords, symbols,
+ * numbers (bigdecimals exact), characters, nil, booleans, tagged literals (kept with their tag;
+ * `#inst` and `#uuid` checked), metadata `^…` (dropped: it does not count in equality), `#_`
+ * discard and `;` comments. Each value keeps its EDN type, so equality can follow EDN's.
  */
 class EdnReader {
   private at = 0;
@@ -127,7 +156,11 @@ class EdnReader {
       case '"':
         return this.readString();
       case '\\':
-        return this.readChar();
+        return new EdnChar(this.readChar());
+      case '^':
+        this.at++;
+        this.read();
+        return this.read();
       case ')':
       case ']':
       case '}':
@@ -136,15 +169,14 @@ class EdnReader {
         const after = text[this.at + 1];
         if (after === '{') {
           this.at += 2;
-          return this.readSeq('}');
+          return this.readSet();
         }
         if (after === '#') {
           this.at++;
           this.fail(`cannot read #${this.readToken()}: non-finite numbers are not supported`);
         }
         this.at++;
-        this.readToken();
-        return this.read();
+        return this.readTagged(this.readToken());
       }
       default:
         return this.atom(this.readToken());
@@ -164,22 +196,50 @@ class EdnReader {
     }
   }
 
-  private readMap(): { [key: string]: EdnValue } {
+  private readSet(): EdnSet {
     const startLine = this.line;
-    const map: { [key: string]: EdnValue } = {};
+    const items = this.readSeq('}');
+    const seen = new DistinctValues();
+    for (const item of items) {
+      if (!seen.add(item))
+        this.fail(`the element ${ednText(item, false)} appears twice in one set`, startLine);
+    }
+    return new EdnSet(items);
+  }
+
+  private readMap(): EdnMap {
+    const startLine = this.line;
+    const entries: [EdnValue, EdnValue][] = [];
+    const seen = new DistinctValues();
     for (;;) {
       if (!this.skip()) this.fail('"}" missing for the map opened here', startLine);
       if (this.text[this.at] === '}') {
         this.at++;
-        return map;
+        return new EdnMap(entries);
       }
       const keyLine = this.line;
       const key = this.read();
       if (!this.skip() || this.text[this.at] === '}') this.fail('a map has a key without a value');
-      const name = typeof key === 'string' ? key : exactJson(key);
-      if (Object.hasOwn(map, name)) this.fail(`the key ${exactJson(name)} appears twice in one map`, keyLine);
-      setOwn(map, name, this.read());
+      if (!seen.add(key)) this.fail(`the key ${ednText(key, false)} appears twice in one map`, keyLine);
+      entries.push([key, this.read()]);
     }
+  }
+
+  /** `#inst "…"` and `#uuid "…"` must hold what their tag says; other tags are kept as they are. */
+  private readTagged(tag: string): Tagged {
+    if (tag === '') this.fail(`unexpected "#${this.text[this.at] ?? ''}"`);
+    const line = this.line;
+    const value = this.read();
+    if (tag === 'inst' && (typeof value !== 'string' || instantMs(value) === undefined)) {
+      this.fail(
+        `#inst ${ednText(value, false)} is not an instant: write #inst "2026-12-03T10:00:00.000Z"`,
+        line,
+      );
+    }
+    if (tag === 'uuid' && (typeof value !== 'string' || !UUID.test(value))) {
+      this.fail(`#uuid ${ednText(value, false)} is not a UUID: write #uuid "8-4-4-4-12 hex digits"`, line);
+    }
+    return new Tagged(tag, value);
   }
 
   private readString(): string {
@@ -243,13 +303,13 @@ class EdnReader {
     if (token === 'nil') return null;
     if (token === 'true') return true;
     if (token === 'false') return false;
-    if (token.startsWith(':')) return token.slice(1);
+    if (token.startsWith(':')) return keyword(token.slice(1));
     if (/^[+-]?\d/.test(token)) return this.readNumberToken(token);
     if (token.length === 0) this.fail(`unexpected "${this.text[this.at]}"`);
-    return token;
+    return new EdnSymbol(token);
   }
 
-  private readNumberToken(token: string): number | bigint {
+  private readNumberToken(token: string): number | bigint | BigDec | EdnDouble {
     const hex = HEX_TOKEN.exec(token);
     if (hex !== null) {
       const [, sign, digits] = hex;
@@ -260,37 +320,58 @@ class EdnReader {
     if (!NUMBER_TOKEN.test(token)) this.fail(`cannot read number "${token}"`);
     if (OCTAL_TOKEN.test(token))
       this.fail(`cannot read number "${token}": Clojure reads a leading 0 as octal`);
-    const value = readNumber(token.replace(/[NM]$/, ''));
+    if (token.endsWith('M')) return new BigDec(token.slice(0, -1).replace(/^\+/, ''));
+    const value = readNumber(token.replace(/N$/, ''));
     if (value === undefined) this.fail(`number ${token} is out of range`);
-    return value;
+    return typeof value === 'number' && Number.isInteger(value) && FLOAT_TOKEN.test(token)
+      ? new EdnDouble(value)
+      : value;
   }
 }
 
 /**
  * Reads EDN text as top-level forms; a file holding one vector or list of forms (a whole history
- * written as one collection) yields that collection's elements, each with its own line.
+ * written as one collection) yields that collection's elements, each with its own line. A
+ * collection whose first element is not a collection is a form of its own: Knossos's test
+ * histories write one op a line as `[process type f value]`.
  */
 export function readEdnForms(text: string, file: string): EdnForm[] {
   const reader = new EdnReader(text, file);
   const forms: EdnForm[] = [];
   if (reader.skip() && (reader.peek() === '[' || reader.peek() === '(')) {
-    const close = reader.peek() === '[' ? ']' : ')';
-    const startLine = reader.currentLine;
-    reader.eat(reader.peek());
-    for (;;) {
-      if (!reader.skip()) reader.fail(`"${close}" missing for the collection opened here`, startLine);
-      if (reader.eat(close)) break;
-      const line = reader.currentLine;
-      forms.push({ value: reader.read(), line });
+    const line = reader.currentLine;
+    const elements = readCollectionElements(reader);
+    const isHistory = elements.length === 0 || isCollection(elements[0].value);
+    if (isHistory) {
+      if (reader.skip())
+        reader.fail('text after the history collection: write one collection of ops, or one op a line');
+      return elements;
     }
-    if (reader.skip()) reader.fail('text after the history collection');
-    return forms;
+    forms.push({ value: elements.map((e) => e.value), line });
   }
   while (reader.skip()) {
     const line = reader.currentLine;
     forms.push({ value: reader.read(), line });
   }
   return forms;
+}
+
+function isCollection(value: EdnValue): boolean {
+  return Array.isArray(value) || value instanceof EdnMap;
+}
+
+/** The elements of the collection that starts next, each with the line it starts on. */
+function readCollectionElements(reader: EdnReader): EdnForm[] {
+  const close = reader.peek() === '[' ? ']' : ')';
+  const startLine = reader.currentLine;
+  reader.eat(reader.peek());
+  const elements: EdnForm[] = [];
+  for (;;) {
+    if (!reader.skip()) reader.fail(`"${close}" missing for the collection opened here`, startLine);
+    if (reader.eat(close)) return elements;
+    const line = reader.currentLine;
+    elements.push({ value: reader.read(), line });
+  }
 }
 
 /** Reads the first EDN form of a fragment, and returns the text after it (e.g. an op's value, then its error). */
@@ -310,4 +391,36 @@ export function readEdnValue(text: string, file: string, line: number): EdnValue
   const value = reader.read();
   if (reader.skip()) reader.fail(`expected one value, got "${text}"`);
   return value;
+}
+
+/** Up to this many values, a scan finds one seen before faster than building sets does. */
+const SCAN_LIMIT = 8;
+
+/**
+ * Tells whether a value was seen before, under EDN's equality (a set's elements, a map's keys).
+ * An op map has a few keyword keys: those are compared by a scan, and sets are built only past
+ * SCAN_LIMIT values or for a value that is not an atom.
+ */
+class DistinctValues {
+  private readonly first: unknown[] = [];
+  private atoms: Set<unknown> | undefined;
+  private texts: Set<string> | undefined;
+
+  add(value: EdnValue): boolean {
+    const atom = typeof value !== 'object' || value === null || value instanceof Keyword;
+    if (!atom) {
+      this.texts ??= new Set();
+      const before = this.texts.size;
+      return this.texts.add(ednText(value, true)).size > before;
+    }
+    const normal = typeof value === 'bigint' ? exactInteger(value) : value;
+    if (this.atoms === undefined) {
+      if (this.first.includes(normal)) return false;
+      this.first.push(normal);
+      if (this.first.length > SCAN_LIMIT) this.atoms = new Set(this.first);
+      return true;
+    }
+    const before = this.atoms.size;
+    return this.atoms.add(normal).size > before;
+  }
 }

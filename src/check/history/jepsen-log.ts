@@ -1,5 +1,7 @@
 import type { Op } from '../../core/op.js';
 import { readEdnPrefix } from './edn.js';
+import { ednOpValue } from './edn-op.js';
+import { plainValue } from './edn-types.js';
 import { HistoryError } from './history-error.js';
 import { opFromFields } from './op-fields.js';
 import type { ParsedHistory } from './parsed-history.js';
@@ -56,12 +58,12 @@ function readOp(opText: string, file: string, line: number, position: number): O
   let rest = afterType.trim();
   if (rest !== '') {
     const f = readEdnPrefix(rest, file, line);
-    fields.f = f.value;
+    fields.f = plainValue(f.value);
     rest = f.rest.trim();
   }
   if (rest !== '') {
     const value = readEdnPrefix(rest, file, line);
-    fields.value = value.value;
+    fields.value = ednOpValue(fields.f, value.value).value;
     rest = value.rest.trim();
   }
   if (rest !== '') fields.error = rest;

@@ -42,9 +42,10 @@ function isDigit(code: number): boolean {
 }
 
 /**
- * Reads JSON as `JSON.parse` does (a key twice in one object: the last one counts), except that
- * integers beyond 2^53 stay exact (bigints, see readNumber), and that it refuses what would be
- * misread or crash later: a number out of range, nesting deeper than MAX_NESTING_DEPTH.
+ * Reads JSON as `JSON.parse` does, except that integers beyond 2^53 stay exact (bigints, see
+ * readNumber), and that it refuses what would be misread or crash later: a key twice in one object
+ * (JSON.parse keeps the last, other readers the first; EDN refuses it), a number out of range,
+ * nesting deeper than MAX_NESTING_DEPTH.
  */
 class JsonReader {
   private at = 0;
@@ -129,7 +130,7 @@ class JsonReader {
     const firstDigit = at;
     while (isDigit(text.charCodeAt(at))) at++;
     const integerDigits = at - firstDigit;
-    if (integerDigits === 0) return this.unexpected('a value');
+    if (integerDigits === 0) return this.notANumberOrValue(firstDigit);
     if (integerDigits > 1 && text.charCodeAt(firstDigit) === ZERO) {
       this.at = firstDigit;
       return this.notJson('a number with a leading 0');
@@ -151,6 +152,16 @@ class JsonReader {
     const value = readNumber(literal);
     if (value === undefined) this.fail(`number ${literal} is out of range`);
     return value;
+  }
+
+  /** NaN and Infinity (which JavaScript writes in JSON's place) are not JSON: say so. */
+  private notANumberOrValue(at: number): never {
+    const word = /^(?:NaN|Infinity)/.exec(this.text.slice(at, at + 'Infinity'.length))?.[0];
+    if (word === undefined) return this.unexpected('a value');
+    const literal = this.text.slice(this.at, at + word.length);
+    return this.fail(
+      `${literal} is not a number JSON has: write null, or the value as a string such as "${literal}"`,
+    );
   }
 
   /** Past one or more digits from `from`. */
@@ -259,6 +270,9 @@ class JsonReader {
       do {
         if (this.peek() !== QUOTE) this.unexpected('a key in double quotes');
         const key = this.readString();
+        if (Object.hasOwn(object, key)) {
+          this.fail(`the key ${JSON.stringify(key)} appears twice in one object: keep one of them`);
+        }
         this.expect(COLON, '":"');
         setOwn(object, key, this.read());
       } while (this.eat(COMMA));

@@ -23,14 +23,52 @@ function deeperThanAllowed(row: string): boolean {
   return opens > MAX_NESTING_DEPTH;
 }
 
+const QUOTE = 0x22;
+const SPACE = 0x20;
+const TAB = 0x09;
+const CR = 0x0d;
+
+/**
+ * Colons after a quote (and maybe blanks): every key ends so, and a string value may hold one too,
+ * so this is at least the number of keys written.
+ */
+function keyEnds(row: string): number {
+  let count = 0;
+  for (let at = row.indexOf(':'); at >= 0; at = row.indexOf(':', at + 1)) {
+    let before = at - 1;
+    let c = row.charCodeAt(before);
+    while (c === SPACE || c === TAB || c === CR) c = row.charCodeAt(--before);
+    if (c === QUOTE) count++;
+  }
+  return count;
+}
+
+function keyCount(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let count = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) count += keyCount(item);
+    return count;
+  }
+  const object = value as Record<string, unknown>;
+  for (const key in object) count += 1 + keyCount(object[key]);
+  return count;
+}
+
+/** True when JSON.parse may have dropped a key written twice: fewer keys read than key ends written. */
+function mayHaveDroppedKeys(row: string, value: unknown): boolean {
+  return keyEnds(row) > keyCount(value);
+}
+
 /**
  * One row: through the native JSON.parse when it cannot misread it (most rows: several times
- * faster), else through our exact reader, which also words the errors.
+ * faster), else through our exact reader, which also words the errors and refuses a key twice.
  */
 function readRow(row: string, file: string, line: number): unknown {
   if (!MAYBE_INEXACT.test(row) && !deeperThanAllowed(row)) {
     try {
-      return JSON.parse(row);
+      const value: unknown = JSON.parse(row);
+      if (!mayHaveDroppedKeys(row, value)) return value;
     } catch {
       // not JSON: the exact reader says where and why
     }

@@ -11,4 +11,9 @@ export interface ParsedHistory {
   readonly format: HistoryFormat;
   readonly ops: readonly Op[];
   readonly lines: readonly number[];
+  /**
+   * Some op value was a Jepsen independent tuple (`#jepsen.independent.Tuple{:key k :value v}`,
+   * read as `[k, v]`): each key is a register of its own, checked with the kv model.
+   */
+  readonly independent?: true;
 }

@@ -20,6 +20,11 @@ function isJson(text: string): boolean {
 /** `[` then an object with a quoted key: JSON, where EDN has `[{:type …`. */
 const JSON_ARRAY_START = /^\[\s*\{\s*"/;
 const EDN_START = /^[{[(#;]/;
+/**
+ * `{"key":` with no space before the colon: JSON lines even when the line does not parse (so that
+ * the JSON reader says why, e.g. a NaN), where EDN would write `{"key" value}` or `{:key value}`.
+ */
+const JSON_KEY_START = /^\{\s*"(?:[^"\\]|\\.)*":/;
 
 /**
  * Tells the formats apart by content: our `history.jsonl`, a JSON array of ops (elle-cli,
@@ -31,7 +36,11 @@ export function parseHistory(text: string, file: string): ParsedHistory {
   const lineEnd = text.indexOf('\n', start.index);
   const firstLine = text.slice(start.index, lineEnd < 0 ? undefined : lineEnd).trim();
   if (JSON_ARRAY_START.test(text.slice(start.index))) return parseJsonArray(text, file);
-  if (firstLine.startsWith('{') && !firstLine.startsWith('{:') && isJson(firstLine)) {
+  if (
+    firstLine.startsWith('{') &&
+    !firstLine.startsWith('{:') &&
+    (isJson(firstLine) || JSON_KEY_START.test(firstLine))
+  ) {
     return parseHistoryJsonl(text, file);
   }
   if (isHistoryTxtLine(firstLine)) return parseJepsenHistoryTxt(text, file);

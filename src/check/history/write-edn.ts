@@ -1,4 +1,5 @@
 import type { Op } from '../../core/op.js';
+import { ednText } from '../_internals/edn-text.js';
 import { exactJson } from '../_internals/exact-json.js';
 import { isMicroOpList } from './txn-model.js';
 
@@ -7,6 +8,13 @@ const KEYWORD_NAME = /^[A-Za-z*+!_?<>=][\w*+!_?<>=.-]*$/;
 
 function ednKey(key: string): string {
   return KEYWORD_NAME.test(key) ? `:${key}` : JSON.stringify(key);
+}
+
+/** An instance of a class of edn-types.ts, not a plain (or prototype-less) object or an array. */
+function isEdnClassValue(value: object): boolean {
+  if (Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto !== null && proto !== Object.prototype;
 }
 
 /**
@@ -27,6 +35,8 @@ export function ednValue(value: unknown): string {
       return JSON.stringify(value);
     case 'object': {
       if (value === null) return 'nil';
+      // An EDN value read from a history (keyword, set, bigdecimal, tagged…): as it was written.
+      if (isEdnClassValue(value)) return ednText(value, false);
       if (isMicroOpList(value))
         return `[${value.map(([f, k, v]) => `[:${f} ${ednValue(k)} ${ednValue(v)}]`).join(' ')}]`;
       if (Array.isArray(value)) return `[${value.map(ednValue).join(' ')}]`;

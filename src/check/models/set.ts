@@ -1,10 +1,12 @@
+import { ednText } from '../_internals/edn-text.js';
 import { exactJson } from '../_internals/exact-json.js';
+import { EdnSet } from '../history/edn-types.js';
 import { hashString } from '../_internals/hash.js';
 import type { Model } from '../model.js';
 
 /**
- * The state is the set's elements as sorted exact JSON texts (integers beyond 2^53 exact) joined by a
- * separator no JSON contains.
+ * The state is the set's elements as sorted canonical EDN texts (one per value under EDN's
+ * equality, see ednText; integers beyond 2^53 exact) joined by a separator no such text contains.
  */
 type SetState = string;
 
@@ -18,11 +20,16 @@ function elementsOf(state: SetState): string[] {
   return state === '' ? [] : state.split(SEPARATOR);
 }
 
+function elementText(value: unknown): string {
+  return ednText(value, true);
+}
+
 function stateOf(value: unknown): SetState {
-  if (!Array.isArray(value)) {
+  const items: unknown = value instanceof EdnSet ? value.items : value;
+  if (!Array.isArray(items)) {
     throw new Error(`a set read must return a list of elements, got ${exactJson(value)}`);
   }
-  const unique = [...new Set(value.map((e) => exactJson(e)))];
+  const unique = [...new Set(items.map(elementText))];
   return unique.sort().join(SEPARATOR);
 }
 
@@ -31,7 +38,7 @@ export const setModel: Model<SetState, SetInput, SetState> = {
   name: 'set',
   input(f, value) {
     if (f === 'read') return READ;
-    if (f === 'add') return { f: 'add', element: exactJson(value) };
+    if (f === 'add') return { f: 'add', element: elementText(value) };
     throw new Error(`model set knows add, read; got f=${f}`);
   },
   output: (f, value) => (f === 'read' ? stateOf(value) : ''),

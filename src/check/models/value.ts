@@ -1,15 +1,17 @@
-import { exactJson } from '../_internals/exact-json.js';
+import { ednText } from '../_internals/edn-text.js';
 import { hashNumber, hashString } from '../_internals/hash.js';
 import { exactInteger } from '../history/read-number.js';
 
 /**
- * A register value in a form compared with `===`: null, booleans, numbers and strings as they are,
- * integers beyond 2^53 as bigints (which `===` compares by value), anything else as its exact JSON
- * behind a prefix no plain string starts with.
+ * A register value in a form compared with `===`, one per value under EDN's equality: null,
+ * booleans, numbers and strings as they are, integers beyond 2^53 as bigints (which `===` compares
+ * by value), anything else (keywords, symbols, chars, collections, bigdecimals, tagged values) as
+ * its canonical EDN text (see ednText) behind a prefix no plain string starts with. A JSON object
+ * is a map with string keys, an array a vector.
  */
 export type Canonical = string | number | bigint | boolean | null;
 
-const JSON_PREFIX = '\u0000json:';
+const EDN_PREFIX = '\u0000edn:';
 const BIGINT_HASH_SEED = 0x3c6ef372;
 
 /**
@@ -31,23 +33,31 @@ export function canonical(value: unknown): Canonical {
     case 'boolean':
       return value;
     default:
-      return JSON_PREFIX + exactJson(value);
+      return EDN_PREFIX + ednText(value, true);
   }
 }
 
-/** A partition key: strings and numbers as they are (integers exact), anything else as its exact JSON. */
+/**
+ * A partition key, as `canonical` (so `:x`, `"x"` and the symbol `x` are three keys) but never
+ * null or a boolean: those as their prefixed text.
+ */
 export function canonicalKey(key: unknown): string | number | bigint {
-  if (typeof key === 'string') return key;
-  if (typeof key === 'number' || typeof key === 'bigint') return canonicalInteger(key);
-  return exactJson(key);
+  const c = canonical(key);
+  return c === null || typeof c === 'boolean' ? EDN_PREFIX + ednText(c, true) : c;
 }
 
+/** A canonical value (or partition key) as EDN spells it: `nil`, `"a"`, `:a`, `#{1 2}`, `0.1M`. */
 export function describeCanonical(value: Canonical): string {
   if (value === null) return 'nil';
   if (typeof value === 'string') {
-    return value.startsWith(JSON_PREFIX) ? value.slice(JSON_PREFIX.length) : JSON.stringify(value);
+    return value.startsWith(EDN_PREFIX) ? value.slice(EDN_PREFIX.length) : JSON.stringify(value);
   }
   return String(value);
+}
+
+/** A value read from a history as EDN spells it, its sets and maps sorted. */
+export function describeValue(value: unknown): string {
+  return describeCanonical(canonical(value));
 }
 
 export function hashCanonical(value: Canonical): number {

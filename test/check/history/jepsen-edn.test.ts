@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { keyword } from '../../../src/check/history/edn-types.js';
 import { parseJepsenEdn } from '../../../src/check/history/jepsen-edn.js';
 import { checkOps } from '../../../src/check/linearizable.js';
 
@@ -11,10 +12,43 @@ describe('parseJepsenEdn', () => {
     const parsed = parseJepsenEdn(text, 'history.edn');
     expect(parsed.format).toBe('edn');
     expect(parsed.ops).toEqual([
-      { index: 0, time: 123, type: 'invoke', process: 0, f: 'write', value: ['x', 3] },
-      { index: 1, time: 150, type: 'info', process: 'nemesis', f: 'start-partition', value: 'majority' },
-      { index: 2, time: 200, type: 'ok', process: 0, f: 'write', value: ['x', 3] },
+      { index: 0, time: 123, type: 'invoke', process: 0, f: 'write', value: [keyword('x'), 3] },
+      {
+        index: 1,
+        time: 150,
+        type: 'info',
+        process: 'nemesis',
+        f: 'start-partition',
+        value: keyword('majority'),
+      },
+      { index: 2, time: 200, type: 'ok', process: 0, f: 'write', value: [keyword('x'), 3] },
     ]);
+  });
+
+  it('reads Jepsen independent tuples as [key, value], marking the history independent', () => {
+    const text = `{:type :invoke, :f :write, :value #jepsen.independent.Tuple{:key 1, :value 3}, :process 0}
+{:type :ok, :f :write, :value #jepsen.independent.Tuple{:key 1, :value 3}, :process 0}`;
+    const parsed = parseJepsenEdn(text, 'history.edn');
+    expect(parsed.independent).toBe(true);
+    expect(parsed.ops.map((o) => o.value)).toEqual([
+      [1, 3],
+      [1, 3],
+    ]);
+    expect(parseJepsenEdn('{:type :invoke, :f :read, :process 0}', 'h.edn').independent).toBeUndefined();
+  });
+
+  it('reads Knossos op tuples [process type f value], one a line or in one collection', () => {
+    for (const text of [
+      '[0 :invoke :write 3]\n[0 :ok :write 3]',
+      '[[0 :invoke :write 3]\n [0 :ok :write 3]]',
+    ]) {
+      const parsed = parseJepsenEdn(text, 'h.edn');
+      expect(parsed.ops).toEqual([
+        { index: 0, time: 0, type: 'invoke', process: 0, f: 'write', value: 3 },
+        { index: 1, time: 1, type: 'ok', process: 0, f: 'write', value: 3 },
+      ]);
+      expect(parsed.lines).toEqual([1, 2]);
+    }
   });
 
   it('fills a missing index and time with the position and a missing value with nil', () => {

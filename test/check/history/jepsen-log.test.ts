@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
+import { ednText } from '../../../src/check/_internals/edn-text.js';
+import { EdnMap, EdnSet, keyword } from '../../../src/check/history/edn-types.js';
 import { parseJepsenHistoryTxt, parseJepsenLog } from '../../../src/check/history/jepsen-log.js';
 
 describe('parseJepsenLog', () => {
@@ -21,7 +23,7 @@ describe('parseJepsenLog', () => {
       { index: 1, time: 1, type: 'invoke', process: 1, f: 'cas', value: [3, 0] },
       { index: 2, time: 2, type: 'ok', process: 0, f: 'read', value: 3 },
       { index: 3, time: 3, type: 'info', process: 'nemesis', f: 'start', value: null },
-      { index: 4, time: 4, type: 'info', process: 1, f: 'cas', value: 'timed-out' },
+      { index: 4, time: 4, type: 'info', process: 1, f: 'cas', value: keyword('timed-out') },
     ]);
   });
 
@@ -65,7 +67,7 @@ describe('parseJepsenLog in later log layouts', () => {
     expect(lines).toEqual([2, 3, 4]);
     expect(ops.map((op) => [op.process, op.type, op.f, op.value])).toEqual([
       [2, 'invoke', 'read', null],
-      ['nemesis', 'info', 'stop', 'network-healed'],
+      ['nemesis', 'info', 'stop', keyword('network-healed')],
       [3, 'invoke', 'cas', [0, 4]],
     ]);
   });
@@ -79,7 +81,7 @@ describe('parseJepsenLog in later log layouts', () => {
     expect(parseJepsenLog(text, 'jepsen.log').ops.map((op) => [op.process, op.f, op.value])).toEqual([
       [1, 'write', [0, 2]],
       [0, 'read', null],
-      ['nemesis', 'kill', { n1: 'killed' }],
+      ['nemesis', 'kill', new EdnMap([['n1', keyword('killed')]])],
     ]);
   });
 
@@ -107,10 +109,15 @@ describe('parseJepsenLog in later log layouts', () => {
       'INFO  jepsen.util - 1\t:ok\t:txn\t[[:r 1 nil] [:append 9 11]]',
       'INFO  jepsen.util - 2\t:invoke\t:echo\t"a string\twith a tab"',
     ].join('\n');
-    expect(parseJepsenLog(text, 'x.log').ops.map((op) => op.value)).toEqual([
-      { from: 8, to: 2, amount: 3 },
-      { echo: 'Please echo 125', msg_id: 1 },
-      [0, 7, 20],
+    const values = parseJepsenLog(text, 'x.log').ops.map((op) => op.value);
+    expect(values.slice(0, 3).map((v) => ednText(v, false))).toEqual([
+      '{:from 8, :to 2, :amount 3}',
+      '{:echo "Please echo 125", :msg_id 1}',
+      '#{0 7 20}',
+    ]);
+    expect(values[2]).toBeInstanceOf(EdnSet);
+    // A transaction's micro-ops get plain names, as the transactional checks read them.
+    expect(values.slice(3)).toEqual([
       [
         ['r', 1, null],
         ['append', 9, 11],

@@ -52,3 +52,26 @@ describe('readJsonValue', () => {
     expect(Object.keys(value)).toEqual(['__proto__']);
   });
 });
+
+describe('readJsonValue on what JSON readers disagree on or JSON lacks', () => {
+  it('refuses a key twice in one object, naming the key and the line', () => {
+    expect(() => readJsonValue('{"a": 1, "b": {"c": 2, "c": 3}}', 'h.jsonl', 4)).toThrow(
+      /^h\.jsonl:4: the key "c" appears twice in one object: keep one of them$/,
+    );
+    expect(readJsonValue('{"a": {"c": 2}, "b": {"c": 3}}', 'h.jsonl', 4)).toEqual({
+      a: { c: 2 },
+      b: { c: 3 },
+    });
+  });
+
+  it('says JSON has no NaN or Infinity, rather than naming a character', () => {
+    for (const literal of ['NaN', 'Infinity', '-Infinity']) {
+      expect(() => readJsonValue(`[1, ${literal}]`, 'h.json', 2)).toThrow(
+        `h.json:2: ${literal} is not a number JSON has: write null, or the value as a string such as "${literal}"`,
+      );
+    }
+    expect(() => readJsonValue('[1, Nope]', 'h.json', 2)).toThrow(
+      /not JSON \(unexpected "N", expected a value/,
+    );
+  });
+});

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
+import { plainValue } from '../../../src/check/history/edn-types.js';
 import { parseJepsenEdn } from '../../../src/check/history/jepsen-edn.js';
 import { ednOp, ednValue } from '../../../src/check/history/write-edn.js';
 import type { Op, OpType } from '../../../src/core/op.js';
@@ -75,7 +76,9 @@ describe('ednOp', () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 5 }), (ops) => {
         const parsed = parseJepsenEdn(ops.map((o) => `${ednOp(o)}\n`).join(''), 'h.edn');
-        expect(parsed.ops).toEqual(ops);
+        // Map keys come back as keywords where the name allows (as Jepsen writes them), so the
+        // values are compared by their plain content.
+        expect(parsed.ops.map((o) => ({ ...o, value: plainValue(o.value) }))).toEqual(ops);
       }),
       { numRuns: PROPERTY_RUNS },
     );
