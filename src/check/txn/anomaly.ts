@@ -5,7 +5,8 @@ export type CycleBase = 'G0' | 'G1c' | 'G-single' | 'G2-item';
 export type CycleAnomalyType = CycleBase | `${CycleBase}-process` | `${CycleBase}-realtime`;
 
 /** Anomalies found without a cycle: in one transaction, one read or one key's version order. */
-export type ReadAnomalyType = 'G1a' | 'G1b' | 'garbage-read';
+/** `future-read`: a read of a value its own transaction writes only later (Elle's name). */
+export type ReadAnomalyType = 'G1a' | 'G1b' | 'garbage-read' | 'future-read';
 export type AnomalyType =
   | CycleAnomalyType
   | ReadAnomalyType

@@ -108,6 +108,7 @@ function collect<T extends TxnOpInput>(
     }
     if (committed && microOps.length > 1) {
       checkInternal(table, writes, txn, keyIds, log);
+      checkFutureReads(table, writes, txn, keyIds, log);
       readThenWrite.note(txn, microOps, keyIds);
     }
   }
@@ -210,6 +211,34 @@ function checkInternal<T extends TxnOpInput>(
       complete: known !== undefined,
       explanation: `internal: ${txnName(table, txn)} read key ${showScalar(writes.keys[key])} = ${showList(read)} but its own earlier micro-ops imply ${known !== undefined ? '' : 'a list ending in '}${showList(expected)}`,
     });
+  }
+}
+
+/** A read holding an element its own transaction appends only after that read. */
+function checkFutureReads<T extends TxnOpInput>(
+  table: TxnTable<T>,
+  writes: WriteTable,
+  txn: number,
+  keyIds: readonly number[],
+  log: AnomalyLog<T>,
+): void {
+  const microOps = table.microOps[txn];
+  for (let i = 0; i < microOps.length; i++) {
+    if (microOps[i][0] !== 'r') continue;
+    const read = listOf(microOps[i][2]);
+    for (let j = i + 1; j < microOps.length; j++) {
+      if (microOps[j][0] !== 'append' || keyIds[j] !== keyIds[i]) continue;
+      const value = toScalar(microOps[j][2])!;
+      if (!read.some((element) => same(element, value))) continue;
+      log.add({
+        type: 'future-read',
+        op: table.ops[txn],
+        key: writes.keys[keyIds[i]],
+        value,
+        explanation: `future-read: ${txnName(table, txn)} read key ${showScalar(writes.keys[keyIds[i]])} = ${showList(read)}, with ${showScalar(value)}, which it appended only afterwards`,
+      });
+      return;
+    }
   }
 }
 

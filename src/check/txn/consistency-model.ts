@@ -30,7 +30,8 @@ const CYCLE_BASES: readonly CycleBase[] = ['G0', 'G1c', 'G-single', 'G2-item'];
  * serializability is PL-SS (same, section 4.3): no cycle even with realtime edges, of which
  * process edges are a subset. As in Elle (Kingsbury & Alvaro, VLDB 2020): `internal` is forbidden
  * from snapshot isolation up (Cerone et al.'s INT axiom); `incompatible-order` and `dirty-update`
- * count as G1a (an order no committed state explains, a write built on an aborted one);
+ * count as G1a (an order no committed state explains, a write built on an aborted one), and so
+ * does `future-read` (a read of what its own transaction writes only afterwards, as Elle has it);
  * `duplicate-elements` and `garbage-read` (a value no transaction wrote) break even PL-1.
  * `lost-update` (two committed transactions that read one version of a key and both wrote it) is
  * forbidden from repeatable read and snapshot isolation up (Adya's P4, Berenson et al. 1995; Elle
@@ -44,6 +45,7 @@ const READ_COMMITTED: readonly AnomalyType[] = [
   'G1c',
   'incompatible-order',
   'dirty-update',
+  'future-read',
 ];
 const REPEATABLE_READ: readonly AnomalyType[] = [...READ_COMMITTED, 'G-single', 'G2-item', 'lost-update'];
 const SNAPSHOT_ISOLATION: readonly AnomalyType[] = [...READ_COMMITTED, 'G-single', 'internal', 'lost-update'];

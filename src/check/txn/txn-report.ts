@@ -53,6 +53,7 @@ function involved(anomaly: Anomaly<Op>): readonly Op[] {
     case 'G1a':
     case 'G1b':
     case 'garbage-read':
+    case 'future-read':
       return anomaly.writer === undefined ? [anomaly.op] : [anomaly.op, anomaly.writer];
     case 'internal':
     case 'duplicate-elements':

@@ -16,7 +16,7 @@ function verdicts(check: (model: ConsistencyModel) => boolean): Record<string, b
   return Object.fromEntries(models.map((m) => [m, check(m)]));
 }
 
-describe('snapshot isolation (Elle and elle-cli histories)', () => {
+describe('snapshot isolation and what else Elle finds (Elle and elle-cli histories)', () => {
   it("finds the G-single of the Elle paper's example through an append no read shows (ww)", () => {
     // The shape of the example of Kingsbury & Alvaro's Elle paper (elle-cli:
     // histories/elle/paper-example.edn, expected test/test-data/paper-example-result.json:
@@ -178,6 +178,23 @@ describe('snapshot isolation (Elle and elle-cli histories)', () => {
       'repeatable-read': false,
       'read-committed': true,
     });
+  });
+
+  it('finds a future read: a transaction read what it appended only afterwards', () => {
+    // elle-cli: test/test-data/list-append-anomaly-future-read.json (expected: future-read; every
+    // model from read committed up ruled out).
+    const ops = serial([
+      0,
+      'ok',
+      [
+        ['r', 'q', [7]],
+        ['append', 'q', 7],
+      ],
+    ]);
+    const result = checkListAppend(ops, { model: 'read-committed' });
+    expect(result.anomalyTypes).toEqual(['future-read']);
+    expect(result.valid).toBe(false);
+    expect(checkListAppend(ops, { model: 'read-uncommitted' }).valid).toBe(true);
   });
 
   it('lets write skew pass snapshot isolation (two rw edges, adjacent), not serializability', () => {
