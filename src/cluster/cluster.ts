@@ -10,6 +10,7 @@ import type { Address, NetworkBackend } from './net/backend.js';
 import { isReady, type ClusterView, type NodeSystem, type ReadyAttempt } from './node-system.js';
 import { processStartTime, type ResourceRegistry } from './resources.js';
 import { signalGroup } from './_internals/signal-group.js';
+import { boundedReady, ReadyDidNotAnswer } from './_internals/bounded-ready.js';
 import { checkedLaunchSpec } from './_internals/launch-spec.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
@@ -50,6 +51,8 @@ export interface ClusterOptions {
 }
 
 const READY_POLL_MS = 200;
+/** The least a single `ready()` call is given, even when the wait has less left. */
+const MIN_READY_CALL_MS = 500;
 const LOG_FILES = ['stdout.log', 'stderr.log'] as const;
 
 function fileSize(file: string): number {
@@ -289,22 +292,20 @@ export class Cluster implements ClusterView {
     this.joiners.add(node);
   }
 
-  /** Polls the system until it serves requests, or the timeout passes. */
+  /**
+   * Polls the system until it serves requests, or the timeout passes. Each `ready()` call is
+   * bounded by what is left of the timeout (at least `MIN_READY_CALL_MS`) and by `signal`: a call
+   * that does not answer counts as not ready, saying so.
+   */
   async waitReady(timeoutMs: number, signal?: AbortSignal, attempts?: ReadyAttempt[]): Promise<boolean> {
     const start = Date.now();
     const deadline = start + timeoutMs;
     while (Date.now() < deadline && !signal?.aborted) {
-      const controller = new AbortController();
-      const timer = setTimeout(
-        () => {
-          controller.abort();
-        },
-        Math.max(500, deadline - Date.now()),
-      );
       const begun = Date.now();
       let attempt: ReadyAttempt;
       try {
-        const answer = await this.system.ready(this, controller.signal);
+        const budgetMs = Math.max(MIN_READY_CALL_MS, deadline - begun);
+        const answer = await boundedReady(this.system, this, budgetMs, signal);
         const ready = isReady(answer);
         attempt = { atMs: begun - start, ms: Date.now() - begun, ready };
         if (typeof answer !== 'boolean') attempt = { ...attempt, checks: answer.checks };
@@ -312,8 +313,7 @@ export class Cluster implements ClusterView {
         // not ready yet
         const message = error instanceof Error ? error.message : String(error);
         attempt = { atMs: begun - start, ms: Date.now() - begun, ready: false, error: message };
-      } finally {
-        clearTimeout(timer);
+        if (error instanceof ReadyDidNotAnswer) attempt = { ...attempt, unanswered: true };
       }
       attempts?.push(attempt);
       if (attempt.ready) return true;

@@ -80,4 +80,6 @@ export interface ReadyAttempt {
   readonly checks?: readonly ReadyCheck[];
   /** What it threw (counted as not ready). */
   readonly error?: string;
+  /** It neither resolved nor rejected within its budget, and was given up on. */
+  readonly unanswered?: true;
 }

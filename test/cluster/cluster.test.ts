@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
 import type { Address, NetworkBackend } from '../../src/cluster/net/backend.js';
+import type { ReadyAttempt } from '../../src/cluster/node-system.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
 import type { LaunchOptions, SystemAdapter } from '../../src/systems/system.js';
 
@@ -129,5 +130,60 @@ describe('Cluster: how a node is launched', () => {
       expected: false,
       logBytes: { 'stdout.log': 0, 'stderr.log': 'leaving\n'.length },
     });
+  });
+});
+
+describe('Cluster.waitReady: a ready() that never answers', () => {
+  let root: string;
+  let registry: ResourceRegistry;
+  let cluster: Cluster;
+
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'mallory-cluster-test-'));
+    registry = new ResourceRegistry(`cluster-ready-test-${process.pid}`, root);
+    cluster = new Cluster({
+      system: { ...sleepers([]), ready: () => new Promise<boolean>(() => undefined) },
+      nodes: NODES,
+      runDir: root,
+      runId: `clusterready${process.pid}`,
+      network,
+      registry,
+      onExit: () => undefined,
+    });
+  });
+
+  afterEach(async () => {
+    await cluster.close();
+    registry.releaseAll();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('counts as not ready once the wait is over, and says the call did not answer', async () => {
+    const attempts: ReadyAttempt[] = [];
+    const started = Date.now();
+
+    const ready = await cluster.waitReady(1000, undefined, attempts);
+
+    expect(ready).toBe(false);
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatchObject({
+      ready: false,
+      unanswered: true,
+      error: 'ready() did not answer within 1 s',
+    });
+  });
+
+  it('ends as soon as its signal aborts, the call still out', async () => {
+    const controller = new AbortController();
+    setTimeout(() => {
+      controller.abort();
+    }, 200);
+    const started = Date.now();
+
+    const ready = await cluster.waitReady(60_000, controller.signal);
+
+    expect(ready).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1000);
   });
 });

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 
+import type { ReadyAttempt } from '../../cluster/node-system.js';
 import { UsageError } from '../../core/errors.js';
 import { Interrupted } from './interrupted.js';
 import type { LiveRun } from './live-run.js';
@@ -10,10 +11,22 @@ const STARTUP_READY_MS = 60_000;
 export async function startCluster(live: LiveRun): Promise<void> {
   const { signal, plan, store, parts } = live;
   await parts.cluster.startAll();
-  if (await parts.cluster.waitReady(STARTUP_READY_MS, signal)) return;
   if (signal.aborted) throw new Interrupted();
+  const attempts: ReadyAttempt[] = [];
+  if (await parts.cluster.waitReady(STARTUP_READY_MS, signal, attempts)) return;
+  if (signal.aborted) throw new Interrupted();
+  const name = plan.definition.name;
+  const seconds = STARTUP_READY_MS / 1000;
+  const logs = join(store.dir, 'nodes');
+  // Every call hanging is the adapter's bug, not a slow system: say so rather than "did not serve".
+  if (attempts.length > 0 && attempts.every((a) => a.unanswered)) {
+    throw new UsageError(
+      'ready-unanswered',
+      `${name}: ready() never answered within ${seconds} s of starting (its promise neither resolved nor rejected): make ready() settle, and stop when its signal aborts; node logs in ${logs}`,
+    );
+  }
   throw new UsageError(
     'not-ready',
-    `${plan.definition.name} did not serve requests within ${STARTUP_READY_MS / 1000} s of starting: see ${join(store.dir, 'nodes')}`,
+    `${name} did not serve requests within ${seconds} s of starting: see ${logs}`,
   );
 }
