@@ -163,9 +163,27 @@ function marksOf(box: Sandbox): RunMarks {
   };
 }
 
-function marked(item: string, marks: RunMarks): boolean {
+function marked(item: string, marks: RunMarks, foreign: ReadonlySet<string> = new Set()): boolean {
   if (marks.names.some((name) => item.includes(name))) return true;
-  return marks.subnets.some((base) => new RegExp(`(^|[^0-9.])${base.replace(/\./g, '\\.')}`).test(item));
+  return marks.subnets.some(
+    (base) => !foreign.has(base) && new RegExp(`(^|[^0-9.])${base.replace(/\./g, '\\.')}`).test(item),
+  );
+}
+
+/**
+ * The `10.a.b.` prefixes of subnets another run holds now: routed through a root veth that is not
+ * one of the sandbox's runs'. A subnet is one run's at a time, so its routes (the guard route has
+ * no device to tell by) are that run's even when the subnet is also among our runs' candidates: a
+ * run in a file beside this one once took a candidate of ours and its live routes were counted as
+ * our leftovers.
+ */
+function foreignSubnets(routes: readonly string[], marks: RunMarks): Set<string> {
+  const held = new Set<string>();
+  for (const route of routes) {
+    const m = /^(10\.\d+\.\d+\.)0\/24 dev (mlr[0-9a-f]{6})\b/.exec(route);
+    if (m && !marks.names.includes(m[2])) held.add(m[1]);
+  }
+  return held;
 }
 
 function environOf(pid: string): string {
@@ -190,10 +208,12 @@ const ANY_RUN = /mallory-|mlr[0-9a-f]{6}|metric 4242/;
 export function leftovers(before: HostSnapshot, box: Sandbox): string[] {
   const marks = marksOf(box);
   const now = snapshot();
+  const foreign = foreignSubnets(now.state.routes ?? [], marks);
   const left: string[] = [];
   for (const [kind, items] of Object.entries(now.state)) {
     const had = new Set(before.state[kind]);
-    for (const item of items) if (!had.has(item) && marked(item, marks)) left.push(`${kind}: ${item}`);
+    for (const item of items)
+      if (!had.has(item) && marked(item, marks, foreign)) left.push(`${kind}: ${item}`);
     if (!KEPT_KINDS.has(kind)) continue;
     const has = new Set(items);
     for (const item of before.state[kind]) {
