@@ -235,10 +235,9 @@ class DqliteAdapter implements SystemAdapter {
     if (shell.code === 0) return;
     // "lost leadership" and timeouts leave the outcome open: the configuration says what happened.
     for (let attempt = 0; attempt < REMOVE_CHECKS; attempt++) {
-      const listing = await dqliteShell(this.servers(cluster, node), ['.cluster', '--format', 'json']);
-      const members = listing.code === 0 ? parseClusterJson(listing.stdout) : undefined;
-      if (members && !members.some((m) => m.address === address)) return;
-      if (members) break;
+      const listed = await this.listing(cluster, node);
+      if (listed && !listed.has(address)) return;
+      if (listed) break;
       await sleep(REMOVE_CHECK_INTERVAL_MS);
     }
     throw new Error(
@@ -266,9 +265,12 @@ class DqliteAdapter implements SystemAdapter {
     return cluster.nodes.filter((n) => after.has(hostPort(cluster.clientAddress(n, 'db'))));
   }
 
-  /** The addresses in the configuration the leader answers with, or undefined when none answers. */
-  private async listing(cluster: ClusterView): Promise<Set<string> | undefined> {
-    const shell = await dqliteShell(this.servers(cluster), ['.cluster', '--format', 'json']);
+  /**
+   * The addresses in the configuration the leader answers with, asking the members (but `except`),
+   * or undefined when none answers.
+   */
+  private async listing(cluster: ClusterView, except?: string): Promise<Set<string> | undefined> {
+    const shell = await dqliteShell(this.servers(cluster, except), ['.cluster', '--format', 'json']);
     const members = shell.code === 0 ? parseClusterJson(shell.stdout) : undefined;
     return members && new Set(members.map((m) => m.address));
   }
