@@ -1,7 +1,11 @@
 import type { TxnOpInput, TxnScalar } from './txn-op.js';
 
-/** Cycle anomalies of Adya's thesis as Elle names them, and their process and realtime variants. */
-export type CycleBase = 'G0' | 'G1c' | 'G-single' | 'G2-item';
+/**
+ * Cycle anomalies of Adya's thesis as Elle names them, and their process and realtime variants.
+ * `G-nonadjacent`: two or more rw edges, no two of them in a row (Elle's name; a G2-item that
+ * snapshot isolation forbids too).
+ */
+export type CycleBase = 'G0' | 'G1c' | 'G-single' | 'G-nonadjacent' | 'G2-item';
 export type CycleAnomalyType = CycleBase | `${CycleBase}-process` | `${CycleBase}-realtime`;
 
 /** Anomalies found without a cycle: in one transaction, one read or one key's version order. */
@@ -22,7 +26,17 @@ export type AnomalyType =
  * replaced; `process`: same process, earlier; `realtime`: it completed before the other began.
  */
 export type DependencyEdge =
-  | { readonly type: 'ww'; readonly key: TxnScalar; readonly value: TxnScalar; readonly next: TxnScalar }
+  | {
+      readonly type: 'ww';
+      readonly key: TxnScalar;
+      readonly value: TxnScalar;
+      readonly next: TxnScalar;
+      /**
+       * Set when no read showed this order and snapshot isolation forces it: the first did not see
+       * the second (rw), and two transactions that wrote one key cannot both miss each other.
+       */
+      readonly firstCommitterWins?: true;
+    }
   | { readonly type: 'wr'; readonly key: TxnScalar; readonly value: TxnScalar }
   | {
       readonly type: 'rw';

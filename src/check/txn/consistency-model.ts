@@ -21,7 +21,7 @@ export function isConsistencyModel(name: unknown): name is ConsistencyModel {
   return typeof name === 'string' && (CONSISTENCY_MODELS as readonly string[]).includes(name);
 }
 
-const CYCLE_BASES: readonly CycleBase[] = ['G0', 'G1c', 'G-single', 'G2-item'];
+const CYCLE_BASES: readonly CycleBase[] = ['G0', 'G1c', 'G-single', 'G-nonadjacent', 'G2-item'];
 
 /**
  * What each model forbids. Read uncommitted, read committed, repeatable read, snapshot isolation
@@ -36,6 +36,10 @@ const CYCLE_BASES: readonly CycleBase[] = ['G0', 'G1c', 'G-single', 'G2-item'];
  * `lost-update` (two committed transactions that read one version of a key and both wrote it) is
  * forbidden from repeatable read and snapshot isolation up (Adya's P4, Berenson et al. 1995; Elle
  * likewise): it is a cycle of two adjacent rw edges, which G-single alone does not catch.
+ * `G-nonadjacent` (a cycle whose rw edges, two or more, are never two in a row) is what snapshot
+ * isolation forbids beyond G-single: SI holds exactly when every cycle has two rw edges in a row
+ * (Cerone & Gotsman, PODC 2016); Elle forbids it from snapshot isolation up. It is a G2-item too,
+ * so repeatable read forbids it as well.
  */
 const READ_UNCOMMITTED: readonly AnomalyType[] = ['G0', 'duplicate-elements', 'garbage-read'];
 const READ_COMMITTED: readonly AnomalyType[] = [
@@ -47,8 +51,20 @@ const READ_COMMITTED: readonly AnomalyType[] = [
   'dirty-update',
   'future-read',
 ];
-const REPEATABLE_READ: readonly AnomalyType[] = [...READ_COMMITTED, 'G-single', 'G2-item', 'lost-update'];
-const SNAPSHOT_ISOLATION: readonly AnomalyType[] = [...READ_COMMITTED, 'G-single', 'internal', 'lost-update'];
+const REPEATABLE_READ: readonly AnomalyType[] = [
+  ...READ_COMMITTED,
+  'G-single',
+  'G-nonadjacent',
+  'G2-item',
+  'lost-update',
+];
+const SNAPSHOT_ISOLATION: readonly AnomalyType[] = [
+  ...READ_COMMITTED,
+  'G-single',
+  'G-nonadjacent',
+  'internal',
+  'lost-update',
+];
 const SERIALIZABLE: readonly AnomalyType[] = [...REPEATABLE_READ, 'internal'];
 const STRICT_SERIALIZABLE: readonly AnomalyType[] = [
   ...SERIALIZABLE,

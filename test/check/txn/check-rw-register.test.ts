@@ -187,7 +187,14 @@ describe('checkRwRegister', () => {
       ],
     );
     const result = checkRwRegister(ops, { model: 'serializable' });
-    expect(result.anomalyTypes).toEqual(['G2-item', 'lost-update']);
+    // Both wrote x and neither saw the other: the order snapshot isolation would force between
+    // them (first committer wins) closes a G-single too.
+    expect(result.anomalyTypes).toEqual(['G-single', 'G2-item', 'lost-update']);
+    expect(result.anomalies['G-single']?.[0].explanation).toMatch(/first committer wins: ww/);
+    expect(checkRwRegister(ops, { model: 'read-committed' }).anomalyTypes).toEqual([
+      'G2-item',
+      'lost-update',
+    ]);
     expect(result.anomalies['G2-item']?.[0].explanation).toMatch(
       /^G2-item: T\d read key "x" = nil, which T\d overwrote with \d \(rw\); T\d read key "x" = nil, which T\d overwrote with \d \(rw\)/,
     );

@@ -1,7 +1,9 @@
 import type { TxnOpInput } from '../txn-op.js';
 import type { TxnCheckOptions, TxnCheckResult } from '../txn-check-result.js';
 import { GraphBuilder, DATA_EDGES, PROCESS, REALTIME } from './dependency-graph.js';
+import { anomaliesForbiddenBy } from '../consistency-model.js';
 import { explainCycle } from './explain-cycle.js';
+import { addFirstCommitterEdges } from './first-committer-wins.js';
 import { findCycles } from './find-cycles.js';
 import { addProcessEdges, addRealtimeEdges } from './order-edges.js';
 import { type MicroOpGrammar, type TxnTable, readTxns } from './txn-table.js';
@@ -42,6 +44,8 @@ export function checkTxns<T extends TxnOpInput>(
   const writes = new WriteTable();
   const builder = new GraphBuilder(table.count, EDGES_PER_TXN * table.count);
   checker.analyse(table, writes, builder, log);
+  if (anomaliesForbiddenBy(resolved.model).has('G-single'))
+    addFirstCommitterEdges(table.count, writes, builder);
   let enabled = DATA_EDGES;
   if (resolved.realtime) {
     addRealtimeEdges(table, builder);

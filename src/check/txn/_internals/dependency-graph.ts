@@ -6,7 +6,15 @@ export const WR = 2;
 export const RW = 4;
 export const PROCESS = 8;
 export const REALTIME = 16;
-export const DATA_EDGES = WW | WR | RW;
+/**
+ * A write order snapshot isolation forces: two transactions wrote one key and one did not see the
+ * other (an rw edge between them), so it committed first (first committer wins). Added only for
+ * models that forbid G-single, under which the other order would be a G-single at once.
+ */
+export const FCW = 32;
+export const DATA_EDGES = WW | WR | RW | FCW;
+/** The edges that order two writes of one key. */
+export const WRITE_ORDER = WW | FCW;
 
 /**
  * A dependency graph over transactions 0..n-1 in compressed rows: the edges out of `v` are
@@ -56,6 +64,14 @@ export class GraphBuilder {
     this.types.push(type);
     this.aux.push(aux);
     this.aux2.push(aux2);
+  }
+
+  /** Calls `visit` with every data edge of type `type` added so far. */
+  forEach(type: number, visit: (from: number, to: number, aux: number, aux2: number) => void): void {
+    const count = this.from.length;
+    for (let i = 0; i < count; i++)
+      if (this.types.get(i) === type)
+        visit(this.from.get(i), this.to.get(i), this.aux.get(i), this.aux2.get(i));
   }
 
   get realtimeCount(): number {

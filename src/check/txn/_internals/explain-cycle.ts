@@ -1,6 +1,6 @@
 import type { CycleAnomaly, DependencyEdge } from '../anomaly.js';
 import type { TxnOpInput } from '../txn-op.js';
-import { type DependencyGraph, PROCESS, REALTIME, RW, WR, WW } from './dependency-graph.js';
+import { type DependencyGraph, FCW, PROCESS, REALTIME, RW, WR, WW } from './dependency-graph.js';
 import type { FoundCycle } from './find-cycles.js';
 import { showScalar } from './scalar.js';
 import type { TxnTable } from './txn-table.js';
@@ -31,6 +31,14 @@ function edgeOf(
   switch (type) {
     case WW:
       return { type: 'ww', key: keyOf(aux), value: writes.values[aux], next: writes.values[aux2] };
+    case FCW:
+      return {
+        type: 'ww',
+        key: keyOf(aux),
+        value: writes.values[aux],
+        next: writes.values[aux2],
+        firstCommitterWins: true,
+      };
     case WR:
       return { type: 'wr', key: keyOf(aux), value: writes.values[aux] };
     case RW:
@@ -51,6 +59,8 @@ function sentence(edge: DependencyEdge, a: string, b: string, wording: Wording):
   const { wrote } = wording;
   switch (edge.type) {
     case 'ww':
+      if (edge.firstCommitterWins === true)
+        return `${a} ${wrote} ${showScalar(edge.value)} to key ${showScalar(edge.key)} before ${b} ${wrote} ${showScalar(edge.next)} to it: ${a} did not see ${b}'s writes, and two transactions that wrote one key cannot both miss each other (first committer wins: ww)`;
       return wrote === 'appended'
         ? `${a} appended ${showScalar(edge.value)} to key ${showScalar(edge.key)} and ${b} appended ${showScalar(edge.next)} next (ww)`
         : `${a} wrote ${showScalar(edge.value)} to key ${showScalar(edge.key)}, which ${b} overwrote with ${showScalar(edge.next)} (ww)`;
@@ -94,6 +104,7 @@ export function explainCycle<T extends TxnOpInput>(
 /** Edge type bits as names, for tests and messages. */
 export const EDGE_NAMES: Readonly<Record<number, string>> = {
   [WW]: 'ww',
+  [FCW]: 'ww (first committer wins)',
   [WR]: 'wr',
   [RW]: 'rw',
   [PROCESS]: 'process',

@@ -1,6 +1,16 @@
 import type { CycleAnomalyType, CycleBase } from '../anomaly.js';
-import { DATA_EDGES, type DependencyGraph, PROCESS, REALTIME, RW, WR, WW } from './dependency-graph.js';
+import {
+  DATA_EDGES,
+  type DependencyGraph,
+  FCW,
+  PROCESS,
+  REALTIME,
+  RW,
+  WR,
+  WRITE_ORDER,
+} from './dependency-graph.js';
 import { GraphSearch } from './graph-search.js';
+import { NonadjacentSearch } from './nonadjacent-cycle.js';
 
 /** A cycle as the transactions in it and the edge out of each (the last leads to the first). */
 export interface FoundCycle {
@@ -21,13 +31,28 @@ export function classify(search: GraphSearch, edges: readonly number[]): CycleAn
   let rw = 0;
   let wr = 0;
   let kinds = 0;
-  for (const e of edges) {
-    const type = search.edgeType(e);
+  let adjacentRw = false;
+  for (let i = 0; i < edges.length; i++) {
+    const type = search.edgeType(edges[i]);
     kinds |= type;
-    if (type === RW) rw++;
-    else if (type === WR) wr++;
+    if (type === RW) {
+      rw++;
+      if (search.edgeType(edges[(i + 1) % edges.length]) === RW) adjacentRw = true;
+    } else if (type === WR) wr++;
   }
-  const base: CycleBase = rw === 0 ? (wr === 0 ? 'G0' : 'G1c') : rw === 1 ? 'G-single' : 'G2-item';
+  // A write order snapshot isolation forced (FCW) stands for an rw edge whose other order would
+  // be a G-single: such a cycle is at least a G-single, never a G0 or G1c (which would rule out
+  // read committed, under which the order was not forced).
+  const base: CycleBase =
+    rw === 0 && (kinds & FCW) === 0
+      ? wr === 0
+        ? 'G0'
+        : 'G1c'
+      : rw <= 1
+        ? 'G-single'
+        : adjacentRw
+          ? 'G2-item'
+          : 'G-nonadjacent';
   if ((kinds & REALTIME) !== 0) return `${base}-realtime`;
   if ((kinds & PROCESS) !== 0) return `${base}-process`;
   return base;
@@ -36,12 +61,14 @@ export function classify(search: GraphSearch, edges: readonly number[]): CycleAn
 /**
  * Finds cycles in the graph under the `enabled` edge types: the strongly connected components
  * first (linear), then within each component the shortest cycle of each kind it has, the worst
- * first: pure ww (G0), ww + wr (G1c), exactly one rw (G-single), any rw (G2-item); then again
+ * first: pure ww (G0), ww + wr (G1c), exactly one rw (G-single), rw edges never two in a row
+ * (G-nonadjacent, when there is no G-single), any rw (G2-item); then again
  * with process edges and with realtime edges allowed, for the `-process` and `-realtime` variants.
  * Each kind is reported at most once per component.
  */
 export function findCycles(graph: DependencyGraph, enabled: number): FoundCycle[] {
   const search = new GraphSearch(graph);
+  const nonadjacent = new NonadjacentSearch(graph);
   const all = new Int32Array(graph.n);
   for (let v = 0; v < graph.n; v++) all[v] = v;
   const found: FoundCycle[] = [];
@@ -61,9 +88,10 @@ export function findCycles(graph: DependencyGraph, enabled: number): FoundCycle[
     const variants = [0, enabled & PROCESS, enabled & REALTIME].filter((v, i) => i === 0 || v !== 0);
     for (const variant of variants) {
       const extra = variant === REALTIME ? REALTIME | (enabled & PROCESS) : variant;
-      keep(cycleThrough(search, scc, tag, WW | extra, variant || WW));
-      keep(cycleThrough(search, scc, tag, WW | WR | extra, variant || WR));
-      keep(singleRwCycle(search, graph, scc, tag, WW | WR | extra));
+      keep(cycleThrough(search, scc, tag, WRITE_ORDER | extra, variant || WRITE_ORDER));
+      keep(cycleThrough(search, scc, tag, WRITE_ORDER | WR | extra, variant || WR));
+      keep(singleRwCycle(search, graph, scc, tag, WRITE_ORDER | WR | extra));
+      if (variant === 0 && !kinds.has('G-single')) keep(nonadjacent.cycle(scc, search.member, tag));
       keep(cycleThrough(search, scc, tag, DATA_EDGES | extra, variant || RW));
     }
   }
