@@ -96,6 +96,29 @@ describe('mallory check on transactional histories', () => {
     );
   });
 
+  it('exits 1 for a long fork under snapshot isolation, naming G-nonadjacent', async () => {
+    const at = await file(
+      'fork.edn',
+      edn(
+        [0, 'invoke', 'txn', '[[:append :x 1]]'],
+        [0, 'ok', 'txn', '[[:append :x 1]]'],
+        [1, 'invoke', 'txn', '[[:r :x nil] [:r :y nil]]'],
+        [1, 'ok', 'txn', '[[:r :x [1]] [:r :y []]]'],
+        [2, 'invoke', 'txn', '[[:append :y 1]]'],
+        [2, 'ok', 'txn', '[[:append :y 1]]'],
+        [3, 'invoke', 'txn', '[[:r :y nil] [:r :x nil]]'],
+        [3, 'ok', 'txn', '[[:r :y [1]] [:r :x []]]'],
+      ),
+    );
+    const { code, stdout } = await mallory('check', at, '--consistency', 'snapshot-isolation');
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/fork\.edn: NOT snapshot-isolation \(list-append, 4 txns/);
+    expect(stdout).toMatch(/\n {2}G-nonadjacent: T\d read key "[xy]" without 1, which T\d appended \(rw\); /);
+    expect(stdout).toContain('  ruled out: snapshot-isolation, repeatable-read (and every stronger model)\n');
+    const weaker = await mallory('check', at, '--consistency', 'read-committed');
+    expect(weaker.code).toBe(0);
+  });
+
   it('exits 1 for read skew in a history.jsonl, naming G-single', async () => {
     const at = await file(
       'read-skew.jsonl',
