@@ -120,8 +120,10 @@ export function explainRegisterViolation(
   const rWritten = isInitial(r) ? -Infinity : Math.max(...writers.map(completedAt));
   const newer = (c: Call): boolean => invokedAt(c) > rWritten;
   const reads = all.filter((c) => c.f === 'read' && outcome(c) === 'ok' && c !== call);
+  // The read's own process first: under sequential reads only its reads going back are a violation.
   const earlierRead = reads
     .filter((c) => completedAt(c) < invokedAt(call) && !isInitial(c.value) && !same(c.value, r))
+    .sort((a, b) => Number(b.process === call.process) - Number(a.process === call.process))
     .map((c) => ({ read: c, writer: readFrom(c.value) }))
     .find(({ writer }) => writer !== undefined && newer(writer));
   if (earlierRead) {

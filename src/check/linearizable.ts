@@ -5,6 +5,7 @@ import { runPartitions } from './_internals/run-partitions.js';
 import { MAX_COUNTEREXAMPLES } from './_internals/search.js';
 import { MODEL_NAMES, type Model, type ModelName, isModelName } from './model.js';
 import { REGISTER_MODEL_NAMES, isRegisterModelName, modelByName } from './models/by-name.js';
+import { findNonMonotonicReads } from './monotonic-reads.js';
 import { READ_CONSISTENCIES, type ReadConsistency, relaxReads } from './sequential-reads.js';
 
 export { HistoryError } from './history/history-error.js';
@@ -156,6 +157,13 @@ export async function checkOps(
   const builder = new HistoryBuilder(model);
   for (const op of ops) builder.add(op);
   const result = await checkPartitions(builder.finish(), model, options, builder.ops, startMs);
+  if (options.reads === 'sequential' && result.valid === true) {
+    // Sequential reads may be stale, but a process's reads of a key never go back.
+    const single = options.model === 'register' || options.model === 'cas-register';
+    const backwards = findNonMonotonicReads(history, single, options.initial ?? null);
+    if (backwards.length > 0)
+      return { ...result, valid: false, counterexample: backwards[0], counterexamples: backwards };
+  }
   const { counterexample, counterexamples, ...rest } = result;
   if (counterexample === undefined) return rest;
   const toOps = (ce: Counterexample<number>): Counterexample => ({

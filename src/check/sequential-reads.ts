@@ -10,6 +10,8 @@ import type { Op } from '../core/op.js';
  * A sequentially consistent register always passes (its reads follow their process's own updates),
  * so do stale follower reads; an acknowledged write that is lost still fails: a later update (cas)
  * of anyone cannot be placed, or its writer, having updated the key again, reads a state from before.
+ * Each process's reads of a key must not go back either (monotonic reads): `findNonMonotonicReads`
+ * checks that beside the search, where real time orders the writes.
  * Deliberately lenient at one point: a read may miss its own process's last update itself (placing
  * it after that update would flag a system whose read returns that update's value after a concurrent
  * write overwrote it, which sequential consistency allows).

@@ -163,6 +163,110 @@ describe('sequential reads (a read may be stale, never older than when its proce
     expect(await verdicts(ops)).toEqual({ linearizable: false, sequential: true });
   });
 
+  it("a process's reads of a key never go back, though each alone may be stale", async () => {
+    const writes = [
+      [0, 'invoke', 'write', ['x', 1]],
+      [0, 'ok', 'write', ['x', 1]],
+      [0, 'invoke', 'write', ['x', 2]],
+      [0, 'ok', 'write', ['x', 2]],
+    ] as const;
+    // Process 1 read 2, then 1: x = 1 was overwritten before 2 was written, so it went back.
+    const back = history(
+      ...writes,
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 2]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 1]],
+    );
+    expect(await verdicts(back)).toEqual({ linearizable: false, sequential: false });
+    const result = await checkOps(back, { model: 'kv', reads: 'sequential' });
+    expect(result.counterexample).toMatchObject({ key: 'x', stateBefore: '2' });
+    expect(result.counterexample?.failingOp).toBe(back[7]);
+    expect(result.counterexample?.longestPrefix).toEqual([back[1], back[3], back[5]]);
+    // The same reads the other way round are only stale: 1, then 1, then 2.
+    const forward = history(
+      ...writes,
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 1]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 1]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 2]],
+    );
+    expect(await verdicts(forward)).toEqual({ linearizable: false, sequential: true });
+    // Two processes may each see another order of nothing: 2 by one, 1 by another, afterwards.
+    const twoProcesses = history(
+      ...writes,
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 2]],
+      [2, 'invoke', 'read', ['x', null]],
+      [2, 'ok', 'read', ['x', 1]],
+    );
+    expect(await verdicts(twoProcesses)).toEqual({ linearizable: false, sequential: true });
+  });
+
+  it('a read of the initial value after a written one goes back; writes real time leaves unordered do not', async () => {
+    const initial = history(
+      [0, 'invoke', 'write', ['x', 1]],
+      [0, 'ok', 'write', ['x', 1]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 1]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', null]],
+    );
+    expect(await verdicts(initial)).toEqual({ linearizable: false, sequential: false });
+    // Writes of 1 and 2 overlap: either may have come first, so reading 2 then 1 may be going forward.
+    const overlapping = history(
+      [0, 'invoke', 'write', ['x', 1]],
+      [2, 'invoke', 'write', ['x', 2]],
+      [0, 'ok', 'write', ['x', 1]],
+      [2, 'ok', 'write', ['x', 2]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 2]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 1]],
+    );
+    expect((await checkOps(overlapping, { model: 'kv', reads: 'sequential' })).valid).toBe(true);
+    // A value written twice has no one time and is not judged.
+    const twice = history(
+      [0, 'invoke', 'write', ['x', 1]],
+      [0, 'ok', 'write', ['x', 1]],
+      [0, 'invoke', 'write', ['x', 2]],
+      [0, 'ok', 'write', ['x', 2]],
+      [2, 'invoke', 'write', ['x', 1]],
+      [2, 'ok', 'write', ['x', 1]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 2]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 1]],
+    );
+    expect((await checkOps(twice, { model: 'kv', reads: 'sequential' })).valid).toBe(true);
+  });
+
+  it('single registers too: a cas writes its new value', async () => {
+    const ops: Op[] = [
+      [0, 'invoke', 'write', 1],
+      [0, 'ok', 'write', 1],
+      [0, 'invoke', 'cas', [1, 2]],
+      [0, 'ok', 'cas', [1, 2]],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', 2],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', 1],
+    ].map(([process, type, f, value], index) => ({
+      index,
+      time: index * 1000,
+      process: process as number,
+      type: type as Op['type'],
+      f: f as string,
+      value,
+    }));
+    expect((await checkOps(ops, { model: 'cas-register', reads: 'sequential' })).valid).toBe(false);
+    expect((await checkOps(ops.slice(0, 6), { model: 'cas-register', reads: 'sequential' })).valid).toBe(
+      true,
+    );
+  });
+
   it('is refused for models that are not registers', async () => {
     await expect(checkOps([], { model: 'set', reads: 'sequential' })).rejects.toThrow(
       /sequential reads are for the register models/,
