@@ -3,6 +3,7 @@ import { sleep } from '../../core/clock.js';
 import type { ClusterView } from '../../systems/system.js';
 import type { History } from '../history.js';
 import type { FinalReadOptions, OpCounts, Workload } from '../workload.js';
+import { closeClient, type Closable } from './close-client.js';
 import { Throttle } from './throttle.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -17,11 +18,6 @@ export type CallOutcome =
   | { readonly type: 'ok' }
   | { readonly type: 'fail'; readonly error: string }
   | { readonly type: 'info'; readonly error: string };
-
-/** A client of one node that can be closed. */
-export interface Closable {
-  close(): Promise<void>;
-}
 
 /** One op a worker runs: what the history records at its invocation, and how it is called. */
 export interface ClientOp<C, R extends CallOutcome> {
@@ -125,12 +121,12 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
           key = pending.shift();
           continue;
         }
-        await client.close().catch(() => undefined);
+        await closeClient(client);
         client = undefined;
         node = nodes[(w + ++attempt) % nodes.length];
         await sleep(FAIL_BACKOFF_MS, this.abort.signal);
       }
-      await client?.close().catch(() => undefined);
+      await closeClient(client);
     };
     await Promise.all(this.processes.map((_, w) => reader(w)));
     return read;
@@ -179,7 +175,7 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
         const result = await this.invoke(w, node, client, op, final);
         if (result.type !== 'ok') {
           failed = true;
-          await client.close().catch(() => undefined);
+          await closeClient(client);
           client = undefined;
           continue;
         }
@@ -188,7 +184,7 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
         const values = seen.get(key) ?? new Set<Canonical>();
         seen.set(key, values.add(value));
       }
-      await client?.close().catch(() => undefined);
+      await closeClient(client);
     };
     const byWorker = this.processes.map((_, w) => nodes.filter((_, i) => i % this.processes.length === w));
     await Promise.all(
@@ -213,11 +209,11 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
         // A node that refuses (down, not leader) is retried after a pause, not hammered.
         await sleep(FAIL_BACKOFF_MS, this.abort.signal);
       } else if (result.type === 'info') {
-        await client.close().catch(() => undefined);
+        await closeClient(client);
         client = undefined;
       }
     }
-    await client?.close().catch(() => undefined);
+    await closeClient(client);
   }
 
   /**
