@@ -101,7 +101,9 @@ describe('an adapter whose client has no close', () => {
   it('is a client with nothing to close: the run ends as any other, no internal error', async () => {
     const store = mkdtempSync(path.join(tmpdir(), 'mallory-no-close-'));
     const system = path.join(REPO_ROOT, 'test', 'fixtures', 'systems', 'kvraft-no-close.ts');
-    onTestFinished(() => rmSync(store, { recursive: true, force: true }));
+    onTestFinished(() => {
+      rmSync(store, { recursive: true, force: true });
+    });
     const { code, stdout, stderr } = await mallory(
       'run',
       '--system',
