@@ -1,6 +1,7 @@
 import type { ResourceRegistry } from '../cluster/resources.js';
 import { containClientError } from '../core/client-scope.js';
 import type { RunStore } from '../store/run-store.js';
+import { StoreFullError } from '../store/store-full.js';
 
 /** A closed terminal (SIGHUP) and `kill` (SIGTERM) stop a run the way Ctrl-C does. */
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -38,10 +39,10 @@ export async function guardCampaigns<T>(body: (guard: Guard) => Promise<T>): Pro
     registry?.releaseResources();
     try {
       store?.finishIfRunning(status, { status, error: reason });
+      registry?.removeFile();
     } catch {
       // the store is unwritable: the registry stays, so `mallory cleanup` marks the run
     }
-    registry?.removeFile();
     process.exit(code);
   };
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -58,6 +59,11 @@ export async function guardCampaigns<T>(body: (guard: Guard) => Promise<T>): Pro
     const contained = containClientError(error);
     if (contained) {
       if (contained.say !== undefined) say(`mallory: ${contained.say}\n`);
+      return;
+    }
+    if (error instanceof StoreFullError) {
+      say(`mallory: ${error.message}\n`);
+      exitNow('error', EXIT_ERROR, error.message);
       return;
     }
     say(
