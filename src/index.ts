@@ -103,8 +103,8 @@ export {
   type ClientOp,
   type ClientWorkloadOptions,
   type CallOutcome,
-  type Closable,
 } from './workload/_internals/client-workload.js';
+export type { Closable } from './workload/_internals/close-client.js';
 export { BUILTIN_WORKLOADS, workloadRefusal } from './workload/registry.js';
 export { loadWorkload, type LoadedWorkload } from './workload/load-workload.js';
 export { writeRunReport } from './report/write-run-report.js';

@@ -1,4 +1,5 @@
 import { ResourceRegistry } from '../cluster/resources.js';
+import { inAdapterScope } from '../core/client-scope.js';
 import { monoNs } from '../core/clock.js';
 import { Rng } from '../core/random.js';
 import type { RunStore } from '../store/run-store.js';
@@ -6,7 +7,7 @@ import { History } from '../workload/history.js';
 import type { Workload } from '../workload/workload.js';
 import type { ScheduleChecker } from './checker.js';
 import type { RunConfig } from './config.js';
-import { assembleRun, planRun, type RunParts } from './create-run.js';
+import { assembleRun, planRun, type RunParts, type RunPlan } from './create-run.js';
 import type { Reporter, RunSummary } from './reporter.js';
 import { applySeed } from './_internals/apply-seed.js';
 import { emitter, type Emit } from './_internals/emitter.js';
@@ -63,8 +64,13 @@ export class Campaign {
    * then summarize and finish the stored run.
    */
   async run(): Promise<RunSummary> {
+    const plan = await planRun(this.config);
+    // What a client throws outside any call names the adapter it came from (core/client-scope.ts).
+    return inAdapterScope(plan.definition.name, () => this.runPlan(plan));
+  }
+
+  private async runPlan(plan: RunPlan): Promise<RunSummary> {
     const { config, signal, state, emit } = this;
-    const plan = await planRun(config);
     const rng = new Rng(plan.seed);
     const runId = newRunId();
     const registry = new ResourceRegistry(runId);

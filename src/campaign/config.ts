@@ -46,6 +46,8 @@ export const RunConfigSchema = z.object({
   steps: z.number().int().positive().default(DEFAULT_STEPS),
   stepMs: z.number().int().positive().default(DEFAULT_STEP_MS),
   network: z.enum(['auto', 'proxy', 'netns']).default('auto'),
+  /** Time allowed for the system to serve at all after its nodes first start; the run stops when it does not. */
+  startupTimeoutMs: z.number().int().positive().default(60_000),
   /** Time allowed for the system to serve again after a reset before it counts as not recovered. */
   recoveryTimeoutMs: z.number().int().positive().default(30_000),
   /**

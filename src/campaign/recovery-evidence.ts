@@ -5,6 +5,7 @@ import type { NodeStatus } from '../cluster/cluster.js';
 import type { ReadyAttempt } from '../cluster/node-system.js';
 import { rethrowHarness } from '../core/errors.js';
 import type { ClientResult, ClusterView, SystemAdapter } from '../systems/system.js';
+import { closeClient } from '../workload/_internals/close-client.js';
 
 /** What one node did when asked to serve after the reset. */
 export interface NodeAnswer {
@@ -67,7 +68,7 @@ export async function recoveryEvidence(
         rethrowHarness(error);
         read = { type: 'info', error: error instanceof Error ? error.message : String(error) };
       } finally {
-        await client.close().catch(() => undefined);
+        await closeClient(client);
       }
     }
     const lastLines = ['stdout.log', 'stderr.log'].flatMap((s) =>

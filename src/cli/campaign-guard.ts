@@ -1,5 +1,7 @@
 import type { ResourceRegistry } from '../cluster/resources.js';
+import { containClientError } from '../core/client-scope.js';
 import type { RunStore } from '../store/run-store.js';
+import { StoreFullError } from '../store/store-full.js';
 
 /** A closed terminal (SIGHUP) and `kill` (SIGTERM) stop a run the way Ctrl-C does. */
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -25,7 +27,8 @@ export interface Guard {
 /**
  * Runs campaigns under the process's signals and crash handlers: the first SIGINT/SIGTERM/SIGHUP
  * asks them to stop; a second, or an internal error, removes what the current run made, records
- * its final status and exits at once.
+ * its final status and exits at once. An exception a system's client threw outside any call is
+ * that client's failure, not an internal error (core/client-scope.ts).
  */
 export async function guardCampaigns<T>(body: (guard: Guard) => Promise<T>): Promise<T> {
   const controller = new AbortController();
@@ -36,10 +39,10 @@ export async function guardCampaigns<T>(body: (guard: Guard) => Promise<T>): Pro
     registry?.releaseResources();
     try {
       store?.finishIfRunning(status, { status, error: reason });
+      registry?.removeFile();
     } catch {
       // the store is unwritable: the registry stays, so `mallory cleanup` marks the run
     }
-    registry?.removeFile();
     process.exit(code);
   };
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -53,6 +56,16 @@ export async function guardCampaigns<T>(body: (guard: Guard) => Promise<T>): Pro
     }
   };
   const onCrash = (error: unknown): void => {
+    const contained = containClientError(error);
+    if (contained) {
+      if (contained.say !== undefined) say(`mallory: ${contained.say}\n`);
+      return;
+    }
+    if (error instanceof StoreFullError) {
+      say(`mallory: ${error.message}\n`);
+      exitNow('error', EXIT_ERROR, error.message);
+      return;
+    }
     say(
       `mallory: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
     );

@@ -1,5 +1,6 @@
 import { cleanupRegistries } from '../cluster/resources.js';
 import { markIncomplete } from '../store/run-store.js';
+import { isDiskFull } from '../store/store-full.js';
 import type { RegisterCommand } from './command.js';
 
 export const registerCleanup: RegisterCommand = (program, setExit) => {
@@ -21,8 +22,12 @@ export const registerCleanup: RegisterCommand = (program, setExit) => {
         if (dryRun || run.runDir === undefined) continue;
         try {
           if (markIncomplete(run.runDir)) out(`  marked incomplete: ${run.runDir}`);
-        } catch {
-          // the run dir is gone or unreadable: nothing to mark
+        } catch (error) {
+          // A run dir gone or unreadable has nothing to mark; a full disk is said.
+          if (isDiskFull(error))
+            out(
+              `  could not mark ${run.runDir} incomplete: the disk under it is full (mallory report still says it was cut short)`,
+            );
         }
       }
       out(

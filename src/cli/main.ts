@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 
 import { UsageError } from '../core/errors.js';
+import { StoreFullError } from '../store/store-full.js';
 import { endQuietlyWhenStdoutCloses } from './_internals/closed-stdout.js';
 import { COMMANDS } from './commands.js';
 
@@ -26,7 +27,7 @@ async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof CommanderError) {
       return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     }
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof StoreFullError) {
       process.stderr.write(`mallory: ${error.message}\n`);
       return EXIT_USAGE;
     }

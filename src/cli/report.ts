@@ -4,6 +4,7 @@ import { UsageError } from '../core/errors.js';
 import { writeStoreIndex } from '../report/store-index.js';
 import { writeRunReport } from '../report/write-run-report.js';
 import { notARunReason } from '../store/run-reader.js';
+import type { RunStatus } from '../store/run-store.js';
 import type { RegisterCommand } from './command.js';
 
 interface ReportFlags {
@@ -11,6 +12,14 @@ interface ReportFlags {
   index?: boolean;
   store: string;
 }
+
+/** What a run that did not record its own end is, for the line `report` says about it. */
+const CUT_SHORT: Partial<Record<RunStatus, string>> = {
+  running:
+    'was cut short (run.db still says running: the fuzzer stopped before recording its end; if it is not running, mallory cleanup marks it): the report shows what it recorded',
+  incomplete:
+    'was cut short (the fuzzer stopped before recording its end; mallory cleanup marked it incomplete): the report shows what it recorded',
+};
 
 const WHAT_TO_GIVE = 'give a run directory, store/<system>/<run> (e.g. store/latest), or --index';
 
@@ -30,6 +39,8 @@ export const registerReport: RegisterCommand = (program, setExit) => {
         if (reason !== undefined) throw new UsageError('not-a-run', `report: ${reason}: ${WHAT_TO_GIVE}`);
         const written = await writeRunReport(runDir, flags.out !== undefined ? { outDir: flags.out } : {});
         process.stdout.write(`${written.html}\n${written.json}\n`);
+        const cutShort = CUT_SHORT[written.status];
+        if (cutShort !== undefined) process.stderr.write(`mallory: report: ${runDir} ${cutShort}\n`);
       }
       if (flags.index === true) {
         if (!existsSync(flags.store)) {

@@ -42,6 +42,7 @@ interface RunFlags {
   warmup?: string;
   pace?: string;
   recoveryTimeout?: string;
+  startupTimeout?: string;
   json?: boolean;
 }
 
@@ -73,6 +74,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   settings: 'set',
   warmupMs: 'warmup',
   recoveryTimeoutMs: 'recovery-timeout',
+  startupTimeoutMs: 'startup-timeout',
 };
 
 /** What `--workload` takes, for run and compare. */
@@ -173,6 +175,7 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     warmupMs: duration('warmup', flags.warmup),
     pace: parsePace(flags.pace),
     recoveryTimeoutMs: duration('recovery-timeout', flags.recoveryTimeout),
+    startupTimeoutMs: duration('startup-timeout', flags.startupTimeout),
   };
   const parsed = RunConfigSchema.safeParse(
     Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)),
@@ -217,6 +220,10 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option(
       '--recovery-timeout <duration>',
       'how long the system may take to serve again after a schedule is healed (default 30s; half as long again tells late from never)',
+    )
+    .option(
+      '--startup-timeout <duration>',
+      'how long the system may take to serve at all once its nodes first start (default 60s); the run stops when it does not',
     )
     .addOption(
       new Option('--network <kind>', 'network backend').choices(['auto', 'proxy', 'netns']).default('auto'),

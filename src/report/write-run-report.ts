@@ -1,7 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
+import { UsageError } from '../core/errors.js';
 import { makeDirs } from '../core/fs.js';
+import type { RunStatus } from '../store/run-store.js';
+import { isDiskFull } from '../store/store-full.js';
 import { reportHtml } from './report-html.js';
 import { ResultsSchema, runResults } from './results.js';
 import { readRunData } from './run-data.js';
@@ -14,14 +17,24 @@ import { readRunData } from './run-data.js';
 export async function writeRunReport(
   runDir: string,
   options: { readonly outDir?: string } = {},
-): Promise<{ html: string; json: string }> {
+): Promise<{ html: string; json: string; status: RunStatus }> {
   const data = await readRunData(runDir);
   const outDir = resolve(options.outDir ?? data.dir);
   makeDirs(outDir, '--out');
   const results = ResultsSchema.parse(runResults(data));
   const json = join(outDir, 'results.json');
   const html = join(outDir, 'report.html');
-  writeFileSync(json, JSON.stringify(results, null, 2) + '\n');
-  writeFileSync(html, reportHtml(data, results, outDir));
-  return { html, json };
+  try {
+    writeFileSync(json, JSON.stringify(results, null, 2) + '\n');
+    writeFileSync(html, reportHtml(data, results, outDir));
+  } catch (error) {
+    if (isDiskFull(error)) {
+      throw new UsageError(
+        'disk-full',
+        `report: the disk under ${outDir} is full: free space there, or write the report elsewhere with --out DIR`,
+      );
+    }
+    throw error;
+  }
+  return { html, json, status: data.stored.run.status };
 }

@@ -7,6 +7,7 @@ import { crashPoint } from '../core/crash-point.js';
 import { makeDirs } from '../core/fs.js';
 import type { Op } from '../core/op.js';
 import { hasColumn } from './_internals/columns.js';
+import { isDiskFull, StoreFullError } from './store-full.js';
 import type { StoredLogTemplate } from './run-reader.js';
 
 const SCHEMA = `
@@ -135,7 +136,13 @@ export class RunStore {
     // `mallory cleanup` can mark incomplete.
     onDir?.(dir);
     makeDirs(join(dir, 'nodes'), '--store');
-    const store = new RunStore(dir);
+    let store: RunStore;
+    try {
+      store = new RunStore(dir);
+    } catch (error) {
+      if (isDiskFull(error)) throw new StoreFullError(dir, error);
+      throw error;
+    }
     store.db
       .prepare('INSERT INTO run (id, system, seed, policy, config, started_at, status) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(info.id, info.system, info.seed, info.policy, JSON.stringify(info.config), new Date().toISOString(), 'running');
@@ -157,22 +164,30 @@ export class RunStore {
   }
 
   appendOp(op: Op): void {
-    writeSync(this.historyFd, JSON.stringify(op) + '\n');
+    this.write(() => {
+      writeSync(this.historyFd, JSON.stringify(op) + '\n');
+    });
   }
 
   scheduleStarted(idx: number, startedMs: number): void {
-    this.db.prepare('INSERT OR REPLACE INTO schedules (idx, started_ms) VALUES (?, ?)').run(idx, startedMs);
+    this.write(() => {
+      this.db.prepare('INSERT OR REPLACE INTO schedules (idx, started_ms) VALUES (?, ?)').run(idx, startedMs);
+    });
   }
 
   /** The sequence a schedule replayed (`corpus` policy), as JSON in `schedules.followed`. */
   scheduleFollowed(idx: number, followed: unknown): void {
-    this.db.prepare('UPDATE schedules SET followed = ? WHERE idx = ?').run(JSON.stringify(followed), idx);
+    this.write(() => {
+      this.db.prepare('UPDATE schedules SET followed = ? WHERE idx = ?').run(JSON.stringify(followed), idx);
+    });
   }
 
   scheduleEnded(idx: number, endedMs: number, ops: number, checkResult: unknown, recoveryMs: number | null): void {
-    this.db
-      .prepare('UPDATE schedules SET ended_ms = ?, ops = ?, check_result = ?, recovery_ms = ? WHERE idx = ?')
-      .run(endedMs, ops, JSON.stringify(checkResult), recoveryMs, idx);
+    this.write(() => {
+      this.db
+        .prepare('UPDATE schedules SET ended_ms = ?, ops = ?, check_result = ?, recovery_ms = ? WHERE idx = ?')
+        .run(endedMs, ops, JSON.stringify(checkResult), recoveryMs, idx);
+    });
   }
 
   step(row: {
@@ -186,51 +201,61 @@ export class RunStore {
     reward: number | null;
     metrics: unknown;
   }): void {
-    this.upsertStep.run({
-      ...row,
-      fault: JSON.stringify(row.fault),
-      stateArrived: row.stateArrived === null ? null : row.stateArrived ? 1 : 0,
-      metrics: row.metrics === null ? null : JSON.stringify(row.metrics),
+    this.write(() => {
+      this.upsertStep.run({
+        ...row,
+        fault: JSON.stringify(row.fault),
+        stateArrived: row.stateArrived === null ? null : row.stateArrived ? 1 : 0,
+        metrics: row.metrics === null ? null : JSON.stringify(row.metrics),
+      });
     });
   }
 
   fault(row: FaultRow): void {
-    this.insertFault.run(
-      row.schedule,
-      row.step,
-      row.atMs,
-      row.f,
-      JSON.stringify(row.value),
-      JSON.stringify(row.nodes),
-      row.outcome,
-      row.error ?? null,
-      row.trigger === undefined ? null : JSON.stringify(row.trigger),
-    );
+    this.write(() => {
+      this.insertFault.run(
+        row.schedule,
+        row.step,
+        row.atMs,
+        row.f,
+        JSON.stringify(row.value),
+        JSON.stringify(row.nodes),
+        row.outcome,
+        row.error ?? null,
+        row.trigger === undefined ? null : JSON.stringify(row.trigger),
+      );
+    });
   }
 
   metrics(atMs: number, schedule: number, step: number, values: Readonly<Record<string, number>>): void {
-    this.db
-      .prepare('INSERT INTO metrics (at_ms, schedule, step, values_json) VALUES (?, ?, ?, ?)')
-      .run(atMs, schedule, step, JSON.stringify(values));
+    this.write(() => {
+      this.db
+        .prepare('INSERT INTO metrics (at_ms, schedule, step, values_json) VALUES (?, ?, ?, ?)')
+        .run(atMs, schedule, step, JSON.stringify(values));
+    });
   }
 
   state(abstraction: string, id: string, features: readonly string[], schedule: number, step: number): void {
-    this.db
-      .prepare(
-        `INSERT INTO states (abstraction, id, features, first_schedule, first_step, visits) VALUES (?, ?, ?, ?, ?, 1)
-         ON CONFLICT (abstraction, id) DO UPDATE SET visits = visits + 1`,
-      )
-      .run(abstraction, id, JSON.stringify(features), schedule, step);
+    this.write(() => {
+      this.db
+        .prepare(
+          `INSERT INTO states (abstraction, id, features, first_schedule, first_step, visits) VALUES (?, ?, ?, ?, ?, 1)
+           ON CONFLICT (abstraction, id) DO UPDATE SET visits = visits + 1`,
+        )
+        .run(abstraction, id, JSON.stringify(features), schedule, step);
+    });
   }
 
   savePolicy(policy: string, values: readonly { state: string; action: string; value: number; visits: number }[]): void {
-    const insert = this.db.prepare(
-      'INSERT OR REPLACE INTO policy_values (policy, state, action, value, visits) VALUES (?, ?, ?, ?, ?)',
-    );
-    this.db.transaction(() => {
-      this.db.prepare('DELETE FROM policy_values WHERE policy = ?').run(policy);
-      for (const v of values) insert.run(policy, v.state, v.action, v.value, v.visits);
-    })();
+    this.write(() => {
+      const insert = this.db.prepare(
+        'INSERT OR REPLACE INTO policy_values (policy, state, action, value, visits) VALUES (?, ?, ?, ?, ?)',
+      );
+      this.db.transaction(() => {
+        this.db.prepare('DELETE FROM policy_values WHERE policy = ?').run(policy);
+        for (const v of values) insert.run(policy, v.state, v.action, v.value, v.visits);
+      })();
+    });
   }
 
   /**
@@ -238,49 +263,69 @@ export class RunStore {
    * run gives the same lines the same ids, and what a report shows for an id.
    */
   saveLogTemplates(templates: readonly StoredLogTemplate[]): void {
-    const insert = this.db.prepare('INSERT OR REPLACE INTO log_templates (id, tokens, size) VALUES (?, ?, ?)');
-    this.db.transaction(() => {
-      for (const t of templates) insert.run(t.id, JSON.stringify(t.tokens), t.size);
-    })();
+    this.write(() => {
+      const insert = this.db.prepare('INSERT OR REPLACE INTO log_templates (id, tokens, size) VALUES (?, ?, ?)');
+      this.db.transaction(() => {
+        for (const t of templates) insert.run(t.id, JSON.stringify(t.tokens), t.size);
+      })();
+    });
   }
 
   bug(row: BugRow): number {
-    const result = this.db
-      .prepare(
-        `INSERT INTO bugs (schedule, kind, name, message, evidence, fault_schedule, seed, found_at_ms, html)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        row.schedule,
-        row.kind,
-        row.name,
-        row.message,
-        JSON.stringify(row.evidence),
-        JSON.stringify(row.faultSchedule),
-        row.seed,
-        row.foundAtMs,
-        row.html ?? null,
-      );
-    return Number(result.lastInsertRowid);
+    return this.write(() => {
+      const result = this.db
+        .prepare(
+          `INSERT INTO bugs (schedule, kind, name, message, evidence, fault_schedule, seed, found_at_ms, html)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          row.schedule,
+          row.kind,
+          row.name,
+          row.message,
+          JSON.stringify(row.evidence),
+          JSON.stringify(row.faultSchedule),
+          row.seed,
+          row.foundAtMs,
+          row.html ?? null,
+        );
+      return Number(result.lastInsertRowid);
+    });
   }
 
   /** Points a bug at its checker's page once the page is written. */
   setBugHtml(id: number, html: string): void {
-    this.db.prepare('UPDATE bugs SET html = ? WHERE id = ?').run(html, id);
+    this.write(() => {
+      this.db.prepare('UPDATE bugs SET html = ? WHERE id = ?').run(html, id);
+    });
   }
 
   finish(status: RunStatus, summary: unknown): void {
-    this.db
-      .prepare('UPDATE run SET ended_at = ?, status = ?, summary = ?')
-      .run(new Date().toISOString(), status, JSON.stringify(summary));
+    this.write(() => {
+      this.db
+        .prepare('UPDATE run SET ended_at = ?, status = ?, summary = ?')
+        .run(new Date().toISOString(), status, JSON.stringify(summary));
+    });
   }
 
   /** Records a final status unless the run already has one (for exits that skip the normal end). */
   finishIfRunning(status: RunStatus, summary: unknown): void {
-    if (!this.db.open) return;
-    this.db
-      .prepare("UPDATE run SET ended_at = ?, status = ?, summary = ? WHERE status = 'running'")
-      .run(new Date().toISOString(), status, JSON.stringify(summary));
+    this.write(() => {
+      if (!this.db.open) return;
+      this.db
+        .prepare("UPDATE run SET ended_at = ?, status = ?, summary = ? WHERE status = 'running'")
+        .run(new Date().toISOString(), status, JSON.stringify(summary));
+    });
+  }
+
+  /** A write to the store; a full disk under it is a `StoreFullError` naming the store. */
+  private write<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (isDiskFull(error)) throw new StoreFullError(this.dir, error);
+      throw error;
+    }
   }
 
   close(): void {

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 
 import { REPO_ROOT, sharedDataDir } from '../check/data-dir.js';
 import { mallory } from './_helpers/cli.js';
@@ -94,5 +94,32 @@ describe('an adapter whose launch command does not exist', () => {
     const report = await mallory('report', path.join(store, 'kvraft-missing-binary', runDir));
     expect(report.code).toBe(0);
     expect(report.stderr).not.toMatch(STACK_LINE);
+  });
+});
+
+describe('an adapter whose client has no close', () => {
+  it('is a client with nothing to close: the run ends as any other, no internal error', async () => {
+    const store = mkdtempSync(path.join(tmpdir(), 'mallory-no-close-'));
+    const system = path.join(REPO_ROOT, 'test', 'fixtures', 'systems', 'kvraft-no-close.ts');
+    onTestFinished(() => {
+      rmSync(store, { recursive: true, force: true });
+    });
+    const { code, stdout, stderr } = await mallory(
+      'run',
+      '--system',
+      system,
+      '--time',
+      '8s',
+      '--faults',
+      'kill,partition',
+      '--seed',
+      '1',
+      '--store',
+      store,
+    );
+    expect(stderr).not.toMatch(STACK_LINE);
+    expect(stderr).not.toMatch(/internal error/);
+    expect([0, 1], stderr).toContain(code);
+    expect(stdout + stderr).toMatch(/ops ok [1-9]/);
   });
 });

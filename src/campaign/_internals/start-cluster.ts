@@ -5,18 +5,16 @@ import { UsageError } from '../../core/errors.js';
 import { Interrupted } from './interrupted.js';
 import type { LiveRun } from './live-run.js';
 
-const STARTUP_READY_MS = 60_000;
-
 /** Starts every node and waits for the system to serve; one that never does is the user's to fix. */
 export async function startCluster(live: LiveRun): Promise<void> {
-  const { signal, plan, store, parts } = live;
+  const { signal, plan, store, parts, config } = live;
   await parts.cluster.startAll();
   if (signal.aborted) throw new Interrupted();
   const attempts: ReadyAttempt[] = [];
-  if (await parts.cluster.waitReady(STARTUP_READY_MS, signal, attempts)) return;
+  if (await parts.cluster.waitReady(config.startupTimeoutMs, signal, attempts)) return;
   if (signal.aborted) throw new Interrupted();
   const name = plan.definition.name;
-  const seconds = STARTUP_READY_MS / 1000;
+  const seconds = config.startupTimeoutMs / 1000;
   const logs = join(store.dir, 'nodes');
   // Every call hanging is the adapter's bug, not a slow system: say so rather than "did not serve".
   if (attempts.length > 0 && attempts.every((a) => a.unanswered)) {
@@ -27,6 +25,6 @@ export async function startCluster(live: LiveRun): Promise<void> {
   }
   throw new UsageError(
     'not-ready',
-    `${name} did not serve requests within ${seconds} s of starting: see ${logs}`,
+    `${name} did not serve requests within ${seconds} s of starting: see ${logs}; a system that starts slower needs a longer --startup-timeout`,
   );
 }

@@ -1,8 +1,10 @@
 import { canonical, type Canonical } from '../../check/models/value.js';
+import { ClientScope } from '../../core/client-scope.js';
 import { sleep } from '../../core/clock.js';
 import type { ClusterView } from '../../systems/system.js';
 import type { History } from '../history.js';
 import type { FinalReadOptions, OpCounts, Workload } from '../workload.js';
+import { closeClient, type Closable } from './close-client.js';
 import { Throttle } from './throttle.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -17,11 +19,6 @@ export type CallOutcome =
   | { readonly type: 'ok' }
   | { readonly type: 'fail'; readonly error: string }
   | { readonly type: 'info'; readonly error: string };
-
-/** A client of one node that can be closed. */
-export interface Closable {
-  close(): Promise<void>;
-}
 
 /** One op a worker runs: what the history records at its invocation, and how it is called. */
 export interface ClientOp<C, R extends CallOutcome> {
@@ -55,6 +52,7 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
   private readonly processes: number[] = [];
   private readonly abort = new AbortController();
   private readonly throttle: Throttle;
+  private readonly scopes = new WeakMap<C, ClientScope>();
 
   constructor(
     protected readonly cluster: ClusterView,
@@ -118,19 +116,19 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
       let node = nodes[w % nodes.length];
       for (let key = pending.shift(); key !== undefined;) {
         if (Date.now() >= end || this.abort.signal.aborted) break;
-        client ??= this.connect(node);
+        client = (await this.keep(client)) ?? this.open(node);
         const result = await this.invoke(w, node, client, this.readOp(key));
         if (result.type === 'ok') {
           read++;
           key = pending.shift();
           continue;
         }
-        await client.close().catch(() => undefined);
+        await this.retire(client);
         client = undefined;
         node = nodes[(w + ++attempt) % nodes.length];
         await sleep(FAIL_BACKOFF_MS, this.abort.signal);
       }
-      await client?.close().catch(() => undefined);
+      await this.retire(client);
     };
     await Promise.all(this.processes.map((_, w) => reader(w)));
     return read;
@@ -174,12 +172,12 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
           failed = true;
           break;
         }
-        client ??= this.connect(node);
+        client = (await this.keep(client)) ?? this.open(node);
         const op = this.readOp(key);
         const result = await this.invoke(w, node, client, op, final);
         if (result.type !== 'ok') {
           failed = true;
-          await client.close().catch(() => undefined);
+          await this.retire(client);
           client = undefined;
           continue;
         }
@@ -188,7 +186,7 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
         const values = seen.get(key) ?? new Set<Canonical>();
         seen.set(key, values.add(value));
       }
-      await client?.close().catch(() => undefined);
+      await this.retire(client);
     };
     const byWorker = this.processes.map((_, w) => nodes.filter((_, i) => i % this.processes.length === w));
     await Promise.all(
@@ -207,17 +205,38 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
     while (this.running) {
       await this.throttle.wait();
       if (!this.running) break;
-      client ??= this.connect(node);
+      client = (await this.keep(client)) ?? this.open(node);
       const result = await this.invoke(w, node, client, this.nextOp());
       if (result.type === 'fail') {
         // A node that refuses (down, not leader) is retried after a pause, not hammered.
         await sleep(FAIL_BACKOFF_MS, this.abort.signal);
       } else if (result.type === 'info') {
-        await client.close().catch(() => undefined);
+        await this.retire(client);
         client = undefined;
       }
     }
-    await client?.close().catch(() => undefined);
+    await this.retire(client);
+  }
+
+  /** A client of `node` made in its own scope, so what its library throws later is traced to it. */
+  private open(node: string): C {
+    const scope = new ClientScope(node);
+    const client = scope.run(() => this.connect(node));
+    this.scopes.set(client, scope);
+    return client;
+  }
+
+  /** The client, unless its library threw outside a call since: then it is closed and replaced. */
+  private async keep(client: C | undefined): Promise<C | undefined> {
+    if (client === undefined || this.scopes.get(client)?.failed === undefined) return client;
+    await this.retire(client);
+    return undefined;
+  }
+
+  private async retire(client: C | undefined): Promise<void> {
+    if (client === undefined) return;
+    const scope = this.scopes.get(client);
+    await (scope ? scope.run(() => closeClient(client)) : closeClient(client));
   }
 
   /**
@@ -231,7 +250,9 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
     this.history.record({ type: 'invoke', process, f, value, node, ...mark });
     let result: R;
     try {
-      result = await withTimeout(op.call(client), this.pacing.timeoutMs + TIMEOUT_MARGIN_MS);
+      const scope = this.scopes.get(client);
+      const call = scope ? scope.call(() => op.call(client)) : op.call(client);
+      result = await withTimeout(call, this.pacing.timeoutMs + TIMEOUT_MARGIN_MS);
     } catch (error) {
       result = { type: 'info', error: error instanceof Error ? error.message : String(error) } as R;
     }
