@@ -17,7 +17,12 @@ export interface TxnHistoryOptions {
   readonly workload?: 'list-append' | 'rw-register';
   /** Never two transactions open at once: every invoke follows the previous completion. */
   readonly sequential?: boolean;
+  /** End with one transaction that reads every key written (Jepsen's final reads). */
+  readonly finalReads?: boolean;
 }
+
+/** The process of the final reads: no generated process has it. */
+export const FINAL_READER = 1_000_000;
 
 interface Running {
   readonly process: number;
@@ -121,6 +126,15 @@ export function generateListAppendHistory(options: TxnHistoryOptions): Op[] {
       running[slot] = undefined;
       open--;
     }
+  }
+  if (options.finalReads === true && lists.size > 0) {
+    const reads = [...lists].map(([key, list]) => ['r', key, register ? (list.at(-1) ?? null) : [...list]]);
+    emit(
+      processes,
+      'invoke',
+      reads.map(([f, key]) => [f, key, null]),
+    );
+    emit(processes, 'ok', reads);
   }
   return ops;
 }
