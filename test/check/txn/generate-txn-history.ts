@@ -130,11 +130,11 @@ export function generateListAppendHistory(options: TxnHistoryOptions): Op[] {
   if (options.finalReads === true && lists.size > 0) {
     const reads = [...lists].map(([key, list]) => ['r', key, register ? (list.at(-1) ?? null) : [...list]]);
     emit(
-      processes,
+      FINAL_READER,
       'invoke',
       reads.map(([f, key]) => [f, key, null]),
     );
-    emit(processes, 'ok', reads);
+    emit(FINAL_READER, 'ok', reads);
   }
   return ops;
 }
