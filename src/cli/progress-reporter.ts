@@ -20,13 +20,18 @@ function line(p: Progress): string {
   );
 }
 
+/** Where a reporter's text goes: a terminal, a pipe or a file. */
+export interface TextSink {
+  write(text: string): unknown;
+}
+
 /** The live progress line on a terminal; plain lines (one every 10 s, faults, bugs) otherwise. */
 export class ProgressReporter implements Reporter {
   private lastPlain = 0;
   private live = false;
 
   constructor(
-    private readonly out: NodeJS.WriteStream = process.stderr,
+    private readonly out: TextSink = process.stderr,
     private readonly tty = process.stderr.isTTY,
   ) {}
 

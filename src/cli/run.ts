@@ -11,6 +11,7 @@ import { parseSetFlags } from '../systems/settings.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
 import { EXIT_ERROR, EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
+import { ConsoleLogReporter } from './console-log-reporter.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { WORKLOADS } from '../workload/workload.js';
 
@@ -241,7 +242,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option('--json', 'print the summary as one JSON document on stdout')
     .action(async (flags: RunFlags) => {
       const config = configFromFlags(flags);
-      const reporters: Reporter[] = [new ProgressReporter()];
+      const reporters: Reporter[] = [new ProgressReporter(), new ConsoleLogReporter()];
       await guardCampaigns(async ({ signal, onRegistry }) => {
         const summary = await runCampaign(config, { reporters, signal, onRegistry });
         if (flags.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
