@@ -13,6 +13,7 @@ import { EXIT_ERROR, EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './
 import type { RegisterCommand } from './command.js';
 import { ConsoleLogReporter } from './console-log-reporter.js';
 import { ProgressReporter } from './progress-reporter.js';
+import { systemsHelp } from './_internals/systems-help.js';
 import { WORKLOADS } from '../workload/workload.js';
 
 /** What `--system` takes, for every command that has it. */
@@ -189,6 +190,7 @@ export function configFromFlags(flags: RunFlags): RunConfig {
 export const registerRun: RegisterCommand = (program, setExit) => {
   program
     .command('run')
+    .addHelpText('after', systemsHelp())
     .description('run a fuzzing campaign against a system')
     .option('--system <name|path>', SYSTEM_HELP, 'kvraft')
     .option('--nodes <n>', 'cluster size (default: the system’s)')
