@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { UsageError } from '../core/errors.js';
 import { StoreFullError } from '../store/store-full.js';
 import { endQuietlyWhenStdoutCloses } from './_internals/closed-stdout.js';
+import { packageVersion } from './_internals/package-version.js';
 import { COMMANDS } from './commands.js';
 
 export const EXIT_OK = 0;
@@ -12,6 +13,7 @@ export const EXIT_USAGE = 2;
 async function main(argv: readonly string[]): Promise<number> {
   const program = new Command('mallory')
     .description('Greybox fuzzer for distributed systems')
+    .version(packageVersion(), '-V, --version', 'print the version and exit')
     .exitOverride()
     .showHelpAfterError(false)
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });

@@ -3,6 +3,7 @@ import type { BugRecord } from '../campaign/bug.js';
 import type { Progress, Reporter, RunSummary } from '../campaign/reporter.js';
 import { describeRunVerdict } from '../core/verdict.js';
 import type { FaultOutcome } from '../nemesis/nemesis.js';
+import { invokedAs } from './_internals/invoked-as.js';
 
 const PLAIN_INTERVAL_MS = 10_000;
 
@@ -20,14 +21,21 @@ function line(p: Progress): string {
   );
 }
 
+/** Where a reporter's text goes: a terminal, a pipe or a file. */
+export interface TextSink {
+  write(text: string): unknown;
+}
+
 /** The live progress line on a terminal; plain lines (one every 10 s, faults, bugs) otherwise. */
 export class ProgressReporter implements Reporter {
   private lastPlain = 0;
   private live = false;
 
   constructor(
-    private readonly out: NodeJS.WriteStream = process.stderr,
+    private readonly out: TextSink = process.stderr,
     private readonly tty = process.stderr.isTTY,
+    /** The command the suggested replay, shrink and report lines start with. */
+    private readonly command = invokedAs(),
   ) {}
 
   private print(text: string): void {
@@ -69,7 +77,7 @@ export class ProgressReporter implements Reporter {
 
   bug(bug: BugRecord): void {
     this.print(
-      `BUG #${bug.id} [${bug.kind}] ${bug.message}\n  evidence: ${bug.dir}\n  replay:   mallory replay ${bug.dir} --repeat 10\n  shrink:   mallory shrink ${bug.dir}`,
+      `BUG #${bug.id} [${bug.kind}] ${bug.message}\n  evidence: ${bug.dir}\n  replay:   ${this.command} replay ${bug.dir} --repeat 10\n  shrink:   ${this.command} shrink ${bug.dir}`,
     );
   }
 
@@ -89,7 +97,7 @@ export class ProgressReporter implements Reporter {
     lines.push(`  run dir: ${s.runDir}`);
     if (s.report !== undefined) lines.push(`  report:  ${s.report}`);
     if (s.reportError !== undefined)
-      lines.push(`  report:  not written (${s.reportError}); retry: mallory report ${s.runDir}`);
+      lines.push(`  report:  not written (${s.reportError}); retry: ${this.command} report ${s.runDir}`);
     this.print(lines.join('\n'));
   }
 }

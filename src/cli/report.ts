@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 
 import { UsageError } from '../core/errors.js';
 import { writeStoreIndex } from '../report/store-index.js';
@@ -6,6 +7,7 @@ import { writeRunReport } from '../report/write-run-report.js';
 import { notARunReason } from '../store/run-reader.js';
 import type { RunStatus } from '../store/run-store.js';
 import type { RegisterCommand } from './command.js';
+import { CONSOLE_LOG } from './console-log-reporter.js';
 
 interface ReportFlags {
   out?: string;
@@ -39,6 +41,8 @@ export const registerReport: RegisterCommand = (program, setExit) => {
         if (reason !== undefined) throw new UsageError('not-a-run', `report: ${reason}: ${WHAT_TO_GIVE}`);
         const written = await writeRunReport(runDir, flags.out !== undefined ? { outDir: flags.out } : {});
         process.stdout.write(`${written.html}\n${written.json}\n`);
+        const consoleLog = path.join(runDir, CONSOLE_LOG);
+        if (existsSync(consoleLog)) process.stdout.write(`${consoleLog}\n`);
         const cutShort = CUT_SHORT[written.status];
         if (cutShort !== undefined) process.stderr.write(`mallory: report: ${runDir} ${cutShort}\n`);
       }

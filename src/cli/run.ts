@@ -11,7 +11,9 @@ import { parseSetFlags } from '../systems/settings.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
 import { EXIT_ERROR, EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
+import { ConsoleLogReporter } from './console-log-reporter.js';
 import { ProgressReporter } from './progress-reporter.js';
+import { systemsHelp } from './_internals/systems-help.js';
 import { WORKLOADS } from '../workload/workload.js';
 
 /** What `--system` takes, for every command that has it. */
@@ -191,6 +193,7 @@ export function configFromFlags(flags: RunFlags): RunConfig {
 export const registerRun: RegisterCommand = (program, setExit) => {
   program
     .command('run')
+    .addHelpText('after', systemsHelp())
     .description('run a fuzzing campaign against a system')
     .option('--system <name|path>', SYSTEM_HELP, 'kvraft')
     .option('--nodes <n>', 'cluster size (default: the system’s)')
@@ -248,7 +251,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option('--json', 'print the summary as one JSON document on stdout')
     .action(async (flags: RunFlags) => {
       const config = configFromFlags(flags);
-      const reporters: Reporter[] = [new ProgressReporter()];
+      const reporters: Reporter[] = [new ProgressReporter(), new ConsoleLogReporter()];
       await guardCampaigns(async ({ signal, onRegistry }) => {
         const summary = await runCampaign(config, { reporters, signal, onRegistry });
         if (flags.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');

@@ -3,6 +3,7 @@ import { shrinkBug } from '../campaign/shrink.js';
 import { EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
+import { invokedAs } from './_internals/invoked-as.js';
 import { parseRepeat } from './replay.js';
 
 interface ShrinkFlags {
@@ -58,11 +59,11 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
         const a = result.after;
         process.stdout.write(
           `shrunk ${b.faults} → ${a.faults} fault(s); reproduced ${b.reproduced}/${b.tries} before, ${a.reproduced}/${a.tries} after (${finding})\n` +
-            `  ${result.shrunk}\n  replay: mallory replay ${result.shrunk} --repeat 10\n`,
+            `  ${result.shrunk}\n  replay: ${invokedAs()} replay ${result.shrunk} --repeat 10\n`,
         );
       } else if (!result.interrupted) {
         process.stdout.write(
-          `not shrunk: the bug's own schedule reproduced ${b.reproduced}/${b.tries}, less than half (${finding}); try a larger --repeat or check it with mallory replay\n`,
+          `not shrunk: the bug's own schedule reproduced ${b.reproduced}/${b.tries}, less than half (${finding}); try a larger --repeat or check it with ${invokedAs()} replay\n`,
         );
       }
       setExit(result.interrupted ? EXIT_INTERRUPTED : result.after ? 0 : EXIT_NOT_REPRODUCED);

@@ -48,8 +48,8 @@ describe('mallory replay (kvraft, real processes)', () => {
     expect(linearizable).toMatchObject({ valid: false, findings: ['linearizability/not-linearizable'] });
     expect(linearizable?.ops).toBeGreaterThan(0);
     // The replay command is printed under the BUG line.
-    expect(found.stderr).toContain(`replay:   mallory replay ${bugDir} --repeat 10`);
-    expect(found.stderr).toContain(`shrink:   mallory shrink ${bugDir}`);
+    expect(found.stderr).toContain(`replay:   ./bin/mallory.js replay ${bugDir} --repeat 10`);
+    expect(found.stderr).toContain(`shrink:   ./bin/mallory.js shrink ${bugDir}`);
     // The bug's schedule file says how to run it: system, nodes, switches, seed, what it found.
     const [header] = readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8').split('\n');
     expect(JSON.parse(header)).toMatchObject({

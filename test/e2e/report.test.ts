@@ -69,7 +69,18 @@ describe('mallory report', () => {
 
     const r = await mallory(['report', runDir], box);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`${join(runDir, 'report.html')}\n${join(runDir, 'results.json')}\n`);
+    expect(r.stdout).toBe(
+      `${join(runDir, 'report.html')}\n${join(runDir, 'results.json')}\n${join(runDir, 'mallory.log')}\n`,
+    );
+    // The console log holds what the terminal showed, its first and last lines included.
+    const consoleLog = readFileSync(join(runDir, 'mallory.log'), 'utf8');
+    expect(consoleLog).toContain(`  run dir ${runDir}\n`);
+    expect(consoleLog).toMatch(/\[\d\d:\d\d\/00:20\] schedule 1 step/);
+    expect(consoleLog).toContain(`  report:  ${join(runDir, 'report.html')}\n`);
+    for (const printed of run.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('mallory: ') || l.startsWith('  ')))
+      expect(consoleLog).toContain(printed);
 
     const results = JSON.parse(readFileSync(join(runDir, 'results.json'), 'utf8')) as Results;
     expect(ResultsSchema.safeParse(results).success).toBe(true);
