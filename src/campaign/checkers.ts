@@ -66,9 +66,10 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
         first !== undefined && first.anomaly !== 'unexplained'
           ? `key ${keyName(ce?.key)}: ${anomalyWords(first.anomaly)}: ${first.message}${others}${declared}`
           : `history of key ${keyName(ce?.key)} is not linearizable: ${failing} cannot be placed after state ${ce?.stateBefore ?? '?'}${others}${declared}`;
+      const anomalies = explanations.map((e) => e.anomaly);
       const durability = durabilityFinding(
         input,
-        explanations.map((e) => e.anomaly),
+        anomalies.length > 0 && anomalies.every((a) => DATA_LOSS_ANOMALIES.has(a)),
         message,
       );
       if (durability?.severity === 'note')
@@ -109,15 +110,15 @@ const DATA_LOSS_ANOMALIES: ReadonlySet<RegisterAnomaly> = new Set([
 ]);
 
 /**
- * Against a system's declared durability: a violation that is all lost data (lost writes, values
- * brought back, old values read) in a schedule whose disks lost unfsynced writes within the
- * contract breaks it; beyond the contract, it is what the system declared can happen — a note.
- * Undefined: judge it as a plain linearizability violation (no declaration, no disk lost data, or
- * anomalies data loss does not explain).
+ * Against a system's declared durability: a violation that is all lost data (`dataLoss`: lost
+ * writes, values brought back, old values read, elements gone from a set) in a schedule whose
+ * disks lost unfsynced writes within the contract breaks it; beyond the contract, it is what the
+ * system declared can happen — a note. Undefined: judge it as the workload's own violation (no
+ * declaration, no disk lost data, or anomalies data loss does not explain).
  */
 function durabilityFinding(
   input: ScheduleCheckInput,
-  anomalies: readonly RegisterAnomaly[],
+  dataLoss: boolean,
   message: string,
 ): Pick<Finding, 'kind' | 'name' | 'message' | 'severity' | 'evidence'> | undefined {
   const contract =
@@ -125,8 +126,7 @@ function durabilityFinding(
     (input.system.durability !== undefined
       ? { level: input.system.durability, statedBy: 'system' as const }
       : undefined);
-  if (contract === undefined || anomalies.length === 0) return undefined;
-  if (!anomalies.every((a) => DATA_LOSS_ANOMALIES.has(a))) return undefined;
+  if (contract === undefined || !dataLoss) return undefined;
   const declared = contract.level;
   const verdict = judgeDurability(declared, input.faults, input.nodeCount);
   if (verdict === undefined) return undefined;
@@ -299,18 +299,32 @@ export function setChecker(): ScheduleChecker {
       };
       const add = (type: SetAnomalyType, anomalies: readonly SetAnomaly[], what: string): void => {
         if (anomalies.length === 0) return;
+        const message = `${anomalies.length} ${what} element(s) of ${result.attempted} added: ${named(anomalies)}`;
+        const evidence = {
+          ...summary,
+          type,
+          count: anomalies.length,
+          elements: kept(anomalies).map((a) => exactJson(a.element)),
+          anomalies: kept(anomalies),
+        };
+        // Elements gone after disks lost unfsynced writes: judged against the durability contract.
+        const durability = type === 'lost' ? durabilityFinding(input, true, message) : undefined;
+        if (durability !== undefined) {
+          findings.push({
+            ...durability,
+            evidence:
+              durability.severity === 'note'
+                ? { ...(durability.evidence as object), set: evidence }
+                : { ...evidence, contract: durability.evidence },
+          });
+          return;
+        }
         findings.push({
           kind: 'set',
           name: SET_FINDING_NAMES[type],
           ...(type === 'stale' && sequential ? { severity: 'note' as const } : {}),
-          message: `${anomalies.length} ${what} element(s) of ${result.attempted} added: ${named(anomalies)}`,
-          evidence: {
-            ...summary,
-            type,
-            count: anomalies.length,
-            elements: kept(anomalies).map((a) => exactJson(a.element)),
-            anomalies: kept(anomalies),
-          },
+          message,
+          evidence,
         });
       };
       add('lost', result.lost, 'lost');

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 
-import { bankChecker, linearizabilityChecker, transactionalChecker } from '../../src/campaign/checkers.js';
+import {
+  bankChecker,
+  linearizabilityChecker,
+  setChecker,
+  transactionalChecker,
+} from '../../src/campaign/checkers.js';
 import { judgeDurability } from '../../src/check/durability.js';
 import type { ScheduleCheckInput } from '../../src/campaign/checker.js';
 import type { Op } from '../../src/core/op.js';
@@ -160,6 +165,60 @@ describe('linearizabilityChecker against a declared durability', () => {
     const [finding] = await linearizabilityChecker(10_000).check(input(lostWrite(), system, [torn]));
     expect(finding).toMatchObject({ kind: 'durability', name: 'broken-contract' });
     expect(finding.message).toContain('disks lost unfsynced writes: torn-write n3 at 3.0 s');
+  });
+});
+
+/** 1 and 2 added and acknowledged, then a read that holds only 1: 2 was lost. */
+function lostElement(): Op[] {
+  const rows: [Op['type'], number, string, unknown][] = [
+    ['invoke', 0, 'add', ['s', 1]],
+    ['ok', 0, 'add', ['s', 1]],
+    ['invoke', 0, 'add', ['s', 2]],
+    ['ok', 0, 'add', ['s', 2]],
+    ['invoke', 1, 'read', ['s', null]],
+    ['ok', 1, 'read', ['s', [1]]],
+  ];
+  return rows.map(([type, process, f, value], i) => ({ index: i, time: i * 1e6, type, process, f, value }));
+}
+
+describe('setChecker against a declared durability', () => {
+  const kill = { atMs: 1000, f: 'kill' as const, value: 'leader' as const, nodes: ['n1'] };
+  const loseOne = { atMs: 2000, f: 'lose-unfsynced' as const, value: 'one' as const, nodes: ['n2'] };
+  const loseAll = { ...loseOne, value: 'all' as const, nodes: ['n1', 'n2', 'n3'] };
+  const system = { name: 's', durability: 'minority-disk-loss' as const };
+
+  it('elements lost after kills alone, or with no declaration, are a set bug', async () => {
+    const [killed] = await setChecker().check(input(lostElement(), system, [kill]));
+    expect(killed).toMatchObject({ kind: 'set', name: 'lost-elements' });
+    const [undeclared] = await setChecker().check(input(lostElement(), { name: 's' }, [loseAll]));
+    expect(undeclared).toMatchObject({ kind: 'set', name: 'lost-elements' });
+  });
+
+  it('elements lost to disk losses the system declares it survives break its contract', async () => {
+    const findings = await setChecker().check(input(lostElement(), system, [kill, loseOne]));
+    expect(findings).toHaveLength(1);
+    expect(findings[0]).toMatchObject({ kind: 'durability', name: 'broken-contract' });
+    expect(findings[0].severity).toBeUndefined();
+    expect(findings[0].message).toContain(
+      'declares they survive minority-disk-loss (disks lost unfsynced writes: lose-unfsynced n2 at 2.0 s): 1 lost element(s) of 2 added',
+    );
+    expect(findings[0].evidence).toMatchObject({
+      type: 'lost',
+      elements: ['2'],
+      contract: { durability: 'minority-disk-loss', withinContract: true },
+    });
+  });
+
+  it('elements lost to disk losses beyond the declaration are a note; the user may state more', async () => {
+    const [note] = await setChecker().check(input(lostElement(), system, [loseAll]));
+    expect(note).toMatchObject({ kind: 'durability', name: 'beyond-contract', severity: 'note' });
+    expect(note.evidence).toMatchObject({ withinContract: false, set: { type: 'lost', count: 1 } });
+    const [stated] = await setChecker().check({
+      ...input(lostElement(), system, [loseAll]),
+      durability: { level: 'disk-loss', statedBy: 'user' },
+    });
+    expect(stated).toMatchObject({ kind: 'durability', name: 'broken-contract' });
+    expect(stated.severity).toBeUndefined();
   });
 });
 
