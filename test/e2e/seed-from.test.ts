@@ -22,6 +22,16 @@ function templates(runDir: string): Map<string, string[]> {
   }
 }
 
+/** The bugs a run's JSON summary names, one line each (what a failed expectation shows). */
+function bugsOf(stdout: string): string {
+  try {
+    const { bugs } = JSON.parse(stdout) as { bugs?: { kind: string; name: string; message: string }[] };
+    return (bugs ?? []).map((b) => `${b.kind}/${b.name}: ${b.message.slice(0, 600)}\n`).join('');
+  } catch {
+    return stdout.slice(0, 2000);
+  }
+}
+
 function globalVisits(runDir: string): number {
   const db = new Database(join(runDir, 'run.db'), { readonly: true });
   try {
@@ -43,12 +53,12 @@ describe('mallory run --seed-from (kvraft, real processes)', () => {
   it('starts from what an earlier run learnt: its decisions add to the earlier ones', async () => {
     const common = ['run', '--time', '12s', '--steps', '4', '--store', box.store, '--json'];
     const first = await mallory([...common, '--seed', '31'], box);
-    expect(first.code).toBe(0);
+    expect(first.code, bugsOf(first.stdout) + first.stderr).toBe(0);
     const a = jsonOf(first) as Summary;
     const before = globalVisits(a.runDir);
     expect(before).toBeGreaterThan(0);
     const second = await mallory([...common, '--seed', '32', '--seed-from', a.runDir], box);
-    expect(second.code).toBe(0);
+    expect(second.code, bugsOf(second.stdout) + second.stderr).toBe(0);
     const b = jsonOf(second) as Summary;
     expect(globalVisits(b.runDir)).toBeGreaterThan(before);
     // The log lines the two runs share have the same ids (event types) in both: the seeded run

@@ -23,8 +23,37 @@ export async function startCluster(live: LiveRun): Promise<void> {
       `${name}: ready() never answered within ${seconds} s of starting (its promise neither resolved nor rejected): make ready() settle, and stop when its signal aborts; node logs in ${logs}`,
     );
   }
+  const said = lastAnswer(attempts, parts.cluster.members, (node) => parts.cluster.statusOf(node));
   throw new UsageError(
     'not-ready',
-    `${name} did not serve requests within ${seconds} s of starting: see ${logs}; a system that starts slower needs a longer --startup-timeout`,
+    `${name} did not serve requests within ${seconds} s of starting${said}: see ${logs}; a system that starts slower needs a longer --startup-timeout`,
   );
+}
+
+/** How many of the last try's unmet checks the error names. */
+const CHECKS_NAMED = 3;
+
+/**
+ * What the last try of `ready()` said, and which nodes' processes are no longer running, as a
+ * parenthesis for the error (empty when there is nothing to say).
+ */
+export function lastAnswer(
+  attempts: readonly ReadyAttempt[],
+  members: readonly string[],
+  statusOf: (node: string) => string,
+): string {
+  const parts: string[] = [];
+  const last = attempts.at(-1);
+  if (last?.error !== undefined) parts.push(`last try: ${last.error}`);
+  const unmet = (last?.checks ?? []).filter((c) => !c.ok);
+  if (unmet.length > 0) {
+    const named = unmet
+      .slice(0, CHECKS_NAMED)
+      .map((c) => `${c.node !== undefined ? `${c.node} ` : ''}${c.check}: ${c.detail ?? 'no'}`);
+    const more = unmet.length > CHECKS_NAMED ? `, and ${unmet.length - CHECKS_NAMED} more` : '';
+    parts.push(`last try: ${named.join('; ')}${more}`);
+  }
+  const down = members.filter((n) => statusOf(n) !== 'running').map((n) => `${n} ${statusOf(n)}`);
+  if (down.length > 0) parts.push(`not running: ${down.join(', ')}`);
+  return parts.length === 0 ? '' : ` (${parts.join('; ')})`;
 }

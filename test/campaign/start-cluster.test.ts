@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+
+import { lastAnswer } from '../../src/campaign/_internals/start-cluster.js';
+
+describe('lastAnswer (why a system did not serve at start-up)', () => {
+  const running = (): string => 'running';
+
+  it('names the unmet checks of the last try and the nodes that are not running', () => {
+    const said = lastAnswer(
+      [
+        { atMs: 0, ms: 5, ready: false, error: 'an early try' },
+        {
+          atMs: 500,
+          ms: 7,
+          ready: false,
+          checks: [
+            { node: 'n1', check: 'read', ok: true, detail: 'served' },
+            { node: 'n2', check: 'read', ok: false, detail: 'timeout: no answer within 1000 ms' },
+            { node: 'n3', check: 'read', ok: false, detail: 'refused: connect ECONNREFUSED' },
+          ],
+        },
+      ],
+      ['n1', 'n2', 'n3'],
+      (node) => (node === 'n3' ? 'exited' : 'running'),
+    );
+    expect(said).toBe(
+      ' (last try: n2 read: timeout: no answer within 1000 ms; n3 read: refused: connect ECONNREFUSED; not running: n3 exited)',
+    );
+  });
+
+  it('names what the last try threw, at most three checks, and nothing when there is nothing to say', () => {
+    expect(lastAnswer([{ atMs: 0, ms: 1, ready: false, error: 'boom' }], ['n1'], running)).toBe(
+      ' (last try: boom)',
+    );
+    const checks = ['n1', 'n2', 'n3', 'n4', 'n5'].map((node) => ({ node, check: 'read', ok: false }));
+    expect(lastAnswer([{ atMs: 0, ms: 1, ready: false, checks }], [], running)).toBe(
+      ' (last try: n1 read: no; n2 read: no; n3 read: no, and 2 more)',
+    );
+    expect(lastAnswer([], ['n1'], running)).toBe('');
+  });
+});
