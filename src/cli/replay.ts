@@ -15,7 +15,11 @@ interface ReplayFlags {
   durability?: Durability;
   store: string;
   json?: boolean;
+  verbose?: boolean;
 }
+
+/** `--verbose` of replay and shrink: each try's whole campaign output, instead of one line per try. */
+export const VERBOSE_HELP = "print each try's whole campaign output (by default one line per try)";
 
 export const registerReplay: RegisterCommand = (program, setExit) => {
   program
@@ -31,6 +35,7 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
     )
     .option('--store <dir>', 'where the replays are stored', 'store')
     .option('--json', 'print the result as one JSON document on stdout')
+    .option('--verbose', VERBOSE_HELP)
     .action(async (bugDir: string, flags: ReplayFlags) => {
       const repeat = parseRepeat(flags.repeat);
       const settings = parseSetFlags(flags.set);
@@ -49,12 +54,13 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
           settings,
           ...(flags.durability !== undefined ? { durability: flags.durability } : {}),
           signal,
-          reporters: [new ProgressReporter()],
+          reporters: flags.verbose ? [new ProgressReporter()] : [],
           onRegistry,
           onTry: (i, t) => {
             process.stderr.write(
               `replay ${i + 1}/${repeat}: ${t.reproduced ? 'reproduced' : 'not reproduced'}` +
-                ` (found: ${t.found.length > 0 ? t.found.join(', ') : 'nothing'}) — ${t.runDir}\n`,
+                ` (found: ${t.found.length > 0 ? t.found.join(', ') : 'nothing'})` +
+                `${t.status === 'complete' ? '' : `, ${t.status}`} — ${t.runDir}\n`,
             );
           },
         }),

@@ -4,12 +4,13 @@ import { EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { invokedAs } from './_internals/invoked-as.js';
-import { parseRepeat } from './replay.js';
+import { parseRepeat, VERBOSE_HELP } from './replay.js';
 
 interface ShrinkFlags {
   repeat: string;
   store: string;
   json?: boolean;
+  verbose?: boolean;
 }
 
 const DEFAULT_REPEAT = '3';
@@ -28,6 +29,7 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
     )
     .option('--store <dir>', 'where the replays are stored', 'store')
     .option('--json', 'print the result as one JSON document on stdout')
+    .option('--verbose', VERBOSE_HELP)
     .action(async (bugDir: string, flags: ShrinkFlags) => {
       const repeat = parseRepeat(flags.repeat);
       const bug = readBug(bugDir);
@@ -42,7 +44,7 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
           repeat,
           store: flags.store,
           signal,
-          reporters: [new ProgressReporter()],
+          reporters: flags.verbose ? [new ProgressReporter()] : [],
           onRegistry,
           onCandidate: (c) => {
             const what = c.index === 0 ? 'the bug as recorded' : `candidate ${c.index}`;

@@ -159,7 +159,9 @@ describe('nemesis against real kvraft nodes', () => {
     expect(cluster.statusOf(victim)).toBe('removed');
     // The add commits (2 of 3 are up) but the node was never started.
     await system.membership!.add(victim, cluster);
-    expect(await system.membership!.configuration!(cluster)).toContain(victim);
+    // The committed configuration is undefined for a moment when the leader has not yet committed
+    // an entry of its term (or no node answers as leader): poll until a leader says.
+    expect(await eventually(() => system.membership!.configuration!(cluster), 10_000)).toContain(victim);
     expect(await nemesis.healAll()).toEqual([]);
     expect(cluster.isMember(victim)).toBe(true);
     expect(cluster.nodesIn('running')).toEqual(NODES);

@@ -98,7 +98,11 @@ describe('pacing: a warm-up before the first fault, and quiet periods (kvraft, r
     const heals = lines.filter((l) => l.f === 'heal-all');
     expect(heals.map((l) => Math.round((l.atMs ?? 0) / 2000))).toEqual([1, 3]);
 
-    const replay = await mallory(['replay', bug.dir, '--repeat', '1', '--store', box.store, '--json'], box);
+    // --verbose: the try's whole campaign output, its warm-up line among it.
+    const replay = await mallory(
+      ['replay', bug.dir, '--repeat', '1', '--store', box.store, '--json', '--verbose'],
+      box,
+    );
     expect(replay.code, replay.stderr).toBe(1);
     expect(replay.stderr).toMatch(/warm-up: \d+ ok ops in 2\.0 s before the first fault/);
     const result = jsonOf(replay) as { reproduced: number; tries: { runDir: string }[] };

@@ -61,6 +61,8 @@ describe('mallory shrink (kvraft, real processes)', () => {
       /shrink: candidate \d+, \d fault\(s\): reproduced [01]\/1 — (kept|dropped)/,
     );
     expect(shrink.stderr).toMatch(/shrink: the bug as recorded, 6 fault\(s\): reproduced 1\/1/);
+    // One line per candidate after the first (what it shrinks), not each try's campaign (--verbose).
+    expect(shrink.stderr.trim().split('\n')).toHaveLength(1 + result.candidates.length);
     process.stdout.write(
       `shrink (kvraft ack-before-commit, padded): 6 → ${result.after?.faults} faults in ${result.candidates.length} candidates\n`,
     );
