@@ -61,6 +61,11 @@ export interface LinearizabilityResult<T = Op> {
   readonly counterexample?: Counterexample<T>;
   /** Every partition (key) found not linearizable, `counterexample` first; at most `MAX_COUNTEREXAMPLES`. */
   readonly counterexamples?: readonly Counterexample<T>[];
+  /**
+   * Partitions left undecided once others were found not linearizable (which settles the
+   * verdict): their searches were long. Absent when every partition was decided.
+   */
+  readonly undecidedPartitions?: number;
 }
 
 /** Checks the options a caller gave; throws with a message saying what to pass instead. */
@@ -129,8 +134,11 @@ async function checkPartitions(
     }
   });
   const counterexample = counterexamples.at(0);
+  // Count by what was decided: an undecided partition may be a hole of the array, which filter skips.
+  const undecided = partitions.length - verdicts.filter((verdict) => verdict !== undefined).length;
   return {
     valid,
+    ...(undecided > 0 ? { undecidedPartitions: undecided } : {}),
     model: model.name,
     partitions: partitions.length,
     ops,

@@ -1,6 +1,6 @@
 /**
  * A sequential specification a history is checked against. A system adapter can implement its own;
- * the built-in ones are `register`, `cas-register`, `kv`, `set` and `counter`.
+ * the built-in ones are `register`, `cas-register`, `kv`, `string-kv`, `set` and `counter`.
  *
  * `S` is the model state, `I` the input taken from an invoke, `O` the output taken from an `ok`
  * completion. An `info` completion (outcome unknown) steps with `output` undefined: the op may have
@@ -40,7 +40,7 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
   describe(state: S): string;
 }
 
-export const MODEL_NAMES = ['register', 'cas-register', 'kv', 'set', 'counter'] as const;
+export const MODEL_NAMES = ['register', 'cas-register', 'kv', 'string-kv', 'set', 'counter'] as const;
 export type ModelName = (typeof MODEL_NAMES)[number];
 
 export function isModelName(name: string): name is ModelName {

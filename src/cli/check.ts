@@ -207,7 +207,11 @@ async function checkFile(
 function printReport(report: RegisterFileReport): void {
   const { result } = report;
   if (result === undefined) return;
-  const partitions = `${result.partitions} partition${result.partitions === 1 ? '' : 's'}`;
+  const undecided =
+    result.undecidedPartitions === undefined
+      ? ''
+      : ` (${result.undecidedPartitions} not decided: their searches were long, and the others settle the verdict)`;
+  const partitions = `${result.partitions} partition${result.partitions === 1 ? '' : 's'}${undecided}`;
   process.stdout.write(
     `${report.file}: ${verdictWord(result.valid)} (${result.model}${report.reads === 'sequential' ? ' with sequential reads' : ''}, ${partitions}, ${result.ops} ops, ${result.elapsedMs.toFixed(1)} ms)\n`,
   );

@@ -347,7 +347,7 @@ describe('checkOps options', () => {
   it('rejects an unknown model, a negative time limit and a thread count below 1, saying what to pass', async () => {
     const ops = history([0, 'invoke', 'read', null], [0, 'ok', 'read', null]);
     await expect(checkOps(ops, { model: 'queue' as 'kv' })).rejects.toThrow(
-      'checkOps: unknown model "queue": use one of register, cas-register, kv, set, counter, or pass a Model',
+      'checkOps: unknown model "queue": use one of register, cas-register, kv, string-kv, set, counter, or pass a Model',
     );
     await expect(checkOps(ops, { model: 'kv', timeLimitMs: -1 })).rejects.toThrow(/timeLimitMs must be/);
     await expect(checkOps(ops, { model: 'kv', threads: 0 })).rejects.toThrow(

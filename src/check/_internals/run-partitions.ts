@@ -7,8 +7,8 @@ import type { Model, ModelName } from '../model.js';
 import { canonical } from '../models/value.js';
 import type { Partition } from './partition.js';
 import type { WorkerInput } from './partition-worker.js';
-import { checkPartition } from './check-partition.js';
-import { MAX_COUNTEREXAMPLES, type PartitionVerdict } from './search.js';
+import { checkInRounds } from './check-rounds.js';
+import type { PartitionVerdict } from './search.js';
 
 /**
  * Worker threads pay off only for long histories of long partitions: copying a partition to a
@@ -41,22 +41,19 @@ function threadCount(partitions: readonly Partition[], options: RunOptions): num
   return Math.min(availableParallelism(), partitions.length);
 }
 
-/** Checks partitions in order on this thread, stopping after `MAX_COUNTEREXAMPLES` that are not linearizable. */
-function runHere(partitions: readonly Partition[], model: Model, deadlineMs: number): PartitionVerdict[] {
-  const verdicts: PartitionVerdict[] = [];
-  let failed = 0;
-  for (const partition of partitions) {
-    const verdict = checkPartition(partition.data(false), model, deadlineMs);
-    verdicts.push(verdict);
-    if (verdict.valid === false && ++failed >= MAX_COUNTEREXAMPLES) break;
-  }
-  return verdicts;
+/** Checks partitions on this thread (see `checkInRounds`). */
+function runHere(
+  partitions: readonly Partition[],
+  model: Model,
+  deadlineMs: number,
+): (PartitionVerdict | undefined)[] {
+  return checkInRounds(partitions.length, (i) => partitions[i].data(false), model, deadlineMs);
 }
 
-function runInWorker(input: WorkerInput): Promise<PartitionVerdict[]> {
+function runInWorker(input: WorkerInput): Promise<(PartitionVerdict | undefined)[]> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(WORKER_URL, { workerData: input, execArgv: [] });
-    worker.once('message', (verdicts: PartitionVerdict[]) => {
+    worker.once('message', (verdicts: (PartitionVerdict | undefined)[]) => {
       resolve(verdicts);
     });
     worker.once('error', reject);
@@ -67,10 +64,9 @@ function runInWorker(input: WorkerInput): Promise<PartitionVerdict[]> {
 }
 
 /**
- * The verdict of each partition, by index; undefined for partitions left unchecked once a thread
- * had found `MAX_COUNTEREXAMPLES` not linearizable. Partitions are spread over threads by size;
- * each thread takes its share in history order, so the first failing partition found is always
- * the first in history order, however many threads ran.
+ * The verdict of each partition, by index; undefined for partitions left undecided once a thread
+ * had found one not linearizable (see `checkInRounds`). Partitions are spread over threads by
+ * size; each thread checks its share in rounds.
  */
 export async function runPartitions(
   partitions: readonly Partition[],

@@ -4,6 +4,8 @@ import { EdnSet, Keyword } from './edn-types.js';
 import type { ParsedHistory } from './parsed-history.js';
 
 const REGISTER_FS: ReadonlySet<string> = new Set(['read', 'write', 'cas']);
+/** Porcupine's key-value ops. */
+const STRING_KV_FS: ReadonlySet<string> = new Set(['get', 'put', 'append']);
 
 function isKvValue(f: string, value: unknown): boolean {
   return (
@@ -20,7 +22,7 @@ function isKvValue(f: string, value: unknown): boolean {
 /**
  * The model a history most likely means: Jepsen independent tuples are kv; register ops whose invokes all carry `[key, v]` (a cas
  * `[key, [old, new]]`) are kv, so a cas `[old, new]` alone is not; `add` with list reads is a set,
- * with number reads a counter; otherwise a cas-register (a superset of register).
+ * with number reads a counter; get, put or append (Porcupine's key-value histories) string-kv; otherwise a cas-register (a superset of register).
  */
 export function defaultModel(history: ParsedHistory): ModelName {
   if (history.independent === true) return 'kv';
@@ -31,6 +33,7 @@ export function defaultModel(history: ParsedHistory): ModelName {
       ? 'set'
       : 'counter';
   }
+  if (invokes.some((op) => STRING_KV_FS.has(op.f))) return 'string-kv';
   const registerOps = invokes.filter((op) => REGISTER_FS.has(op.f));
   if (registerOps.length > 0 && registerOps.every((op) => isKvValue(op.f, op.value))) return 'kv';
   return 'cas-register';

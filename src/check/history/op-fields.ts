@@ -61,7 +61,12 @@ export function opFromFields(fields: Readonly<Record<string, unknown>>, position
     type: type as OpType,
     process: processId,
     f,
-    value: fields.value ?? null,
+    // An op with a key of its own (Porcupine's `{:f :get, :key "6", :value nil}`) is one key's op
+    // of many, as a Jepsen independent tuple is: its value becomes [key, value].
+    value:
+      fields.key === undefined || fields.key === null
+        ? (fields.value ?? null)
+        : [fields.key, fields.value ?? null],
     ...(typeof node === 'string' ? { node } : {}),
     // A final read (JSON `final`, EDN `:final?`): checked as linearizable under sequential reads.
     ...(fields.final === true || fields['final?'] === true ? { final: true as const } : {}),

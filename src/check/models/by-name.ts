@@ -3,11 +3,13 @@ import { casRegisterModel, registerModel, registerStartingAt } from './cas-regis
 import { counterModel } from './counter.js';
 import { kvModel, kvStartingAt } from './kv.js';
 import { setModel } from './set.js';
+import { stringKvModel } from './string-kv.js';
 
 const MODELS: Readonly<Record<ModelName, unknown>> = {
   register: registerModel,
   'cas-register': casRegisterModel,
   kv: kvModel,
+  'string-kv': stringKvModel,
   set: setModel,
   counter: counterModel,
 };

@@ -1,0 +1,46 @@
+import type { Model } from '../model.js';
+import { checkPartition } from './check-partition.js';
+import type { PartitionData } from './partition.js';
+import { MAX_COUNTEREXAMPLES, type PartitionVerdict } from './search.js';
+
+/** The first round's time per partition; each later round gives the partitions left 4 times more. */
+const FIRST_ROUND_MS = 50;
+const ROUND_GROWTH = 4;
+
+/**
+ * The verdict of each partition, by index; undefined for one left undecided. Partitions are
+ * checked in rounds, in history order within a round: each partition still open gets a time
+ * budget that grows from round to round, so that one partition whose search is long cannot hold
+ * back a verdict another settles at once. Once a round has found a partition not linearizable,
+ * the history's verdict is settled and the partitions still open stay undecided (as do all after
+ * `MAX_COUNTEREXAMPLES` counterexamples); while none has, every partition is searched to the end
+ * or the deadline. A partition searched again with a larger budget costs at most a third more
+ * than its last search.
+ */
+export function checkInRounds(
+  count: number,
+  dataOf: (index: number) => PartitionData,
+  model: Model,
+  deadlineMs: number,
+): (PartitionVerdict | undefined)[] {
+  const verdicts = new Array<PartitionVerdict | undefined>(count);
+  let open = Array.from({ length: count }, (_, i) => i);
+  let failed = 0;
+  for (let budgetMs = FIRST_ROUND_MS; open.length > 0; budgetMs *= ROUND_GROWTH) {
+    const stillOpen: number[] = [];
+    for (const index of open) {
+      if (failed >= MAX_COUNTEREXAMPLES) break;
+      const untilMs = Math.min(deadlineMs, performance.now() + budgetMs);
+      const verdict = checkPartition(dataOf(index), model, untilMs);
+      if (verdict.valid === 'unknown' && untilMs < deadlineMs) {
+        stillOpen.push(index);
+        continue;
+      }
+      verdicts[index] = verdict;
+      if (verdict.valid === false) failed++;
+    }
+    if (failed > 0) break;
+    open = stillOpen;
+  }
+  return verdicts;
+}
