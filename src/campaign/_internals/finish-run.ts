@@ -24,6 +24,17 @@ export async function finishRun(
   },
 ): Promise<RunSummary> {
   const { store, registry, config, emit } = run;
+  if (outcome.storeFull) {
+    // Whether the end would still fit depends on where in its writes the disk filled: record
+    // nothing more, so that every full disk ends the same way — the registry's file kept, and
+    // `mallory cleanup`, once there is room, marks the run cut short.
+    try {
+      store.close();
+    } catch {
+      // a database that cannot even close is what cleanup is for
+    }
+    throw outcome.storeFull;
+  }
   store.finish(summary.status, summary);
   store.close();
   // Only now: until the final status is on disk, `mallory cleanup` must be able to find the run.
