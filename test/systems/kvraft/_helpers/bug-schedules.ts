@@ -17,6 +17,9 @@ interface Summary {
   readonly status: string;
   readonly bugs: readonly { kind: string; name: string; message: string }[];
   readonly ops: { ok: number };
+  readonly verdict: {
+    readonly checkers: readonly { checker: string; valid: number; invalid: number; unknown: number }[];
+  };
 }
 
 async function run(
@@ -56,11 +59,18 @@ const CASES = [
     names: ['invariant/election-safety'],
     retry: 2,
   },
+  // The schedule leaves the cluster without a leader for part of its 15 s, with the switch off as
+  // well: the adapter retries the member removal on the majority side's leader, which appends the
+  // new configuration (four members, two of them across the cut) and so has no quorum until the heal
+  // (Raft's rule: a configuration takes effect when appended). When that retry lands varies, and so
+  // does the ok count: 557 on a quiet host, 498 and 454 in CI runs. The floor asks for a cluster
+  // that served before and after; the recovery check (asserted for every case) says it served again.
   {
     bug: 'snapshot-uncommitted-config',
     steps: 6,
     workload: 'register',
     names: ['crash/crash-text'],
+    minOk: 250,
   },
   { bug: 'split-txn', steps: 6, workload: 'list-append', names: ['txn/not-strict-serializable'] },
   // The same switch under write/read transactions (fractured reads: G1b, G-single, internal).
@@ -126,8 +136,11 @@ export function describeBugSchedules(side: 'exposed' | 'clean'): void {
           const { code, summary } = await run(boxes, c.bug, c.steps, nodes, c.workload);
           expect(summary.status).toBe('complete');
           expect(summary.bugs).toEqual([]);
-          expect(summary.ops.ok).toBeGreaterThan(500);
+          expect(summary.ops.ok).toBeGreaterThan('minOk' in c ? c.minOk : 500);
           expect(code).toBe(0);
+          // Once the faults stopped, the cluster served again.
+          const recovery = summary.verdict.checkers.find((k) => k.checker === 'recovery');
+          expect(recovery).toMatchObject({ valid: 1, invalid: 0, unknown: 0 });
           // The probe events and the node logs are in the run directory.
           for (const node of ['n1', 'n2', 'n3'].slice(0, nodes)) {
             const dir = join(summary.runDir, 'nodes', node);
