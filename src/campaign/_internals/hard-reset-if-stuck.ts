@@ -5,7 +5,9 @@ import type { LiveRun } from './live-run.js';
 
 /**
  * When healing was not enough, starts the cluster afresh, or the rest of the campaign would only
- * find the same stuck cluster again; throws when even that does not serve.
+ * find the same stuck cluster again; throws when even that does not serve. A fresh start is waited
+ * for as the first start is (`startupTimeoutMs`), not by the recovery bound, which is about
+ * recovering from faults.
  */
 export async function hardResetIfStuck(live: LiveRun, recovery: Recovery): Promise<void> {
   const { config, signal, state, plan, store, parts, history } = live;
@@ -14,11 +16,11 @@ export async function hardResetIfStuck(live: LiveRun, recovery: Recovery): Promi
   state.phase = 'resetting';
   history.record({ type: 'info', process: 'nemesis', f: 'hard-reset', value: cluster.nodes });
   await cluster.restartFresh();
-  const fresh = await cluster.waitReady(config.recoveryTimeoutMs, signal);
+  const fresh = await cluster.waitReady(config.startupTimeoutMs, signal);
   history.takeSegment();
   if (!fresh && !signal.aborted) {
     throw new Error(
-      `${plan.definition.name} did not serve even after a fresh start of every node: see ${join(store.dir, 'nodes')}`,
+      `${plan.definition.name} did not serve within ${config.startupTimeoutMs / 1000} s (--startup-timeout) even after a fresh start of every node: see ${join(store.dir, 'nodes')}`,
     );
   }
 }
