@@ -20,6 +20,7 @@ import type { WorkloadDefinition, WorkloadName } from '../workload/workload.js';
 import type { WorkloadVerdict } from '../workload/workload-checker.js';
 import { BANK_DEFAULTS } from '../workload/bank.js';
 import type { Finding, ScheduleCheckInput, ScheduleChecker } from './checker.js';
+import { describeBytes } from '../check/_internals/memory-limit.js';
 import type { RunConfig } from './config.js';
 
 /** How many of the other violating keys a message names (the evidence lists them all). */
@@ -41,7 +42,11 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
             name: 'unknown',
             severity: 'note',
             unknown: true,
-            message: `linearizability of ${result.ops} ops over ${result.partitions} key(s) could not be decided within the ${timeLimitMs / 1000} s time limit`,
+            message: `linearizability of ${result.ops} ops over ${result.partitions} key(s) could not be decided within ${
+              result.unknownBecause === 'memory' && result.memoryLimitBytes !== undefined
+                ? `the memory limit of ${describeBytes(result.memoryLimitBytes)}`
+                : `the ${timeLimitMs / 1000} s time limit`
+            }`,
             evidence: { result, reads },
           },
         ];

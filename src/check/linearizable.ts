@@ -1,15 +1,17 @@
 import type { Op } from '../core/op.js';
 import { HistoryBuilder } from './_internals/history-builder.js';
 import type { Partition } from './_internals/partition.js';
+import { defaultMemoryLimitBytes } from './_internals/memory-limit.js';
 import { runPartitions } from './_internals/run-partitions.js';
-import { MAX_COUNTEREXAMPLES } from './_internals/search.js';
+import { MAX_COUNTEREXAMPLES, type UnknownBecause } from './_internals/search.js';
 import { MODEL_NAMES, type Model, type ModelName, isModelName } from './model.js';
 import { REGISTER_MODEL_NAMES, isRegisterModelName, modelByName } from './models/by-name.js';
 import { findNonMonotonicReads } from './monotonic-reads.js';
 import { READ_CONSISTENCIES, type ReadConsistency, relaxReads } from './sequential-reads.js';
 
 export { HistoryError } from './history/history-error.js';
-export { MAX_COUNTEREXAMPLES } from './_internals/search.js';
+export { MAX_COUNTEREXAMPLES, type UnknownBecause } from './_internals/search.js';
+export { defaultMemoryLimitBytes } from './_internals/memory-limit.js';
 export { MODEL_NAMES, isModelName, type Model, type ModelName } from './model.js';
 
 export interface CheckOptions {
@@ -17,6 +19,12 @@ export interface CheckOptions {
   readonly model: ModelName | Model;
   /** Give up after this long and answer `'unknown'`. Default: no limit. */
   readonly timeLimitMs?: number;
+  /**
+   * Give up, and answer `'unknown'`, before the process's memory passes this many bytes (the
+   * search's memo tables are bounded to what is left, and the resident set is watched). Default
+   * `defaultMemoryLimitBytes()`: half the machine's memory (or its cgroup's). `Infinity`: no bound.
+   */
+  readonly memoryLimitBytes?: number;
   /**
    * The value registers hold before any write (`register`, `cas-register`, and every key of
    * `kv`): Knossos's registers start at 0. Default: nil (null).
@@ -50,6 +58,10 @@ export interface Counterexample<T = Op> {
 
 export interface LinearizabilityResult<T = Op> {
   readonly valid: true | false | 'unknown';
+  /** When unknown: the limit that ended a search (`memory` when any search ran out of memory). */
+  readonly unknownBecause?: UnknownBecause;
+  /** The memory bound the check ran under, in bytes. */
+  readonly memoryLimitBytes?: number;
   readonly model: string;
   /** Independent sub-histories checked (one per key for `kv`). */
   readonly partitions: number;
@@ -78,6 +90,10 @@ function resolveOptions(options: CheckOptions): Model {
   }
   if (timeLimitMs !== undefined && !(timeLimitMs >= 0)) {
     throw new RangeError(`checkOps: timeLimitMs must be a number of ms >= 0, got ${timeLimitMs}`);
+  }
+  const memory = options.memoryLimitBytes;
+  if (memory !== undefined && !(memory > 0)) {
+    throw new RangeError(`checkOps: memoryLimitBytes must be a number of bytes > 0, got ${memory}`);
   }
   if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1)) {
     throw new RangeError(`checkOps: threads must be an integer >= 1, got ${threads}`);
@@ -108,19 +124,25 @@ async function checkPartitions(
   startMs: number,
 ): Promise<LinearizabilityResult<number>> {
   const deadlineMs = options.timeLimitMs === undefined ? Infinity : startMs + options.timeLimitMs;
+  const memoryLimitBytes = options.memoryLimitBytes ?? defaultMemoryLimitBytes();
   const verdicts = await runPartitions(partitions, model, {
     modelName: typeof options.model === 'string' ? options.model : undefined,
     ...(options.initial === undefined ? {} : { initial: options.initial }),
     threads: options.threads,
     deadlineMs,
+    memoryLimitBytes,
   });
   let cacheEntries = 0;
   let valid: true | false | 'unknown' = true;
+  let unknownBecause: UnknownBecause | undefined;
   const counterexamples: Counterexample<number>[] = [];
   verdicts.forEach((verdict, i) => {
     if (verdict === undefined) return;
     cacheEntries += verdict.cacheEntries;
-    if (verdict.valid === 'unknown' && valid === true) valid = 'unknown';
+    if (verdict.valid === 'unknown') {
+      if (valid === true) valid = 'unknown';
+      if (unknownBecause !== 'memory') unknownBecause = verdict.limit;
+    }
     if (verdict.valid === false) {
       valid = false;
       if (counterexamples.length >= MAX_COUNTEREXAMPLES) return;
@@ -138,6 +160,10 @@ async function checkPartitions(
   const undecided = partitions.length - verdicts.filter((verdict) => verdict !== undefined).length;
   return {
     valid,
+    ...((valid as boolean | 'unknown') === 'unknown' && unknownBecause !== undefined
+      ? { unknownBecause }
+      : {}),
+    ...(memoryLimitBytes === Infinity ? {} : { memoryLimitBytes }),
     ...(undecided > 0 ? { undecidedPartitions: undecided } : {}),
     model: model.name,
     partitions: partitions.length,

@@ -7,6 +7,7 @@ import { parseDurationMs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import type { Op } from '../core/op.js';
 import { exactJson } from '../check/_internals/exact-json.js';
+import { describeBytes, parseByteSize } from '../check/_internals/memory-limit.js';
 import { anomalyWords, explainRegisterResult, type KeyExplanation } from '../check/explain-register.js';
 import { defaultModel } from '../check/history/default-model.js';
 import { readEdnValue } from '../check/history/edn.js';
@@ -44,6 +45,7 @@ interface CheckCliOptions {
   readonly model?: ModelName | TxnModelName;
   readonly consistency?: ConsistencyModel;
   readonly timeLimit?: string;
+  readonly memoryLimit?: string;
   readonly json?: boolean;
   readonly html?: string;
   readonly initial?: string;
@@ -98,8 +100,21 @@ function explanationLine(e: KeyExplanation): string {
   return `${e.key === undefined ? '' : `key ${describeCanonical(e.key)}: `}${anomalyWords(e.anomaly)}: ${e.message}`;
 }
 
-function verdictWord(valid: true | false | 'unknown'): string {
-  return valid === true ? 'linearizable' : valid === false ? 'NOT linearizable' : 'unknown (time limit)';
+function verdictWord(result: LinearizabilityResult): string {
+  if (result.valid === true) return 'linearizable';
+  if (result.valid === false) return 'NOT linearizable';
+  if (result.unknownBecause === 'memory') {
+    const bound =
+      result.memoryLimitBytes === undefined ? '' : ` of ${describeBytes(result.memoryLimitBytes)}`;
+    return `unknown (memory limit${bound}: the search would take more; raise --memory-limit)`;
+  }
+  return 'unknown (time limit)';
+}
+
+/** What a check may take: time (ms) and memory (bytes), each undefined for the default. */
+interface Limits {
+  readonly timeLimitMs: number | undefined;
+  readonly memoryLimitBytes: number | undefined;
 }
 
 /** `--html OUT` is the page for one file; for several, a directory of `<name>.html` (made unique). */
@@ -116,7 +131,7 @@ async function checkFile(
   arg: string,
   options: CheckCliOptions,
   initial: Initial,
-  timeLimitMs: number | undefined,
+  { timeLimitMs, memoryLimitBytes }: Limits,
   several: boolean,
   usedHtmlNames: Set<string>,
 ): Promise<FileReport> {
@@ -172,6 +187,7 @@ async function checkFile(
     result = await checkOps(history.ops, {
       model,
       ...(timeLimitMs === undefined ? {} : { timeLimitMs }),
+      ...(memoryLimitBytes === undefined ? {} : { memoryLimitBytes }),
       ...(initial === undefined ? {} : { initial: initial.value }),
       ...(options.reads === undefined ? {} : { reads: options.reads }),
     });
@@ -213,7 +229,7 @@ function printReport(report: RegisterFileReport): void {
       : ` (${result.undecidedPartitions} not decided: their searches were long, and the others settle the verdict)`;
   const partitions = `${result.partitions} partition${result.partitions === 1 ? '' : 's'}${undecided}`;
   process.stdout.write(
-    `${report.file}: ${verdictWord(result.valid)} (${result.model}${report.reads === 'sequential' ? ' with sequential reads' : ''}, ${partitions}, ${result.ops} ops, ${result.elapsedMs.toFixed(1)} ms)\n`,
+    `${report.file}: ${verdictWord(result)} (${result.model}${report.reads === 'sequential' ? ' with sequential reads' : ''}, ${partitions}, ${result.ops} ops, ${result.elapsedMs.toFixed(1)} ms)\n`,
   );
   const example = result.counterexample;
   if (example !== undefined) {
@@ -257,6 +273,10 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
       'give up on a file after this long (e.g. 60s): verdict unknown (linearizability only)',
     )
     .option(
+      '--memory-limit <size>',
+      "give up on a file before the check holds this much memory (e.g. 8g, 512m): verdict unknown (linearizability only; default: half the machine's memory)",
+    )
+    .option(
       '--initial <value>',
       "the registers' value before any write (JSON or EDN, e.g. 0 as Knossos has it; default nil)",
     )
@@ -285,6 +305,17 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
           );
         }
       }
+      let memoryLimitBytes: number | undefined;
+      if (options.memoryLimit !== undefined) {
+        try {
+          memoryLimitBytes = parseByteSize(options.memoryLimit);
+        } catch (error) {
+          throw new UsageError(
+            'BAD_MEMORY_LIMIT',
+            `--memory-limit: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        }
+      }
       if (files.filter((f) => f === STDIN_ARG).length > 1)
         throw new UsageError('BAD_FILES', '- (standard input) can be read once: name it once');
       const initial: Initial =
@@ -293,7 +324,14 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
       const reports: FileReport[] = [];
       const usedHtmlNames = new Set<string>();
       for (const file of files) {
-        const report = await checkFile(file, options, initial, timeLimitMs, several, usedHtmlNames);
+        const report = await checkFile(
+          file,
+          options,
+          initial,
+          { timeLimitMs, memoryLimitBytes },
+          several,
+          usedHtmlNames,
+        );
         reports.push(report);
         if ('error' in report && report.error !== undefined)
           process.stderr.write(`mallory check: ${report.error}\n`);

@@ -1,5 +1,6 @@
 import type { Model } from '../model.js';
 import { findImpossibleOp, historyBefore } from './impossible-op.js';
+import { type MemoryLimits, NO_MEMORY_LIMIT } from './memory-limit.js';
 import type { PartitionData } from './partition.js';
 import { type PartitionVerdict, searchPartition } from './search.js';
 
@@ -14,16 +15,18 @@ export function checkPartition<S, I, O>(
   partition: PartitionData<I, O>,
   model: Model<S, I, O>,
   deadlineMs: number,
+  memory: MemoryLimits = NO_MEMORY_LIMIT,
 ): PartitionVerdict {
   const impossible = findImpossibleOp(partition, model);
   if (impossible < 0) {
-    const verdict = searchPartition(partition, model, deadlineMs);
+    const verdict = searchPartition(partition, model, deadlineMs, { memory });
     if (verdict.valid !== false || verdict.cut !== true) return verdict;
-    const clearer = searchPartition(partition, model, deadlineMs, { pruning: 'shallower' });
+    const clearer = searchPartition(partition, model, deadlineMs, { pruning: 'shallower', memory });
     return clearer.valid === false ? clearer : verdict;
   }
   const before = searchPartition(historyBefore(partition, impossible), model, deadlineMs, {
     keepOrder: true,
+    memory,
   });
   if (before.valid === false) return before;
   return {
@@ -34,6 +37,6 @@ export function checkPartition<S, I, O>(
     stateBefore:
       before.valid === true
         ? (before.stateAfter ?? '')
-        : 'not known (time limit): no reachable state allows this op',
+        : `not known (${before.limit} limit): no reachable state allows this op`,
   };
 }

@@ -1,5 +1,6 @@
 import type { Model } from '../model.js';
 import { checkPartition } from './check-partition.js';
+import { type MemoryLimits, NO_MEMORY_LIMIT } from './memory-limit.js';
 import type { PartitionData } from './partition.js';
 import { MAX_COUNTEREXAMPLES, type PartitionVerdict } from './search.js';
 
@@ -14,7 +15,7 @@ const ROUND_GROWTH = 4;
  * back a verdict another settles at once. Once a round has found a partition not linearizable,
  * the history's verdict is settled and the partitions still open stay undecided (as do all after
  * `MAX_COUNTEREXAMPLES` counterexamples); while none has, every partition is searched to the end
- * or the deadline. A partition searched again with a larger budget costs at most a third more
+ * or the deadline (or its memory limit). A partition searched again with a larger budget costs at most a third more
  * than its last search.
  */
 export function checkInRounds(
@@ -22,6 +23,7 @@ export function checkInRounds(
   dataOf: (index: number) => PartitionData,
   model: Model,
   deadlineMs: number,
+  memory: MemoryLimits = NO_MEMORY_LIMIT,
 ): (PartitionVerdict | undefined)[] {
   const verdicts = new Array<PartitionVerdict | undefined>(count);
   let open = Array.from({ length: count }, (_, i) => i);
@@ -31,8 +33,9 @@ export function checkInRounds(
     for (const index of open) {
       if (failed >= MAX_COUNTEREXAMPLES) break;
       const untilMs = Math.min(deadlineMs, performance.now() + budgetMs);
-      const verdict = checkPartition(dataOf(index), model, untilMs);
-      if (verdict.valid === 'unknown' && untilMs < deadlineMs) {
+      const verdict = checkPartition(dataOf(index), model, untilMs, memory);
+      // A search out of memory is not tried again: a longer one would need more.
+      if (verdict.valid === 'unknown' && verdict.limit === 'time' && untilMs < deadlineMs) {
         stillOpen.push(index);
         continue;
       }

@@ -1,18 +1,14 @@
 import { mix32 } from './hash.js';
 import type { LinearizedSet } from './linearized-set.js';
+import { MemoryLimitReached } from './memory-limit.js';
 
 const HEADER_INTS = 5;
 const INFO_HEADER_INTS = 3;
 const INITIAL_SLOTS = 1 << 10;
 const INITIAL_POOL_INTS = 1 << 14;
 const NONE = -1;
-
-function grown(pool: Int32Array<ArrayBuffer>, used: number, need: number): Int32Array<ArrayBuffer> {
-  if (used + need <= pool.length) return pool;
-  const bigger = new Int32Array(Math.max(pool.length * 2, used + need));
-  bigger.set(pool.subarray(0, used));
-  return bigger;
-}
+const RSS_RESERVE_SHARE = 0.03;
+const RSS_RESERVE_MAX_BYTES = 64 * 1024 ** 2;
 
 /**
  * The configurations (linearized set, model state) the search has reached, with dominance over
@@ -23,6 +19,10 @@ function grown(pool: Int32Array<ArrayBuffer>, used: number, need: number): Int32
  *
  * Keys live in `pool` as `[hash, stateId, lo, hiLen, infoHead, ...required words]`; info sets in
  * `infoPool` as linked nodes `[next, infoLo, infoLen, ...counts]`.
+ *
+ * The three arrays are all it holds, so its size is known: a growth that would take them past
+ * `maxBytes` (the old array and the new one, while it is copied), or the process past `rssBytes`,
+ * throws `MemoryLimitReached` instead. A pool grows by doubling, or by less when only that fits.
  */
 export class MemoCache {
   private slots = new Int32Array(INITIAL_SLOTS);
@@ -31,6 +31,42 @@ export class MemoCache {
   private used = 0;
   private infoUsed = 0;
   private count = 0;
+
+  /**
+   * `maxBytes` bounds its arrays; `rssBytes` the process's resident set at each growth (the arrays
+   * a growth replaced stay resident until the collector frees them, and the bound counts them).
+   */
+  constructor(
+    private readonly maxBytes = Infinity,
+    private readonly rssBytes = Infinity,
+  ) {}
+
+  /** Bytes its arrays take. */
+  get bytes(): number {
+    return this.slots.byteLength + this.pool.byteLength + this.infoPool.byteLength;
+  }
+
+  /**
+   * How many more bytes may be allocated now: under `maxBytes`, and under `rssBytes` less a reserve
+   * for what the process allocates besides (its heap, the output at the end).
+   */
+  private room(): number {
+    const own = this.maxBytes - this.bytes;
+    if (this.rssBytes === Infinity) return own;
+    const reserve = Math.min(RSS_RESERVE_MAX_BYTES, this.rssBytes * RSS_RESERVE_SHARE);
+    return Math.min(own, this.rssBytes - reserve - process.memoryUsage.rss());
+  }
+
+  /** `pool` with room for `need` more ints after `used`: itself, or a larger copy. */
+  private grown(pool: Int32Array<ArrayBuffer>, used: number, need: number): Int32Array<ArrayBuffer> {
+    if (used + need <= pool.length) return pool;
+    const fits = Math.floor(this.room() / 4);
+    const length = Math.max(used + need, Math.min(pool.length * 2, fits));
+    if (length > fits) throw new MemoryLimitReached();
+    const bigger = new Int32Array(length);
+    bigger.set(pool.subarray(0, used));
+    return bigger;
+  }
 
   /** Configurations stored (keys plus extra info sets). */
   get size(): number {
@@ -105,7 +141,7 @@ export class MemoCache {
 
   private appendInfo(set: LinearizedSet, next: number): number {
     const len = set.infoHi - set.infoLo;
-    this.infoPool = grown(this.infoPool, this.infoUsed, INFO_HEADER_INTS + len);
+    this.infoPool = this.grown(this.infoPool, this.infoUsed, INFO_HEADER_INTS + len);
     const node = this.infoUsed;
     const info = this.infoPool;
     info[node] = next;
@@ -118,7 +154,7 @@ export class MemoCache {
 
   private append(hash: number, set: LinearizedSet, stateId: number): number {
     const hiLen = set.hi - set.lo;
-    this.pool = grown(this.pool, this.used, HEADER_INTS + hiLen);
+    this.pool = this.grown(this.pool, this.used, HEADER_INTS + hiLen);
     const pool = this.pool;
     const at = this.used;
     pool[at] = hash;
@@ -132,6 +168,7 @@ export class MemoCache {
   }
 
   private grow(): void {
+    if (this.slots.byteLength * 2 > this.room()) throw new MemoryLimitReached();
     const slots = new Int32Array(this.slots.length * 2);
     const mask = slots.length - 1;
     for (const entry of this.slots) {

@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 import type { ModelName } from '../model.js';
 import { modelByName } from '../models/by-name.js';
+import type { MemoryLimits } from './memory-limit.js';
 import type { PartitionData } from './partition.js';
 import { checkInRounds } from './check-rounds.js';
 import type { PartitionVerdict } from './search.js';
@@ -12,6 +13,7 @@ export interface WorkerInput {
   /** The registers' value before any write, when not nil. */
   readonly initial?: unknown;
   readonly remainingMs: number;
+  readonly memory: MemoryLimits;
   readonly partitions: readonly PartitionData[];
 }
 
@@ -19,7 +21,8 @@ export interface WorkerInput {
 function run(input: WorkerInput): (PartitionVerdict | undefined)[] {
   const deadlineMs = performance.now() + input.remainingMs;
   const model = modelByName(input.model, input.initial);
-  return checkInRounds(input.partitions.length, (i) => input.partitions[i], model, deadlineMs);
+  const dataOf = (i: number): PartitionData => input.partitions[i];
+  return checkInRounds(input.partitions.length, dataOf, model, deadlineMs, input.memory);
 }
 
 parentPort?.postMessage(run(workerData as WorkerInput));

@@ -5,9 +5,10 @@ import { Worker } from 'node:worker_threads';
 
 import type { Model, ModelName } from '../model.js';
 import { canonical } from '../models/value.js';
-import type { Partition } from './partition.js';
+import type { Partition, PartitionData } from './partition.js';
 import type { WorkerInput } from './partition-worker.js';
 import { checkInRounds } from './check-rounds.js';
+import { memoryLimitsFor, type MemoryLimits } from './memory-limit.js';
 import type { PartitionVerdict } from './search.js';
 
 /**
@@ -28,6 +29,8 @@ export interface RunOptions {
   /** Threads to use, the calling one included; undefined: decide by size. */
   readonly threads: number | undefined;
   readonly deadlineMs: number;
+  /** Bytes the whole process may hold while it checks (Infinity: no bound). */
+  readonly memoryLimitBytes: number;
 }
 
 /** How many threads to check on: workers only for large histories of many partitions. */
@@ -46,8 +49,10 @@ function runHere(
   partitions: readonly Partition[],
   model: Model,
   deadlineMs: number,
+  memory: MemoryLimits,
 ): (PartitionVerdict | undefined)[] {
-  return checkInRounds(partitions.length, (i) => partitions[i].data(false), model, deadlineMs);
+  const dataOf = (i: number): PartitionData => partitions[i].data(false);
+  return checkInRounds(partitions.length, dataOf, model, deadlineMs, memory);
 }
 
 function runInWorker(input: WorkerInput): Promise<(PartitionVerdict | undefined)[]> {
@@ -74,8 +79,10 @@ export async function runPartitions(
   options: RunOptions,
 ): Promise<(PartitionVerdict | undefined)[]> {
   const threads = threadCount(partitions, options);
+  // Each thread's memo tables get an equal share of what the bound leaves.
+  const memory = memoryLimitsFor(options.memoryLimitBytes, threads);
   if (threads === 1 || options.modelName === undefined) {
-    return runHere(partitions, model, options.deadlineMs);
+    return runHere(partitions, model, options.deadlineMs, memory);
   }
   const buckets: number[][] = Array.from({ length: threads }, () => []);
   const load = new Array<number>(threads).fill(0);
@@ -94,6 +101,7 @@ export async function runPartitions(
       // Its canonical form: a worker gets a structured clone, which loses an EDN value's class.
       ...(options.initial === undefined ? {} : { initial: canonical(options.initial) }),
       remainingMs,
+      memory,
       partitions: bucket.map((i) => partitions[i].data(true)),
     }),
   );
@@ -101,6 +109,7 @@ export async function runPartitions(
     buckets[0].map((i) => partitions[i]),
     model,
     options.deadlineMs,
+    memory,
   );
   const results = [mine, ...(await Promise.all(pending))];
   const verdicts = new Array<PartitionVerdict | undefined>(partitions.length);

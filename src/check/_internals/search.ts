@@ -1,12 +1,15 @@
 import type { Model } from '../model.js';
 import { LinearizedSet } from './linearized-set.js';
 import { MemoCache } from './memo-cache.js';
+import { MemoryLimitReached, type MemoryLimits, NO_MEMORY_LIMIT } from './memory-limit.js';
 import { inputKey } from './input-key.js';
 import { INFO, OK, PENDING, type PartitionData } from './partition.js';
 import { StateSupply } from './state-supply.js';
 import { StateTable } from './state-table.js';
 
 const CLOCK_CHECK_EVERY = 1024;
+/** The resident set is read less often than the clock (a read costs a system call). */
+const RSS_CHECK_EVERY = 64 * CLOCK_CHECK_EVERY;
 const HEAD = 0;
 const REQUIRED = 1;
 const OPTIONAL = 2;
@@ -36,7 +39,12 @@ export type PartitionVerdict =
       readonly order?: readonly number[];
       readonly stateAfter?: string;
     }
-  | { readonly valid: 'unknown'; readonly cacheEntries: number }
+  | {
+      readonly valid: 'unknown';
+      readonly cacheEntries: number;
+      /** What ended the search: its deadline, or its memory limit. */
+      readonly limit: UnknownBecause;
+    }
   | {
       readonly valid: false;
       readonly cacheEntries: number;
@@ -61,11 +69,16 @@ export type PartitionVerdict =
  */
 export type Pruning = 'dead' | 'shallower' | 'off';
 
+/** Why a search gave no verdict. */
+export type UnknownBecause = 'time' | 'memory';
+
 export interface SearchOptions {
   /** When linearizable, return the order found. */
   readonly keepOrder?: boolean;
   /** Default `dead`. */
   readonly pruning?: Pruning;
+  /** Default: none. */
+  readonly memory?: MemoryLimits;
 }
 
 /**
@@ -88,7 +101,26 @@ export function searchPartition<S, I, O>(
   partition: PartitionData<I, O>,
   model: Model<S, I, O>,
   deadlineMs: number,
-  { keepOrder = false, pruning = 'dead' }: SearchOptions = {},
+  options: SearchOptions = {},
+): PartitionVerdict {
+  const memory = options.memory ?? NO_MEMORY_LIMIT;
+  const cache = new MemoCache(memory.cacheBytes, memory.rssBytes);
+  try {
+    return search(partition, model, deadlineMs, cache, memory.rssBytes, options);
+  } catch (error) {
+    if (error instanceof MemoryLimitReached)
+      return { valid: 'unknown', cacheEntries: cache.size, limit: 'memory' };
+    throw error;
+  }
+}
+
+function search<S, I, O>(
+  partition: PartitionData<I, O>,
+  model: Model<S, I, O>,
+  deadlineMs: number,
+  cache: MemoCache,
+  rssBytes: number,
+  { keepOrder = false, pruning = 'dead' }: SearchOptions,
 ): PartitionVerdict {
   const n = partition.size;
   const status = partition.status;
@@ -165,7 +197,6 @@ export function searchPartition<S, I, O>(
   const requiredBefore = new Int32Array(n + 1);
   for (let slot = 0; slot < n; slot++)
     requiredBefore[slot + 1] = requiredBefore[slot] + (kind[slot] === REQUIRED ? 1 : 0);
-  const cache = new MemoCache();
   const levels = required + infos;
   const stackSlot = new Int32Array(levels);
   const stackState: S[] = [];
@@ -280,8 +311,11 @@ export function searchPartition<S, I, O>(
   let entry = next[HEAD];
   let iterations = 0;
   while (remaining > 0) {
-    if (++iterations % CLOCK_CHECK_EVERY === 0 && performance.now() > deadlineMs) {
-      return { valid: 'unknown', cacheEntries: cache.size };
+    if (++iterations % CLOCK_CHECK_EVERY === 0) {
+      if (performance.now() > deadlineMs)
+        return { valid: 'unknown', cacheEntries: cache.size, limit: 'time' };
+      if (iterations % RSS_CHECK_EVERY === 0 && process.memoryUsage.rss() > rssBytes)
+        return { valid: 'unknown', cacheEntries: cache.size, limit: 'memory' };
     }
     let slot = -1;
     if (levelStart) {
