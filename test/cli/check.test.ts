@@ -251,12 +251,14 @@ describe('mallory check', () => {
     expect(stderr).toMatch(new RegExp(`${file}:2: op 7 .*completes no invoke`));
   });
 
-  it('exits 2 (unknown) when the time limit runs out, and for a bad --time-limit', async () => {
+  /**
+   * Writes of 0, 1 and 2, and a reader seeing the value change once more than there are writes:
+   * not linearizable, but only trying the orders of the writes tells.
+   */
+  async function writeHardHistory(): Promise<string> {
     const file = path.join(dir, 'hard.jsonl');
     const writers = 18;
     const ops: object[] = [];
-    // Writes of 0, 1 and 2, and a reader seeing the value change once more than there are writes:
-    // not linearizable, but only trying the orders of the writes tells.
     for (let p = 0; p < writers; p++) ops.push({ type: 'invoke', process: p, f: 'write', value: p % 3 });
     for (let seen = 0; seen <= writers; seen++) {
       ops.push({ type: 'invoke', process: writers, f: 'read', value: null });
@@ -264,11 +266,39 @@ describe('mallory check', () => {
     }
     for (let p = 0; p < writers; p++) ops.push({ type: 'ok', process: p, f: 'write', value: p % 3 });
     await writeFile(file, ops.map((op) => JSON.stringify(op)).join('\n'));
+    return file;
+  }
+
+  it('exits 2 (unknown) when the time limit runs out, and for a bad --time-limit', async () => {
+    const file = await writeHardHistory();
     const { code, stdout } = await mallory('check', file, '--time-limit', '1ms');
     expect(code).toBe(2);
     expect(stdout).toContain('unknown (time limit)');
     const bad = await mallory('check', file, '--time-limit', 'soon');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--time-limit: cannot read duration "soon"');
+  });
+
+  it('exits 2 (unknown) when the memory limit is reached, says the bound, and refuses a bad --memory-limit', async () => {
+    const file = await writeHardHistory();
+    // The same history: its search memoizes configurations by the million. Under a bound below
+    // what the process already holds, the first growth of its tables passes the bound.
+    const { code, stdout } = await mallory('check', file, '--memory-limit', '1m');
+    expect(code).toBe(2);
+    expect(stdout).toContain(
+      'unknown (memory limit of 1 MiB: the search would take more; raise --memory-limit)',
+    );
+    const json = await mallory('check', file, '--memory-limit', '1m', '--json');
+    const report = JSON.parse(json.stdout) as {
+      valid: unknown;
+      files: { result: { unknownBecause: string; memoryLimitBytes: number } }[];
+    };
+    expect(report.valid).toBe('unknown');
+    expect(report.files[0].result).toMatchObject({ unknownBecause: 'memory', memoryLimitBytes: 1024 ** 2 });
+    const bad = await mallory('check', file, '--memory-limit', 'lots');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toBe(
+      'mallory: --memory-limit: "lots" is not a size: give a number with an optional unit, e.g. 8g or 512m',
+    );
   });
 });
