@@ -82,6 +82,23 @@ const AUC_METRICS = [
   'transitions_artifact',
 ];
 
+/**
+ * Metrics that measure what a run cost, not what it reached: less is better. The rest (coverage,
+ * bugs) are better higher.
+ */
+export const COST_METRICS: ReadonlySet<string> = new Set(['fuzzer_peak_rss_mb', 'events_shed']);
+
+/**
+ * The smallest two-sided p a rank test can give for samples of these sizes (every run of one
+ * side above every run of the other): 2 / C(n + m, n). Above 0.05, no difference can show as
+ * significant, whatever the runs found.
+ */
+export function smallestP(n: number, m: number): number {
+  let ways = 1;
+  for (let i = 1; i <= Math.min(n, m); i++) ways = (ways * (n + m - i + 1)) / i;
+  return Math.min(1, 2 / ways);
+}
+
 /** The time-to-bug row for the first finding of any kind. */
 export const ANY_BUG = '(any)';
 

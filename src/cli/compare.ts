@@ -1,10 +1,11 @@
 import { Option } from 'commander';
 
-import { comparePolicies, mergeComparisons, parseArm, type CompareResult } from '../campaign/compare.js';
+import { comparePolicies, mergeComparisons, parseArm } from '../campaign/compare.js';
 import type { Reporter } from '../campaign/reporter.js';
 import { DURABILITIES } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
+import { compareTable } from './_internals/compare-table.js';
 import type { RegisterCommand } from './command.js';
 import { collect, configFromFlags, DURABILITY_HELP, SET_HELP, SYSTEM_HELP, WORKLOAD_HELP } from './run.js';
 
@@ -24,37 +25,6 @@ interface CompareFlags {
   stopOnBug?: boolean;
   from?: string[];
   json?: boolean;
-}
-
-function fmt(n: number): string {
-  return Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : 'inf';
-}
-
-function table(result: CompareResult): string {
-  const lines = [
-    `${result.system}, workload ${result.workload}, ${fmt(result.timeMs / 1000)} s per run`,
-    '',
-    `${'metric'.padEnd(24)} ${'policy'.padEnd(9)} ${'mean'.padStart(8)} ${'base'.padStart(8)} ${'ratio'.padStart(6)} ${'A12'.padStart(5)} ${'p'.padStart(6)}`,
-  ];
-  for (const c of result.comparisons) {
-    lines.push(
-      `${c.metric.padEnd(24)} ${c.policy.padEnd(9)} ${fmt(c.mean).padStart(8)} ${fmt(c.baselineMean).padStart(8)} ${fmt(c.ratio).padStart(6)} ${c.a12.toFixed(2).padStart(5)} ${c.p.toFixed(3).padStart(6)}`,
-    );
-  }
-  const secs = (ms: number | null): string => (ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
-  lines.push(
-    '',
-    `time to first detection (median over all runs, a miss counting as never; then min / median / max of the runs that found it; Â12 that it is found sooner than by ${result.baseline}):`,
-  );
-  for (const [policy, bugs] of Object.entries(result.timeToBug)) {
-    for (const [name, t] of Object.entries(bugs)) {
-      lines.push(
-        `  ${policy.padEnd(9)} ${name.padEnd(36)} found ${t.found}/${t.runs}  median ${t.medianMs === null ? `> ${secs(result.timeMs)}` : secs(t.medianMs)}  (${secs(t.minMs)} / ${secs(t.medianFoundMs)} / ${secs(t.maxMs)})${t.a12Sooner === undefined ? '' : `  A12 ${t.a12Sooner.toFixed(2)} p ${(t.p ?? 1).toFixed(3)}`}`,
-      );
-    }
-  }
-  lines.push('', `plot: ${result.plot}`, `data: ${result.dir}/compare.json`);
-  return lines.join('\n');
 }
 
 export const registerCompare: RegisterCommand = (program, setExit) => {
@@ -100,7 +70,9 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
     .action(async (flags: CompareFlags) => {
       if (flags.from !== undefined && flags.from.length > 0) {
         const merged = mergeComparisons(flags.from, flags.store);
-        process.stdout.write(flags.json ? JSON.stringify(merged, null, 2) + '\n' : table(merged) + '\n');
+        process.stdout.write(
+          flags.json ? JSON.stringify(merged, null, 2) + '\n' : compareTable(merged) + '\n',
+        );
         setExit(0);
         return;
       }
@@ -155,7 +127,9 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
             );
           },
         });
-        process.stdout.write(flags.json ? JSON.stringify(result, null, 2) + '\n' : table(result) + '\n');
+        process.stdout.write(
+          flags.json ? JSON.stringify(result, null, 2) + '\n' : compareTable(result) + '\n',
+        );
         setExit(controller.signal.aborted ? 130 : 0);
       } finally {
         process.off('SIGINT', onSignal);
