@@ -8,6 +8,8 @@ const INITIAL_SLOTS = 1 << 10;
 const INITIAL_POOL_INTS = 1 << 14;
 const NONE = -1;
 const RSS_RESERVE_SHARE = 0.03;
+/** How full the slot table may get when there is no room to double it (it doubles at half full). */
+const MAX_LOAD_WITHOUT_ROOM = 0.85;
 const RSS_RESERVE_MAX_BYTES = 64 * 1024 ** 2;
 
 /**
@@ -168,7 +170,11 @@ export class MemoCache {
   }
 
   private grow(): void {
-    if (this.slots.byteLength * 2 > this.room()) throw new MemoryLimitReached();
+    if (this.slots.byteLength * 2 > this.room()) {
+      // No room to double the table: it fills up further (probes get longer) until it is nearly full.
+      if (this.count < this.slots.length * MAX_LOAD_WITHOUT_ROOM) return;
+      throw new MemoryLimitReached();
+    }
     const slots = new Int32Array(this.slots.length * 2);
     const mask = slots.length - 1;
     for (const entry of this.slots) {
