@@ -26,6 +26,15 @@ code, pre { background: #f6f6f6; padding: 1px 4px; }
 .none { color: #777; font-style: italic; }
 ${VERDICT_STYLE}`;
 
+/** Schedules and steps as people count them, and as the terminal prints them: from 1. */
+export function ordinal(index: number): number {
+  return index + 1;
+}
+
+/** What the numbers of the tables mean, beside the stored ones. */
+export const NUMBERING =
+  "Schedules and steps are numbered from 1, as on the terminal and in check.html; results.json and run.db keep each one's 0-based index (<code>schedule</code>, <code>step</code>). Times are from the start of the run.";
+
 function s(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
@@ -151,10 +160,11 @@ function faultsSection(results: Results): string {
   if (results.faults.length === 0) return '<h2 id="faults">Faults</h2>\n<p class="none">No faults.</p>';
   const rows = results.faults.map(
     (f) =>
-      `<tr class="outcome-${f.outcome}"><td>${f.schedule}</td><td>${f.step ?? ''}</td><td>${s(f.atMs)}</td><td>${escapeXml(f.f)}</td><td>${escapeXml(JSON.stringify(f.value) ?? '')}</td><td>${escapeXml(f.nodes.join(', '))}</td><td>${f.outcome}</td><td>${escapeXml(f.error ?? '')}</td></tr>`,
+      `<tr class="outcome-${f.outcome}"><td>${ordinal(f.schedule)}</td><td>${f.step === null ? '' : ordinal(f.step)}</td><td>${s(f.atMs)}</td><td>${escapeXml(f.f)}</td><td>${escapeXml(JSON.stringify(f.value) ?? '')}</td><td>${escapeXml(f.nodes.join(', '))}</td><td>${f.outcome}</td><td>${escapeXml(f.error ?? '')}</td></tr>`,
   );
   return [
     '<h2 id="faults">Faults</h2>',
+    `<p>${NUMBERING}</p>`,
     '<table><tr><th>schedule</th><th>step</th><th>at</th><th>fault</th><th>target</th><th>nodes</th><th>outcome</th><th>error or reason skipped</th></tr>',
     ...rows,
     '</table>',
@@ -196,7 +206,7 @@ function bugsSection(results: Results, outDir: string): string {
   if (results.bugs.length === 0) return '<h2 id="bugs">Bugs</h2>\n<p class="none">No bugs found.</p>';
   const bugs = results.bugs.map((b) =>
     [
-      `<div class="bug"><h3>bug ${b.id}: ${escapeXml(b.kind)}/${escapeXml(b.name)} (schedule ${b.schedule}, at ${s(b.foundAtMs)})</h3>`,
+      `<div class="bug"><h3>bug ${b.id}: ${escapeXml(b.kind)}/${escapeXml(b.name)} (schedule ${ordinal(b.schedule)}, at ${s(b.foundAtMs)})</h3>`,
       `<p>${escapeXml(b.message)}</p>`,
       `<p>record: <code>${escapeXml(b.dir)}</code>${b.checkHtml !== null ? ` — <a href="${escapeXml(relative(outDir, b.checkHtml))}">check.html</a> (the counterexample)` : ''}</p>`,
       `<p>replay: <code>${escapeXml(b.replay)}</code><br>shrink: <code>${escapeXml(b.shrink)}</code></p></div>`,

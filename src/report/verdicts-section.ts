@@ -47,7 +47,8 @@ export function verdictsSection(results: Results): string {
       const cost = c.ops !== null ? ` <small>${c.ops} ops, ${c.ms ?? '?'} ms</small>` : '';
       return `<td>${verdictSpan(c.valid)}${cost}${why !== '' ? `<br><small>${escapeXml(why)}</small>` : ''}</td>`;
     });
-    return `<tr><td>${s.schedule}</td><td>${verdictSpan(s.valid)}</td>${cells.join('')}</tr>`;
+    // Numbered from 1, as in the rest of the report and on the terminal.
+    return `<tr><td>${s.schedule + 1}</td><td>${verdictSpan(s.valid)}</td>${cells.join('')}</tr>`;
   });
   return [
     '<h2 id="verdicts">Verdicts</h2>',

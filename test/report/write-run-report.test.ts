@@ -79,6 +79,13 @@ describe('writeRunReport', () => {
     expect(page).toContain('<title>n1 leader 0.2 s–');
     expect(page).toContain('href="bugs/1/check.html"');
     expect(page).toContain(`mallory replay ${join(run.dir, 'bugs', '1')} --repeat 10`);
+    // Schedule 0 of results.json is schedule 1 here, as on the terminal and in check.html.
+    expect(page).toContain('(schedule 1, at 4.1 s)');
+    expect(page).toMatch(/<table class="verdict-schedules">.*\n<tr><td>1<\/td>/);
+    // The kill of step index 1 is step 2.
+    expect(page).toContain('<tr class="outcome-ok"><td>1</td><td>2</td><td>1.0 s</td><td>kill</td>');
+    expect(page).not.toMatch(/<tr class="outcome-\w+"><td>0<\/td>/);
+    expect(page).toContain('Schedules and steps are numbered from 1');
     expect(page.match(/<script/g)).toHaveLength(1);
     expect(page).not.toMatch(/src=|href="http|@import|url\(/);
   });
