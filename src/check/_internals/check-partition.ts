@@ -37,6 +37,6 @@ export function checkPartition<S, I, O>(
     stateBefore:
       before.valid === true
         ? (before.stateAfter ?? '')
-        : `not known (${before.limit} limit): no reachable state allows this op`,
+        : `not known (the search for an order of the ops before it was cut short by its ${before.limit === 'memory' ? 'memory limit' : 'time budget'}; no state the model can reach allows this op)`,
   };
 }
