@@ -1,12 +1,14 @@
 /**
  * The linearizability check's memory bound: a history whose search grows without end (5,000 ops,
- * 100 clients, one register, every write a value of its own, 5% info ops) checked by `mallory
+ * 100 clients, one register, every write a value of its own, 5% info ops, and one read late in it
+ * returning a value acknowledged 300 writes before) checked by `mallory
  * check` under a bound. Prints the verdict, the time, the check process's peak resident set (its
  * own `maxRSS`, written at its exit by a hook loaded with `--import`) and the bound; the bound holds when the peak is under it.
  * Without `--memory-limit` the bound is the default (half the machine's memory). Needs
  * `npm run build`.
  *
  * `npx tsx bench/check-memory.ts [memory-limit, e.g. 2g; default: the default bound] [time-limit=20m]`
+ * (`INFO_RATE=0.2` for another share of info ops).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +24,7 @@ const REPO = resolve(import.meta.dirname, '..');
 const BIN = join(REPO, 'bin', 'mallory.js');
 const LIMIT = process.argv[2];
 const TIME_LIMIT = process.argv[3] ?? '20m';
+const STALE_BY_WRITES = 300;
 /** Loaded first into the check's process: at its exit, writes its peak resident set (KiB) to a file. */
 const PEAK_HOOK = `import { writeFileSync } from 'node:fs';
 process.on('exit', () => writeFileSync(process.env.PEAK_FILE, String(process.resourceUsage().maxRSS)));
@@ -39,9 +42,33 @@ const ops = generateKvHistory({
   keys: 1,
   kv: false,
   uniqueValues: true,
-  infoRate: 0.05,
+  infoRate: Number(process.env.INFO_RATE ?? 0.05),
 });
-writeFileSync(file, [...ops].map((op) => JSON.stringify(op)).join('\n') + '\n');
+const history = [...ops];
+// One ok read late in the history returns a value written (by an acknowledged write) 300 or more
+// writes before: not linearizable, and since the value was written, no single op rules it out;
+// the search must rule out every order of the ops around it, the case whose memory grows.
+const written = new Set(
+  history.flatMap((op) =>
+    op.type !== 'ok'
+      ? []
+      : op.f === 'write'
+        ? [op.value as number]
+        : op.f === 'cas'
+          ? [(op.value as number[])[1]]
+          : [],
+  ),
+);
+const reads = history.flatMap((op, i) =>
+  op.type === 'ok' && op.f === 'read' && typeof op.value === 'number' && op.value > 2 * STALE_BY_WRITES
+    ? [i]
+    : [],
+);
+const stale = reads[Math.floor(reads.length * 0.75)];
+let value = (history[stale].value as number) - STALE_BY_WRITES;
+while (!written.has(value)) value--;
+history[stale] = { ...history[stale], value };
+writeFileSync(file, history.map((op) => JSON.stringify(op)).join('\n') + '\n');
 const bound = LIMIT === undefined ? defaultMemoryLimitBytes() : parseByteSize(LIMIT);
 const args = ['--import', pathToFileURL(hook).href, BIN, 'check', file, '--time-limit', TIME_LIMIT];
 if (LIMIT !== undefined) args.push('--memory-limit', LIMIT);
