@@ -111,6 +111,21 @@ function verdictWord(result: LinearizabilityResult): string {
   return 'unknown (time limit)';
 }
 
+/** A flag's value read by `parse`, undefined when absent; what `parse` throws becomes a usage error naming the flag. */
+function parsedFlag(
+  flag: string,
+  code: string,
+  text: string | undefined,
+  parse: (text: string) => number,
+): number | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parse(text);
+  } catch (error) {
+    throw new UsageError(code, `${flag}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 /** What a check may take: time (ms) and memory (bytes), each undefined for the default. */
 interface Limits {
   readonly timeLimitMs: number | undefined;
@@ -294,28 +309,13 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
           'BAD_CONSISTENCY',
           `--consistency is for --model list-append or rw-register, not ${options.model}: drop one of them`,
         );
-      let timeLimitMs: number | undefined;
-      if (options.timeLimit !== undefined) {
-        try {
-          timeLimitMs = parseDurationMs(options.timeLimit);
-        } catch (error) {
-          throw new UsageError(
-            'BAD_TIME_LIMIT',
-            `--time-limit: ${error instanceof Error ? error.message : String(error)}`,
-          );
-        }
-      }
-      let memoryLimitBytes: number | undefined;
-      if (options.memoryLimit !== undefined) {
-        try {
-          memoryLimitBytes = parseByteSize(options.memoryLimit);
-        } catch (error) {
-          throw new UsageError(
-            'BAD_MEMORY_LIMIT',
-            `--memory-limit: ${error instanceof Error ? error.message : String(error)}`,
-          );
-        }
-      }
+      const timeLimitMs = parsedFlag('--time-limit', 'BAD_TIME_LIMIT', options.timeLimit, parseDurationMs);
+      const memoryLimitBytes = parsedFlag(
+        '--memory-limit',
+        'BAD_MEMORY_LIMIT',
+        options.memoryLimit,
+        parseByteSize,
+      );
       if (files.filter((f) => f === STDIN_ARG).length > 1)
         throw new UsageError('BAD_FILES', '- (standard input) can be read once: name it once');
       const initial: Initial =
