@@ -44,6 +44,33 @@ function impossible(
   return findImpossibleOp(partitionOf(ops, model), model, limits);
 }
 
+/**
+ * A generated single-register history of up to `maxOps` ops and `maxClients` clients with one ok
+ * read (if any) changed to return a value in [0, 30], or nil.
+ */
+function historyWithRead(maxOps: number, maxClients: number): fc.Arbitrary<Op[]> {
+  return fc
+    .tuple(
+      fc.record({
+        seed: fc.integer({ min: 0, max: 0x7fffffff }),
+        ops: fc.integer({ min: 1, max: maxOps }),
+        clients: fc.integer({ min: 1, max: maxClients }),
+        uniqueValues: fc.boolean(),
+        values: fc.integer({ min: 1, max: 4 }),
+        infoRate: fc.constantFrom(0, 0.1, 0.3),
+        writeRate: fc.constantFrom(0.1, 0.3),
+      }),
+      fc.nat(),
+      fc.integer({ min: -1, max: 30 }),
+    )
+    .map(([options, which, value]) => {
+      const ops = [...generateKvHistory({ ...options, keys: 1, kv: false })];
+      const reads = ops.flatMap((op, i) => (op.type === 'ok' && op.f === 'read' ? [i] : []));
+      const at = reads.length === 0 ? -1 : reads[which % reads.length];
+      return ops.map((op, i) => (i === at ? { ...op, value: value < 0 ? null : value } : op));
+    });
+}
+
 /** No closure: the one-step bound alone. */
 const ONE_STEP: ImpossibleOpLimits = { maxDistinctOps: 0, maxStates: 0 };
 
@@ -51,28 +78,11 @@ describe('findImpossibleOp', () => {
   it('finds the same op whether or not the model says which state an op needs', () => {
     let found = 0;
     fc.assert(
-      fc.property(
-        fc.record({
-          seed: fc.integer({ min: 0, max: 0x7fffffff }),
-          ops: fc.integer({ min: 1, max: 80 }),
-          clients: fc.integer({ min: 1, max: 8 }),
-          uniqueValues: fc.boolean(),
-          values: fc.integer({ min: 1, max: 4 }),
-          infoRate: fc.constantFrom(0, 0.1, 0.3),
-          writeRate: fc.constantFrom(0.1, 0.3),
-        }),
-        fc.nat(),
-        fc.integer({ min: -1, max: 30 }),
-        (options, which, value) => {
-          const ops = [...generateKvHistory({ ...options, keys: 1, kv: false })];
-          const reads = ops.flatMap((op, i) => (op.type === 'ok' && op.f === 'read' ? [i] : []));
-          const at = reads.length === 0 ? -1 : reads[which % reads.length];
-          const changed = ops.map((op, i) => (i === at ? { ...op, value: value < 0 ? null : value } : op));
-          const slot = impossible(changed, m);
-          expect(slot).toBe(impossible(changed, plain));
-          if (slot >= 0) found++;
-        },
-      ),
+      fc.property(historyWithRead(80, 8), (changed) => {
+        const slot = impossible(changed, m);
+        expect(slot).toBe(impossible(changed, plain));
+        if (slot >= 0) found++;
+      }),
       { numRuns: PROPERTY_RUNS },
     );
     expect(found).toBeGreaterThan(PROPERTY_RUNS / 10);
@@ -81,36 +91,19 @@ describe('findImpossibleOp', () => {
   it('beyond its limits, an op the one-step bound rules out is one the closure rules out, in a history that is not linearizable', () => {
     let found = 0;
     fc.assert(
-      fc.property(
-        fc.record({
-          seed: fc.integer({ min: 0, max: 0x7fffffff }),
-          ops: fc.integer({ min: 1, max: 60 }),
-          clients: fc.integer({ min: 1, max: 6 }),
-          uniqueValues: fc.boolean(),
-          values: fc.integer({ min: 1, max: 4 }),
-          infoRate: fc.constantFrom(0, 0.1, 0.3),
-          writeRate: fc.constantFrom(0.1, 0.3),
-        }),
-        fc.nat(),
-        fc.integer({ min: -1, max: 30 }),
-        (options, which, value) => {
-          const ops = [...generateKvHistory({ ...options, keys: 1, kv: false })];
-          const reads = ops.flatMap((op, i) => (op.type === 'ok' && op.f === 'read' ? [i] : []));
-          const at = reads.length === 0 ? -1 : reads[which % reads.length];
-          const changed = ops.map((op, i) => (i === at ? { ...op, value: value < 0 ? null : value } : op));
-          const slot = impossible(changed, m, ONE_STEP);
-          if (slot < 0) return;
-          found++;
-          // Sound: the closure (a subset of the bound's states) rules an op out too, no later one,
-          // and no order of the history linearizes it.
-          const closure = impossible(changed, m);
-          expect(closure).toBeGreaterThanOrEqual(0);
-          const partition = partitionOf(changed, m);
-          expect(partition.completePos[closure]).toBeLessThanOrEqual(partition.completePos[slot]);
-          const reference = referenceSearch(partition, m, performance.now() + 2000);
-          if (reference.valid !== 'unknown') expect(reference.valid).toBe(false);
-        },
-      ),
+      fc.property(historyWithRead(60, 6), (changed) => {
+        const slot = impossible(changed, m, ONE_STEP);
+        if (slot < 0) return;
+        found++;
+        // Sound: the closure (a subset of the bound's states) rules an op out too, no later one,
+        // and no order of the history linearizes it.
+        const closure = impossible(changed, m);
+        expect(closure).toBeGreaterThanOrEqual(0);
+        const partition = partitionOf(changed, m);
+        expect(partition.completePos[closure]).toBeLessThanOrEqual(partition.completePos[slot]);
+        const reference = referenceSearch(partition, m, performance.now() + 2000);
+        if (reference.valid !== 'unknown') expect(reference.valid).toBe(false);
+      }),
       { numRuns: PROPERTY_RUNS },
     );
     expect(found).toBeGreaterThan(PROPERTY_RUNS / 20);
