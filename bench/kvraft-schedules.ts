@@ -25,6 +25,11 @@ const STEPS: Readonly<Record<KvraftBug, number>> = {
   'snapshot-uncommitted-config': 6,
   'split-txn': 6,
   'ack-before-fsync': 5,
+  'rejoined-restart-assert': 4,
+};
+/** A switch whose bug needs the state an earlier schedule leaves runs one schedule per file, in order. */
+const FILES: Partial<Readonly<Record<KvraftBug, readonly string[]>>> = {
+  'rejoined-restart-assert': ['rejoined-restart-assert.1.jsonl', 'rejoined-restart-assert.2.jsonl'],
 };
 
 interface Summary {
@@ -37,7 +42,8 @@ function runOnce(bug: KvraftBug, on: boolean, seed: number): Summary | undefined
   const { nodes, workload } = KVRAFT_BUG_NEEDS[bug];
   try {
     const args = [BIN, 'run', '--time', '5m', '--seed', `${seed}`, '--nodes', `${nodes}`];
-    args.push('--steps', `${STEPS[bug]}`, '--schedule', join(SCHEDULES, `${bug}.jsonl`));
+    args.push('--steps', `${STEPS[bug]}`);
+    for (const file of FILES[bug] ?? [`${bug}.jsonl`]) args.push('--schedule', join(SCHEDULES, file));
     args.push('--workload', workload, '--store', store, '--json');
     if (on) args.push('--bug', bug);
     const r = spawnSync(process.execPath, args, {

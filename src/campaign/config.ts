@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 import { DURABILITIES, type Durability } from '../check/durability.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
+import { DEFAULT_CHECKPOINT_CAP_BYTES, DEFAULT_CHECKPOINT_KEEP } from './checkpoints.js';
 
 /** Defaults in the spirit of the Mallory artifact: 12 steps of 2.5 s per schedule. */
 export const DEFAULT_STEPS = 12;
@@ -40,8 +41,23 @@ export const RunConfigSchema = z.object({
    * an acknowledged write must survive.
    */
   durability: z.enum(DURABILITIES as [Durability, ...Durability[]]).optional(),
-  /** A fixed fault schedule (JSON lines `{atMs, f, value}`) run instead of a policy. */
-  schedule: z.string().optional(),
+  /**
+   * Fixed fault schedules (JSON lines `{atMs, f, value}`) run instead of a policy: one schedule per
+   * file, in order, the cluster carried from one to the next as a campaign carries it.
+   */
+  schedule: z
+    .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+    .transform((s) => (typeof s === 'string' ? [s] : s))
+    .optional(),
+  /**
+   * How many of the newest schedules' checkpoints to keep (every node's data dir at the schedule's
+   * start), besides those of every schedule a bug was found in; 0 takes none.
+   */
+  checkpoints: z.number().int().nonnegative().default(DEFAULT_CHECKPOINT_KEEP),
+  /** The most the run's checkpoints may hold together (bytes); past it the oldest are dropped. */
+  checkpointCapBytes: z.number().int().positive().default(DEFAULT_CHECKPOINT_CAP_BYTES),
+  /** A checkpoint dir (`<run>/checkpoints/<schedule>`) the nodes start from, instead of empty data dirs. */
+  checkpoint: z.string().optional(),
   store: z.string().default('store'),
   steps: z.number().int().positive().default(DEFAULT_STEPS),
   stepMs: z.number().int().positive().default(DEFAULT_STEP_MS),

@@ -25,6 +25,8 @@ import type { History } from '../workload/history.js';
 import { loadWorkload, type LoadedWorkload } from '../workload/load-workload.js';
 import type { Workload } from '../workload/workload.js';
 import type { ScheduleChecker } from './checker.js';
+import { readCheckpoint, type CheckpointManifest } from '../store/checkpoint-files.js';
+import { Checkpoints } from './checkpoints.js';
 import { defaultCheckers } from './checkers.js';
 import type { RunConfig } from './config.js';
 import { Observation } from './observation.js';
@@ -58,7 +60,10 @@ export interface RunPlan {
   readonly workload: LoadedWorkload;
   /** The checks of each schedule: the workload's history checker (its own, or a built-in's) and the invariants. */
   readonly checkers: readonly ScheduleChecker[];
-  readonly fixedSchedule: readonly ScheduleItem[] | undefined;
+  /** The fixed schedules, one per schedule of the run in order (`--schedule`), unless a policy drives it. */
+  readonly fixedSchedule: readonly (readonly ScheduleItem[])[] | undefined;
+  /** The checkpoint the nodes start from (`checkpoint`), read and checked against the plan. */
+  readonly startFrom: { readonly dir: string; readonly manifest: CheckpointManifest } | undefined;
   readonly nodes: readonly string[];
   readonly seed: number;
   /** The policy, unless a fixed schedule drives the run. */
@@ -87,7 +92,9 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
   }
   const settings = resolveSettings(definition, config.settings);
   const nodeCount = config.nodes ?? definition.defaultNodes;
-  const fixedSchedule = config.schedule ? readSchedule(config.schedule, nodeNames(nodeCount)) : undefined;
+  const fixedSchedule = config.schedule?.map((file) => readSchedule(file, nodeNames(nodeCount)));
+  const startFrom =
+    config.checkpoint !== undefined ? readStart(config.checkpoint, definition.name, nodeCount) : undefined;
   const system = definition.create({ bugs: config.bugs, settings, nodes: nodeCount });
   const durability: DurabilityContract | undefined =
     config.durability !== undefined
@@ -97,20 +104,22 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
         : undefined;
   const unsupportedWorkload = workload.refusal(system);
   if (unsupportedWorkload !== undefined) throw new UsageError('unsupported-workload', unsupportedWorkload);
-  for (const item of fixedSchedule ?? []) {
-    if (isLet(item)) continue;
-    const reason = unsupportedFault(item.f, system, definition.name, nodeCount);
-    if (reason !== undefined) {
-      throw new UsageError(
-        'schedule',
-        `${config.schedule}: ${item.f} at ${item.atMs} ms: ${reason}: remove the line`,
-      );
+  (fixedSchedule ?? []).forEach((items, i) => {
+    for (const item of items) {
+      if (isLet(item)) continue;
+      const reason = unsupportedFault(item.f, system, definition.name, nodeCount);
+      if (reason !== undefined) {
+        throw new UsageError(
+          'schedule',
+          `${config.schedule?.[i]}: ${item.f} at ${item.atMs} ms: ${reason}: remove the line`,
+        );
+      }
     }
-  }
+  });
   /** Whether the run enables a family, or its schedule has a line of it. */
   const wants = (family: 'clock' | 'disk'): boolean =>
     config.faults.includes(family) ||
-    (fixedSchedule ?? []).some((item) => !isLet(item) && FAMILY_KINDS[family].includes(item.f));
+    (fixedSchedule ?? []).flat().some((item) => !isLet(item) && FAMILY_KINDS[family].includes(item.f));
   let libfaketime: string | undefined;
   if (wants('clock')) {
     const reason = unsupportedFault('bump-clock', system, definition.name, nodeCount);
@@ -146,6 +155,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     workload,
     checkers: defaultCheckers(config, workload),
     fixedSchedule,
+    startFrom,
     nodes,
     seed,
     policy,
@@ -169,6 +179,8 @@ export interface RunParts {
   readonly nemesis: Nemesis;
   readonly logCheck: LogCheck;
   readonly workload: Workload;
+  /** The run's checkpoints, unless it takes none (`checkpoints: 0`). */
+  readonly checkpoints: Checkpoints | undefined;
 }
 
 /** What the parts are built on: the run's store, registry, history and random source. */
@@ -225,7 +237,24 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
     });
     const logCheck = new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns);
     const workload = createWorkload(plan, ctx, cluster);
-    return { network, cluster, clocks, disks, observation: watching, nemesis, logCheck, workload };
+    const checkpoints =
+      config.checkpoints > 0
+        ? new Checkpoints(store.dir, registry, {
+            keep: config.checkpoints,
+            capBytes: config.checkpointCapBytes,
+          })
+        : undefined;
+    return {
+      network,
+      cluster,
+      clocks,
+      disks,
+      observation: watching,
+      nemesis,
+      logCheck,
+      workload,
+      checkpoints,
+    };
   } catch (error) {
     await observation?.stop().catch(() => undefined);
     await network.close().catch(() => undefined);
@@ -294,8 +323,10 @@ async function wantsNetns(config: RunConfig, system: SystemAdapter): Promise<boo
 function createNetwork(plan: RunPlan, runId: string, registry: ResourceRegistry): Promise<NetworkBackend> {
   const { system, nodes, seed } = plan;
   if (plan.useNetns) {
+    const pinned = plan.startFrom?.manifest.network;
     return NetnsBackend.create({
       runId,
+      ...(pinned?.kind === 'netns' ? { subnet: pinned.subnet } : {}),
       nodes,
       services: servicePorts(system),
       peerServices: system.peerServices,
@@ -303,6 +334,30 @@ function createNetwork(plan: RunPlan, runId: string, registry: ResourceRegistry)
     });
   }
   return ProxyBackend.create({ nodes, services: system.services, peerServices: system.peerServices, seed });
+}
+
+/**
+ * The checkpoint a run starts from, checked before the run dir exists: it must be whole and taken
+ * of the same system with the same nodes.
+ */
+function readStart(
+  dir: string,
+  system: string,
+  nodeCount: number,
+): { readonly dir: string; readonly manifest: CheckpointManifest } {
+  const lookup = readCheckpoint(dir);
+  if (!lookup.found)
+    throw new UsageError('no-checkpoint', `cannot start from a checkpoint: ${lookup.reason}`);
+  const { manifest } = lookup;
+  const names = nodeNames(nodeCount);
+  const same = manifest.nodes.length === names.length && manifest.nodes.every((n, i) => n.node === names[i]);
+  if (manifest.system !== system || !same) {
+    throw new UsageError(
+      'no-checkpoint',
+      `${dir} is a checkpoint of ${manifest.system} with nodes ${manifest.nodes.map((n) => n.node).join(',')}; this run is ${system} with ${names.join(',')}`,
+    );
+  }
+  return { dir, manifest };
 }
 
 function servicePorts(system: SystemAdapter): Record<string, number> {

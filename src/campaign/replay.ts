@@ -1,10 +1,11 @@
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 import type { Durability } from '../check/durability.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import { UsageError } from '../core/errors.js';
 import type { RunStore } from '../store/run-store.js';
+import { readCheckpoint } from '../store/checkpoint-files.js';
 import { RunConfigSchema } from './config.js';
 import type { Reporter } from './reporter.js';
 import { runCampaign } from './run-campaign.js';
@@ -16,6 +17,43 @@ export interface ReplayableBug {
   readonly header: ScheduleHeader;
   /** The schedule a replay runs: the hand-written one with its triggers when the bug came from one. */
   readonly scheduleFile: string;
+  /** The checkpoint the header names, as an absolute path (whether it still exists or not). */
+  readonly checkpoint?: string;
+}
+
+/** How a replay starts its nodes: from the bug schedule's checkpoint, or on empty data dirs. */
+export type ReplayStart =
+  | { readonly kind: 'checkpoint'; readonly dir: string; readonly schedule: number }
+  | { readonly kind: 'fresh'; readonly reason: string };
+
+/**
+ * Where a replay of the bug starts: its schedule's checkpoint when the record names one that is
+ * whole, else fresh with the reason (`--fresh`, an older record, a checkpoint dropped or unfinished).
+ */
+export function replayStart(bug: ReplayableBug, fresh: boolean): ReplayStart {
+  if (fresh) return { kind: 'fresh', reason: '--fresh' };
+  if (bug.checkpoint === undefined) {
+    return {
+      kind: 'fresh',
+      reason:
+        'the bug record names no checkpoint (a run with --checkpoints 0, or recorded before checkpoints)',
+    };
+  }
+  const lookup = readCheckpoint(bug.checkpoint);
+  if (!lookup.found) return { kind: 'fresh', reason: `no checkpoint: ${lookup.reason}` };
+  return { kind: 'checkpoint', dir: lookup.dir, schedule: lookup.manifest.schedule };
+}
+
+/** A one-line description of a replay's start, for the terminal. */
+export function describeStart(start: ReplayStart): string {
+  return start.kind === 'checkpoint'
+    ? `from the checkpoint of schedule ${start.schedule + 1} (${start.dir})`
+    : `from empty data dirs (${start.reason})`;
+}
+
+function withCheckpoint(bug: Omit<ReplayableBug, 'checkpoint'>): ReplayableBug {
+  const rel = bug.header.checkpoint;
+  return rel === undefined ? bug : { ...bug, checkpoint: resolve(dirname(bug.scheduleFile), rel) };
 }
 
 /**
@@ -31,7 +69,7 @@ export function readBug(path: string): ReplayableBug {
         `${path} has no {"mallory": …} header line: give a bug directory or a schedule a bug record wrote`,
       );
     }
-    return { dir: dirname(path), header, scheduleFile: path };
+    return withCheckpoint({ dir: dirname(path), header, scheduleFile: path });
   }
   const dir = path;
   const schedule = join(dir, 'schedule.jsonl');
@@ -49,7 +87,10 @@ export function readBug(path: string): ReplayableBug {
     );
   }
   const source = join(dir, 'source-schedule.jsonl');
-  return { dir, header, scheduleFile: existsSync(source) ? source : schedule };
+  return {
+    ...withCheckpoint({ dir, header, scheduleFile: schedule }),
+    scheduleFile: existsSync(source) ? source : schedule,
+  };
 }
 
 export interface ReplayTry {
@@ -62,6 +103,7 @@ export interface ReplayTry {
 
 export interface ReplayResult {
   readonly bugDir: string;
+  readonly start: ReplayStart;
   readonly finding: ScheduleHeader['finding'];
   readonly tries: readonly ReplayTry[];
   readonly reproduced: number;
@@ -82,6 +124,8 @@ export interface ReplayOptions {
   readonly durability?: Durability;
   /** Ends the tries early once the answer is known (e.g. enough reproductions already). */
   readonly settled?: (reproduced: number, tried: number) => boolean;
+  /** Start on empty data dirs even when the bug's schedule has a checkpoint. */
+  readonly fresh?: boolean;
 }
 
 /** Margin on top of the schedule's own length for a replay's time budget. */
@@ -107,8 +151,9 @@ export function replayBudgetMs(
 }
 
 /**
- * Runs a bug's schedule again `repeat` times, each on a fresh cluster with the run's system,
- * nodes, bug switches, workload and seed, and counts the tries that found the same finding (kind
+ * Runs a bug's schedule again `repeat` times, each on a new cluster with the run's system, nodes,
+ * bug switches, workload and seed — started from the schedule's checkpoint when there is one (see
+ * `replayStart`), else on empty data dirs — and counts the tries that found the same finding (kind
  * and name).
  */
 export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
@@ -116,6 +161,7 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
   const h = bug.header;
   const warmupMs = h.warmupMs ?? 0;
   const timeMs = replayBudgetMs(h, readSchedule(bug.scheduleFile));
+  const start = replayStart(bug, options.fresh ?? false);
   const config = RunConfigSchema.parse({
     system: h.system,
     nodes: h.nodes,
@@ -133,6 +179,7 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     network: h.network,
     warmupMs,
     schedule: bug.scheduleFile,
+    ...(start.kind === 'checkpoint' ? { checkpoint: start.dir } : {}),
     store: options.store,
     timeMs,
   });
@@ -157,6 +204,7 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
   }
   return {
     bugDir: bug.dir,
+    start,
     finding: h.finding,
     tries,
     reproduced: tries.filter((t) => t.reproduced).length,

@@ -1,3 +1,4 @@
+import type { CheckpointSummary } from '../store/checkpoint-files.js';
 import type { FaultOutcome } from '../nemesis/nemesis.js';
 import type { BugRecord } from './bug.js';
 import type { RunVerdict } from '../core/verdict.js';
@@ -31,6 +32,8 @@ export interface RunSummary {
   /** Every schedule's checks merged (Jepsen's `:valid?`), and each check's tally. */
   readonly verdict: RunVerdict;
   readonly metrics: Readonly<Record<string, number>>;
+  /** What the run's checkpoints cost and which it kept, when it took any. */
+  readonly checkpoints?: CheckpointSummary;
   readonly error?: string;
   /** The run's report.html, written once the run ended (see `mallory report`). */
   readonly report?: string;

@@ -95,6 +95,11 @@ const ScheduleHeaderSchema = z
     /** The schedule of its run the bug was found in (0-based). */
     schedule: z.number().int().nonnegative(),
     finding: z.object({ kind: z.string(), name: z.string() }),
+    /**
+     * The checkpoint of the schedule's start (every node's data dir), relative to the file's own
+     * dir: a replay starts the nodes from it. Absent when the run took none.
+     */
+    checkpoint: z.string().optional(),
   })
   .strict();
 export type ScheduleHeader = z.infer<typeof ScheduleHeaderSchema>;

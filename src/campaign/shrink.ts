@@ -1,13 +1,19 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 import { ddmin } from './ddmin.js';
-import { replayBug, type ReplayOptions, type ReplayTry } from './replay.js';
+import {
+  replayBug,
+  type ReplayableBug,
+  type ReplayOptions,
+  type ReplayStart,
+  type ReplayTry,
+} from './replay.js';
 import { isLet, readSchedule, type ScheduleHeader, type ScheduleItem } from './schedule-file.js';
 
 /**
  * What a replay takes, for each candidate schedule (`repeat`: tries per candidate; a candidate is
- * kept when it reproduces in at least half of them), and what the shrinker tells as it goes.
+ * kept when it reproduces in a majority of them), and what the shrinker tells as it goes.
  */
 export interface ShrinkOptions extends Omit<ReplayOptions, 'onTry' | 'settled'> {
   readonly onTry?: (candidate: number, index: number, result: ReplayTry) => void;
@@ -31,32 +37,47 @@ export interface ShrinkResult {
   readonly before: { readonly faults: number; readonly reproduced: number; readonly tries: number };
   /** Absent when the bug's own schedule did not reproduce often enough to shrink. */
   readonly after?: { readonly faults: number; readonly reproduced: number; readonly tries: number };
-  /** The shrunk schedule (`shrunk.jsonl` in the bug directory), replayable on its own. */
+  /**
+   * The shrunk schedule (`shrunk.jsonl` in the bug directory), replayable on its own; written only
+   * when the smallest schedule reproduced in a majority of its final tries.
+   */
   readonly shrunk?: string;
+  /** How each try started (the bug schedule's checkpoint, or empty data dirs). */
+  readonly start?: ReplayStart;
   readonly candidates: readonly Candidate[];
   readonly interrupted: boolean;
 }
 
-function reproduces(reproduced: number, tries: number): boolean {
-  return reproduced * 2 >= tries;
+/** A majority of the tries: never 1 of 2. */
+export function reproduces(reproduced: number, tries: number): boolean {
+  return reproduced * 2 > tries;
 }
 
-/** The schedule file of a candidate: the bug's header, every `let` line, and the chosen faults. */
+/**
+ * The schedule file of a candidate, written to `file`: the bug's header (its checkpoint named
+ * relative to the file's dir), every `let` line, and the chosen faults.
+ */
 function formatCandidate(
-  header: ScheduleHeader,
+  bug: ReplayableBug,
+  file: string,
   lets: readonly ScheduleItem[],
   faults: readonly ScheduleItem[],
 ): string {
+  const header: ScheduleHeader =
+    bug.checkpoint !== undefined
+      ? { ...bug.header, checkpoint: relative(dirname(file), bug.checkpoint) }
+      : bug.header;
   const lines = [{ mallory: header }, ...[...lets, ...faults].sort((a, b) => a.atMs - b.atMs)];
   return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
 }
 
 /**
  * Shrinks a bug's schedule by delta debugging over its fault lines: a candidate is kept when its
- * replay reproduces the bug's finding (kind and name) in at least half of `repeat` tries. First
- * the bug's own schedule is replayed `repeat` times (if it does not reproduce in half of them
- * there is nothing to shrink against); at the end the shrunk schedule is replayed `repeat` times
- * for its rate. Every candidate is kept under `bugs/<id>/shrink/` as evidence; the result is
+ * replay reproduces the bug's finding (kind and name) in a majority of `repeat` tries. Every try
+ * starts as a replay does (the schedule's checkpoint, unless `fresh`). First the bug's own
+ * schedule is replayed `repeat` times (if it does not reproduce in a majority there is nothing to
+ * shrink against); at the end the smallest schedule is replayed `repeat` times, and written as
+ * the shrink only if it still reproduces in a majority. Every candidate is kept under `bugs/<id>/shrink/` as evidence; the result is
  * `bugs/<id>/shrunk.jsonl`.
  */
 export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
@@ -67,14 +88,16 @@ export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
   const workDir = join(bug.dir, 'shrink');
   mkdirSync(workDir, { recursive: true });
   const candidates: Candidate[] = [];
+  let start: ReplayStart | undefined;
 
   const replay = async (chosen: readonly ScheduleItem[], early: boolean): Promise<Candidate> => {
     const index = candidates.length;
     const file = join(workDir, `${index}.jsonl`);
-    writeFileSync(file, formatCandidate(bug.header, lets, chosen));
+    writeFileSync(file, formatCandidate(bug, file, lets, chosen));
     const result = await replayBug({
       bug: { ...bug, scheduleFile: file },
       repeat,
+      ...(options.fresh !== undefined ? { fresh: options.fresh } : {}),
       store: options.store,
       signal,
       reporters: options.reporters,
@@ -89,6 +112,7 @@ export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
           }
         : {}),
     });
+    start = result.start;
     const tries = result.tries.length;
     const candidate: Candidate = {
       index,
@@ -113,6 +137,7 @@ export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
     },
     candidates,
     interrupted: signal.aborted,
+    ...(start !== undefined ? { start } : {}),
     ...extra,
   });
 
@@ -130,10 +155,10 @@ export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
         );
   if (signal.aborted) return done({});
   const final = await replay(smallest, false);
+  const after = { faults: smallest.length, reproduced: final.reproduced, tries: final.tries };
+  // The final check decides: a smallest schedule that lost its rate is not written as the shrink.
+  if (!final.kept) return done({ after });
   const shrunk = join(bug.dir, 'shrunk.jsonl');
-  writeFileSync(shrunk, formatCandidate(bug.header, lets, smallest));
-  return done({
-    after: { faults: smallest.length, reproduced: final.reproduced, tries: final.tries },
-    shrunk,
-  });
+  writeFileSync(shrunk, formatCandidate(bug, shrunk, lets, smallest));
+  return done({ after, shrunk });
 }

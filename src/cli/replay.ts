@@ -1,6 +1,10 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { Option } from 'commander';
 
-import { replayBug, readBug } from '../campaign/replay.js';
+import { describeStart, replayBug, readBug, replayStart } from '../campaign/replay.js';
+import { describeDependence, recordReplay, REPLAYS_FILE, stateDependence } from '../store/replay-record.js';
 import { DURABILITIES, type Durability } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
 import { EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
@@ -16,7 +20,12 @@ interface ReplayFlags {
   store: string;
   json?: boolean;
   verbose?: boolean;
+  fresh?: boolean;
 }
+
+/** `--fresh` of replay and shrink. */
+export const FRESH_HELP =
+  "start every try on empty data dirs, not from the checkpoint of the bug's schedule (the state earlier schedules left)";
 
 /** `--verbose` of replay and shrink: each try's whole campaign output, instead of one line per try. */
 export const VERBOSE_HELP = "print each try's whole campaign output (by default one line per try)";
@@ -36,15 +45,18 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
     .option('--store <dir>', 'where the replays are stored', 'store')
     .option('--json', 'print the result as one JSON document on stdout')
     .option('--verbose', VERBOSE_HELP)
+    .option('--fresh', FRESH_HELP)
     .action(async (bugDir: string, flags: ReplayFlags) => {
       const repeat = parseRepeat(flags.repeat);
       const settings = parseSetFlags(flags.set);
       const bug = readBug(bugDir);
       const h = bug.header;
+      const start = replayStart(bug, flags.fresh ?? false);
       process.stderr.write(
         `mallory replay: ${h.finding.kind}/${h.finding.name} on ${h.system} (${h.nodes} nodes` +
           `${h.bugs.length > 0 ? `, --bug ${h.bugs.join(' --bug ')}` : ''}${describeSet({ ...h.settings, ...settings })}` +
-          `${(flags.durability ?? h.durability) !== undefined ? `, --durability ${flags.durability ?? h.durability}` : ''}, seed ${h.seed}), ${repeat} time(s), from ${bug.scheduleFile}\n`,
+          `${(flags.durability ?? h.durability) !== undefined ? `, --durability ${flags.durability ?? h.durability}` : ''}, seed ${h.seed}), ${repeat} time(s), from ${bug.scheduleFile}\n` +
+          `  start: ${describeStart(start)}\n`,
       );
       const result = await guardCampaigns(({ signal, onRegistry }) =>
         replayBug({
@@ -53,6 +65,7 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
           store: flags.store,
           settings,
           ...(flags.durability !== undefined ? { durability: flags.durability } : {}),
+          fresh: flags.fresh ?? false,
           signal,
           reporters: flags.verbose ? [new ProgressReporter()] : [],
           onRegistry,
@@ -65,6 +78,21 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
           },
         }),
       );
+      // The bug's own schedule as recorded: its rate from this start joins the bug's record.
+      const asRecorded =
+        statSync(bugDir).isDirectory() && flags.set.length === 0 && flags.durability === undefined;
+      if (asRecorded && result.tries.length > 0) {
+        recordReplay(bug.dir, {
+          atMs: Date.now(),
+          start: result.start.kind,
+          reproduced: result.reproduced,
+          tries: result.tries.length,
+        });
+        const dependence = stateDependence(bug.dir);
+        if (dependence?.checkpoint && dependence.fresh) {
+          process.stderr.write(`${describeDependence(dependence)} (${join(bug.dir, REPLAYS_FILE)})\n`);
+        }
+      }
       const line = `reproduced ${result.reproduced}/${result.tries.length} (${h.finding.kind}/${h.finding.name})`;
       if (flags.json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
       else process.stdout.write(line + '\n');

@@ -1,3 +1,4 @@
+import { parseByteSize } from '../check/_internals/memory-limit.js';
 import { Option } from 'commander';
 
 import { POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
@@ -33,7 +34,10 @@ interface RunFlags {
   bug: string[];
   set?: string[];
   durability?: string;
-  schedule?: string;
+  schedule?: string[];
+  checkpoints?: string;
+  checkpointCap?: string;
+  fromCheckpoint?: string;
   store: string;
   steps?: string;
   step?: string;
@@ -54,6 +58,14 @@ function int(name: string, text: string | undefined): number | undefined {
   if (!Number.isInteger(n) || n < 0)
     throw new UsageError('bad-flag', `--${name} needs a whole number, got "${text}"`);
   return n;
+}
+
+function byteSize(name: string, text: string): number {
+  try {
+    return parseByteSize(text);
+  } catch {
+    throw new UsageError('bad-flag', `--${name} needs a size such as 500m or 2g, got "${text}"`);
+  }
 }
 
 function duration(name: string, text: string | undefined): number | undefined {
@@ -77,6 +89,8 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   warmupMs: 'warmup',
   recoveryTimeoutMs: 'recovery-timeout',
   startupTimeoutMs: 'startup-timeout',
+  checkpointCapBytes: 'checkpoint-cap',
+  checkpoint: 'from-checkpoint',
 };
 
 /** What `--workload` takes, for run and compare. */
@@ -166,7 +180,11 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     bugs: flags.bug,
     settings: parseSetFlags(flags.set ?? []),
     durability: flags.durability,
-    schedule: flags.schedule,
+    schedule: flags.schedule !== undefined && flags.schedule.length > 0 ? flags.schedule : undefined,
+    checkpoints: int('checkpoints', flags.checkpoints),
+    checkpointCapBytes:
+      flags.checkpointCap === undefined ? undefined : byteSize('checkpoint-cap', flags.checkpointCap),
+    checkpoint: flags.fromCheckpoint,
     store: flags.store,
     steps: int('steps', flags.steps),
     stepMs: duration('step', flags.step),
@@ -216,7 +234,24 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     )
     .option('--set <name=value>', SET_HELP, collect, [])
     .addOption(new Option('--durability <level>', DURABILITY_HELP).choices(DURABILITIES))
-    .option('--schedule <file>', 'run this fault schedule (JSON lines {atMs, f, value}) instead of a policy')
+    .option(
+      '--schedule <file>',
+      'run this fault schedule (JSON lines {atMs, f, value}) instead of a policy; repeat it for a campaign of fixed schedules, one per file, in order',
+      collect,
+      [],
+    )
+    .option(
+      '--checkpoints <n>',
+      "keep the checkpoints (every node's data dir at a schedule's start, for replay) of the newest N schedules, besides every bug's; 0 takes none (default 2)",
+    )
+    .option(
+      '--checkpoint-cap <size>',
+      'the most all checkpoints of the run may hold, e.g. 500m, 4g (default 2g)',
+    )
+    .option(
+      '--from-checkpoint <dir>',
+      "start the nodes on a checkpoint's data dirs (<run>/checkpoints/<schedule>) instead of empty ones",
+    )
     .option('--store <dir>', 'where runs are stored', 'store')
     .option('--steps <n>', 'steps per schedule (default 12)')
     .option('--step <duration>', 'length of a step (default 2.5s)')

@@ -1,16 +1,17 @@
-import { readBug } from '../campaign/replay.js';
+import { describeStart, readBug, replayStart } from '../campaign/replay.js';
 import { shrinkBug } from '../campaign/shrink.js';
 import { EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { invokedAs } from './_internals/invoked-as.js';
-import { parseRepeat, VERBOSE_HELP } from './replay.js';
+import { FRESH_HELP, parseRepeat, VERBOSE_HELP } from './replay.js';
 
 interface ShrinkFlags {
   repeat: string;
   store: string;
   json?: boolean;
   verbose?: boolean;
+  fresh?: boolean;
 }
 
 const DEFAULT_REPEAT = '3';
@@ -24,25 +25,28 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
     .argument('<bug-dir>', 'a bug record: store/<system>/<run>/bugs/<id>')
     .option(
       '--repeat <n>',
-      'tries per candidate schedule; kept if it reproduces in at least half',
+      'tries per candidate schedule; kept if it reproduces in a majority of them',
       DEFAULT_REPEAT,
     )
     .option('--store <dir>', 'where the replays are stored', 'store')
     .option('--json', 'print the result as one JSON document on stdout')
     .option('--verbose', VERBOSE_HELP)
+    .option('--fresh', FRESH_HELP)
     .action(async (bugDir: string, flags: ShrinkFlags) => {
       const repeat = parseRepeat(flags.repeat);
       const bug = readBug(bugDir);
       const h = bug.header;
       const finding = `${h.finding.kind}/${h.finding.name}`;
       process.stderr.write(
-        `mallory shrink: ${finding} on ${h.system}, from ${bug.scheduleFile}, ${repeat} tries per candidate\n`,
+        `mallory shrink: ${finding} on ${h.system}, from ${bug.scheduleFile}, ${repeat} tries per candidate\n` +
+          `  start: ${describeStart(replayStart(bug, flags.fresh ?? false))}\n`,
       );
       const result = await guardCampaigns(({ signal, onRegistry }) =>
         shrinkBug({
           bug,
           repeat,
           store: flags.store,
+          fresh: flags.fresh ?? false,
           signal,
           reporters: flags.verbose ? [new ProgressReporter()] : [],
           onRegistry,
@@ -63,11 +67,16 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
           `shrunk ${b.faults} → ${a.faults} fault(s); reproduced ${b.reproduced}/${b.tries} before, ${a.reproduced}/${a.tries} after (${finding})\n` +
             `  ${result.shrunk}\n  replay: ${invokedAs()} replay ${result.shrunk} --repeat 10\n`,
         );
+      } else if (result.after && !result.interrupted) {
+        const a = result.after;
+        process.stdout.write(
+          `not shrunk: the smallest schedule (${a.faults} of ${b.faults} fault(s)) reproduced ${a.reproduced}/${a.tries} in its final check, not a majority (${finding}); no shrunk.jsonl written: the bug's own schedule, ${b.reproduced}/${b.tries}, stays its record\n`,
+        );
       } else if (!result.interrupted) {
         process.stdout.write(
-          `not shrunk: the bug's own schedule reproduced ${b.reproduced}/${b.tries}, less than half (${finding}); try a larger --repeat or check it with ${invokedAs()} replay\n`,
+          `not shrunk: the bug's own schedule reproduced ${b.reproduced}/${b.tries}, not a majority (${finding}); try a larger --repeat or check it with ${invokedAs()} replay\n`,
         );
       }
-      setExit(result.interrupted ? EXIT_INTERRUPTED : result.after ? 0 : EXIT_NOT_REPRODUCED);
+      setExit(result.interrupted ? EXIT_INTERRUPTED : result.shrunk !== undefined ? 0 : EXIT_NOT_REPRODUCED);
     });
 };

@@ -12,6 +12,7 @@ import { processStartTime, type ResourceRegistry } from './resources.js';
 import { signalGroup } from './_internals/signal-group.js';
 import { boundedReady, ReadyDidNotAnswer } from './_internals/bounded-ready.js';
 import { checkedLaunchSpec } from './_internals/launch-spec.js';
+import { copyTree } from './_internals/copy-tree.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
 
@@ -34,6 +35,22 @@ interface NodeProcess {
   leftovers: readonly number[];
   expectExit: boolean;
   exited: Promise<void>;
+}
+
+/** What a node's next start depends on, besides its data dir: kept with a checkpoint of it. */
+export interface NodeState {
+  readonly node: string;
+  readonly status: NodeStatus;
+  readonly member: boolean;
+  /** Wiped since the bootstrap: it starts as a joiner (`LaunchOptions.join`). */
+  readonly joiner: boolean;
+}
+
+/** What `Cluster.copyDataDirs` did: how long the nodes were stopped and what it copied. */
+export interface DataDirsCopy {
+  readonly pauseMs: number;
+  readonly bytes: Readonly<Record<string, number>>;
+  readonly states: readonly NodeState[];
 }
 
 export interface ClusterOptions {
@@ -290,6 +307,53 @@ export class Cluster implements ClusterView {
     mkdirSync(dir, { recursive: true });
     for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
     this.joiners.add(node);
+  }
+
+  /** Every node's status, membership and whether it starts as a joiner. */
+  nodeStates(): NodeState[] {
+    return this.nodes.map((node) => ({
+      node,
+      status: this.statusOf(node),
+      member: this.memberSet.has(node),
+      joiner: this.joiners.has(node),
+    }));
+  }
+
+  /**
+   * Copies every node's data dir to `<to>/<node>/` as one consistent cut: every running node's
+   * process group is stopped (SIGSTOP) for the copy and continued after it, its status unchanged.
+   * Synchronous, so nothing else of the fuzzer runs while the nodes are stopped.
+   */
+  copyDataDirs(to: string): DataDirsCopy {
+    const running = [...this.procs.entries()].filter(([node]) => this.statusOf(node) === 'running');
+    const states = this.nodeStates();
+    const begun = performance.now();
+    for (const [, proc] of running) signalGroup(proc.child, 'SIGSTOP');
+    const bytes: Record<string, number> = {};
+    try {
+      for (const node of this.nodes) bytes[node] = copyTree(this.dataDir(node), join(to, node));
+    } finally {
+      for (const [, proc] of running) signalGroup(proc.child, 'SIGCONT');
+    }
+    return { pauseMs: performance.now() - begun, bytes, states };
+  }
+
+  /**
+   * Before the first start: every node's data dir becomes a copy of `<from>/<node>/`, and each
+   * node's membership and joiner flag what `states` say, so the nodes start where a checkpoint left
+   * them (the caller starts the ones that were running).
+   */
+  restoreDataDirs(from: string, states: readonly NodeState[]): void {
+    if (this.procs.size > 0) throw new Error('restoreDataDirs: nodes are running');
+    for (const state of states) {
+      if (!this.nodes.includes(state.node)) throw new Error(`restoreDataDirs: no node ${state.node}`);
+      const dir = this.dataDir(state.node);
+      for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
+      copyTree(join(from, state.node), dir);
+      this.setMember(state.node, state.member);
+      if (state.joiner) this.joiners.add(state.node);
+      else this.joiners.delete(state.node);
+    }
   }
 
   /**

@@ -1,3 +1,4 @@
+import { describeDependence } from '../store/replay-record.js';
 import { relative } from 'node:path';
 
 import { BUG_COLOR, FAMILY_COLORS, MARK_COLOR, OUTCOME_COLORS, ROLE_COLORS } from './colors.js';
@@ -209,10 +210,27 @@ function bugsSection(results: Results, outDir: string): string {
       `<div class="bug"><h3>bug ${b.id}: ${escapeXml(b.kind)}/${escapeXml(b.name)} (schedule ${ordinal(b.schedule)}, at ${s(b.foundAtMs)})</h3>`,
       `<p>${escapeXml(b.message)}</p>`,
       `<p>record: <code>${escapeXml(b.dir)}</code>${b.checkHtml !== null ? ` — <a href="${escapeXml(relative(outDir, b.checkHtml))}">check.html</a> (the counterexample)` : ''}</p>`,
-      `<p>replay: <code>${escapeXml(b.replay)}</code><br>shrink: <code>${escapeXml(b.shrink)}</code></p></div>`,
+      `<p>replay: <code>${escapeXml(b.replay)}</code><br>shrink: <code>${escapeXml(b.shrink)}</code></p>`,
+      `<p class="start">${b.checkpoint !== null ? `a replay starts from the checkpoint of schedule ${ordinal(b.schedule)}: <code>${escapeXml(b.checkpoint)}</code> (every node's data dir as that schedule began; <code>--fresh</code> for empty ones)` : 'a replay starts from empty data dirs: the run kept no checkpoint of this schedule'}</p>`,
+      b.replays !== undefined
+        ? `<p class="${b.replays.dependsOnState ? 'depends' : 'replays'}">${escapeXml(describeDependence(b.replays))}</p></div>`
+        : '</div>',
     ].join('\n'),
   );
   return ['<h2 id="bugs">Bugs</h2>', ...bugs].join('\n');
+}
+
+/** What the run's checkpoints cost: the pause of the nodes per copy, and the bytes. */
+function checkpointsSection(results: Results): string {
+  const c = results.checkpoints;
+  if (c === undefined) return '';
+  const mib = (bytes: number): string => `${(bytes / 1024 ** 2).toFixed(2)} MiB`;
+  const kept = c.kept.map((k) => `${ordinal(k.schedule)}${k.bug ? ' (bug)' : ''}`).join(', ') || 'none';
+  const dropped = c.dropped.filter((d) => d.reason.includes('cap'));
+  return [
+    '<h2 id="checkpoints">Checkpoints</h2>',
+    `<p>${c.taken} taken, one at each schedule's start (the nodes stopped for the copy: median ${c.pauseMsMedian ?? '-'} ms, at most ${c.pauseMsMax ?? '-'} ms; ${c.bytesPerSchedule === null ? '-' : mib(c.bytesPerSchedule)} per schedule). Kept: schedules ${kept}, ${mib(c.bytes)} in all (the newest ${c.keep} and every bug's, within ${mib(c.capBytes)}).${dropped.length > 0 ? ` Dropped past the cap: ${dropped.map((d) => `schedule ${ordinal(d.schedule)}`).join(', ')}.` : ''}</p>`,
+  ].join('\n');
 }
 
 /**
@@ -239,7 +257,7 @@ export function reportHtml(data: RunData, results: Results, outDir: string): str
     `<title>Mallory ${escapeXml(results.run.system)} ${escapeXml(results.run.id)} — ${escapeXml(results.status)}</title>`,
     `<style>${STYLE}</style></head><body>`,
     header(data, results),
-    `<p><a href="#ops">client ops</a> · <a href="#timeline">timeline</a> · <a href="#coverage">coverage</a> · <a href="#faults">faults</a>${results.triggers ? ' · <a href="#triggers">triggers</a>' : ''}${results.sequences ? ' · <a href="#sequences">sequences</a>' : ''} · <a href="#verdicts">verdicts</a> · <a href="#bugs">bugs</a> · <a href="results.json">results.json</a></p>`,
+    `<p><a href="#ops">client ops</a> · <a href="#timeline">timeline</a> · <a href="#coverage">coverage</a> · <a href="#faults">faults</a>${results.triggers ? ' · <a href="#triggers">triggers</a>' : ''}${results.sequences ? ' · <a href="#sequences">sequences</a>' : ''}${results.checkpoints ? ' · <a href="#checkpoints">checkpoints</a>' : ''} · <a href="#verdicts">verdicts</a> · <a href="#bugs">bugs</a> · <a href="results.json">results.json</a></p>`,
     bugsSection(results, outDir),
     verdictsSection(results),
     opsSection(data),
@@ -248,6 +266,7 @@ export function reportHtml(data: RunData, results: Results, outDir: string): str
     faultsSection(results),
     triggersSection(results),
     sequencesSection(results),
+    checkpointsSection(results),
     SELF_CHECK,
     '</body></html>',
   ].join('\n');

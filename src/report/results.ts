@@ -1,3 +1,5 @@
+import { stateDependence, type ReplayRate } from '../store/replay-record.js';
+import { CHECKPOINTS_DIR, readCheckpointIndex } from '../store/checkpoint-files.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -103,9 +105,49 @@ export const ResultsSchema = z
           checkHtml: z.string().nullable(),
           replay: z.string().describe('the command that runs it again'),
           shrink: z.string().describe('the command that cuts its schedule down'),
+          checkpoint: z
+            .string()
+            .nullable()
+            .describe(
+              "the checkpoint of the bug's schedule a replay starts from; null when the run kept none",
+            ),
+          replays: z
+            .object({
+              checkpoint: z.object({ reproduced: Count, tries: Count }).strict().nullable(),
+              fresh: z.object({ reproduced: Count, tries: Count }).strict().nullable(),
+              dependsOnState: z
+                .boolean()
+                .describe(
+                  'reproduced from its checkpoint in a majority of tries, from empty data dirs never',
+                ),
+            })
+            .strict()
+            .optional()
+            .describe('its `mallory replay` runs (bugs/<id>/replays.jsonl), summed per start'),
         })
         .strict(),
     ),
+    checkpoints: z
+      .object({
+        keep: Count.describe('--checkpoints: the newest schedules kept besides the bugs'),
+        capBytes: Count.describe('--checkpoint-cap'),
+        taken: Count,
+        kept: z.array(
+          z.object({ schedule: Count, bytes: Count, pauseMs: z.number().min(0), bug: z.boolean() }).strict(),
+        ),
+        dropped: z.array(z.object({ schedule: Count, bytes: Count, reason: z.string() }).strict()),
+        bytes: Count.describe('the bytes of the checkpoints kept'),
+        pauseMsMedian: z
+          .number()
+          .min(0)
+          .nullable()
+          .describe('how long the nodes were stopped for a copy, median'),
+        pauseMsMax: z.number().min(0).nullable(),
+        bytesPerSchedule: Count.nullable().describe("a checkpoint's bytes (holes not counted), median"),
+      })
+      .strict()
+      .optional()
+      .describe("every node's data dir at each schedule's start, for replay (`checkpoints/index.json`)"),
     triggers: z
       .array(
         z
@@ -180,6 +222,16 @@ export function bugCommands(bugDir: string): { readonly replay: string; readonly
   return { replay: `mallory replay ${bugDir} --repeat 10`, shrink: `mallory shrink ${bugDir}` };
 }
 
+/** A bug's recorded replays, summed per start, as results.json gives them. */
+function replaysOf(bugDir: string): { replays?: NonNullable<Results['bugs'][number]['replays']> } {
+  const d = stateDependence(bugDir);
+  if (d === undefined) return {};
+  const copy = (r: ReplayRate | null) => (r === null ? null : { reproduced: r.reproduced, tries: r.tries });
+  return {
+    replays: { checkpoint: copy(d.checkpoint), fresh: copy(d.fresh), dependsOnState: d.dependsOnState },
+  };
+}
+
 /** The results of a run, from what its directory holds. */
 export function runResults(data: RunData): Results {
   const { stored } = data;
@@ -201,6 +253,7 @@ export function runResults(data: RunData): Results {
     return template !== undefined ? { ...t, template } : t;
   });
   const sequences = sequenceStats(stored.schedules, stored.steps);
+  const checkpoints = readCheckpointIndex(data.dir);
   const schedules = stored.schedules.flatMap((s) =>
     s.verdicts === null ? [] : [scheduleVerdicts(s.idx, s.verdicts)],
   );
@@ -251,8 +304,21 @@ export function runResults(data: RunData): Results {
         dir,
         checkHtml: existsSync(html) ? html : null,
         ...bugCommands(dir),
+        ...replaysOf(dir),
+        checkpoint: checkpoints?.kept.some((k) => k.schedule === b.schedule)
+          ? join(data.dir, CHECKPOINTS_DIR, String(b.schedule))
+          : null,
       };
     }),
+    ...(checkpoints !== undefined
+      ? {
+          checkpoints: {
+            ...checkpoints,
+            kept: checkpoints.kept.map((k) => ({ ...k })),
+            dropped: checkpoints.dropped.map((d) => ({ ...d })),
+          },
+        }
+      : {}),
     ...(triggers.length > 0 ? { triggers } : {}),
     ...(sequences !== undefined ? { sequences } : {}),
     verdict: { valid: verdict.valid, checkers: verdict.checkers.map((t) => ({ ...t })) },

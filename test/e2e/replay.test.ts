@@ -71,10 +71,14 @@ describe('mallory replay (kvraft, real processes)', () => {
     expect(result.reproduced).toBe(result.tries.filter((t) => t.reproduced).length);
     expect(result.reproduced).toBeGreaterThanOrEqual(1);
     expect(replay.stderr).toMatch(/replay 2\/2: (reproduced|not reproduced)/);
-    // One line per try (and one saying what it replays), not each try's campaign: that is --verbose.
+    // One line per try (and two saying what it replays and where it starts), not each try's
+    // campaign: that is --verbose. The bug's run took a checkpoint of its one schedule.
     const lines = replay.stderr.trim().split('\n');
     expect(lines[0]).toMatch(/^mallory replay: linearizability\/not-linearizable on kvraft \(3 nodes/);
-    expect(lines.slice(1).map((l) => /^replay (\d)\/2: /.exec(l)?.[1])).toEqual(['1', '2']);
+    expect(lines[1]).toBe(
+      `  start: from the checkpoint of schedule 1 (${join(bugDir, '..', '..', 'checkpoints', '0')})`,
+    );
+    expect(lines.slice(2).map((l) => /^replay (\d)\/2: /.exec(l)?.[1])).toEqual(['1', '2']);
     // Every line of the schedule ran: the cluster's start does not eat into the schedule's time.
     for (const t of result.tries) {
       expect(readFileSync(join(t.runDir, 'history.jsonl'), 'utf8')).not.toContain('past the end of the run');

@@ -91,11 +91,26 @@ describe('mallory run (kvraft, real processes)', () => {
       );
     }, 60_000);
     const dir = runDir()!;
-    const registry = readFileSync(join(box.state, registryFiles(box)[0]), 'utf8');
-    const pids = [...registry.matchAll(/"pid":(\d+)/g)]
-      .map((m) => Number(m[1]))
-      .filter((p) => p !== child.pid);
-    const dataDirs = [...registry.matchAll(/"kind":"dir","path":"([^"]+)"/g)].map((m) => m[1]);
+    // What the registry holds now: every resource added and not yet released (a checkpoint's
+    // partial copy is added, then released once it is renamed whole).
+    const live = new Map<number, { kind: string; pid?: number; path?: string }>();
+    for (const line of readFileSync(join(box.state, registryFiles(box)[0]), 'utf8')
+      .trim()
+      .split('\n')) {
+      const entry = JSON.parse(line) as {
+        t: string;
+        id: number;
+        resource?: { kind: string; pid?: number; path?: string };
+      };
+      if (entry.t === 'add' && entry.resource) live.set(entry.id, entry.resource);
+      else if (entry.t === 'release') live.delete(entry.id);
+    }
+    const pids = [...live.values()].flatMap((r) =>
+      r.pid !== undefined && r.pid !== child.pid ? [r.pid] : [],
+    );
+    const dataDirs = [...live.values()].flatMap((r) =>
+      r.kind === 'dir' && r.path !== undefined ? [r.path] : [],
+    );
     expect(pids.length).toBeGreaterThanOrEqual(3);
     expect(dataDirs.every((d) => existsSync(d))).toBe(true);
     const exited = new Promise((r) => child.once('exit', r));

@@ -61,8 +61,11 @@ describe('writeRunReport', () => {
         checkHtml: join(bugDir, 'check.html'),
         replay: `mallory replay ${bugDir} --repeat 10`,
         shrink: `mallory shrink ${bugDir}`,
+        // The fake run took no checkpoints: a replay starts fresh.
+        checkpoint: null,
       },
     ]);
+    expect(r.checkpoints).toBeUndefined();
     expect(r.coverage).toEqual({ states_causal: 4, states_artifact: 1, event_types: 6 });
   });
 

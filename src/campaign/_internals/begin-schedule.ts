@@ -1,9 +1,11 @@
 import { monoNs } from '../../core/clock.js';
 import type { LiveRun } from './live-run.js';
+import { keyspace } from './keyspace.js';
 import { ScheduleFaults } from './schedule-faults.js';
+import { takeCheckpoint } from './take-checkpoint.js';
 
 /**
- * Starts the run's next schedule: stored as started, the timeline fresh (and on, unless a fixed
+ * Starts the run's next schedule: stored as started, its checkpoint taken, the timeline fresh (and on, unless a fixed
  * schedule drives the run), the episode's coverage and policy reset, the workload running.
  */
 export function beginSchedule(live: LiveRun): ScheduleFaults {
@@ -12,11 +14,12 @@ export function beginSchedule(live: LiveRun): ScheduleFaults {
   const s = state.schedule;
   const scheduleStart = Date.now();
   store.scheduleStarted(s, scheduleStart - state.startMs);
+  takeCheckpoint(live, s, scheduleStart - state.startMs);
   observation.setTimeline(!plan.fixedSchedule);
   observation.timeline.discardBefore(monoNs());
   observation.takeScheduleEvents();
   state.coverage.resetEpisode();
   plan.policy?.resetEpisode?.();
-  parts.workload.start(`s${s}`);
+  parts.workload.start(keyspace(plan, s));
   return new ScheduleFaults(live, s, scheduleStart);
 }

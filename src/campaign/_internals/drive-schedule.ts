@@ -17,7 +17,7 @@ export async function driveSchedule(
 ): Promise<void> {
   const { plan, store, emit } = live;
   if (plan.fixedSchedule) {
-    await runFixed(live, plan.fixedSchedule, scheduled, budgetEnd);
+    await runFixed(live, plan.fixedSchedule[scheduled.schedule] ?? [], scheduled, budgetEnd);
     return;
   }
   const policy = plan.policy!;

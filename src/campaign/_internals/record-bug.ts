@@ -1,5 +1,5 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 import type { BugRecord } from '../bug.js';
 import type { Finding } from '../checker.js';
@@ -14,7 +14,7 @@ import type { ScheduleFaults } from './schedule-faults.js';
  * evidence and its page, if it has one. Said to the reporters.
  */
 export function recordBug(live: LiveRun, scheduled: ScheduleFaults, finding: Finding): void {
-  const { config: c, plan, state, store, emit } = live;
+  const { config: c, plan, state, store, emit, parts } = live;
   const { schedule, faults, attempted } = scheduled;
   const seed = plan.seed;
   const row = {
@@ -31,6 +31,8 @@ export function recordBug(live: LiveRun, scheduled: ScheduleFaults, finding: Fin
   const dir = join(store.dir, 'bugs', String(id));
   mkdirSync(dir, { recursive: true });
   const warmupMs = effectiveWarmupMs(c);
+  parts.checkpoints?.keepForBug(schedule);
+  const checkpoint = parts.checkpoints?.has(schedule) ? parts.checkpoints.dirOf(schedule) : undefined;
   // `system` and `workload` are what a replay loads: the built-in name, or the module's absolute path.
   const header: ScheduleHeader = {
     system: plan.source,
@@ -48,10 +50,12 @@ export function recordBug(live: LiveRun, scheduled: ScheduleFaults, finding: Fin
     ...(warmupMs > 0 ? { warmupMs } : {}),
     schedule,
     finding: { kind: finding.kind, name: finding.name },
+    ...(checkpoint !== undefined ? { checkpoint: relative(dir, checkpoint) } : {}),
   };
   writeFileSync(join(dir, 'schedule.jsonl'), formatBugSchedule(header, attempted));
   // A schedule that reacts to events replays only from its own text: keep it beside what it did.
-  if (c.schedule !== undefined) copyFileSync(c.schedule, join(dir, 'source-schedule.jsonl'));
+  const source = c.schedule?.[schedule];
+  if (source !== undefined) copyFileSync(source, join(dir, 'source-schedule.jsonl'));
   writeFileSync(join(dir, 'evidence.json'), JSON.stringify(finding.evidence, null, 2) + '\n');
   let html: string | undefined;
   if (finding.html !== undefined) {

@@ -4,8 +4,8 @@ import { runSchedule } from './run-schedule.js';
 import type { WarmUp } from './warm-up.js';
 
 /**
- * Schedule after schedule until the time budget is spent or the run is aborted: a fixed schedule
- * runs once, and `--stop-on-bug` stops after the first schedule that found a bug.
+ * Schedule after schedule until the time budget is spent or the run is aborted: fixed schedules
+ * run once each, in order, and `--stop-on-bug` stops after the first schedule that found a bug.
  */
 export async function runSchedules(live: LiveRun, warm: WarmUp, rng: Rng): Promise<void> {
   const { config, signal, state, plan } = live;
@@ -14,7 +14,8 @@ export async function runSchedules(live: LiveRun, warm: WarmUp, rng: Rng): Promi
   const policyRng = rng.fork('policy');
   for (state.schedule = 0; Date.now() < budgetEnd && !signal.aborted; state.schedule++) {
     await runSchedule(live, warm, budgetEnd, policyRng);
-    if (plan.fixedSchedule || (config.stopOnBug && state.bugs.length > 0)) {
+    const lastFixed = plan.fixedSchedule !== undefined && state.schedule + 1 >= plan.fixedSchedule.length;
+    if (lastFixed || (config.stopOnBug && state.bugs.length > 0)) {
       state.schedule++;
       break;
     }

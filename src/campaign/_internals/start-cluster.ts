@@ -1,14 +1,19 @@
 import { join } from 'node:path';
 
 import type { ReadyAttempt } from '../../cluster/node-system.js';
+import { NetnsBackend } from '../../cluster/net/netns.js';
 import { UsageError } from '../../core/errors.js';
 import { Interrupted } from './interrupted.js';
 import type { LiveRun } from './live-run.js';
 
-/** Starts every node and waits for the system to serve; one that never does is the user's to fix. */
+/**
+ * Starts every node — on empty data dirs, or on a checkpoint's (`plan.startFrom`) — and waits for
+ * the system to serve; one that never does is the user's to fix.
+ */
 export async function startCluster(live: LiveRun): Promise<void> {
   const { signal, plan, store, parts, config } = live;
-  await parts.cluster.startAll();
+  if (plan.startFrom) await startFromCheckpoint(live, plan.startFrom);
+  else await parts.cluster.startAll();
   if (signal.aborted) throw new Interrupted();
   const attempts: ReadyAttempt[] = [];
   if (await parts.cluster.waitReady(config.startupTimeoutMs, signal, attempts)) return;
@@ -56,4 +61,34 @@ export function lastAnswer(
   const down = members.filter((n) => statusOf(n) !== 'running').map((n) => `${n} ${statusOf(n)}`);
   if (down.length > 0) parts.push(`not running: ${down.join(', ')}`);
   return parts.length === 0 ? '' : ` (${parts.join('; ')})`;
+}
+
+/**
+ * Restores every node's data dir, membership and joiner flag from the checkpoint, then starts the
+ * nodes that were running when it was taken. Says when the network could not take the addresses
+ * the checkpoint's run had (a system that keeps peer addresses in its data may not start).
+ */
+async function startFromCheckpoint(
+  live: LiveRun,
+  from: NonNullable<LiveRun['plan']['startFrom']>,
+): Promise<void> {
+  const { parts, emit } = live;
+  const { manifest } = from;
+  parts.cluster.restoreDataDirs(from.dir, manifest.nodes);
+  emit(
+    'message',
+    `starting from the checkpoint of schedule ${manifest.schedule + 1}: ${from.dir} (${Math.round(manifest.bytes / 1024)} KiB)`,
+  );
+  const net = manifest.network;
+  if (net.kind === 'netns' && parts.network instanceof NetnsBackend && parts.network.subnet !== net.subnet) {
+    emit(
+      'message',
+      `  the checkpoint's subnet ${net.subnet} is taken: the nodes have new addresses in ${parts.network.subnet}`,
+    );
+  }
+  for (const state of manifest.nodes) {
+    if (state.member && (state.status === 'running' || state.status === 'paused')) {
+      await parts.cluster.start(state.node);
+    }
+  }
 }

@@ -28,6 +28,7 @@ export function summarize(
     bugs: state.bugs,
     verdict: runVerdict(state.verdicts),
     metrics: metrics(plan, state, parts),
+    ...(parts?.checkpoints !== undefined ? { checkpoints: parts.checkpoints.summary() } : {}),
     ...(error !== undefined ? { error } : {}),
   };
 }

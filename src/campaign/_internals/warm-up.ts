@@ -1,6 +1,9 @@
+import { basename } from 'node:path';
+
 import { sleep } from '../../core/clock.js';
 import type { Op } from '../../core/op.js';
 import { measure, type PerfSample } from '../recovery-contract.js';
+import { keyspace } from './keyspace.js';
 import { effectiveWarmupMs } from './effective-warmup-ms.js';
 import type { LiveRun } from './live-run.js';
 
@@ -17,7 +20,7 @@ export async function warmUp(live: LiveRun): Promise<WarmUp> {
   const { config, signal, parts, history, emit } = live;
   const warmupMs = effectiveWarmupMs(config);
   if (warmupMs <= 0) return { carried: [], baseline: undefined };
-  parts.workload.start('warmup');
+  parts.workload.start(keyspace(live.plan, { warmupOf: basename(live.store.dir) }));
   await sleep(warmupMs, signal);
   await parts.workload.stop();
   const carried = history.takeSegment();

@@ -18,6 +18,12 @@ export interface NetnsOptions {
   /** Services nodes use between each other (the delay proxy covers these); default: all. */
   readonly peerServices?: readonly string[];
   readonly registry: ResourceRegistry;
+  /**
+   * The /24 to take when it is free (`10.a.b.0/24`): a run started from a checkpoint takes the
+   * subnet of the run that took it, as its data dirs may name the nodes' addresses. Otherwise, or
+   * when it is taken, one chosen from the run id.
+   */
+  readonly subnet?: string;
 }
 
 export type Availability = { readonly ok: true } | { readonly ok: false; readonly reason: string };
@@ -173,7 +179,7 @@ export class NetnsBackend implements NetworkBackend {
     }
     const routes = await mustRun(['ip', '-4', 'route', 'show', 'table', 'all']);
     const addresses = await mustRun(['ip', '-4', '-o', 'addr', 'show']);
-    const net = chooseSubnet(options.runId, prefixesIn(routes + '\n' + addresses));
+    const net = chooseSubnet(options.runId, prefixesIn(routes + '\n' + addresses), options.subnet);
     const netem = await NetnsBackend.netemAvailable(`${prefix}netem-probe`, options.registry);
     const backend = new NetnsBackend(options, prefix, `${ROOT_VETH_PREFIX}${short}`, net, netem);
     try {

@@ -19,6 +19,12 @@ export const KVRAFT_BUGS = [
   'split-txn',
   /** Leader and followers count log entries as stored once written, and fsync the log a second later. */
   'ack-before-fsync',
+  /**
+   * A node added back after a wipe fails an assertion when it restarts onto what it stored since:
+   * it checks its stored configuration against the bootstrap members. Only the state an earlier
+   * schedule left (a node removed, then added back by the reset) exposes it.
+   */
+  'rejoined-restart-assert',
 ] as const;
 
 export type KvraftBug = (typeof KVRAFT_BUGS)[number];
@@ -52,6 +58,7 @@ export const KVRAFT_BUG_NEEDS: Readonly<Record<KvraftBug, KvraftBugNeeds>> = {
   'lazy-vote': NEEDS_DEFAULT,
   'split-txn': { ...NEEDS_DEFAULT, workload: 'list-append' },
   'ack-before-fsync': { ...NEEDS_DEFAULT, faults: ['disk'] },
+  'rejoined-restart-assert': NEEDS_DEFAULT,
 };
 
 /** `mallory run` arguments for a campaign on a switch: `--bug`, `--nodes`, `--workload`, and `--faults` when it adds any. */

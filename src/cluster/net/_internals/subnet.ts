@@ -14,9 +14,14 @@ export interface Subnet24 {
  * Picks a /24 from a hash of the run id, skipping any that overlaps a route or address the host
  * already has (another run's subnet, a real network), so two runs never collide.
  */
-export function chooseSubnet(runId: string, existingPrefixes: readonly string[]): Subnet24 {
+export function chooseSubnet(
+  runId: string,
+  existingPrefixes: readonly string[],
+  preferred?: string,
+): Subnet24 {
   const taken = existingPrefixes.map(parsePrefix).filter((p) => p !== undefined);
-  for (const subnet of candidateSubnets(runId)) {
+  const first = preferred !== undefined ? subnetOf(preferred) : undefined;
+  for (const subnet of [...(first ? [first] : []), ...candidateSubnets(runId)]) {
     const network = parsePrefix(subnet.cidr)!.network;
     if (taken.some((p) => overlaps(network, 24, p.network, p.length))) continue;
     return subnet;
@@ -24,7 +29,7 @@ export function chooseSubnet(runId: string, existingPrefixes: readonly string[])
   throw new Error('no free 10.x.y.0/24 subnet for this run: remove stale routes (`mallory cleanup`)');
 }
 
-/** The /24s a run may take, in the order it tries them: a run's subnet is always one of these. */
+/** The /24s a run may take, in the order it tries them: a run's subnet is one of these, or the one it was given. */
 export function candidateSubnets(runId: string, count = MAX_ATTEMPTS): Subnet24[] {
   const subnets: Subnet24[] = [];
   for (let attempt = 0; attempt < count; attempt++) {
@@ -35,6 +40,13 @@ export function candidateSubnets(runId: string, count = MAX_ATTEMPTS): Subnet24[
     subnets.push({ base: `10.${a}.${b}`, cidr: `10.${a}.${b}.0/24` });
   }
   return subnets;
+}
+
+/** The `Subnet24` of a `10.a.b.0/24`, or undefined for anything else. */
+function subnetOf(cidr: string): Subnet24 | undefined {
+  const m = /^10\.(\d+)\.(\d+)\.0\/24$/.exec(cidr);
+  if (!m || Number(m[1]) > 255 || Number(m[2]) > 255) return undefined;
+  return { base: `10.${m[1]}.${m[2]}`, cidr };
 }
 
 interface Prefix {

@@ -165,6 +165,14 @@ export class RaftNode {
     this.config = this.latestConfig(Infinity);
     this.configCommittedReported = this.config.index <= this.commit ? this.config.index : -1;
     if (loaded.cutBytes > 0) this.emit('log-torn-tail', { bytes: loaded.cutBytes });
+    const inConfig = [...this.config.members, ...this.config.learners].includes(options.id);
+    if (options.bugs.has('rejoined-restart-assert') && options.join && inConfig) {
+      assertionFailed(
+        `${options.id} restarted as a joiner onto a stored configuration that already includes it ` +
+          `(index ${this.config.index}: members ${this.config.members.join(',')})`,
+        probe,
+      );
+    }
     this.emit('node-start', {
       term: this.term,
       index: this.lastIndex(),

@@ -23,6 +23,15 @@ describe('chooseSubnet', () => {
     expect(chooseSubnet('run-3', taken)).toEqual(candidates[2]);
   });
 
+  it('takes the subnet it is given when that is free (a start from a checkpoint), else its own', () => {
+    const candidates = candidateSubnets('run-4', 2);
+    expect(chooseSubnet('run-4', [], '10.77.3.0/24')).toEqual({ base: '10.77.3', cidr: '10.77.3.0/24' });
+    expect(chooseSubnet('run-4', ['10.77.3.0/24'], '10.77.3.0/24')).toEqual(candidates[0]);
+    // Anything but a 10.a.b.0/24 is not taken from a manifest.
+    expect(chooseSubnet('run-4', [], '192.168.1.0/24')).toEqual(candidates[0]);
+    expect(chooseSubnet('run-4', [], '10.300.1.0/24')).toEqual(candidates[0]);
+  });
+
   it('reads prefixes from ip output', () => {
     const text =
       'default via 192.0.2.1 dev eth0\n10.4.5.0/24 dev mlrabc proto kernel scope link src 10.4.5.254';

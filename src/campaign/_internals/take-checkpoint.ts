@@ -1,0 +1,26 @@
+import { NetnsBackend } from '../../cluster/net/netns.js';
+import { firstKeyspace } from './keyspace.js';
+import type { LiveRun } from './live-run.js';
+
+/**
+ * The schedule's checkpoint, before its workload starts (the cluster healed and serving); says
+ * which checkpoints the cap dropped (the newest-K rule drops them every schedule, silently).
+ */
+export function takeCheckpoint(live: LiveRun, schedule: number, atMs: number): void {
+  const { parts, plan, emit } = live;
+  const { checkpoints, network, clocks } = parts;
+  if (checkpoints === undefined) return;
+  const dropped = checkpoints.take(schedule, parts.cluster, {
+    system: plan.definition.name,
+    keysFrom: firstKeyspace(plan) + schedule,
+    takenAtMs: atMs,
+    network: network instanceof NetnsBackend ? { kind: 'netns', subnet: network.subnet } : { kind: 'proxy' },
+    clockOffsetMs: (node) => clocks?.offsetMs(node) ?? 0,
+  });
+  for (const d of dropped.filter((x) => x.reason.includes('cap'))) {
+    emit(
+      'message',
+      `  checkpoint of schedule ${d.schedule + 1} dropped (${Math.round(d.bytes / 1024 ** 2)} MiB): ${d.reason}`,
+    );
+  }
+}
