@@ -5,7 +5,7 @@ import path from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { HistoryError } from '../check/history/history-error.js';
 import { parseHistoryJsonl } from '../check/history/jsonl.js';
-import { ednOp } from '../check/history/write-edn.js';
+import { ednOp, hasIndependentKeys } from '../check/history/write-edn.js';
 import type { RegisterCommand } from './command.js';
 
 interface ExportFlags {
@@ -31,7 +31,10 @@ export const registerExport: RegisterCommand = (program) => {
     .command('export')
     .description("write a run's history in another format (--edn: Jepsen history.edn)")
     .argument('<run>', 'a run directory (store/<system>/<run>) or a history.jsonl')
-    .option('--edn', 'as Jepsen history.edn: one op map per line')
+    .option(
+      '--edn',
+      "as Jepsen history.edn: one op map per line; the register workload's keys as jepsen.independent tuples",
+    )
     .option('-o, --out <file>', 'write to this file (default: stdout)')
     .action(async (source: string, flags: ExportFlags) => {
       if (flags.edn !== true)
@@ -44,7 +47,8 @@ export const registerExport: RegisterCommand = (program) => {
         if (error instanceof HistoryError) throw new UsageError(error.code, error.message);
         throw error;
       }
-      const text = ops.map((op) => `${ednOp(op)}\n`).join('');
+      const independent = hasIndependentKeys(ops);
+      const text = ops.map((op) => `${ednOp(op, { independent })}\n`).join('');
       if (flags.out === undefined) process.stdout.write(text);
       else await writeFile(flags.out, text);
     });

@@ -95,6 +95,42 @@ describe('mallory export --edn', () => {
     expect(anomalies(fromEdn.stdout)).toEqual(anomalies(fromJsonl.stdout));
   });
 
+  it("writes the register workload's keys as jepsen.independent tuples, and checks the same per key", async () => {
+    // Key a is written, then key b read empty: linearizable key by key, not as one register.
+    const ops = [
+      { index: 0, time: 10, type: 'invoke', process: 0, f: 'write', value: ['s0-a', 1] },
+      { index: 1, time: 20, type: 'ok', process: 0, f: 'write', value: ['s0-a', 1] },
+      { index: 2, time: 30, type: 'invoke', process: 1, f: 'read', value: ['s0-b', null] },
+      { index: 3, time: 40, type: 'ok', process: 1, f: 'read', value: ['s0-b', null] },
+      { index: 4, time: 50, type: 'invoke', process: 1, f: 'cas', value: ['s0-a', [1, 2]] },
+      { index: 5, time: 60, type: 'ok', process: 1, f: 'cas', value: ['s0-a', [1, 2]] },
+      { index: 6, time: 70, type: 'info', process: 'nemesis', f: 'start-partition', value: ['n1'] },
+    ];
+    const jsonl = path.join(dir, 'keys.jsonl');
+    await writeFile(jsonl, ops.map((op) => JSON.stringify(op)).join('\n'));
+    const out = path.join(dir, 'keys.edn');
+    expect((await mallory('export', '--edn', jsonl, '--out', out)).code).toBe(0);
+    const lines = (await readFile(out, 'utf8')).trim().split('\n');
+    expect(lines[1]).toBe(
+      '{:type :ok, :f :write, :value #jepsen.independent.Tuple{:key "s0-a", :value 1}, :process 0, :time 20, :index 1}',
+    );
+    expect(lines[4]).toContain(':value #jepsen.independent.Tuple{:key "s0-a", :value [1 2]}');
+    expect(lines[6]).toContain(':value ["n1"]');
+    const fromJsonl = await mallory('check', jsonl);
+    const fromEdn = await mallory('check', out);
+    expect(fromJsonl.code).toBe(0);
+    expect(fromEdn.code, fromEdn.stdout + fromEdn.stderr).toBe(0);
+    // A read of key a that misses its write is caught in the EDN too.
+    const stale = [
+      ...ops.slice(0, 2),
+      { ...ops[2], value: ['s0-a', null] },
+      { ...ops[3], value: ['s0-a', null] },
+    ];
+    await writeFile(jsonl, stale.map((op) => JSON.stringify(op)).join('\n'));
+    expect((await mallory('export', '--edn', jsonl, '--out', out)).code).toBe(0);
+    expect((await mallory('check', out)).code).toBe(1);
+  });
+
   it('exits 2 without a format, or for a path with no history', async () => {
     const none = await mallory('export', dir);
     expect(none.code).toBe(2);

@@ -48,12 +48,46 @@ export function ednValue(value: unknown): string {
   }
 }
 
+/** The register ops whose value names its key: `[key, value]` (cas: `[key, [old, new]]`). */
+const KEYED_REGISTER_FS: ReadonlySet<string> = new Set(['read', 'write', 'cas']);
+
+function isKeyedRegisterOp(op: Op): op is Op & { value: [string, unknown] } {
+  return (
+    op.process !== 'nemesis' &&
+    KEYED_REGISTER_FS.has(op.f) &&
+    Array.isArray(op.value) &&
+    op.value.length === 2 &&
+    typeof op.value[0] === 'string'
+  );
+}
+
+/**
+ * Whether a history is the register workload's, many keys at once: every read, write and cas names
+ * its key (`[key, value]`). Its ops are exported as Jepsen `independent` tuples.
+ */
+export function hasIndependentKeys(ops: readonly Op[]): boolean {
+  const register = ops.filter((op) => op.process !== 'nemesis' && KEYED_REGISTER_FS.has(op.f));
+  return register.length > 0 && register.every(isKeyedRegisterOp);
+}
+
+export interface EdnOpOptions {
+  /**
+   * Write a keyed register op's value as `#jepsen.independent.Tuple{:key k, :value v}`, as Jepsen's
+   * `independent` generator records it, so Knossos and elle-cli check each key on its own.
+   */
+  readonly independent?: boolean;
+}
+
 /** One op as a line of a Jepsen `history.edn`: `{:type :ok, :f :write, :value 3, :process 0, …}`. */
-export function ednOp(op: Op): string {
+export function ednOp(op: Op, options: EdnOpOptions = {}): string {
+  const value =
+    options.independent === true && isKeyedRegisterOp(op)
+      ? `#jepsen.independent.Tuple{:key ${ednValue(op.value[0])}, :value ${ednValue(op.value[1])}}`
+      : ednValue(op.value);
   const fields = [
     `:type :${op.type}`,
     `:f ${ednKey(op.f)}`,
-    `:value ${ednValue(op.value)}`,
+    `:value ${value}`,
     `:process ${op.process === 'nemesis' ? ':nemesis' : String(op.process)}`,
     `:time ${exactJson(op.time)}`,
     `:index ${op.index}`,
