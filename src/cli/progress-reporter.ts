@@ -1,3 +1,4 @@
+import { describeLinks } from '../nemesis/grudge.js';
 import { describeFault } from '../core/fault.js';
 import type { BugRecord } from '../campaign/bug.js';
 import type { Progress, Reporter, RunSummary } from '../campaign/reporter.js';
@@ -68,7 +69,9 @@ export class ProgressReporter implements Reporter {
 
   /** Every fault, on a terminal too, with the reason for a skip or an error. */
   fault(outcome: FaultOutcome, schedule: number, atMs: number): void {
-    const nodes = outcome.nodes.length > 0 ? ` on ${outcome.nodes.join(',')}` : '';
+    const grudge = describeLinks(outcome.nodes, outcome.links);
+    const nodes =
+      grudge !== undefined ? `: ${grudge}` : outcome.nodes.length > 0 ? ` on ${outcome.nodes.join(',')}` : '';
     const why = outcome.outcome !== 'ok' && outcome.error ? `: ${outcome.error}` : '';
     this.print(
       `  schedule ${schedule + 1} +${(atMs / 1000).toFixed(1)}s ${describeFault(outcome.fault)}${nodes} (${outcome.outcome}${why})`,

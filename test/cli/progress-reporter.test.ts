@@ -33,7 +33,24 @@ describe('ProgressReporter', () => {
       1,
       7500,
     );
+    reporter.fault(
+      {
+        fault: { f: 'start-partition', value: 'halves' },
+        nodes: ['n2', 'n1', 'n3'],
+        links: [
+          ['n2', 'n1'],
+          ['n2', 'n3'],
+          ['n1', 'n2'],
+          ['n3', 'n2'],
+        ],
+        outcome: 'ok',
+      },
+      1,
+      10_000,
+    );
     expect(text()).toContain('schedule 1 +2.5s kill:one on n2 (ok)\n');
+    // A partition says which side is which, not only the nodes it touched.
+    expect(text()).toContain('schedule 2 +10.0s start-partition:halves: n1,n3 | n2 (ok)\n');
     expect(text()).toContain('schedule 1 +5.0s member-add:one (error: the cluster did not accept n3)\n');
     expect(text()).toContain('schedule 2 +7.5s member-remove:one (skipped: too few members)\n');
   });

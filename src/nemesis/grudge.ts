@@ -1,0 +1,59 @@
+import type { Link } from '../cluster/net/backend.js';
+
+/**
+ * What a fault on links did, as a person reads it (Jepsen's grudge): the sides of a partition
+ * (`n1 | n2,n3`) when its cut links split the nodes into groups cut both ways from each other, the
+ * links one node sends or receives on (`from n3 to n1,n2`), else every link (`n1→n2, n2→n3`).
+ * Undefined when there are no links.
+ */
+export function describeLinks(
+  nodes: readonly string[],
+  links: readonly Link[] | undefined,
+): string | undefined {
+  if (links === undefined || links.length === 0) return undefined;
+  const all = [...new Set([...nodes, ...links.flat()])].sort();
+  const cut = new Set(links.map(([a, b]) => `${a}>${b}`));
+  const sides = components(all, (a, b) => !cut.has(`${a}>${b}`) && !cut.has(`${b}>${a}`));
+  const split =
+    sides.length > 1 &&
+    links.length === crossPairs(sides) * 2 &&
+    sides.every((side, i) =>
+      sides.every((other, j) => i === j || side.every((a) => other.every((b) => cut.has(`${a}>${b}`)))),
+    );
+  if (split) return sides.map((s) => s.join(',')).join(' | ');
+  const from = new Set(links.map(([a]) => a));
+  const to = new Set(links.map(([, b]) => b));
+  if (from.size === 1) return `from ${[...from][0]} to ${[...to].sort().join(',')}`;
+  if (to.size === 1) return `to ${[...to][0]} from ${[...from].sort().join(',')}`;
+  return links.map(([a, b]) => `${a}→${b}`).join(', ');
+}
+
+/** The nodes grouped by `joined` (transitively), each group sorted, groups by their first node. */
+function components(nodes: readonly string[], joined: (a: string, b: string) => boolean): string[][] {
+  const seen = new Set<string>();
+  const groups: string[][] = [];
+  for (const start of nodes) {
+    if (seen.has(start)) continue;
+    const group = [start];
+    seen.add(start);
+    for (let i = 0; i < group.length; i++) {
+      for (const n of nodes) {
+        if (!seen.has(n) && joined(group[i], n)) {
+          seen.add(n);
+          group.push(n);
+        }
+      }
+    }
+    groups.push(group.sort());
+  }
+  return groups.sort((a, b) => a[0].localeCompare(b[0]));
+}
+
+/** How many unordered pairs of nodes lie across different groups. */
+function crossPairs(groups: readonly (readonly string[])[]): number {
+  let pairs = 0;
+  for (let i = 0; i < groups.length; i++) {
+    for (let j = i + 1; j < groups.length; j++) pairs += groups[i].length * groups[j].length;
+  }
+  return pairs;
+}

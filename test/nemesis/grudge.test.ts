@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+
+import type { Link } from '../../src/cluster/net/backend.js';
+import { describeLinks } from '../../src/nemesis/grudge.js';
+
+/** Every link between the groups, both ways: what a partition into these groups cuts. */
+function between(...groups: string[][]): Link[] {
+  const links: Link[] = [];
+  for (const g of groups) {
+    for (const h of groups) {
+      if (g === h) continue;
+      for (const a of g) for (const b of h) links.push([a, b]);
+    }
+  }
+  return links;
+}
+
+describe('describeLinks: which side is which', () => {
+  it('names the sides of a partition, whatever order the nodes came in', () => {
+    expect(describeLinks(['n2', 'n1', 'n3'], between(['n2'], ['n1', 'n3']))).toBe('n1,n3 | n2');
+    expect(describeLinks(['n5', 'n1'], between(['n1', 'n4'], ['n2', 'n3', 'n5']))).toBe('n1,n4 | n2,n3,n5');
+    expect(describeLinks([], between(['n1'], ['n2'], ['n3']))).toBe('n1 | n2 | n3');
+  });
+
+  it('names the node a packet fault or a one-way cut is aimed at', () => {
+    expect(
+      describeLinks(
+        ['n1', 'n3', 'n2'],
+        [
+          ['n3', 'n1'],
+          ['n3', 'n2'],
+        ],
+      ),
+    ).toBe('from n3 to n1,n2');
+    expect(
+      describeLinks(
+        ['n1', 'n2', 'n3'],
+        [
+          ['n1', 'n3'],
+          ['n2', 'n3'],
+        ],
+      ),
+    ).toBe('to n3 from n1,n2');
+  });
+
+  it('lists the links of anything else (a bridge, a ring), and says nothing without links', () => {
+    const bridge: Link[] = [
+      ['n1', 'n3'],
+      ['n3', 'n1'],
+      ['n4', 'n5'],
+    ];
+    expect(describeLinks(['n1', 'n2', 'n3', 'n4', 'n5'], bridge)).toBe('n1→n3, n3→n1, n4→n5');
+    expect(describeLinks(['n1'], [])).toBeUndefined();
+    expect(describeLinks(['n1'], undefined)).toBeUndefined();
+  });
+});
