@@ -17,6 +17,7 @@ import { openStore } from './_internals/open-store.js';
 import { policyAbstraction } from './_internals/policy-abstraction.js';
 import { outcomeOf, type RunOutcome } from './_internals/run-outcome.js';
 import { runSchedules } from './_internals/run-schedules.js';
+import { roleRecorder } from './_internals/record-roles.js';
 import { RunState } from './_internals/run-state.js';
 import { saveLearning } from './_internals/save-learning.js';
 import { startCluster } from './_internals/start-cluster.js';
@@ -104,6 +105,7 @@ export class Campaign {
         rng,
         onExit: (exit) => state.exits.push(exit),
       });
+      parts.observation.onEvent(roleRecorder(store.dir, state.startMs));
       if (policy?.arm) {
         parts.observation.onEvent((event) => {
           state.eventTypes.observe(event);

@@ -12,7 +12,7 @@ import { processStartTime, type ResourceRegistry } from './resources.js';
 import { signalGroup } from './_internals/signal-group.js';
 import { boundedReady, ReadyDidNotAnswer } from './_internals/bounded-ready.js';
 import { checkedLaunchSpec } from './_internals/launch-spec.js';
-import { copyTree } from './_internals/copy-tree.js';
+import { copyTree, relocateText } from './_internals/copy-tree.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
 
@@ -44,6 +44,8 @@ export interface NodeState {
   readonly member: boolean;
   /** Wiped since the bootstrap: it starts as a joiner (`LaunchOptions.join`). */
   readonly joiner: boolean;
+  /** Where its data dir was: files that name it (a config's `dir`) are moved to the new one. */
+  readonly dataDir?: string | undefined;
 }
 
 /** What `Cluster.copyDataDirs` did: how long the nodes were stopped and what it copied. */
@@ -316,6 +318,7 @@ export class Cluster implements ClusterView {
       status: this.statusOf(node),
       member: this.memberSet.has(node),
       joiner: this.joiners.has(node),
+      dataDir: this.dataDir(node),
     }));
   }
 
@@ -341,7 +344,8 @@ export class Cluster implements ClusterView {
   /**
    * Before the first start: every node's data dir becomes a copy of `<from>/<node>/`, and each
    * node's membership and joiner flag what `states` say, so the nodes start where a checkpoint left
-   * them (the caller starts the ones that were running).
+   * them (the caller starts the ones that were running). Text files that name the node's old data
+   * dir (Redis keeps `dir …` in its redis.conf) name the new one.
    */
   restoreDataDirs(from: string, states: readonly NodeState[]): void {
     if (this.procs.size > 0) throw new Error('restoreDataDirs: nodes are running');
@@ -350,6 +354,7 @@ export class Cluster implements ClusterView {
       const dir = this.dataDir(state.node);
       for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
       copyTree(join(from, state.node), dir);
+      if (state.dataDir !== undefined && state.dataDir !== dir) relocateText(dir, state.dataDir, dir);
       this.setMember(state.node, state.member);
       if (state.joiner) this.joiners.add(state.node);
       else this.joiners.delete(state.node);

@@ -50,11 +50,15 @@ const CLOSES = new Map<string, FaultFamily>(
   Object.entries(FAMILY_KINDS).map(([family, kinds]) => [kinds[kinds.length - 1], family as FaultFamily]),
 );
 
+/** Faults that end a node's process: a node paused before one is no longer paused (it restarts running). */
+const ENDS_PROCESS: ReadonlySet<string> = new Set(['kill', 'lose-unfsynced']);
+
 /**
  * Each node's fault windows, from the faults in time order and the times of the resets (which undo
  * every fault). Only faults that took effect (`ok`) count. A stop without nodes (a partition healed
  * everywhere) closes the family's windows on every node; a start on a node already under the same
- * family closes its window and opens the new one (a new partition shape).
+ * family closes its window and opens the new one (a new partition shape). A kill ends a pause: the
+ * process that was stopped is gone, and the node restarts running.
  */
 export function faultWindows(
   faults: readonly TimedFault[],
@@ -83,6 +87,9 @@ export function faultWindows(
       // Every fault undone at once (a quiet period, or its line in a replayed schedule).
       for (const key of [...open.keys()]) close(key, atMs, 'stop');
       continue;
+    }
+    if (ENDS_PROCESS.has(fault.f)) {
+      for (const node of fault.nodes) close(`pause\0${node}`, atMs, 'stop');
     }
     const opens = OPENS.get(fault.f);
     const closes = CLOSES.get(fault.f);

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 
 import type { Op } from '../core/op.js';
+import { readRoles } from '../store/role-file.js';
 import { notARunReason, readHistory, readStoredRun, type StoredRun } from '../store/run-reader.js';
 import {
   faultWindows,
@@ -60,6 +61,12 @@ async function readRoleChanges(
 ): Promise<RoleChange[]> {
   const changes: RoleChange[] = [];
   for (const node of nodes) {
+    // The adapter's own events said the node's roles: those, not a guess from its log text.
+    const recorded = readRoles(dir, node);
+    if (recorded !== undefined) {
+      changes.push(...recorded.map((r) => ({ node, atMs: r.atMs, role: r.role })));
+      continue;
+    }
     for (const file of LOG_FILES) {
       const path = join(dir, 'nodes', node, file);
       if (!existsSync(path)) continue;

@@ -17,6 +17,8 @@ const NodeStateSchema = z.object({
   status: z.enum(['running', 'paused', 'killed', 'exited', 'removed']),
   member: z.boolean(),
   joiner: z.boolean(),
+  /** Where the node's data dir was: a restore moves text files that name it to the new one. */
+  dataDir: z.string().optional(),
   bytes: z.number().int().nonnegative(),
   /** The node's clock offset (ms) when the checkpoint was taken. */
   clockOffsetMs: z.number(),

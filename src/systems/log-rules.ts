@@ -9,6 +9,8 @@ import type { ParsedLogEvent } from './system.js';
  * const RULES: LogRule[] = [
  *   { re: /became leader at term (\d+)/, type: 'became-leader', groups: ['term'] },
  *   { re: /stepping down/, type: 'step-down' },
+ *   // A role the text names in its own words: `role` is what the report's role lanes read.
+ *   { re: /Peer state changed: leading/, type: 'leading', attrs: { role: 'leader' } },
  * ];
  * parseLog = (line: string) => matchLogRules(RULES, line);
  * ```
@@ -17,6 +19,11 @@ export interface LogRule {
   readonly re: RegExp;
   readonly type: string;
   readonly groups?: readonly string[];
+  /**
+   * Attributes every match carries, before the captured ones: `{ role: 'leader' }` says the node's
+   * role (`leader`, `follower`, `candidate`) when its log says it in words no heuristic knows.
+   */
+  readonly attrs?: Readonly<Record<string, number | string>>;
 }
 
 const NUMBER = /^-?\d+(?:\.\d+)?$/;
@@ -26,7 +33,7 @@ export function matchLogRules(rules: readonly LogRule[], text: string): ParsedLo
   for (const rule of rules) {
     const m = rule.re.exec(text);
     if (!m) continue;
-    const attrs: Record<string, number | string> = {};
+    const attrs: Record<string, number | string> = { ...rule.attrs };
     rule.groups?.forEach((name, i) => {
       const captured = m[i + 1];
       if (captured !== undefined) attrs[name] = NUMBER.test(captured) ? Number(captured) : captured;

@@ -123,7 +123,8 @@ describe('Checkpoints: every data dir at a schedule start, bounded', () => {
       bytes: 3 * 10 * KIB,
       network: { kind: 'proxy' },
     });
-    expect(lookup.manifest.nodes).toEqual([
+    expect(lookup.manifest.nodes.map((n) => n.dataDir)).toEqual(NODES.map((n) => cluster.dataDir(n)));
+    expect(lookup.manifest.nodes.map(({ dataDir: _, ...n }) => n)).toEqual([
       { node: 'n1', status: 'running', member: true, joiner: false, bytes: 10 * KIB, clockOffsetMs: 0 },
       { node: 'n2', status: 'running', member: true, joiner: false, bytes: 10 * KIB, clockOffsetMs: 50 },
       { node: 'n3', status: 'running', member: false, joiner: false, bytes: 10 * KIB, clockOffsetMs: 0 },
@@ -142,6 +143,10 @@ describe('Checkpoints: every data dir at a schedule start, bounded', () => {
     await cluster.kill('n3');
     cluster.wipe('n3');
     fill('n3', 'joined', 2 * KIB);
+    // A config that names its own data dir (Redis's `dir`), and a binary file that does too.
+    const oldDir = cluster.dataDir('n1');
+    writeFileSync(join(oldDir, 'redis.conf'), `port 1\ndir ${oldDir}\n`);
+    writeFileSync(join(oldDir, 'dump.rdb'), Buffer.concat([Buffer.from([0, 1]), Buffer.from(oldDir)]));
     const checkpoints = new Checkpoints(root, registry, { keep: 2, capBytes: 1024 ** 3 });
     checkpoints.take(4, cluster, CTX);
     await cluster.close();
@@ -153,6 +158,15 @@ describe('Checkpoints: every data dir at a schedule start, bounded', () => {
       restored.restoreDataDirs(lookup.dir, lookup.manifest.nodes);
       expect(readdirSync(join(restored.dataDir('n3'), 'wal'))).toEqual(['joined']);
       expect(readdirSync(join(restored.dataDir('n1'), 'wal'))).toEqual(['log']);
+      expect(restored.dataDir('n1')).not.toBe(oldDir);
+      expect(readFileSync(join(restored.dataDir('n1'), 'redis.conf'), 'utf8')).toBe(
+        `port 1\ndir ${restored.dataDir('n1')}\n`,
+      );
+      expect(
+        readFileSync(join(restored.dataDir('n1'), 'dump.rdb'))
+          .subarray(2)
+          .toString(),
+      ).toBe(oldDir);
       launches.length = 0;
       await restored.startAll();
       expect(launches).toEqual([

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { readRoles } from '../../src/store/role-file.js';
 import { disposeSandbox, jsonOf, mallory, REPO, registryFiles, type Sandbox, sandbox } from './helpers.js';
 
 const SCHEDULES = join(REPO, 'test', 'systems', 'kvraft', 'schedules');
@@ -64,6 +65,12 @@ describe('replay from the checkpoint of the bug schedule (kvraft, real processes
     expect(summary.checkpoints?.taken).toBe(2);
     expect(summary.checkpoints?.kept.find((k) => k.schedule === 1)?.bug).toBe(true);
     const bugDir = bug!.dir;
+    // kvraft's probe events gave its nodes' roles: some node led, by its own account.
+    const runDir = resolve(bugDir, '..', '..');
+    const led = ['n1', 'n2', 'n3'].filter((n) =>
+      (readRoles(runDir, n) ?? []).some((l) => l.role === 'leader'),
+    );
+    expect(led.length).toBeGreaterThan(0);
     const header = (
       JSON.parse(readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8').split('\n')[0]) as {
         mallory: { checkpoint?: string };

@@ -27,6 +27,19 @@ describe('faultWindows', () => {
     ]);
   });
 
+  it('a kill ends the pause of the node it kills: restarted, it runs', () => {
+    const { windows } = faultWindows(
+      [fault(1000, 'pause', ['n1', 'n2']), fault(2000, 'kill', ['n1']), fault(3000, 'start', ['n1'])],
+      [],
+      10_000,
+    );
+    expect(windows).toEqual([
+      { node: 'n1', family: 'pause', f: 'pause', fromMs: 1000, toMs: 2000, endedBy: 'stop' },
+      { node: 'n2', family: 'pause', f: 'pause', fromMs: 1000, toMs: 10_000, endedBy: 'end' },
+      { node: 'n1', family: 'kill', f: 'kill', fromMs: 2000, toMs: 3000, endedBy: 'stop' },
+    ]);
+  });
+
   it('a clock window runs from any clock fault to reset-clock', () => {
     const { windows } = faultWindows(
       [

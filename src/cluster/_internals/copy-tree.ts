@@ -7,9 +7,11 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
+  readFileSync,
   readlinkSync,
   readSync,
   symlinkSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -88,4 +90,29 @@ export function treeBytes(dir: string): number {
     else if (stat.isFile()) bytes += stat.size;
   }
   return bytes;
+}
+
+/** Text files up to this size are searched for a path to move; larger ones are data. */
+const RELOCATE_MAX_BYTES = 1024 ** 2;
+
+/**
+ * Replaces `from` with `to` in every text file under `dir` (no NUL byte, at most 1 MiB): a copied
+ * data dir whose config names where it was (Redis's `dir`) names where it is. Returns the files
+ * changed. Binary files are left alone: their lengths and offsets would break.
+ */
+export function relocateText(dir: string, from: string, to: string): number {
+  let changed = 0;
+  const needle = Buffer.from(from);
+  for (const entry of readdirSync(dir)) {
+    const path = join(dir, entry);
+    const stat = lstatSync(path);
+    if (stat.isDirectory()) changed += relocateText(path, from, to);
+    else if (stat.isFile() && stat.size <= RELOCATE_MAX_BYTES) {
+      const bytes = readFileSync(path);
+      if (bytes.includes(0) || !bytes.includes(needle)) continue;
+      writeFileSync(path, bytes.toString('utf8').split(from).join(to));
+      changed++;
+    }
+  }
+  return changed;
 }
