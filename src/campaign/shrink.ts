@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 
+import { inMajority } from '../store/replay-record.js';
 import { ddmin } from './ddmin.js';
 import {
   replayBug,
@@ -46,11 +47,6 @@ export interface ShrinkResult {
   readonly start?: ReplayStart;
   readonly candidates: readonly Candidate[];
   readonly interrupted: boolean;
-}
-
-/** A majority of the tries: never 1 of 2. */
-export function reproduces(reproduced: number, tries: number): boolean {
-  return reproduced * 2 > tries;
 }
 
 /**
@@ -108,7 +104,7 @@ export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
       ...(early
         ? {
             settled: (ok: number, tried: number) =>
-              reproduces(ok, repeat) || !reproduces(ok + repeat - tried, repeat),
+              inMajority(ok, repeat) || !inMajority(ok + repeat - tried, repeat),
           }
         : {}),
     });
@@ -120,7 +116,7 @@ export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
       faults: chosen.length,
       reproduced: result.reproduced,
       tries,
-      kept: !result.interrupted && reproduces(result.reproduced, early ? repeat : tries),
+      kept: !result.interrupted && inMajority(result.reproduced, early ? repeat : tries),
     };
     candidates.push(candidate);
     options.onCandidate?.(candidate);

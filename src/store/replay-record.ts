@@ -31,6 +31,11 @@ export interface StateDependence {
   readonly dependsOnState: boolean;
 }
 
+/** Reproduced in a majority of the tries: never 1 of 2. What shrink keeps a candidate by, too. */
+export function inMajority(reproduced: number, tries: number): boolean {
+  return reproduced * 2 > tries;
+}
+
 /** Adds one replay of the bug's own schedule to its record. */
 export function recordReplay(bugDir: string, line: ReplayRecord): void {
   appendFileSync(join(bugDir, REPLAYS_FILE), JSON.stringify(line) + '\n');
@@ -66,7 +71,7 @@ export function stateDependence(bugDir: string): StateDependence | undefined {
   const dependsOnState =
     checkpoint !== null &&
     fresh !== null &&
-    checkpoint.reproduced * 2 > checkpoint.tries &&
+    inMajority(checkpoint.reproduced, checkpoint.tries) &&
     fresh.reproduced === 0;
   return { checkpoint, fresh, dependsOnState };
 }

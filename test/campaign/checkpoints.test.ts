@@ -16,25 +16,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoints, type CheckpointContext } from '../../src/campaign/checkpoints.js';
 import { readCheckpoint } from '../../src/store/checkpoint-files.js';
 import { Cluster } from '../../src/cluster/cluster.js';
-import type { Address, NetworkBackend } from '../../src/cluster/net/backend.js';
+import { noNetwork } from '../cluster/_helpers/no-network.js';
 import { cleanupRegistries, ResourceRegistry } from '../../src/cluster/resources.js';
 import type { LaunchOptions, SystemAdapter } from '../../src/systems/system.js';
 
 const NODES = ['n1', 'n2', 'n3'];
-const ADDRESS: Address = { host: '127.0.0.1', port: 1 };
 const KIB = 1024;
-
-const network: NetworkBackend = {
-  kind: 'proxy',
-  listen: () => ADDRESS,
-  dial: () => ADDRESS,
-  clientAddress: () => ADDRESS,
-  commandPrefix: () => [],
-  cut: () => Promise.resolve(),
-  degrade: () => Promise.resolve(),
-  heal: () => Promise.resolve(),
-  close: () => Promise.resolve(),
-};
 
 /** Nodes that are `sleep` processes, and how each was launched. */
 function sleepers(launches: [string, LaunchOptions][]): SystemAdapter {
@@ -82,7 +69,7 @@ describe('Checkpoints: every data dir at a schedule start, bounded', () => {
       nodes: NODES,
       runDir: root,
       runId: `cptest${process.pid}x${seq++}`,
-      network,
+      network: noNetwork,
       registry,
     });
 

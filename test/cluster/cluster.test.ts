@@ -5,26 +5,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
-import type { Address, NetworkBackend } from '../../src/cluster/net/backend.js';
+import { noNetwork } from './_helpers/no-network.js';
 import type { ReadyAttempt } from '../../src/cluster/node-system.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
 import type { LaunchOptions, SystemAdapter } from '../../src/systems/system.js';
 
 const NODES = ['n1', 'n2', 'n3'];
-const ADDRESS: Address = { host: '127.0.0.1', port: 1 };
-
-const network: NetworkBackend = {
-  kind: 'proxy',
-  listen: () => ADDRESS,
-  dial: () => ADDRESS,
-  clientAddress: () => ADDRESS,
-  commandPrefix: () => [],
-  cut: () => Promise.resolve(),
-  degrade: () => Promise.resolve(),
-  heal: () => Promise.resolve(),
-  onEvent: () => undefined,
-  close: () => Promise.resolve(),
-};
 
 /** A system of `sleep` processes that remembers how each node was launched; `n1` may say something and exit. */
 function sleepers(launches: [string, LaunchOptions][], n1Exits = false): SystemAdapter {
@@ -64,7 +50,7 @@ describe('Cluster: how a node is launched', () => {
       nodes: NODES,
       runDir: root,
       runId: `clustertest${process.pid}`,
-      network,
+      network: noNetwork,
       registry,
       onExit: (e) => exits.push(e),
     });
@@ -146,7 +132,7 @@ describe('Cluster.waitReady: a ready() that never answers', () => {
       nodes: NODES,
       runDir: root,
       runId: `clusterready${process.pid}`,
-      network,
+      network: noNetwork,
       registry,
       onExit: () => undefined,
     });

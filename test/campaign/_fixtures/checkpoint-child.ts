@@ -5,24 +5,12 @@ import { join } from 'node:path';
 
 import { Checkpoints } from '../../../src/campaign/checkpoints.js';
 import { Cluster } from '../../../src/cluster/cluster.js';
-import type { Address, NetworkBackend } from '../../../src/cluster/net/backend.js';
+import { noNetwork } from '../../cluster/_helpers/no-network.js';
 import { ResourceRegistry } from '../../../src/cluster/resources.js';
 import type { SystemAdapter } from '../../../src/systems/system.js';
 
 const [runDir, filesText] = process.argv.slice(2);
 const FILE_BYTES = 1024 ** 2;
-const ADDRESS: Address = { host: '127.0.0.1', port: 1 };
-const network: NetworkBackend = {
-  kind: 'proxy',
-  listen: () => ADDRESS,
-  dial: () => ADDRESS,
-  clientAddress: () => ADDRESS,
-  commandPrefix: () => [],
-  cut: () => Promise.resolve(),
-  degrade: () => Promise.resolve(),
-  heal: () => Promise.resolve(),
-  close: () => Promise.resolve(),
-};
 const system: SystemAdapter = {
   name: 'sleepers',
   services: ['client'],
@@ -37,7 +25,14 @@ const system: SystemAdapter = {
 };
 const runId = `cpchild${process.pid}`;
 const registry = new ResourceRegistry(runId, runDir);
-const cluster = new Cluster({ system, nodes: ['n1', 'n2', 'n3'], runDir, runId, network, registry });
+const cluster = new Cluster({
+  system,
+  nodes: ['n1', 'n2', 'n3'],
+  runDir,
+  runId,
+  network: noNetwork,
+  registry,
+});
 for (const node of cluster.nodes) {
   for (let i = 0; i < Number(filesText); i++) {
     writeFileSync(join(cluster.dataDir(node), `f${i}`), Buffer.alloc(FILE_BYTES, i));
