@@ -24,6 +24,7 @@ const LAYERS = [
   'nemesis',
   'report',
   'campaign',
+  'fleet',
   'cli',
 ] as const;
 

@@ -219,20 +219,10 @@ export async function comparePolicies(options: {
       const config: RunConfig = { ...base, policy: arm.policy, faults, seed };
       const summary = await runCampaign(config, { reporters: [options.reporter], signal: options.signal });
       options.onRun?.(arm.name, r, summary);
-      results[arm.name].push({
-        seed,
-        runDir: summary.runDir,
-        metrics: {
-          ...summary.metrics,
-          ...runAucMetrics(summary.runDir, base.timeMs),
-          bugs: summary.bugs.length,
-          distinct_bugs: new Set(summary.bugs.map(bugName)).size,
-        },
-        bugs: summary.bugs.map((b) => ({ name: bugName(b), atMs: b.foundAtMs })),
-      });
+      results[arm.name].push(compareRunOf(summary, base.timeMs));
     }
   }
-  return summarise({
+  return summariseRuns({
     system: base.system,
     workload: base.workload,
     timeMs: base.timeMs,
@@ -240,6 +230,21 @@ export async function comparePolicies(options: {
     results,
     stopOnBug: base.stopOnBug,
   });
+}
+
+/** What a comparison keeps of one campaign: its seed, run dir, metrics (with their AUCs) and bugs. */
+export function compareRunOf(summary: RunSummary, timeMs: number): CompareRun {
+  return {
+    seed: summary.seed,
+    runDir: summary.runDir,
+    metrics: {
+      ...summary.metrics,
+      ...runAucMetrics(summary.runDir, timeMs),
+      bugs: summary.bugs.length,
+      distinct_bugs: new Set(summary.bugs.map(bugName)).size,
+    },
+    bugs: summary.bugs.map((b) => ({ name: bugName(b), atMs: b.foundAtMs })),
+  };
 }
 
 /**
@@ -283,7 +288,7 @@ export function mergeComparisons(files: readonly string[], store: string): Compa
       (results[policy] ??= []).push(...runs);
     }
   }
-  return summarise({
+  return summariseRuns({
     system: first!.system,
     workload: first!.workload,
     timeMs: first!.timeMs,
@@ -293,20 +298,26 @@ export function mergeComparisons(files: readonly string[], store: string): Compa
   });
 }
 
-function summarise(input: {
+/**
+ * The comparison of the runs of each side: every metric and time to bug against the baseline
+ * (`random` when it is a side, else the last), written with its plot into `dir` (a new
+ * `<store>/compare/<timestamp>/` when absent).
+ */
+export function summariseRuns(input: {
   readonly system: string;
   readonly workload: string;
   readonly timeMs: number;
   readonly store: string;
   readonly results: Readonly<Record<string, readonly CompareRun[]>>;
   readonly stopOnBug: boolean;
+  readonly dir?: string;
 }): CompareResult {
   const { results, timeMs } = input;
   const policies = Object.keys(results);
   const baseline = policies.includes('random') ? 'random' : policies[policies.length - 1];
   const comparisons = compareMetrics(results, baseline, input.stopOnBug);
   const timeToBug = timesToBug(results, baseline, timeMs);
-  const dir = join(resolve(input.store), 'compare', timestampName());
+  const dir = input.dir ?? join(resolve(input.store), 'compare', timestampName());
   mkdirSync(dir, { recursive: true });
   const plot = writeCoveragePlot(dir, results, timeMs);
   const policiesOut = Object.fromEntries(policies.map((p) => [p, { runs: results[p] }]));

@@ -30,7 +30,11 @@ export interface Guard {
  * its final status and exits at once. An exception a system's client threw outside any call is
  * that client's failure, not an internal error (core/client-scope.ts).
  */
-export async function guardCampaigns<T>(body: (guard: Guard) => Promise<T>): Promise<T> {
+export async function guardCampaigns<T>(
+  body: (guard: Guard) => Promise<T>,
+  /** The exit status of an internal error or a full store (a fleet worker's says infrastructure). */
+  errorCode: number = EXIT_ERROR,
+): Promise<T> {
   const controller = new AbortController();
   let registry: ResourceRegistry | undefined;
   let store: RunStore | undefined;
@@ -63,13 +67,13 @@ export async function guardCampaigns<T>(body: (guard: Guard) => Promise<T>): Pro
     }
     if (error instanceof StoreFullError) {
       say(`mallory: ${error.message}\n`);
-      exitNow('error', EXIT_ERROR, error.message);
+      exitNow('error', errorCode, error.message);
       return;
     }
     say(
       `mallory: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
     );
-    exitNow('error', EXIT_ERROR, error instanceof Error ? error.message : String(error));
+    exitNow('error', errorCode, error instanceof Error ? error.message : String(error));
   };
   // A closed terminal makes writes to it fail: that must not crash the run's teardown.
   const ignore = (): void => undefined;

@@ -4,7 +4,9 @@ import type { RegisterCommand } from './command.js';
 import { registerCompare } from './compare.js';
 import { registerDoctor } from './doctor.js';
 import { registerExport } from './export.js';
+import { registerFleet } from './fleet.js';
 import { registerLogs } from './logs.js';
+import { registerPlan } from './plan.js';
 import { registerReplay } from './replay.js';
 import { registerReport } from './report.js';
 import { registerRun } from './run.js';
@@ -19,6 +21,8 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerReport,
   registerExport,
   registerCompare,
+  registerPlan,
+  registerFleet,
   registerLogs,
   registerDoctor,
   registerCleanup,

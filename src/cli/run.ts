@@ -1,5 +1,5 @@
 import { parseByteSize } from '../check/_internals/memory-limit.js';
-import { Option } from 'commander';
+import { type Command, Option } from 'commander';
 
 import { POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
 import type { Reporter } from '../campaign/reporter.js';
@@ -16,6 +16,7 @@ import { ConsoleLogReporter } from './console-log-reporter.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { systemsHelp } from './_internals/systems-help.js';
 import { WORKLOADS } from '../workload/workload.js';
+import { runPlanWorker } from './_internals/plan-worker.js';
 
 /** What `--system` takes, for every command that has it. */
 export const SYSTEM_HELP =
@@ -50,6 +51,8 @@ interface RunFlags {
   recoveryTimeout?: string;
   startupTimeout?: string;
   json?: boolean;
+  plan?: string;
+  index?: string;
 }
 
 function int(name: string, text: string | undefined): number | undefined {
@@ -284,7 +287,22 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       "Jepsen's alternation: N steps of faults, then M quiet steps with every fault healed, in turn (e.g. 4:2)",
     )
     .option('--json', 'print the summary as one JSON document on stdout')
-    .action(async (flags: RunFlags) => {
+    .option(
+      '--plan <file>',
+      "run one campaign of a fleet's plan (written by `mallory plan`) as a batch worker; every other setting comes from the plan",
+    )
+    .option(
+      '--index <n>',
+      'with --plan: the campaign to run (default: JOB_COMPLETION_INDEX of a Kubernetes Indexed Job, or SLURM_ARRAY_TASK_ID)',
+    )
+    .action(async (flags: RunFlags, command: Command) => {
+      if (flags.plan !== undefined) {
+        await runPlanWorker(flags.plan, flags.index, flags.json === true, command, setExit);
+        return;
+      }
+      if (flags.index !== undefined) {
+        throw new UsageError('bad-flag', '--index needs --plan FILE: the plan whose campaign to run');
+      }
       const config = configFromFlags(flags);
       const reporters: Reporter[] = [new ProgressReporter(), new ConsoleLogReporter()];
       await guardCampaigns(async ({ signal, onRegistry }) => {

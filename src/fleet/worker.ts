@@ -1,0 +1,206 @@
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+
+import type { BugRecord } from '../campaign/bug.js';
+import { compareRunOf } from '../campaign/compare.js';
+import type { Reporter, RunSummary } from '../campaign/reporter.js';
+import { runCampaign, type RunOptions } from '../campaign/run-campaign.js';
+import { campaignConfig, type Plan } from './plan.js';
+import { claimIndex, type IndexRecord, readRecord, type RecordedFinding, writeRecord } from './records.js';
+
+/** A worker's exit status: a finding is data, so a campaign that ran is 0 whatever it found. */
+export const WORKER_EXIT = {
+  /** The campaign ran to its end (or had already): its findings are in its run. */
+  done: 0,
+  /** The plan, the index or the environment is wrong: a retry cannot help. */
+  usage: 2,
+  /** The campaign failed on its infrastructure (its run's status is `error`): a retry may help. */
+  infrastructure: 3,
+  /** Stopped by a signal: a rerun of the index starts it again. */
+  interrupted: 130,
+} as const;
+
+/** The file in a run dir that says which plan and index it ran for. */
+export const FLEET_RUN_FILE = 'fleet.json';
+
+export interface WorkerOutcome {
+  readonly code: number;
+  readonly record: IndexRecord;
+  /** The index had finished before: nothing ran. */
+  readonly skipped: boolean;
+  readonly summary?: RunSummary;
+}
+
+/**
+ * The shape of a finding's evidence: its fields and their types, not their values (two lost
+ * writes of different keys have one shape), to two levels.
+ */
+export function evidenceShape(value: unknown, depth = 2): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value))
+    return depth === 0 || value.length === 0 ? '[]' : `[${evidenceShape(value[0], depth - 1)}]`;
+  if (typeof value === 'object') {
+    if (depth === 0) return '{}';
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${k}:${evidenceShape((value as Record<string, unknown>)[k], depth - 1)}`).join(',')}}`;
+  }
+  return typeof value;
+}
+
+/** What deduplicates a finding across workers: kind, name and the shape of its evidence. */
+export function findingSignature(bug: Pick<BugRecord, 'kind' | 'name' | 'evidence'>): string {
+  return `${bug.kind}/${bug.name} ${evidenceShape(bug.evidence)}`;
+}
+
+function findingsOf(summary: RunSummary): RecordedFinding[] {
+  return summary.bugs.map((b) => ({
+    kind: b.kind,
+    name: b.name,
+    signature: findingSignature(b),
+    message: b.message,
+    schedule: b.schedule,
+    foundAtMs: b.foundAtMs,
+    dir: resolve(summary.runDir, b.dir),
+  }));
+}
+
+/**
+ * An earlier attempt's run dir, removed before the index runs again: only a dir inside the plan's
+ * store, and never a finished one (a done index is not rerun).
+ */
+function removeUnfinished(plan: Plan, dir: string): boolean {
+  const rel = relative(plan.storeDir, resolve(dir));
+  if (rel.startsWith('..') || rel === '' || !existsSync(dir)) return false;
+  rmSync(dir, { recursive: true, force: true });
+  return true;
+}
+
+export interface WorkerOptions extends Pick<RunOptions, 'onRegistry'> {
+  readonly reporters: readonly Reporter[];
+  readonly signal: AbortSignal;
+  /** One line at a time, for the worker's terminal or log. */
+  readonly say: (line: string) => void;
+}
+
+/**
+ * Runs campaign `index` of the plan as a batch worker: once, whatever engine started it. A done
+ * index is not run again; an unfinished one (a worker killed, a pod retried) is run again from
+ * the start, its earlier run dir removed; a live worker on the same index is refused. A worker
+ * whose claim another took over (it stalled past the stale bound) stops its campaign and leaves
+ * the index's record to the new holder.
+ */
+export async function runPlanIndex(
+  plan: Plan,
+  index: number,
+  options: WorkerOptions,
+): Promise<WorkerOutcome> {
+  const config = campaignConfig(plan, index);
+  const campaign = plan.campaigns[index];
+  const doneBefore = (record: IndexRecord | undefined): WorkerOutcome | undefined => {
+    if (record?.status !== 'done') return undefined;
+    options.say(
+      `plan ${plan.id}: campaign ${index} (${campaign.group}, ${campaign.arm}, seed ${campaign.seed}) finished before, in ${record.runDir ?? '?'}: not run again`,
+    );
+    return { code: WORKER_EXIT.done, record, skipped: true };
+  };
+  const early = doneBefore(readRecord(plan, index));
+  if (early !== undefined) return early;
+  const taken = new AbortController();
+  const claim = claimIndex(plan, index, () => {
+    taken.abort();
+  });
+  try {
+    // Read again under the claim: another worker may have finished it since.
+    const before = readRecord(plan, index);
+    const done = doneBefore(before);
+    if (done !== undefined) return done;
+    const replaced = [...(before?.replaced ?? [])];
+    if (before?.runDir !== undefined && removeUnfinished(plan, before.runDir)) {
+      replaced.push(before.runDir);
+      options.say(
+        `plan ${plan.id}: campaign ${index}: removed the unfinished run of attempt ${before.attempt} (${before.runDir})`,
+      );
+    }
+    let record: IndexRecord = {
+      index,
+      status: 'running',
+      attempt: (before?.attempt ?? 0) + 1,
+      host: hostname(),
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      ...(replaced.length > 0 ? { replaced } : {}),
+    };
+    writeRecord(plan, record);
+    const recorder: Reporter = {
+      // Said once the campaign has started: a plan this host cannot run is refused in one line.
+      runStarted: ({ runDir }) => {
+        options.say(
+          `plan ${plan.id}: campaign ${index} of ${plan.campaigns.length} (${campaign.group}, ${campaign.arm}, seed ${campaign.seed}), attempt ${record.attempt}`,
+        );
+        record = { ...record, runDir };
+        if (!claim.lost()) writeRecord(plan, record);
+        writeFileSync(
+          join(runDir, FLEET_RUN_FILE),
+          JSON.stringify(
+            {
+              plan: plan.file,
+              id: plan.id,
+              index,
+              group: campaign.group,
+              arm: campaign.arm,
+              attempt: record.attempt,
+            },
+            null,
+            2,
+          ) + '\n',
+        );
+      },
+    };
+    let summary: RunSummary;
+    try {
+      summary = await runCampaign(config, {
+        reporters: [...options.reporters, recorder],
+        signal: AbortSignal.any([options.signal, taken.signal]),
+        ...(options.onRegistry ? { onRegistry: options.onRegistry } : {}),
+      });
+    } catch (e) {
+      const error = e instanceof Error ? e.message : String(e);
+      if (!claim.lost())
+        writeRecord(plan, { ...record, status: 'failed', endedAt: new Date().toISOString(), error });
+      throw e;
+    }
+    if (claim.lost()) {
+      options.say(
+        `plan ${plan.id}: campaign ${index}: another worker took the index over (this one's claim went stale): stopped, its record left to that worker`,
+      );
+      return { code: WORKER_EXIT.interrupted, record, skipped: false, summary };
+    }
+    const ended = {
+      ...record,
+      runDir: summary.runDir,
+      runStatus: summary.status,
+      endedAt: new Date().toISOString(),
+    };
+    if (summary.status === 'complete') {
+      record = {
+        ...ended,
+        status: 'done',
+        result: compareRunOf(summary, plan.timeMs),
+        findings: findingsOf(summary),
+      };
+      writeRecord(plan, record);
+      return { code: WORKER_EXIT.done, record, skipped: false, summary };
+    }
+    if (summary.status === 'interrupted') {
+      record = { ...ended, status: 'interrupted' };
+      writeRecord(plan, record);
+      return { code: WORKER_EXIT.interrupted, record, skipped: false, summary };
+    }
+    record = { ...ended, status: 'failed', error: summary.error ?? 'the campaign ended with status error' };
+    writeRecord(plan, record);
+    return { code: WORKER_EXIT.infrastructure, record, skipped: false, summary };
+  } finally {
+    claim.release();
+  }
+}

@@ -1,0 +1,217 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import {
+  BIN,
+  disposeSandbox,
+  jsonOf,
+  mallory,
+  malloryJson,
+  processesMentioning,
+  REPO,
+  registryFiles,
+  type Sandbox,
+  sandbox,
+  waitFor,
+} from './helpers.js';
+
+interface Record_ {
+  readonly index: number;
+  readonly status: string;
+  readonly attempt: number;
+  readonly runDir?: string;
+  readonly replaced?: readonly string[];
+}
+
+function planOf(box: Sandbox, id: string, extra: readonly string[] = []): string {
+  const r = malloryJson(
+    [
+      'plan',
+      '--policies',
+      'adaptive,random',
+      '--seeds',
+      '2',
+      '--seed',
+      '3',
+      '--time',
+      '8s',
+      '--store',
+      box.store,
+      '--id',
+      id,
+      '--json',
+      ...extra,
+    ],
+    box,
+  );
+  expect(r.code, r.stderr).toBe(0);
+  return (jsonOf(r) as { file: string }).file;
+}
+
+function recordOf(planFile: string, index: number): Record_ | undefined {
+  const file = join(planFile, '..', 'campaigns', `${index}.json`);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record_) : undefined;
+}
+
+function runDirs(box: Sandbox): string[] {
+  const dir = join(box.store, 'kvraft');
+  return existsSync(dir) ? readdirSync(dir).filter((d) => /^\d{8}T/.test(d)) : [];
+}
+
+describe('a fleet of kvraft campaigns (real processes)', () => {
+  const boxes: Sandbox[] = [];
+  afterEach(() => {
+    for (const b of boxes.splice(0)) disposeSandbox(b);
+  });
+
+  it('runs a plan with two workers; killed midway and run again, every index finishes exactly once', async () => {
+    const box = sandbox();
+    boxes.push(box);
+    const plan = planOf(box, 'resume');
+    // The fleet is SIGKILLed once both first campaigns are under way: its workers see their stdin
+    // close, stop and remove what they made.
+    const fleet = spawn(process.execPath, [BIN, 'fleet', 'run', plan, '--workers', '2'], {
+      env: box.env,
+      cwd: REPO,
+    });
+    let fleetErr = '';
+    fleet.stderr.on('data', (d: Buffer) => (fleetErr += d.toString()));
+    await waitFor(
+      () => recordOf(plan, 0)?.runDir !== undefined && recordOf(plan, 1)?.runDir !== undefined,
+      60_000,
+    );
+    const firstRuns = [recordOf(plan, 0)!.runDir!, recordOf(plan, 1)!.runDir!];
+    fleet.kill('SIGKILL');
+    await waitFor(() => processesMentioning(plan).length === 0, 60_000);
+    const stopped = jsonOf(malloryJson(['fleet', 'status', plan, '--json'], box)) as {
+      counts: Record<string, number>;
+    };
+    expect(stopped.counts.done).toBe(0);
+    expect(stopped.counts.interrupted + stopped.counts.abandoned).toBe(2);
+    expect(stopped.counts.pending).toBe(2);
+    expect(fleetErr).toContain('start campaign 0');
+
+    const again = await mallory(['fleet', 'run', plan, '--workers', '2'], box);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('4 campaigns: 4 done');
+    for (const index of [0, 1]) {
+      const record = recordOf(plan, index)!;
+      expect(record.status).toBe('done');
+      expect(record.attempt).toBe(2);
+      expect(record.replaced).toEqual([firstRuns[index]]);
+      expect(existsSync(firstRuns[index])).toBe(false);
+    }
+    for (const index of [2, 3]) expect(recordOf(plan, index)).toMatchObject({ status: 'done', attempt: 1 });
+    // Exactly one run dir per index: the unfinished ones were replaced, none duplicated.
+    const dirs = runDirs(box);
+    expect(dirs).toHaveLength(4);
+    expect(new Set([0, 1, 2, 3].map((i) => recordOf(plan, i)!.runDir!.split('/').pop()))).toEqual(
+      new Set(dirs),
+    );
+    for (const i of [0, 1, 2, 3]) {
+      const marker = JSON.parse(readFileSync(join(recordOf(plan, i)!.runDir!, 'fleet.json'), 'utf8')) as {
+        index: number;
+      };
+      expect(marker.index).toBe(i);
+    }
+
+    // A third run starts nothing: every index is done.
+    const third = await mallory(['fleet', 'run', plan, '--workers', '2'], box);
+    expect(third.code).toBe(0);
+    expect(third.stderr).toContain('4 of 4 campaigns done or running elsewhere');
+    expect(runDirs(box)).toHaveLength(4);
+
+    // The merged report has compare's shape, for every comparison of the plan.
+    const compareKeys = [
+      'baseline',
+      'comparisons',
+      'dir',
+      'plot',
+      'policies',
+      'system',
+      'timeMs',
+      'timeToBug',
+      'workload',
+    ];
+    const report = jsonOf(malloryJson(['fleet', 'report', plan, '--json'], box)) as {
+      groups: { group: string; comparison: Record<string, unknown>; unionStates: Record<string, number> }[];
+      findings: unknown[];
+      dir: string;
+    };
+    expect(report.groups.map((g) => g.group)).toEqual(['all']);
+    expect(Object.keys(report.groups[0].comparison).sort()).toEqual(compareKeys);
+    const policies = report.groups[0].comparison.policies as Record<string, { runs: unknown[] }>;
+    expect(Object.keys(policies)).toEqual(['adaptive', 'random']);
+    expect(policies.adaptive.runs).toHaveLength(2);
+    expect(report.groups[0].unionStates.causal).toBeGreaterThan(0);
+    expect(existsSync(join(report.dir, 'report.html'))).toBe(true);
+    expect(existsSync(join(report.dir, 'all', 'compare.json'))).toBe(true);
+    // `compare --from` reads the fleet's comparison as one of its own.
+    const merged = malloryJson(
+      ['compare', '--from', join(report.dir, 'all'), '--store', box.store, '--json'],
+      box,
+    );
+    expect(merged.code, merged.stderr).toBe(0);
+
+    expect(registryFiles(box)).toEqual([]);
+    expect(processesMentioning(box.store)).toEqual([]);
+  });
+
+  it('a worker runs the index its engine gives it, once; bad plans and busy indices get one line and exit 2', async () => {
+    const box = sandbox();
+    boxes.push(box);
+    const plan = planOf(box, 'worker');
+    const env = { ...box.env, JOB_COMPLETION_INDEX: '3' };
+    const first = await mallory(['run', '--plan', plan], { ...box, env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain('campaign 3 of 4 (all, random, seed 4)');
+    expect(recordOf(plan, 3)).toMatchObject({ status: 'done', attempt: 1 });
+    for (const i of [0, 1, 2]) expect(recordOf(plan, i)).toBeUndefined();
+    // A retried pod of a done index runs nothing.
+    const retried = await mallory(['run', '--plan', plan], { ...box, env });
+    expect(retried.code).toBe(0);
+    expect(retried.stderr).toContain('finished before');
+    expect(runDirs(box)).toHaveLength(1);
+
+    // A second worker on an index a live worker holds is refused, and the first is untouched.
+    const holder = mallory(['run', '--plan', plan, '--index', '0'], box);
+    await waitFor(() => existsSync(join(plan, '..', 'campaigns', '0.lock')), 30_000);
+    const second = malloryJson(['run', '--plan', plan, '--index', '0'], box);
+    expect(second.code).toBe(2);
+    expect(second.stderr.trim().split('\n')).toHaveLength(1);
+    expect(second.stderr).toMatch(/campaign 0 of .* is being run by pid \d+/);
+    const held = await holder;
+    expect(held.code, held.stderr).toBe(0);
+    expect(recordOf(plan, 0)).toMatchObject({ status: 'done', attempt: 1 });
+
+    const bad = (args: readonly string[], pattern: RegExp): void => {
+      const r = malloryJson(args, box);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).not.toContain('    at ');
+      expect(r.stderr).toMatch(pattern);
+    };
+    bad(['run', '--plan', plan, '--index', '4'], /--index 4 is out of range: .* has campaigns 0 to 3/);
+    bad(['run', '--plan', plan], /--plan needs the campaign to run: --index N, or JOB_COMPLETION_INDEX/);
+    bad(['run', '--plan', plan, '--index', '1', '--time', '5s'], /--time cannot be given with --plan/);
+    bad(
+      ['run', '--plan', join(box.store, 'nope.json'), '--index', '0'],
+      /does not exist: write one with `mallory plan`/,
+    );
+    bad(['plan', '--system', 'nope', '--store', box.store], /unknown system "nope"/);
+    bad(['plan', '--bug', 'nope', '--store', box.store], /unknown bug "nope" for kvraft/);
+    const file = join(box.store, 'a-file');
+    writeFileSync(file, '');
+    bad(['plan', '--store', join(file, 'store')], /plan: cannot write/);
+    // A plan edited by hand to name a system this host does not have: the worker refuses it.
+    const edited = JSON.parse(readFileSync(plan, 'utf8')) as { campaigns: { config: { system: string } }[] };
+    edited.campaigns[1].config.system = 'nope';
+    writeFileSync(plan, JSON.stringify(edited));
+    bad(['run', '--plan', plan, '--index', '1'], /unknown system "nope"/);
+    expect(recordOf(plan, 3)).toMatchObject({ status: 'done' });
+    expect(registryFiles(box)).toEqual([]);
+  });
+});
