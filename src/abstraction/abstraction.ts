@@ -7,6 +7,9 @@ export interface Abstraction {
   abstract(window: Window): State;
   /** Called at the start of each schedule (the cluster was reset): forget per-episode memory. */
   resetEpisode?(): void;
-  /** Re-creates a state an earlier campaign saw (its sorted features), in the order it was first seen. */
-  seed?(features: readonly string[]): void;
+  /**
+   * Re-creates a state an earlier or another campaign saw (its sorted features), in the order it
+   * was first seen; returns the id it has here.
+   */
+  seed?(features: readonly string[]): string;
 }

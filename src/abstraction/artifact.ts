@@ -22,8 +22,8 @@ export class ArtifactAbstraction implements Abstraction {
     this.clusters = new StateClusters(options);
   }
 
-  seed(features: readonly string[]): void {
-    this.clusters.assign(features);
+  seed(features: readonly string[]): string {
+    return this.clusters.assign(features);
   }
 
   abstract(window: Window): State {

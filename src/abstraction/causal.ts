@@ -61,8 +61,8 @@ export class CausalAbstraction implements Abstraction {
     this.roles.clear();
   }
 
-  seed(features: readonly string[]): void {
-    this.clusters.assign(features);
+  seed(features: readonly string[]): string {
+    return this.clusters.assign(features);
   }
 
   abstract(window: Window): State {

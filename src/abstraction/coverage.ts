@@ -81,14 +81,17 @@ export class Coverage {
   /**
    * Seeds one state of an earlier campaign (call in the order they were first seen): the
    * abstraction re-creates its cluster, and its visits make the novelty reward see it as known.
+   * Returns the state's id here: the one the abstraction assigns to `features` (sorted), which is
+   * `id` unless another campaign clustered it differently; undefined for an unknown abstraction.
    */
-  seed(abstraction: string, id: string, features: readonly string[], visits: number): void {
+  seed(abstraction: string, id: string, features: readonly string[], visits: number): string | undefined {
     const a = this.abstractions.find((x) => x.name === abstraction);
-    if (!a) return;
-    a.seed?.(features);
+    if (!a) return undefined;
+    const local = a.seed?.(features) ?? id;
     let prior = this.priorCounts.get(abstraction);
     if (!prior) this.priorCounts.set(abstraction, (prior = new Map<string, number>()));
-    prior.set(id, (prior.get(id) ?? 0) + visits);
+    prior.set(local, (prior.get(local) ?? 0) + visits);
+    return local;
   }
 
   /** Visits per state id under one abstraction (to save, or to seed a later campaign). */

@@ -10,6 +10,7 @@ import type { RunConfig } from './config.js';
 import { assembleRun, planRun, type RunParts, type RunPlan } from './create-run.js';
 import type { Reporter, RunSummary } from './reporter.js';
 import { applySeed } from './_internals/apply-seed.js';
+import { Exchange, storedStates } from './exchange.js';
 import { emitter, type Emit } from './_internals/emitter.js';
 import { finishRun } from './_internals/finish-run.js';
 import type { LiveRun } from './_internals/live-run.js';
@@ -112,7 +113,32 @@ export class Campaign {
         });
       }
       const checkers = this.options.checkers ?? plan.checkers;
-      const live: LiveRun = { config, plan, signal, emit, state, store, history, parts, checkers };
+      const exchange =
+        config.exchange !== undefined && policy !== undefined
+          ? new Exchange({
+              dir: config.exchange,
+              runDir: store.dir,
+              runId,
+              system: definition.name,
+              policy,
+              policyAbstraction: policyAbstraction(config),
+              coverage: state.coverage,
+              drain: parts.observation.logEvents.drain,
+              ownStates: () => storedStates(store.dir, policy.name),
+            })
+          : undefined;
+      const live: LiveRun = {
+        config,
+        plan,
+        signal,
+        emit,
+        state,
+        store,
+        history,
+        parts,
+        checkers,
+        ...(exchange ? { exchange } : {}),
+      };
       await startCluster(live);
       const warm = await warmUp(live);
       await runSchedules(live, warm, rng);

@@ -168,14 +168,20 @@ export interface CompareArm {
   readonly name: string;
   readonly policy: PolicyName;
   readonly addFaults: readonly FaultFamily[];
+  /** `+exchange`: the side's campaigns share what they learn (`--exchange`). */
+  readonly exchange: boolean;
 }
 
+/** The arm modifier that makes a side's campaigns share what they learn. */
+export const EXCHANGE_MODIFIER = 'exchange';
+
 /**
- * Reads an arm as `POLICY` or `POLICY+FAMILY[+FAMILY…]`; throws a usage error naming what is
- * allowed for an unknown policy or family.
+ * Reads an arm as `POLICY` or `POLICY+FAMILY[+FAMILY…]`, any of them with `+exchange` (its
+ * campaigns share what they learn); throws a usage error naming what is allowed for an unknown
+ * policy or family.
  */
 export function parseArm(text: string): CompareArm {
-  const [policy, ...families] = text
+  const [policy, ...modifiers] = text
     .trim()
     .split('+')
     .map((p) => p.trim());
@@ -185,15 +191,17 @@ export function parseArm(text: string): CompareArm {
       `--policies: unknown policy "${policy}": choose from ${POLICIES.join(', ')}`,
     );
   }
+  const exchange = modifiers.includes(EXCHANGE_MODIFIER);
+  const families = modifiers.filter((m) => m !== EXCHANGE_MODIFIER);
   for (const f of families) {
     if (!(FAULT_FAMILIES as readonly string[]).includes(f)) {
       throw new UsageError(
         'bad-flag',
-        `--policies: unknown fault family "${f}" in "${text.trim()}": choose from ${FAULT_FAMILIES.join(', ')}`,
+        `--policies: unknown fault family "${f}" in "${text.trim()}": choose from ${FAULT_FAMILIES.join(', ')} (or ${EXCHANGE_MODIFIER}: the side's campaigns share what they learn)`,
       );
     }
   }
-  return { name: text.trim(), policy: policy as PolicyName, addFaults: families as FaultFamily[] };
+  return { name: text.trim(), policy: policy as PolicyName, addFaults: families as FaultFamily[], exchange };
 }
 
 /**
@@ -210,13 +218,20 @@ export async function comparePolicies(options: {
   readonly onRun?: (policy: string, run: number, summary: RunSummary) => void;
 }): Promise<CompareResult> {
   const { base, arms, runs } = options;
+  const exchangeRoot = join(resolve(base.store), 'exchange', `compare-${timestampName()}`);
   const results: Record<string, CompareRun[]> = Object.fromEntries(arms.map((a) => [a.name, []]));
   for (let r = 0; r < runs && !options.signal.aborted; r++) {
     for (const arm of arms) {
       if (options.signal.aborted) break;
       const seed = options.seed + r;
       const faults = [...new Set([...base.faults, ...arm.addFaults])];
-      const config: RunConfig = { ...base, policy: arm.policy, faults, seed };
+      const config: RunConfig = {
+        ...base,
+        policy: arm.policy,
+        faults,
+        seed,
+        ...(arm.exchange ? { exchange: join(exchangeRoot, arm.name.replace(/[^A-Za-z0-9._-]+/g, '_')) } : {}),
+      };
       const summary = await runCampaign(config, { reporters: [options.reporter], signal: options.signal });
       options.onRun?.(arm.name, r, summary);
       results[arm.name].push(compareRunOf(summary, base.timeMs));

@@ -99,6 +99,8 @@ export const RunConfigSchema = z.object({
   stopOnBug: z.boolean().default(false),
   /** A previous run whose policy values seed this one. */
   seedPolicyFrom: z.string().optional(),
+  /** A directory campaigns share what they learn through, while they run (`--exchange`). */
+  exchange: z.string().min(1).optional(),
 });
 
 export type RunConfig = z.infer<typeof RunConfigSchema>;

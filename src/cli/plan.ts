@@ -33,6 +33,7 @@ interface PlanFlags {
   store: string;
   id?: string;
   out?: string;
+  exchange?: boolean;
   k8s?: boolean;
   image?: string;
   parallelism?: string;
@@ -66,7 +67,7 @@ export const registerPlan: RegisterCommand = (program, setExit) => {
     .option('--system <name|path>', SYSTEM_HELP, 'kvraft')
     .option(
       '--policies <list>',
-      'the sides to compare; POLICY+FAMILY adds fault families to --faults for that side (adaptive,adaptive+disk)',
+      'the sides to compare; POLICY+FAMILY adds fault families to --faults for that side (adaptive,adaptive+disk); POLICY+exchange makes its campaigns share what they learn',
       'adaptive,random',
     )
     .option('--seeds <n>', 'campaigns per policy (and per bug switch): seed, seed+1, …', '5')
@@ -88,6 +89,10 @@ export const registerPlan: RegisterCommand = (program, setExit) => {
     .addOption(new Option('--durability <level>', DURABILITY_HELP).choices(DURABILITIES))
     .option('--stop-on-bug', 'end each campaign at its first bug (time-to-bug plans)')
     .option('--store <dir>', 'where every worker writes its run (a volume all workers share)', 'store')
+    .option(
+      '--exchange',
+      'every campaign shares what it learns with the others of its comparison and policy while they run (a side written POLICY+exchange shares on its own)',
+    )
     .option('--id <name>', "the plan's name (default: the system and the time)")
     .option('--out <file>', 'where to write the plan (default: <store>/plans/<id>/plan.json)')
     .option(
@@ -159,6 +164,7 @@ export const registerPlan: RegisterCommand = (program, setExit) => {
           seed,
           ...(eachBug !== undefined ? { eachBug } : {}),
           ...(flags.id !== undefined ? { id: flags.id } : {}),
+          exchange: flags.exchange === true,
         },
         base.store,
       );

@@ -1,4 +1,6 @@
 import { parseByteSize } from '../check/_internals/memory-limit.js';
+import { resolve } from 'node:path';
+
 import { type Command, Option } from 'commander';
 
 import { POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
@@ -53,6 +55,7 @@ interface RunFlags {
   json?: boolean;
   plan?: string;
   index?: string;
+  exchange?: string;
 }
 
 function int(name: string, text: string | undefined): number | undefined {
@@ -87,6 +90,7 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   bugs: 'bug',
   stopOnBug: 'stop-on-bug',
   seedPolicyFrom: 'seed-from',
+  exchange: 'exchange',
   recoveryContract: 'recovery-contract',
   settings: 'set',
   warmupMs: 'warmup',
@@ -194,12 +198,19 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     network: flags.network,
     stopOnBug: flags.stopOnBug,
     seedPolicyFrom: flags.seedFrom,
+    exchange: flags.exchange === undefined ? undefined : resolve(flags.exchange),
     recoveryContract: parseRecoveryContract(flags.recoveryContract),
     warmupMs: duration('warmup', flags.warmup),
     pace: parsePace(flags.pace),
     recoveryTimeoutMs: duration('recovery-timeout', flags.recoveryTimeout),
     startupTimeoutMs: duration('startup-timeout', flags.startupTimeout),
   };
+  if (raw.exchange !== undefined && raw.schedule !== undefined) {
+    throw new UsageError(
+      'bad-flag',
+      '--exchange needs a policy that learns: a run of fixed --schedule files has nothing to share',
+    );
+  }
   const parsed = RunConfigSchema.safeParse(
     Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)),
   );
@@ -273,6 +284,10 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option(
       '--seed-from <run-dir>',
       'start from what an earlier run (same system and policy) learnt: its policy values and the states it saw',
+    )
+    .option(
+      '--exchange <dir>',
+      'share what the policy learns with the other campaigns that use this directory, while they run (values merged by visits, states, log templates by text)',
     )
     .option(
       '--recovery-contract [bounds]',

@@ -25,6 +25,11 @@ const CampaignSchema = z
     /** The side of the comparison, as `compare --policies` names it (`adaptive`, `adaptive+disk`). */
     arm: z.string().min(1),
     seed: z.number().int().nonnegative(),
+    /**
+     * Whether the campaign shares what it learns with the other campaigns of its comparison and
+     * side, through `<plan>/exchange/<group>/<arm>/` (`--exchange`, or an arm's `+exchange`).
+     */
+    exchange: z.boolean().optional(),
     /** The campaign's whole configuration, but its store (the plan's). */
     config: z.record(z.unknown()),
   })
@@ -65,6 +70,9 @@ export const ALL_GROUP = 'all';
 
 export const PLANS_DIR = 'plans';
 
+/** The plan's exchange directories, under its folder. */
+export const EXCHANGE_DIR = 'exchange';
+
 export interface PlanRequest {
   /** Every campaign's configuration before its policy, faults and seed are set. */
   readonly base: RunConfig;
@@ -74,6 +82,8 @@ export interface PlanRequest {
   readonly seed: number;
   /** One comparison per bug switch (each on its own, besides `base.bugs`); none: one comparison. */
   readonly eachBug?: readonly string[];
+  /** Every campaign shares what it learns with the others of its comparison and side. */
+  readonly exchange?: boolean;
   readonly id?: string;
 }
 
@@ -102,7 +112,15 @@ export function planCampaigns(request: PlanRequest): PlanCampaign[] {
         };
         // The store is the plan's, wherever a worker mounts it.
         delete config.store;
-        campaigns.push({ index: campaigns.length, group: group.name, arm: arm.name, seed, config });
+        const exchange = request.exchange === true || arm.exchange;
+        campaigns.push({
+          index: campaigns.length,
+          group: group.name,
+          arm: arm.name,
+          seed,
+          ...(exchange ? { exchange } : {}),
+          config,
+        });
       }
     }
   }
@@ -251,10 +269,20 @@ export function workerIndex(
   return n;
 }
 
+/** Where the campaigns of one comparison and side share what they learn. */
+export function exchangeDir(plan: Plan, campaign: Pick<PlanCampaign, 'group' | 'arm'>): string {
+  const safe = (text: string): string => text.replace(/[^A-Za-z0-9._-]+/g, '_');
+  return join(plan.dir, EXCHANGE_DIR, safe(campaign.group), safe(campaign.arm));
+}
+
 /** Campaign `index`'s configuration, with the plan's store; checked by the one config schema. */
 export function campaignConfig(plan: Plan, index: number): RunConfig {
   const campaign = plan.campaigns[index];
-  const parsed = RunConfigSchema.safeParse({ ...campaign.config, store: plan.storeDir });
+  const parsed = RunConfigSchema.safeParse({
+    ...campaign.config,
+    store: plan.storeDir,
+    ...(campaign.exchange === true ? { exchange: exchangeDir(plan, campaign) } : {}),
+  });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new UsageError(

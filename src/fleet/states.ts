@@ -2,26 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { StateClusters } from '../abstraction/clusters.js';
+import { renameTemplateIds, templateText } from '../observe/template-ids.js';
 import { readStoredSeed } from '../store/run-reader.js';
-
-/**
- * A mined log template's event type (`L7`) is numbered per run, in the order the run first saw
- * each template: two runs give one line two numbers. Across runs a template is named by its text.
- */
-const TEMPLATE_ID = /(^|[:> ])(L\d+)(?=$|[ />])/g;
-
-/** The name a template goes by across runs: its tokens, as the log line reads. */
-export function templateText(tokens: readonly string[]): string {
-  return `log[${tokens.join(' ')}]`;
-}
-
-/** A state feature with each template id in it replaced by the template's text. */
-export function featureByText(feature: string, textOf: ReadonlyMap<string, string>): string {
-  return feature.replace(TEMPLATE_ID, (whole, before: string, id: string) => {
-    const text = textOf.get(id);
-    return text === undefined ? whole : `${before}${text}`;
-  });
-}
 
 export interface RunStates {
   /** Per abstraction (`causal`, `artifact`), the feature lists of the run's states, in the order seen. */
@@ -35,7 +17,7 @@ export function readRunStates(runDir: string): RunStates {
   const stored = readStoredSeed(runDir, '');
   const textOf = new Map(stored.templates.map((t) => [t.id, templateText(t.tokens)]));
   for (const state of stored.states) {
-    const features = (JSON.parse(state.features) as string[]).map((f) => featureByText(f, textOf));
+    const features = (JSON.parse(state.features) as string[]).map((f) => renameTemplateIds(f, textOf));
     const list = byAbstraction.get(state.abstraction) ?? [];
     list.push([...new Set(features)].sort());
     byAbstraction.set(state.abstraction, list);

@@ -190,6 +190,22 @@ export class Drain {
     }
   }
 
+  /**
+   * The id of the template with these tokens, made here when this miner has none (a template
+   * another campaign mined, `--exchange`): lines it matches later join it as if mined here.
+   */
+  adopt(tokens: readonly string[]): string {
+    const same = (c: Cluster): boolean =>
+      c.tokens.length === tokens.length && c.tokens.every((t, i) => t === tokens[i]);
+    const found = this.clusters.find(same);
+    if (found !== undefined) return found.id;
+    if (this.clusters.length >= this.maxTemplates) return OVERFLOW_TEMPLATE_ID;
+    const cluster: Cluster = { id: `L${this.clusters.length + 1}`, tokens: [...tokens], size: 0 };
+    this.clusters.push(cluster);
+    this.leafFor(cluster.tokens).clusters.push(cluster);
+    return cluster.id;
+  }
+
   /** The template text of an id (`undefined` for an unknown id). */
   template(id: string): string | undefined {
     const i = Number(id.slice(1)) - 1;

@@ -1,6 +1,7 @@
 import type { Fault, FaultKind } from '../core/fault.js';
 import { actionKey, concreteActions } from './_internals/actions.js';
 import type { DecideContext, Policy, PolicyValue, Transition } from './policy.js';
+import { mergeEntry, type PutEntry, setEntry } from './_internals/put-entry.js';
 
 /**
  * Our policy (`adaptive`, the default). Differences from the artifact's:
@@ -155,20 +156,27 @@ export class AdaptivePolicy implements Policy {
   }
 
   load(values: readonly PolicyValue[]): void {
+    this.put(values, setEntry);
+  }
+
+  merge(values: readonly PolicyValue[]): void {
+    this.put(values, mergeEntry);
+  }
+
+  private put(values: readonly PolicyValue[], put: PutEntry): void {
     for (const v of values) {
-      const entry = { value: v.value, visits: v.visits };
       if (v.state === KIND_STATE) {
-        this.kinds.set(v.action, entry);
+        put(this.kinds, v.action, v.value, v.visits);
         continue;
       }
       if (v.state === GLOBAL_STATE) {
-        this.global.set(v.action, entry);
+        put(this.global, v.action, v.value, v.visits);
         this.decisions += v.visits;
         continue;
       }
       let row = this.q.get(v.state);
       if (!row) this.q.set(v.state, (row = new Map<string, Entry>()));
-      row.set(v.action, entry);
+      put(row, v.action, v.value, v.visits);
     }
   }
 

@@ -159,6 +159,10 @@ export class CorpusPolicy implements Policy {
     this.inner.load(values);
   }
 
+  merge(values: readonly PolicyValue[]): void {
+    this.inner.merge(values);
+  }
+
   /** Keeps a finished schedule's sequence, cut after its last new-state step, if it had one. */
   private keep(trace: Trace): void {
     // Steps decided and learned from pair up in order (a quiet step has neither).

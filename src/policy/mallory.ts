@@ -1,6 +1,7 @@
 import type { Fault } from '../core/fault.js';
 import { NOOP, softmaxSample, withRandomValue } from './_internals/actions.js';
 import type { DecideContext, Policy, PolicyValue, Transition } from './policy.js';
+import { mergeEntry, type PutEntry, setEntry } from './_internals/put-entry.js';
 
 /**
  * The Mallory artifact's Q-learning, as it is (mediator `QLearningScheduler` + `SoftmaxPolicy` +
@@ -86,10 +87,18 @@ export class MalloryPolicy implements Policy {
   }
 
   load(values: readonly PolicyValue[]): void {
+    this.put(values, setEntry);
+  }
+
+  merge(values: readonly PolicyValue[]): void {
+    this.put(values, mergeEntry);
+  }
+
+  private put(values: readonly PolicyValue[], put: PutEntry): void {
     for (const v of values) {
       let row = this.q.get(v.state);
       if (!row) this.q.set(v.state, (row = new Map<string, Entry>()));
-      row.set(v.action, { value: v.value, visits: v.visits });
+      put(row, v.action, v.value, v.visits);
     }
   }
 }

@@ -89,5 +89,12 @@ export interface Policy {
   /** Called at the start of each schedule (the cluster was reset). */
   resetEpisode?(): void;
   save(): readonly PolicyValue[];
+  /** Sets the saved rows (of an earlier campaign: `--seed-from`), replacing this campaign's. */
   load(values: readonly PolicyValue[]): void;
+  /**
+   * Adds rows another campaign learned (`visits` = the visits it added since it was last merged),
+   * each merged with this campaign's row by visits (`--exchange`). A policy that learns nothing
+   * has none.
+   */
+  merge?(values: readonly PolicyValue[]): void;
 }

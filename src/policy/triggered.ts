@@ -3,6 +3,7 @@ import { describeTrigger, type TriggeredAction } from '../core/trigger.js';
 import { AdaptivePolicy, noveltyReward, type AdaptiveOptions } from './adaptive.js';
 import { triggerActions } from './_internals/trigger-actions.js';
 import type { ArmContext, DecideContext, Policy, PolicyValue, Transition } from './policy.js';
+import { mergeEntry, type PutEntry, setEntry } from './_internals/put-entry.js';
 
 /**
  * `triggered`: `adaptive`'s choice of the fault to enact now, plus a second decision per step —
@@ -202,22 +203,30 @@ export class TriggeredPolicy implements Policy {
   }
 
   load(values: readonly PolicyValue[]): void {
+    this.immediate.load(this.put(values, setEntry));
+  }
+
+  merge(values: readonly PolicyValue[]): void {
+    this.immediate.merge(this.put(values, mergeEntry));
+  }
+
+  /** Puts the trigger rows into this policy's tables; returns the rest (the immediate faults'). */
+  private put(values: readonly PolicyValue[], put: PutEntry): PolicyValue[] {
     const theirs: PolicyValue[] = [];
     for (const v of values) {
-      const entry = { value: v.value, visits: v.visits };
       if (v.state === TRIGGER_GLOBAL_STATE) {
-        this.global.set(v.action, entry);
+        put(this.global, v.action, v.value, v.visits);
         this.arms += v.visits;
-      } else if (v.state === TRIGGER_EVENT_STATE) this.events.set(v.action, entry);
-      else if (v.state === TRIGGER_AFTER_STATE) this.after.set(v.action, entry);
-      else if (v.state === TRIGGER_FAULT_STATE) this.faults.set(v.action, entry);
-      else if (v.state === TRIGGER_DELAY_STATE) this.delays.set(v.action, entry);
+      } else if (v.state === TRIGGER_EVENT_STATE) put(this.events, v.action, v.value, v.visits);
+      else if (v.state === TRIGGER_AFTER_STATE) put(this.after, v.action, v.value, v.visits);
+      else if (v.state === TRIGGER_FAULT_STATE) put(this.faults, v.action, v.value, v.visits);
+      else if (v.state === TRIGGER_DELAY_STATE) put(this.delays, v.action, v.value, v.visits);
       else if (v.action.startsWith('on:')) {
         const { state, enacted } = parseRowKey(v.state);
-        this.row(state, enacted).set(v.action, entry);
+        put(this.row(state, enacted), v.action, v.value, v.visits);
       } else theirs.push(v);
     }
-    this.immediate.load(theirs);
+    return theirs;
   }
 
   /** The Q row of a state after an enacted fault, made empty if new. */

@@ -8,11 +8,27 @@ import { aucMetrics, mergeComparisons, parseArm } from '../../src/campaign/compa
 
 describe('parseArm', () => {
   it('reads a policy alone, or a policy with fault families added for that side', () => {
-    expect(parseArm('random')).toEqual({ name: 'random', policy: 'random', addFaults: [] });
+    expect(parseArm('random')).toEqual({ name: 'random', policy: 'random', addFaults: [], exchange: false });
     expect(parseArm(' adaptive+disk+clock ')).toEqual({
       name: 'adaptive+disk+clock',
       policy: 'adaptive',
       addFaults: ['disk', 'clock'],
+      exchange: false,
+    });
+  });
+
+  it('reads +exchange, anywhere after the policy, as a side whose campaigns share what they learn', () => {
+    expect(parseArm('adaptive+exchange')).toEqual({
+      name: 'adaptive+exchange',
+      policy: 'adaptive',
+      addFaults: [],
+      exchange: true,
+    });
+    expect(parseArm('triggered+exchange+disk')).toEqual({
+      name: 'triggered+exchange+disk',
+      policy: 'triggered',
+      addFaults: ['disk'],
+      exchange: true,
     });
   });
 

@@ -160,6 +160,45 @@ describe('a fleet of kvraft campaigns (real processes)', () => {
     expect(processesMentioning(box.store)).toEqual([]);
   });
 
+  it('two campaigns sharing an exchange directory take what the other learned while they run', async () => {
+    const box = sandbox();
+    boxes.push(box);
+    const exchange = join(box.store, 'exchange');
+    const args = (seed: string): string[] => [
+      'run',
+      '--time',
+      '24s',
+      '--steps',
+      '4',
+      '--step',
+      '1s',
+      '--seed',
+      seed,
+      '--exchange',
+      exchange,
+      '--store',
+      box.store,
+      '--json',
+    ];
+    const [one, two] = await Promise.all([mallory(args('1'), box), mallory(args('2'), box)]);
+    expect(one.code, one.stderr).toBe(0);
+    expect(two.code, two.stderr).toBe(0);
+    const runs = [one, two].map((r) => (jsonOf(r) as { runDir: string }).runDir);
+    expect(readdirSync(exchange).filter((f) => f.endsWith('.json'))).toHaveLength(2);
+    for (const [i, runDir] of runs.entries()) {
+      const took = readFileSync(join(runDir, 'exchange.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { from: string; runDir: string; values: number; states: number });
+      // Each took from the other (and only from the other), policy values and states both.
+      expect(new Set(took.map((t) => t.runDir))).toEqual(new Set([runs[1 - i]]));
+      expect(took.reduce((n, t) => n + t.values, 0)).toBeGreaterThan(0);
+      expect(took.reduce((n, t) => n + t.states, 0)).toBeGreaterThan(0);
+      expect(readFileSync(join(runDir, 'mallory.log'), 'utf8')).toMatch(/exchange: took \d+ policy values/);
+    }
+    expect(registryFiles(box)).toEqual([]);
+  });
+
   it('a worker runs the index its engine gives it, once; bad plans and busy indices get one line and exit 2', async () => {
     const box = sandbox();
     boxes.push(box);

@@ -3,6 +3,7 @@ import type { History } from '../../workload/history.js';
 import type { ScheduleChecker } from '../checker.js';
 import type { RunConfig } from '../config.js';
 import type { RunParts, RunPlan } from '../create-run.js';
+import type { Exchange } from '../exchange.js';
 import type { Emit } from './emitter.js';
 import type { RunState } from './run-state.js';
 
@@ -21,4 +22,6 @@ export interface LiveRun {
   readonly history: History;
   readonly parts: RunParts;
   readonly checkers: readonly ScheduleChecker[];
+  /** Where the campaign shares what it learns with others (`--exchange`), if it does. */
+  readonly exchange?: Exchange;
 }

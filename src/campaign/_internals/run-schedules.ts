@@ -1,4 +1,5 @@
 import type { Rng } from '../../core/random.js';
+import { describeImports } from '../exchange.js';
 import type { LiveRun } from './live-run.js';
 import { runSchedule } from './run-schedule.js';
 import type { WarmUp } from './warm-up.js';
@@ -13,7 +14,11 @@ export async function runSchedules(live: LiveRun, warm: WarmUp, rng: Rng): Promi
   const budgetEnd = state.startMs + config.timeMs;
   const policyRng = rng.fork('policy');
   for (state.schedule = 0; Date.now() < budgetEnd && !signal.aborted; state.schedule++) {
+    const imports = live.exchange?.pull(state.schedule) ?? [];
+    if (imports.length > 0)
+      live.emit('message', `  schedule ${state.schedule + 1}: ${describeImports(imports)}`);
     await runSchedule(live, warm, budgetEnd, policyRng);
+    live.exchange?.publish(state.schedule + 1);
     const lastFixed = plan.fixedSchedule !== undefined && state.schedule + 1 >= plan.fixedSchedule.length;
     if (lastFixed || (config.stopOnBug && state.bugs.length > 0)) {
       state.schedule++;

@@ -1,0 +1,177 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { StateClusters } from '../../src/abstraction/clusters.js';
+import { Coverage } from '../../src/abstraction/coverage.js';
+import { Exchange, EXCHANGE_LOG, type ExchangeSnapshot } from '../../src/campaign/exchange.js';
+import { Drain } from '../../src/observe/drain.js';
+import { AdaptivePolicy } from '../../src/policy/adaptive.js';
+import type { PolicyValue } from '../../src/policy/policy.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function temp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'mallory-exchange-'));
+  dirs.push(d);
+  return d;
+}
+
+type States = ExchangeSnapshot['states'];
+
+interface Worker {
+  readonly exchange: Exchange;
+  readonly policy: AdaptivePolicy;
+  readonly coverage: Coverage;
+  readonly drain: Drain;
+  readonly runDir: string;
+  states: States;
+}
+
+function worker(
+  dir: string,
+  runId: string,
+  options: { system?: string; lines?: readonly string[] } = {},
+): Worker {
+  const runDir = temp();
+  const policy = new AdaptivePolicy();
+  const coverage = new Coverage();
+  const drain = new Drain();
+  for (const line of options.lines ?? []) drain.add(line);
+  const w: Worker = {
+    policy,
+    coverage,
+    drain,
+    runDir,
+    states: [],
+    exchange: undefined as unknown as Exchange,
+  };
+  const exchange = new Exchange({
+    dir,
+    runDir,
+    runId,
+    system: options.system ?? 'kvraft',
+    policy,
+    policyAbstraction: 'causal',
+    coverage,
+    drain,
+    ownStates: () => w.states,
+  });
+  return Object.assign(w, { exchange });
+}
+
+function row(values: readonly PolicyValue[], state: string, action: string): PolicyValue | undefined {
+  return values.find((v) => v.state === state && v.action === action);
+}
+
+function imports(w: Worker): Record<string, unknown>[] {
+  return readFileSync(join(w.runDir, EXCHANGE_LOG), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe('Exchange', () => {
+  it('merges another campaign’s values by visits, and publishes only what this one learned itself', () => {
+    const dir = temp();
+    const a = worker(dir, 'a');
+    const b = worker(dir, 'b');
+    a.policy.load([{ state: 's1', action: 'kill:one', value: 0, visits: 3 }]);
+    b.policy.load([{ state: 's1', action: 'kill:one', value: 1, visits: 1 }]);
+
+    a.exchange.publish(1);
+    const took = b.exchange.pull(1);
+
+    expect(took).toHaveLength(1);
+    expect(took[0]).toMatchObject({
+      from: a.exchange.worker,
+      runDir: a.runDir,
+      values: 1,
+      visits: 3,
+      schedule: 1,
+    });
+    expect(row(b.policy.save(), 's1', 'kill:one')).toEqual({
+      state: 's1',
+      action: 'kill:one',
+      value: 0.25,
+      visits: 4,
+    });
+    expect(imports(b)).toEqual([expect.objectContaining({ from: a.exchange.worker, values: 1, visits: 3 })]);
+
+    // Nothing new published: nothing taken twice.
+    expect(b.exchange.pull(2)).toEqual([]);
+
+    // What b publishes is its own visit, not a's three again (no echo back to a).
+    b.exchange.publish(1);
+    const back = a.exchange.pull(2);
+    expect(back[0]).toMatchObject({ values: 1, visits: 1 });
+    expect(row(a.policy.save(), 's1', 'kill:one')).toEqual({
+      state: 's1',
+      action: 'kill:one',
+      value: 0.0625,
+      visits: 4,
+    });
+  });
+
+  it('takes only the visits made since it last took from the same campaign', () => {
+    const dir = temp();
+    const a = worker(dir, 'a');
+    const b = worker(dir, 'b');
+    a.policy.load([{ state: 's1', action: 'pause:leader', value: 2, visits: 2 }]);
+    a.exchange.publish(1);
+    b.exchange.pull(1);
+    expect(row(b.policy.save(), 's1', 'pause:leader')).toMatchObject({ value: 2, visits: 2 });
+
+    a.policy.load([{ state: 's1', action: 'pause:leader', value: 4, visits: 5 }]);
+    a.exchange.publish(2);
+    const took = b.exchange.pull(2);
+
+    expect(took[0]).toMatchObject({ values: 1, visits: 3 });
+    // (2·2 + 4·3) / 5
+    expect(row(b.policy.save(), 's1', 'pause:leader')).toMatchObject({ value: 3.2, visits: 5 });
+  });
+
+  it('names log templates by text: another campaign’s state and values land on this campaign’s ids', () => {
+    const dir = temp();
+    // a mined "x y" first, so its "became leader" is L2; b has only "became leader", as L1.
+    const a = worker(dir, 'a', { lines: ['x y', 'became leader'] });
+    const b = worker(dir, 'b', { lines: ['became leader'] });
+    expect(a.drain.adopt(['became', 'leader'])).toBe('L2');
+    expect(b.drain.adopt(['became', 'leader'])).toBe('L1');
+    const theirs = ['n:L2', 'p:L2 > L1'];
+    const stateA = new StateClusters().assign([...theirs].sort());
+    a.states = [{ abstraction: 'causal', id: stateA, features: theirs, visits: 4 }];
+    a.policy.load([{ state: stateA, action: 'start-partition:halves', value: 0.5, visits: 4 }]);
+
+    a.exchange.publish(1);
+    const took = b.exchange.pull(1);
+
+    // b did not have "x y": adopted as its L2.
+    expect(b.drain.templates().map((t) => t.tokens.join(' '))).toEqual(['became leader', 'x y']);
+    expect(took[0]).toMatchObject({ states: 1, templates: 1, values: 1, visits: 4 });
+    const ours = new StateClusters().assign(['n:L1', 'p:L1 > L2']);
+    expect(ours).not.toBe(stateA);
+    expect(row(b.policy.save(), ours, 'start-partition:halves')).toMatchObject({ value: 0.5, visits: 4 });
+    // The state counts as seen here: b's abstraction gives the same features the same id.
+    expect(b.coverage.seed('causal', 'unused', ['n:L1', 'p:L1 > L2'], 0)).toBe(ours);
+  });
+
+  it('ignores campaigns of another system or policy, its own file, and files it cannot read', () => {
+    const dir = temp();
+    const a = worker(dir, 'a', { system: 'etcd' });
+    const b = worker(dir, 'b');
+    a.policy.load([{ state: 's', action: 'kill:one', value: 1, visits: 1 }]);
+    a.exchange.publish(1);
+    b.exchange.publish(1);
+    writeFileSync(join(dir, 'torn.json'), '{"format":');
+
+    expect(b.exchange.pull(1)).toEqual([]);
+    expect(readdirSync(b.runDir)).toEqual([]);
+    expect(row(b.policy.save(), 's', 'kill:one')).toBeUndefined();
+  });
+});
