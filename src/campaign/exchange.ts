@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { Coverage } from '../abstraction/coverage.js';
 import type { Drain } from '../observe/drain.js';
 import { renameTemplateIds } from '../observe/template-ids.js';
-import type { Policy, PolicyValue } from '../policy/policy.js';
+import type { Policy, PolicyValue, SharedSequence } from '../policy/policy.js';
 import { readStoredSeed } from '../store/run-reader.js';
 
 /**
@@ -25,8 +25,9 @@ import { readStoredSeed } from '../store/run-reader.js';
  * others published since it last looked, merged by visits: a value seen n times here and m times
  * there becomes their mean weighted n:m, a state another reached counts as seen. Log templates
  * are named by their text (a template's id is per run), and states by their features, so another
- * campaign's state is this campaign's state when its features are. What was taken, and from whom,
- * is appended to the run's `exchange.jsonl`.
+ * campaign's state is this campaign's state when its features are. A policy that keeps fault
+ * sequences (`corpus`) shares those it kept itself too. What was taken, and from whom, is appended
+ * to the run's `exchange.jsonl`.
  */
 export const EXCHANGE_FORMAT = 'mallory-exchange';
 /** What a run records of each import. */
@@ -53,6 +54,8 @@ export interface ExchangeSnapshot {
     readonly features: readonly string[];
     readonly visits: number;
   }[];
+  /** The fault sequences its policy kept from its own schedules (the `corpus` policy's). */
+  readonly sequences?: readonly SharedSequence[];
 }
 
 /** One import from one other campaign. */
@@ -66,6 +69,8 @@ export interface ExchangeImport {
   readonly visits: number;
   readonly states: number;
   readonly templates: number;
+  /** Kept fault sequences new here. */
+  readonly sequences: number;
 }
 
 export interface ExchangeParts {
@@ -141,6 +146,7 @@ export class Exchange {
       templates: drain.templates().map((t) => ({ id: t.id, tokens: t.tokens })),
       values,
       states: ownStates(),
+      sequences: policy.sequences?.() ?? [],
     };
     const tmp = `${this.file}.tmp-${randomUUID().slice(0, 8)}`;
     writeFileSync(tmp, JSON.stringify(snapshot));
@@ -214,6 +220,8 @@ export class Exchange {
         visits += delta;
       }
       policy.merge?.(merged);
+      const sequences = policy.adoptSequences?.(snapshot.sequences ?? []) ?? 0;
+      if (merged.length === 0 && states === 0 && templates === 0 && sequences === 0) continue;
       const record: ExchangeImport = {
         schedule,
         at: new Date().toISOString(),
@@ -223,6 +231,7 @@ export class Exchange {
         visits,
         states,
         templates,
+        sequences,
       };
       appendFileSync(join(runDir, EXCHANGE_LOG), JSON.stringify(record) + '\n');
       imports.push(record);
@@ -235,5 +244,6 @@ export class Exchange {
 export function describeImports(imports: readonly ExchangeImport[]): string {
   const sum = (f: (i: ExchangeImport) => number): number => imports.reduce((n, i) => n + f(i), 0);
   const n = imports.length;
-  return `exchange: took ${sum((i) => i.values)} policy values (${sum((i) => i.visits)} visits), ${sum((i) => i.states)} states, ${sum((i) => i.templates)} log templates from ${n} campaign${n === 1 ? '' : 's'} (${imports.map((i) => i.from).join(', ')})`;
+  const sequences = sum((i) => i.sequences);
+  return `exchange: took ${sum((i) => i.values)} policy values (${sum((i) => i.visits)} visits), ${sum((i) => i.states)} states, ${sum((i) => i.templates)} log templates${sequences > 0 ? `, ${sequences} fault sequences` : ''} from ${n} campaign${n === 1 ? '' : 's'} (${imports.map((i) => i.from).join(', ')})`;
 }

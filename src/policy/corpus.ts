@@ -8,6 +8,7 @@ import {
   type FollowedSequence,
   type Policy,
   type PolicyValue,
+  type SharedSequence,
   type Transition,
 } from './policy.js';
 import { TriggeredPolicy, type TriggeredOptions } from './triggered.js';
@@ -50,6 +51,8 @@ export interface CorpusEntry {
   readonly genes: readonly Gene[];
   readonly novel: readonly boolean[];
   picks: number;
+  /** Kept by another campaign and taken from it (`--exchange`): not shared again. */
+  readonly shared?: boolean;
 }
 
 /** How a plan was made from the corpus (for reports and tests). */
@@ -163,17 +166,35 @@ export class CorpusPolicy implements Policy {
     this.inner.merge(values);
   }
 
+  sequences(): readonly SharedSequence[] {
+    return this.kept.filter((e) => e.shared !== true).map((e) => ({ steps: e.genes, novel: e.novel }));
+  }
+
+  adoptSequences(sequences: readonly SharedSequence[]): number {
+    const known = new Set(this.kept.map((e) => JSON.stringify(e.genes)));
+    let added = 0;
+    for (const s of sequences) {
+      const genes = JSON.stringify(s.steps);
+      if (known.has(genes) || !s.novel.includes(true) || s.novel.length !== s.steps.length) continue;
+      known.add(genes);
+      this.add({ genes: s.steps, novel: s.novel, picks: 0, shared: true });
+      added++;
+    }
+    return added;
+  }
+
   /** Keeps a finished schedule's sequence, cut after its last new-state step, if it had one. */
   private keep(trace: Trace): void {
     // Steps decided and learned from pair up in order (a quiet step has neither).
     const n = Math.min(trace.genes.length, trace.novel.length);
     const last = trace.novel.slice(0, n).lastIndexOf(true);
     if (last < 0) return;
-    this.kept.push({
-      genes: trace.genes.slice(0, last + 1),
-      novel: trace.novel.slice(0, last + 1),
-      picks: 0,
-    });
+    this.add({ genes: trace.genes.slice(0, last + 1), novel: trace.novel.slice(0, last + 1), picks: 0 });
+  }
+
+  /** Adds an entry; past the corpus's size, the entry of least energy goes. */
+  private add(entry: CorpusEntry): void {
+    this.kept.push(entry);
     if (this.kept.length > this.size) {
       let worst = 0;
       for (let i = 1; i < this.kept.length; i++)

@@ -49,6 +49,15 @@ export interface PolicyValue {
   readonly visits: number;
 }
 
+/**
+ * A kept fault sequence as campaigns share it (`--exchange`): per decided step, the fault enacted
+ * and the trigger armed, and whether its window reached a new state.
+ */
+export interface SharedSequence {
+  readonly steps: readonly { readonly fault: Fault | null; readonly armed: TriggeredAction | null }[];
+  readonly novel: readonly boolean[];
+}
+
 /** Where a plan leaves a decision to the policy. */
 export const FREE = 'free';
 
@@ -97,4 +106,8 @@ export interface Policy {
    * has none.
    */
   merge?(values: readonly PolicyValue[]): void;
+  /** The fault sequences this policy kept from its own schedules (a corpus), to share. */
+  sequences?(): readonly SharedSequence[];
+  /** Adds sequences another campaign kept; returns how many were new here. */
+  adoptSequences?(sequences: readonly SharedSequence[]): number;
 }

@@ -9,7 +9,10 @@ import { Coverage } from '../../src/abstraction/coverage.js';
 import { Exchange, EXCHANGE_LOG, type ExchangeSnapshot } from '../../src/campaign/exchange.js';
 import { Drain } from '../../src/observe/drain.js';
 import { AdaptivePolicy } from '../../src/policy/adaptive.js';
-import type { PolicyValue } from '../../src/policy/policy.js';
+import { CorpusPolicy } from '../../src/policy/corpus.js';
+import type { Policy, PolicyValue } from '../../src/policy/policy.js';
+import { Rng } from '../../src/core/random.js';
+import { SPACE } from '../policy/_helpers/space.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -26,7 +29,7 @@ type States = ExchangeSnapshot['states'];
 
 interface Worker {
   readonly exchange: Exchange;
-  readonly policy: AdaptivePolicy;
+  readonly policy: Policy;
   readonly coverage: Coverage;
   readonly drain: Drain;
   readonly runDir: string;
@@ -36,10 +39,10 @@ interface Worker {
 function worker(
   dir: string,
   runId: string,
-  options: { system?: string; lines?: readonly string[] } = {},
+  options: { system?: string; lines?: readonly string[]; policy?: () => Policy } = {},
 ): Worker {
   const runDir = temp();
-  const policy = new AdaptivePolicy();
+  const policy = options.policy?.() ?? new AdaptivePolicy();
   const coverage = new Coverage();
   const drain = new Drain();
   for (const line of options.lines ?? []) drain.add(line);
@@ -159,6 +162,33 @@ describe('Exchange', () => {
     expect(row(b.policy.save(), ours, 'start-partition:halves')).toMatchObject({ value: 0.5, visits: 4 });
     // The state counts as seen here: b's abstraction gives the same features the same id.
     expect(b.coverage.seed('causal', 'unused', ['n:L1', 'p:L1 > L2'], 0)).toBe(ours);
+  });
+
+  it('shares the fault sequences a corpus policy kept, each once', () => {
+    const dir = temp();
+    const corpus = new CorpusPolicy({ replayEvery: 0 });
+    const theirs = new CorpusPolicy({ replayEvery: 0 });
+    const a = worker(dir, 'a', { policy: () => corpus });
+    const b = worker(dir, 'b', { policy: () => theirs });
+    // a keeps a sequence of its own: one schedule of one step whose window was new.
+    const rng = new Rng(1);
+    corpus.resetEpisode();
+    const ctx = { state: undefined, space: SPACE, rng, schedule: 0, step: 0 };
+    const fault = corpus.decide(ctx);
+    const armed = corpus.arm({ ...ctx, eventTypes: [], enacted: fault });
+    corpus.learn({ state: undefined, action: fault, next: 's', seenBefore: 0, armed, fired: false });
+    corpus.resetEpisode();
+    expect(corpus.sequences()).toHaveLength(1);
+
+    a.exchange.publish(1);
+    const took = b.exchange.pull(1);
+
+    expect(took[0]).toMatchObject({ sequences: 1 });
+    expect(theirs.corpus).toHaveLength(1);
+    // Published again with nothing new: nothing is taken, and nothing recorded.
+    a.exchange.publish(2);
+    expect(b.exchange.pull(2)).toEqual([]);
+    expect(imports(b)).toHaveLength(1);
   });
 
   it('ignores campaigns of another system or policy, its own file, and files it cannot read', () => {

@@ -158,3 +158,34 @@ describe('AdaptivePolicy.follow', () => {
     expect(chosen(true)).toContain('start');
   });
 });
+
+describe('CorpusPolicy: sequences shared between campaigns', () => {
+  it('shares the sequences it kept itself, and adopts others once, never sharing them again', () => {
+    const mine = new CorpusPolicy({ replayEvery: 0 });
+    const theirs = new CorpusPolicy({ replayEvery: 0 });
+    const rng = new Rng(3);
+    schedule(mine, rng, 4, (i) => i === 2);
+    mine.resetEpisode();
+    const shared = mine.sequences();
+    expect(shared).toHaveLength(1);
+    expect(shared[0].novel).toEqual([false, false, true]);
+
+    expect(theirs.adoptSequences(shared)).toBe(1);
+    expect(theirs.adoptSequences(shared)).toBe(0);
+    expect(theirs.corpus).toHaveLength(1);
+    expect(theirs.corpus[0].genes).toEqual(shared[0].steps);
+    // Taken, not kept: not passed on (no echo between campaigns).
+    expect(theirs.sequences()).toEqual([]);
+    // A sequence that reached nothing new, or whose steps and windows disagree, is not taken.
+    expect(theirs.adoptSequences([{ steps: shared[0].steps, novel: [false, false, false] }])).toBe(0);
+    expect(theirs.adoptSequences([{ steps: shared[0].steps.slice(1), novel: [true, true, true] }])).toBe(0);
+  });
+
+  it('keeps the corpus within its size when it adopts', () => {
+    const policy = new CorpusPolicy({ replayEvery: 0, size: 2 });
+    const steps = (n: number) => [{ fault: { f: 'kill', value: [`n${n}`] } as Fault, armed: null }];
+    const added = policy.adoptSequences([1, 2, 3].map((n) => ({ steps: steps(n), novel: [true] })));
+    expect(added).toBe(3);
+    expect(policy.corpus).toHaveLength(2);
+  });
+});

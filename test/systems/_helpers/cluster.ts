@@ -113,7 +113,16 @@ export class TestCluster extends Cluster {
   async untilReady(timeoutMs: number): Promise<number> {
     const t0 = Date.now();
     if (await this.waitReady(timeoutMs)) return Date.now() - t0;
-    throw new Error(`${this.adapter.name} not ready after ${timeoutMs} ms; last lines:\n${this.tail()}`);
+    // A node that exited says why in its first error line, which its last lines (a usage text
+    // printed after the error, say) may no longer show.
+    const exited = [...this.exits].map(([node, exits]) => {
+      const last = exits[exits.length - 1];
+      const why = this.lines(node).find((l) => /error|fatal|panic/i.test(l)) ?? '(no error line)';
+      return `${node} exited (${last.signal ?? `code ${last.code}`}): ${why}\n`;
+    });
+    throw new Error(
+      `${this.adapter.name} not ready after ${timeoutMs} ms; ${exited.join('')}last lines:\n${this.tail()}`,
+    );
   }
 
   tail(count = 5): string {
