@@ -1,10 +1,11 @@
-import { closeSync, existsSync, openSync, readlinkSync, renameSync, symlinkSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readlinkSync, renameSync, symlinkSync, unlinkSync, writeSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 import Database from 'better-sqlite3';
 
 import { crashPoint } from '../core/crash-point.js';
-import { makeDirs } from '../core/fs.js';
+import { errorCode, makeDirs } from '../core/fs.js';
+import { UsageError } from '../core/errors.js';
 import type { Op } from '../core/op.js';
 import { hasColumn } from './_internals/columns.js';
 import { isDiskFull, StoreFullError } from './store-full.js';
@@ -85,6 +86,18 @@ export interface BugRow {
 }
 
 /** `YYYYMMDDTHHMMSS.mmmZ`-style names sort by time, as Jepsen's store does. */
+/** Makes `dir` (its parent exists); false when it exists already. */
+function claimDir(dir: string): boolean {
+  try {
+    mkdirSync(dir);
+    return true;
+  } catch (error) {
+    if (errorCode(error) === 'EEXIST') return false;
+    if (isDiskFull(error)) throw new StoreFullError(dir, error);
+    throw new UsageError('bad-dir', `--store: cannot create ${dir} (${errorCode(error)}): give a writable directory`);
+  }
+}
+
 export function timestampName(date = new Date()): string {
   return date.toISOString().replace(/[-:]/g, '').replace('.', '-');
 }
@@ -130,11 +143,17 @@ export class RunStore {
     makeDirs(storeDir, '--store');
     const systemDir = join(storeDir, info.system);
     makeDirs(systemDir, '--store');
-    let dir = join(systemDir, timestampName());
-    for (let i = 1; existsSync(dir); i++) dir = join(systemDir, `${timestampName()}-${i}`);
-    // Named (to the run's registry) before it exists, so a crash from here on leaves a run that
-    // `mallory cleanup` can mark incomplete.
-    onDir?.(dir);
+    const name = timestampName();
+    let dir = join(systemDir, name);
+    for (let i = 1; ; i++) {
+      // Named (to the run's registry) before it exists, so a crash from here on leaves a run that
+      // `mallory cleanup` can mark incomplete.
+      onDir?.(dir);
+      // Made, not found: two campaigns starting in the same millisecond on one store (a fleet's
+      // workers) each get a directory of their own.
+      if (claimDir(dir)) break;
+      dir = join(systemDir, `${name}-${i}`);
+    }
     makeDirs(join(dir, 'nodes'), '--store');
     let store: RunStore;
     try {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -139,5 +139,31 @@ describe('RunStore', () => {
 
   it('refuses a directory that is not a run', () => {
     expect(() => RunStore.open(storeDir)).toThrow(/not a run directory/);
+  });
+});
+
+describe('RunStore.create, beside another campaign starting at once', () => {
+  let storeDir: string;
+  beforeEach(() => {
+    storeDir = mkdtempSync(join(tmpdir(), 'mallory-store-race-'));
+  });
+  afterEach(() => {
+    rmSync(storeDir, { recursive: true, force: true });
+  });
+
+  it('never takes a directory another campaign made after it chose the name (a fleet’s workers)', () => {
+    const info = { id: 'r1', system: 'kvraft', seed: 7, policy: 'random', config: {} };
+    const named: string[] = [];
+    // The other campaign makes the directory between this one choosing its name and making it.
+    const store = RunStore.create(storeDir, info, (dir) => {
+      named.push(dir);
+      if (named.length === 1) mkdirSync(dir);
+    });
+
+    expect(named).toHaveLength(2);
+    expect(store.dir).toBe(`${named[0]}-1`);
+    expect(readdirSync(named[0])).toEqual([]);
+    expect(existsSync(join(store.dir, 'run.db'))).toBe(true);
+    store.close();
   });
 });
