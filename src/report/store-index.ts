@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
 import { notARunReason, readStoredRun, type StoredRun } from '../store/run-reader.js';
@@ -83,6 +83,9 @@ export function writeStoreIndex(storeDir: string): {
     '</body></html>',
   ].join('\n');
   const html = join(root, 'index.html');
-  writeFileSync(html, page);
+  // Whole or not at all: the workers of a fleet finish at once on one store.
+  const tmp = `${html}.tmp-${process.pid}`;
+  writeFileSync(tmp, page);
+  renameSync(tmp, html);
   return { html, runs };
 }
