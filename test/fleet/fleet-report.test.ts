@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -11,6 +13,7 @@ import { buildPlan, defaultPlanFile, type Plan, writePlan } from '../../src/flee
 import { type IndexRecord, type RecordedFinding, writeRecord } from '../../src/fleet/records.js';
 import { findingSignature } from '../../src/fleet/worker.js';
 
+const run = promisify(execFile);
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -124,6 +127,45 @@ describe('fleetReport', () => {
     expect(html).toContain('linearizability/stale-read');
     expect(html).toContain('campaign 2 at 2.0 s');
   });
+
+  it('renders in a real browser: the findings, each comparison and its numbers', async () => {
+    const plan = planIn(2);
+    const stale = finding(plan, 0, 'stale-read', { key: 'k0' }, 4_000);
+    writeRecord(plan, done(plan, 0, 9, [stale]));
+    writeRecord(plan, done(plan, 1, 4, []));
+    writeRecord(plan, done(plan, 2, 11, []));
+    writeRecord(plan, done(plan, 3, 5, []));
+    const report = fleetReport(plan);
+    const profile = mkdtempSync(join(tmpdir(), 'mallory-chromium-'));
+    dirs.push(profile);
+
+    const { stdout: dom } = await run(
+      '/usr/bin/chromium',
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        `--user-data-dir=${profile}`,
+        '--dump-dom',
+        `file://${join(report.dir, 'report.html')}`,
+      ],
+      { timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
+    );
+
+    expect(dom).toContain('<h1>Fleet r</h1>');
+    expect(dom).toMatch(/4 campaigns: 4 done\. 1 findings, 1 distinct\./);
+    expect(dom).toContain('<b>linearizability/stale-read</b>');
+    expect(dom).toContain('campaign 0 at 4.0 s');
+    // The comparison's row: adaptive's mean states 10 against random's 4.5, Â12 1.00.
+    expect(dom).toMatch(
+      /<td>states_causal<\/td><td>adaptive<\/td><td>10\.00<\/td><td>4\.50<\/td><td>2\.22<\/td><td>1\.00<\/td>/,
+    );
+    expect(dom).toContain('<svg');
+  }, 120_000);
 
   it('one comparison per bug switch, and a group with nothing done says so', () => {
     const store = mkdtempSync(join(tmpdir(), 'mallory-fleet-report-'));
