@@ -1,19 +1,14 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 
 import { describe, expect, it } from 'vitest';
 
 import type { Op } from '../../src/core/op.js';
 import { checkOps } from '../../src/check/linearizable.js';
 import { renderLinearizabilityHtml } from '../../src/check/linearizable-html.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_TIMEOUT_MS = 90_000;
-const run = promisify(execFile);
+import { CHROMIUM, CHROMIUM_TIMEOUT_MS, chromium } from '../_helpers/chromium.js';
 
 function history(...rows: readonly (readonly [number | 'nemesis', Op['type'], string, unknown])[]): Op[] {
   return rows.map(([process, type, f, value], index) => ({
@@ -47,30 +42,6 @@ const OPS = history(
 
 function count(html: string, pattern: RegExp): number {
   return [...html.matchAll(pattern)].length;
-}
-
-async function chromium(args: readonly string[]): Promise<string> {
-  const profile = await mkdtemp(path.join(tmpdir(), 'mallory-chromium-'));
-  try {
-    const { stdout } = await run(
-      CHROMIUM,
-      [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        `--user-data-dir=${profile}`,
-        ...args,
-      ],
-      { timeout: CHROMIUM_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 },
-    );
-    return stdout;
-  } finally {
-    await rm(profile, { recursive: true, force: true });
-  }
 }
 
 describe('renderLinearizabilityHtml', () => {

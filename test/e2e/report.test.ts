@@ -1,46 +1,17 @@
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { ResultsSchema, type Results } from '../../src/report/results.js';
+import { CHROMIUM, chromium } from '../_helpers/chromium.js';
 import { validateJsonSchema } from '../report/_helpers/validate-json-schema.js';
 import { disposeSandbox, mallory, REPO, sandbox, jsonOf } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_TIMEOUT_MS = 90_000;
 /** A screenshot of a page with charts: a blank page of that size is a few kB. */
 const MIN_SCREENSHOT_BYTES = 50_000;
 const SCHEMA_FILE = join(REPO, 'src', 'report', 'results.schema.json');
-const execFileAsync = promisify(execFile);
-
-async function chromium(args: readonly string[]): Promise<string> {
-  const profile = await mkdtemp(join(tmpdir(), 'mallory-chromium-'));
-  try {
-    const { stdout } = await execFileAsync(
-      CHROMIUM,
-      [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        `--user-data-dir=${profile}`,
-        ...args,
-      ],
-      { timeout: CHROMIUM_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 },
-    );
-    return stdout;
-  } finally {
-    await rm(profile, { recursive: true, force: true });
-  }
-}
 
 describe('mallory report', () => {
   const box = sandbox();

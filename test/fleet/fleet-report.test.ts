@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { chromium } from '../_helpers/chromium.js';
 import { parseArm } from '../../src/campaign/compare.js';
 import { RunConfigSchema } from '../../src/campaign/config.js';
 import { fleetReport } from '../../src/fleet/fleet-report.js';
@@ -13,7 +12,6 @@ import { buildPlan, defaultPlanFile, type Plan, writePlan } from '../../src/flee
 import { type IndexRecord, type RecordedFinding, writeRecord } from '../../src/fleet/records.js';
 import { findingSignature } from '../../src/fleet/worker.js';
 
-const run = promisify(execFile);
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -136,25 +134,8 @@ describe('fleetReport', () => {
     writeRecord(plan, done(plan, 2, 11, []));
     writeRecord(plan, done(plan, 3, 5, []));
     const report = fleetReport(plan);
-    const profile = mkdtempSync(join(tmpdir(), 'mallory-chromium-'));
-    dirs.push(profile);
 
-    const { stdout: dom } = await run(
-      '/usr/bin/chromium',
-      [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        `--user-data-dir=${profile}`,
-        '--dump-dom',
-        `file://${join(report.dir, 'report.html')}`,
-      ],
-      { timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
-    );
+    const dom = await chromium(['--dump-dom', `file://${join(report.dir, 'report.html')}`]);
 
     expect(dom).toContain('<h1>Fleet r</h1>');
     expect(dom).toMatch(/4 campaigns: 4 done\. 1 findings, 1 distinct\./);
