@@ -6,6 +6,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
@@ -117,6 +118,8 @@ export class Exchange {
   readonly worker: string;
   private readonly file: string;
   private readonly taken = new Map<string, Taken>();
+  /** Each other file's inode and modification time when it was last read. */
+  private readonly seen = new Map<string, string>();
   /** Visits of each value row that came from others: left out of what this campaign publishes. */
   private readonly imported = new Map<string, number>();
 
@@ -162,7 +165,13 @@ export class Exchange {
       if (path === this.file) continue;
       let snapshot: ExchangeSnapshot;
       try {
+        // A file unchanged since the last look holds nothing new: not read again.
+        // A publish renames a new file into place: a new inode, whatever the clock's grain.
+        const stat = statSync(path);
+        const changed = `${stat.ino}:${stat.mtimeMs}`;
+        if (this.seen.get(path) === changed) continue;
         snapshot = JSON.parse(readFileSync(path, 'utf8')) as ExchangeSnapshot;
+        this.seen.set(path, changed);
       } catch {
         continue;
       }

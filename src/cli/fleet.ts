@@ -5,16 +5,9 @@ import { readPlan } from '../fleet/plan.js';
 import { fleetStatus } from '../fleet/status.js';
 import { fleetReportText, fleetStatusText } from './_internals/fleet-text.js';
 import type { RegisterCommand } from './command.js';
+import { sayLine as say } from './_internals/say-line.js';
 
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-
-function say(line: string): void {
-  try {
-    process.stderr.write(`${line}\n`);
-  } catch {
-    // no terminal any more
-  }
-}
 
 export const registerFleet: RegisterCommand = (program, setExit) => {
   const fleet = program

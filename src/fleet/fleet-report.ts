@@ -141,7 +141,7 @@ function dedupeFindings(plan: Plan, records: ReturnType<typeof readRecords>): Fl
   }
   const out = [...hits].map(([signature, list]): FleetFinding => {
     const first = [...list].sort((a, b) => a.finding.foundAtMs - b.finding.foundAtMs || a.index - b.index)[0];
-    const campaigns = sortedUnique(list.map((h) => h.index)).sort((a, b) => a - b);
+    const campaigns = sortedUnique(list.map((h) => h.index));
     const of = (i: number) => plan.campaigns[i];
     return {
       signature,
@@ -151,7 +151,7 @@ function dedupeFindings(plan: Plan, records: ReturnType<typeof readRecords>): Fl
       hits: list.length,
       campaigns,
       workers: sortedUnique(list.map((h) => h.worker)),
-      seeds: sortedUnique(campaigns.map((i) => of(i).seed)).sort((a, b) => a - b),
+      seeds: sortedUnique(campaigns.map((i) => of(i).seed)),
       arms: sortedUnique(campaigns.map((i) => of(i).arm)),
       groups: sortedUnique(campaigns.map((i) => of(i).group)),
       first: {

@@ -7,17 +7,10 @@ import { runPlanIndex, WORKER_EXIT } from '../../fleet/worker.js';
 import { guardCampaigns } from '../campaign-guard.js';
 import { ConsoleLogReporter } from '../console-log-reporter.js';
 import { ProgressReporter } from '../progress-reporter.js';
+import { sayLine as say } from './say-line.js';
 
 /** The flags `run --plan` takes besides the plan: everything else is the plan's. */
 const WORKER_FLAGS = new Set(['plan', 'index', 'json']);
-
-function say(line: string): void {
-  try {
-    process.stderr.write(`${line}\n`);
-  } catch {
-    // no terminal any more
-  }
-}
 
 /**
  * Stops the worker (as SIGTERM does) when its stdin closes, for a worker `mallory fleet run`
