@@ -322,8 +322,8 @@ async function wantsNetns(config: RunConfig, system: SystemAdapter): Promise<boo
 
 function createNetwork(plan: RunPlan, runId: string, registry: ResourceRegistry): Promise<NetworkBackend> {
   const { system, nodes, seed } = plan;
+  const pinned = plan.startFrom?.manifest.network;
   if (plan.useNetns) {
-    const pinned = plan.startFrom?.manifest.network;
     return NetnsBackend.create({
       runId,
       ...(pinned?.kind === 'netns' ? { subnet: pinned.subnet } : {}),
@@ -333,7 +333,13 @@ function createNetwork(plan: RunPlan, runId: string, registry: ResourceRegistry)
       registry,
     });
   }
-  return ProxyBackend.create({ nodes, services: system.services, peerServices: system.peerServices, seed });
+  return ProxyBackend.create({
+    nodes,
+    services: system.services,
+    peerServices: system.peerServices,
+    seed,
+    ...(pinned?.kind === 'proxy' && pinned.ports !== undefined ? { pinned: pinned.ports } : {}),
+  });
 }
 
 /**

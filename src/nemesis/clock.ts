@@ -41,6 +41,16 @@ export class NodeClocks {
     return [...this.clocks.keys()];
   }
 
+  /** Sets the node's clock to a fixed offset (what a checkpoint recorded), with no drift or strobe. */
+  set(node: string, offsetMs: number): void {
+    if (offsetMs === 0) {
+      this.reset([node]);
+      return;
+    }
+    this.clocks.set(node, { baseMs: offsetMs });
+    this.apply([node]);
+  }
+
   bump(nodes: readonly string[], deltaMs: number): void {
     for (const node of nodes) this.settle(node).baseMs += deltaMs;
     this.apply(nodes);

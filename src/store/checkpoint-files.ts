@@ -42,7 +42,8 @@ const ManifestSchema = z.object({
   /** The addresses the data dirs may name: a replay takes the same ones where it can. */
   network: z.union([
     z.object({ kind: z.literal('netns'), subnet: z.string() }),
-    z.object({ kind: z.literal('proxy') }),
+    /** `ports`: every node's and every link proxy's port (`ProxyBackend.addresses()`); older runs lack it. */
+    z.object({ kind: z.literal('proxy'), ports: z.record(z.number().int()).optional() }),
   ]),
 });
 

@@ -77,3 +77,18 @@ describe('NodeClocks', () => {
     expect(read(dir, 'n3')).toBe('+0.000\n');
   });
 });
+
+describe('NodeClocks.set', () => {
+  it('puts a node at a fixed offset (a checkpoint restore), and 0 puts it back on real time', () => {
+    const dir = runDir();
+    const clocks = new NodeClocks(dir, () => 1_000);
+    clocks.set('n2', -7_500);
+    expect(read(dir, 'n2')).toBe('-7.500\n');
+    expect(clocks.offsetMs('n2')).toBe(-7_500);
+    expect(clocks.faulted).toEqual(['n2']);
+    clocks.set('n2', 0);
+    expect(read(dir, 'n2')).toBe('+0.000\n');
+    expect(clocks.faulted).toEqual([]);
+    clocks.close();
+  });
+});

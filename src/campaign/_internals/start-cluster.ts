@@ -2,7 +2,9 @@ import { join } from 'node:path';
 
 import type { ReadyAttempt } from '../../cluster/node-system.js';
 import { NetnsBackend } from '../../cluster/net/netns.js';
+import { ProxyBackend } from '../../cluster/net/proxy.js';
 import { UsageError } from '../../core/errors.js';
+import type { CheckpointManifest } from '../../store/checkpoint-files.js';
 import { Interrupted } from './interrupted.js';
 import type { LiveRun } from './live-run.js';
 
@@ -86,9 +88,40 @@ async function startFromCheckpoint(
       `  the checkpoint's subnet ${net.subnet} is taken: the nodes have new addresses in ${parts.network.subnet}`,
     );
   }
+  if (net.kind === 'proxy' && parts.network instanceof ProxyBackend && parts.network.unpinned.length > 0) {
+    const moved = parts.network.unpinned;
+    emit(
+      'message',
+      `  ${moved.length} of the checkpoint's ports are taken (${moved.slice(0, 3).join(', ')}${moved.length > 3 ? ', …' : ''}): those addresses changed, and a node that stored them may not find its peers`,
+    );
+  }
+  restoreClocks(live, manifest.nodes);
   for (const state of manifest.nodes) {
     if (state.member && (state.status === 'running' || state.status === 'paused')) {
       await parts.cluster.start(state.node);
     }
   }
+}
+
+/**
+ * Puts each node's clock back at the offset the checkpoint recorded, before the node starts (a
+ * heal resets clocks, so this is 0 but for a checkpoint taken with a clock still moved); says so
+ * when the run has no clock faults to move them with.
+ */
+function restoreClocks(live: LiveRun, nodes: CheckpointManifest['nodes']): void {
+  const moved = nodes.filter((n) => n.clockOffsetMs !== 0);
+  if (moved.length === 0) return;
+  const said = moved.map(
+    (n) => `${n.node} ${n.clockOffsetMs > 0 ? '+' : ''}${Math.round(n.clockOffsetMs)} ms`,
+  );
+  const { clocks } = live.parts;
+  if (clocks === undefined) {
+    live.emit(
+      'message',
+      `  the checkpoint's clock offsets (${said.join(', ')}) are not applied: this run has no clock faults (add --faults clock)`,
+    );
+    return;
+  }
+  for (const n of moved) clocks.set(n.node, n.clockOffsetMs);
+  live.emit('message', `  clocks as at the checkpoint: ${said.join(', ')}`);
 }

@@ -1,4 +1,7 @@
+import type { NetworkBackend } from '../../cluster/net/backend.js';
 import { NetnsBackend } from '../../cluster/net/netns.js';
+import { ProxyBackend } from '../../cluster/net/proxy.js';
+import type { CheckpointManifest } from '../../store/checkpoint-files.js';
 import { firstKeyspace } from './keyspace.js';
 import type { LiveRun } from './live-run.js';
 
@@ -14,7 +17,7 @@ export function takeCheckpoint(live: LiveRun, schedule: number, atMs: number): v
     system: plan.definition.name,
     keysFrom: firstKeyspace(plan) + schedule,
     takenAtMs: atMs,
-    network: network instanceof NetnsBackend ? { kind: 'netns', subnet: network.subnet } : { kind: 'proxy' },
+    network: manifestNetwork(network),
     clockOffsetMs: (node) => clocks?.offsetMs(node) ?? 0,
   });
   for (const d of dropped.filter((x) => x.reason.includes('cap'))) {
@@ -23,4 +26,10 @@ export function takeCheckpoint(live: LiveRun, schedule: number, atMs: number): v
       `  checkpoint of schedule ${d.schedule + 1} dropped (${Math.round(d.bytes / 1024 ** 2)} MiB): ${d.reason}`,
     );
   }
+}
+
+/** The addresses a checkpoint's data dirs may name, for a run started from it to take again. */
+function manifestNetwork(network: NetworkBackend): CheckpointManifest['network'] {
+  if (network instanceof NetnsBackend) return { kind: 'netns', subnet: network.subnet };
+  return network instanceof ProxyBackend ? { kind: 'proxy', ports: network.addresses() } : { kind: 'proxy' };
 }

@@ -21,23 +21,40 @@ function tryListen(port: number, host: string): Promise<Server | undefined> {
   });
 }
 
-/** `count` distinct free TCP ports on `host`, outside the ephemeral range. */
-export async function freePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
+/**
+ * `count` distinct free TCP ports on `host`, outside the ephemeral range. Where `wanted[i]` is
+ * given and free, port i is that one (a run started from a checkpoint takes the ports its data
+ * names); the others are chosen at random.
+ */
+export async function freePorts(
+  count: number,
+  host = '127.0.0.1',
+  wanted: readonly (number | undefined)[] = [],
+): Promise<number[]> {
   const held: Server[] = [];
-  const ports: number[] = [];
+  const ports: (number | undefined)[] = [];
   try {
-    for (let tries = 0; ports.length < count && tries < MAX_TRIES; tries++) {
+    for (let i = 0; i < count; i++) {
+      const port = wanted[i];
+      const server = port === undefined || ports.includes(port) ? undefined : await tryListen(port, host);
+      if (server) held.push(server);
+      ports.push(server ? port : undefined);
+    }
+    const chosen = ports.filter((p) => p !== undefined).length;
+    const fresh: number[] = [];
+    for (let tries = 0; chosen + fresh.length < count && tries < MAX_TRIES; tries++) {
       const port = PORT_LOW + Math.floor(Math.random() * (PORT_HIGH - PORT_LOW));
-      if (ports.includes(port)) continue;
+      if (ports.includes(port) || fresh.includes(port)) continue;
       const server = await tryListen(port, host);
       if (server) {
         held.push(server);
-        ports.push(port);
+        fresh.push(port);
       }
     }
+    if (chosen + fresh.length < count) throw new Error(`could not find ${count} free ports on ${host}`);
+    let next = 0;
+    return ports.map((p) => p ?? fresh[next++] ?? 0);
   } finally {
     await Promise.all(held.map((s) => new Promise((resolve) => s.close(resolve))));
   }
-  if (ports.length < count) throw new Error(`could not find ${count} free ports on ${host}`);
-  return ports;
 }

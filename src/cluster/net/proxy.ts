@@ -33,9 +33,15 @@ export interface ProxyBackendOptions {
   readonly services: readonly string[];
   readonly peerServices: readonly string[];
   readonly seed: number;
+  /**
+   * Ports to take where they are free, by `addresses()`'s keys: the ones a checkpoint's data dirs
+   * name (a node that stores its peers' addresses restarts on them).
+   */
+  readonly pinned?: Readonly<Record<string, number>>;
 }
 
 const linkKey = (from: string, to: string): string => `${from}>${to}`;
+const proxyKey = (from: string, to: string, service: string): string => `${linkKey(from, to)}/${service}`;
 
 /**
  * The no-root network backend: every directed link between two nodes is a userspace TCP proxy on
@@ -51,6 +57,8 @@ export class ProxyBackend implements NetworkBackend {
   private cuts = new Set<string>();
   private degraded = new Map<string, PacketParams>();
   private readonly rng: Rng;
+  /** Keys of `pinned` whose port was taken by something else: those addresses changed. */
+  readonly unpinned: string[] = [];
 
   private constructor(seed: number) {
     this.rng = new Rng(seed).fork('proxy');
@@ -58,19 +66,36 @@ export class ProxyBackend implements NetworkBackend {
 
   static async create(options: ProxyBackendOptions): Promise<ProxyBackend> {
     const backend = new ProxyBackend(options.seed);
-    const ports = await freePorts(options.nodes.length * options.services.length);
-    let i = 0;
-    for (const node of options.nodes) {
-      for (const service of options.services) backend.ports.set(`${node}/${service}`, ports[i++]);
-    }
+    const pinned = options.pinned ?? {};
+    const keys = options.nodes.flatMap((node) => options.services.map((service) => `${node}/${service}`));
+    const ports = await freePorts(
+      keys.length,
+      LOOPBACK,
+      keys.map((k) => pinned[k]),
+    );
+    keys.forEach((key, i) => backend.ports.set(key, ports[i] ?? 0));
     for (const service of options.peerServices) {
       for (const from of options.nodes) {
         for (const to of options.nodes) {
-          if (from !== to) await backend.startProxy(from, to, service);
+          if (from !== to) await backend.startProxy(from, to, service, pinned[proxyKey(from, to, service)]);
         }
       }
     }
+    for (const [key, port] of Object.entries(backend.addresses())) {
+      const want = pinned[key];
+      if (want !== undefined && want !== port) backend.unpinned.push(key);
+    }
     return backend;
+  }
+
+  /**
+   * Every port of the run: each node's service (`n1/client`) and each link's proxy
+   * (`n1>n2/peer`); what a checkpoint records, so that a run started from it can take them again.
+   */
+  addresses(): Record<string, number> {
+    const all: Record<string, number> = Object.fromEntries(this.ports);
+    for (const [key, proxy] of this.proxies) all[key] = proxy.port;
+    return all;
   }
 
   listen(node: string, service: string): Address {
@@ -80,7 +105,7 @@ export class ProxyBackend implements NetworkBackend {
   }
 
   dial(from: string, to: string, service: string): Address {
-    const proxy = this.proxies.get(`${linkKey(from, to)}/${service}`);
+    const proxy = this.proxies.get(proxyKey(from, to, service));
     return proxy ? { host: LOOPBACK, port: proxy.port } : this.listen(to, service);
   }
 
@@ -149,21 +174,26 @@ export class ProxyBackend implements NetworkBackend {
     proxy.conns.delete(conn);
   }
 
-  private async startProxy(from: string, to: string, service: string): Promise<void> {
+  private async startProxy(from: string, to: string, service: string, pinnedPort?: number): Promise<void> {
     const conns = new Set<Conn>();
     const server = createServer({ noDelay: true }, (socket) => {
       this.accept(proxy, socket);
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, LOOPBACK, () => {
-        resolve();
+    const listen = (port: number): Promise<boolean> =>
+      new Promise<boolean>((resolve, reject) => {
+        server.once('error', (error: NodeJS.ErrnoException) => {
+          if (port !== 0 && error.code === 'EADDRINUSE') resolve(false);
+          else reject(error);
+        });
+        server.listen({ port, host: LOOPBACK, exclusive: true }, () => {
+          resolve(true);
+        });
       });
-    });
+    if (pinnedPort === undefined || !(await listen(pinnedPort))) await listen(0);
     const address = server.address();
     if (address === null || typeof address === 'string') throw new Error('proxy has no port');
     const proxy: LinkProxy = { from, to, service, server, port: address.port, conns, seq: 0 };
-    this.proxies.set(`${linkKey(from, to)}/${service}`, proxy);
+    this.proxies.set(proxyKey(from, to, service), proxy);
   }
 
   private accept(proxy: LinkProxy, a: Socket): void {

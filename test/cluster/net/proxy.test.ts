@@ -116,4 +116,37 @@ describe('ProxyBackend', () => {
     await net.degrade([['n1', 'n2']], { target: 'one', lossPct: 100 });
     expect(await request(net.dial('n1', 'n2', 'peer').port, 'gone', 500)).toBe('closed');
   });
+
+  it('takes the ports a checkpoint recorded where they are free, and names those it could not', async () => {
+    const first = await setUp();
+    const recorded = first.addresses();
+    expect(Object.keys(recorded)).toHaveLength(NODES.length * 2 + NODES.length * (NODES.length - 1));
+    expect(recorded['n1/client']).toBe(first.listen('n1', 'client').port);
+    expect(recorded['n1>n2/peer']).toBe(first.dial('n1', 'n2', 'peer').port);
+    await first.close();
+    for (const s of servers.splice(0)) s.close();
+
+    // Something else now holds one node port and one proxy port.
+    const squatters = [
+      await echoServer(recorded['n2/peer'] ?? 0),
+      await echoServer(recorded['n3>n1/peer'] ?? 0),
+    ];
+    try {
+      backend = await ProxyBackend.create({
+        nodes: NODES,
+        services: ['client', 'peer'],
+        peerServices: ['peer'],
+        seed: 1,
+        pinned: recorded,
+      });
+      const again = backend.addresses();
+      expect(backend.unpinned.sort()).toEqual(['n2/peer', 'n3>n1/peer']);
+      for (const [key, port] of Object.entries(recorded)) {
+        if (backend.unpinned.includes(key)) expect(again[key]).not.toBe(port);
+        else expect(again[key]).toBe(port);
+      }
+    } finally {
+      for (const s of squatters) s.close();
+    }
+  });
 });
