@@ -7,7 +7,7 @@
  * Without `--memory-limit` the bound is the default (half the machine's memory). Needs
  * `npm run build`.
  *
- * `npx tsx bench/check-memory.ts [memory-limit, e.g. 2g; default: the default bound] [time-limit=20m]`
+ * `npx tsx bench/check-memory.ts [memory-limit, e.g. 2g, or default: the default bound] [time-limit=20m]`
  * (`INFO_RATE=0.2` for another share of info ops).
  */
 import { spawn } from 'node:child_process';
@@ -22,7 +22,7 @@ import { generateKvHistory } from '../test/check/generate-history.js';
 
 const REPO = resolve(import.meta.dirname, '..');
 const BIN = join(REPO, 'bin', 'mallory.js');
-const LIMIT = process.argv[2];
+const LIMIT = process.argv[2] === 'default' ? undefined : process.argv[2];
 const TIME_LIMIT = process.argv[3] ?? '20m';
 const STALE_BY_WRITES = 300;
 /** Loaded first into the check's process: at its exit, writes its peak resident set (KiB) to a file. */
