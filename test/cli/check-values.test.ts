@@ -52,6 +52,9 @@ const EQUAL: readonly (readonly [string, string])[] = [
   ['1', '1N'],
   ['#uuid "0f8fad5b-d9cb-469f-a165-70867728950e"', '#uuid "0F8FAD5B-D9CB-469F-A165-70867728950E"'],
   ['#my/tag {:x #{:a :b}}', '#my/tag {:x #{:b :a}}'],
+  ['1/2', '2/4'],
+  ['-3/6', '-1/2'],
+  ['4/2', '2'],
 ];
 
 /** Pairs EDN's `=` tells apart: a read of the second after a write of the first is NOT linearizable. */
@@ -67,6 +70,9 @@ const DIFFERENT: readonly (readonly [string, string])[] = [
   ['1', '1M'],
   ['#inst "2026-12-03T10:00:00Z"', '#inst "2026-12-03T10:00:00.001Z"'],
   ['#my/tag 1', '#other/tag 1'],
+  ['1/2', '0.5'],
+  ['1/2', '1/3'],
+  ['1/2', '"1/2"'],
 ];
 
 describe('mallory check compares EDN values as EDN does', () => {

@@ -2,6 +2,7 @@ import {
   BigDec,
   EdnChar,
   EdnDouble,
+  EdnRatio,
   EdnMap,
   EdnSet,
   EdnSymbol,
@@ -73,7 +74,7 @@ function objectText(value: object, canonical: boolean): string {
   if (Array.isArray(value)) return `[${value.map((v: unknown) => ednText(v, canonical)).join(' ')}]`;
   if (value instanceof Keyword || value instanceof EdnSymbol || value instanceof EdnChar)
     return value.toString();
-  if (value instanceof EdnDouble) return value.toString();
+  if (value instanceof EdnDouble || value instanceof EdnRatio) return value.toString();
   if (value instanceof BigDec) return canonical ? normalBigDec(value.text) : value.toString();
   if (value instanceof EdnSet) {
     const items = value.items.map((v) => ednText(v, canonical));

@@ -100,6 +100,24 @@ export class BigDec {
 }
 
 /**
+ * A ratio `1/2`, in lowest terms with a positive denominator (Clojure reads `2/4` as `1/2`, and
+ * `4/2` as the integer 2, which the reader gives as an integer instead). `(= 1/2 0.5)` is false in
+ * Clojure: a ratio equals only the same ratio.
+ */
+export class EdnRatio {
+  constructor(
+    readonly numerator: bigint,
+    readonly denominator: bigint,
+  ) {}
+  toString(): string {
+    return `${this.numerator}/${this.denominator}`;
+  }
+  toJSON(): string {
+    return this.toString();
+  }
+}
+
+/**
  * A double whose value is an integer (`1.0`, `2e3`): EDN's `=` tells it from the integer 1
  * (different number categories), which a JS number cannot. Other doubles are plain numbers.
  */
@@ -138,6 +156,7 @@ export function plainValue(value: unknown): unknown {
   if (value instanceof EdnChar) return value.char;
   if (value instanceof EdnDouble) return value.value;
   if (value instanceof BigDec) return Number(value.text);
+  if (value instanceof EdnRatio) return Number(value.numerator) / Number(value.denominator);
   if (value instanceof Tagged) return plainValue(value.value);
   if (value instanceof EdnSet) return value.items.map(plainValue);
   if (Array.isArray(value)) return value.map(plainValue);

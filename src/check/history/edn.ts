@@ -3,6 +3,7 @@ import {
   BigDec,
   EdnChar,
   EdnDouble,
+  EdnRatio,
   EdnMap,
   EdnSet,
   EdnSymbol,
@@ -31,6 +32,7 @@ export type EdnValue =
   | EdnChar
   | BigDec
   | EdnDouble
+  | EdnRatio
   | Tagged
   | EdnSet
   | EdnMap
@@ -51,6 +53,8 @@ const OTHER_WHITESPACE = /\s/;
 
 /** A number token: decimal (N: BigInt, M: BigDecimal), or hexadecimal. */
 const NUMBER_TOKEN = /^[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?[NM]?$/;
+/** A ratio `n/d` (Clojure's reader: an optional sign on the numerator only). */
+const RATIO_TOKEN = /^([+-]?\d+)\/(\d+)$/;
 const HEX_TOKEN = /^([+-]?)0[xX]([0-9a-fA-F]+)N?$/;
 /** Clojure reads `010` as octal 8: refused rather than read as 10. */
 const OCTAL_TOKEN = /^[+-]?0\d+N?$/;
@@ -309,7 +313,9 @@ class EdnReader {
     return new EdnSymbol(token);
   }
 
-  private readNumberToken(token: string): number | bigint | BigDec | EdnDouble {
+  private readNumberToken(token: string): number | bigint | BigDec | EdnDouble | EdnRatio {
+    const ratio = RATIO_TOKEN.exec(token);
+    if (ratio !== null) return this.readRatio(token, ratio[1], ratio[2]);
     const hex = HEX_TOKEN.exec(token);
     if (hex !== null) {
       const [, sign, digits] = hex;
@@ -327,6 +333,30 @@ class EdnReader {
       ? new EdnDouble(value)
       : value;
   }
+
+  /** A ratio in lowest terms, or the integer it is (`4/2` is 2), as Clojure's reader gives it. */
+  private readRatio(
+    token: string,
+    numeratorText: string,
+    denominatorText: string,
+  ): number | bigint | EdnRatio {
+    if (numeratorText.replace(/^[+-]/, '').length + denominatorText.length > MAX_INTEGER_DIGITS) {
+      this.fail(`number ${token} is out of range`);
+    }
+    let numerator = BigInt(numeratorText);
+    let denominator = BigInt(denominatorText);
+    if (denominator === 0n) this.fail(`cannot read ratio ${token}: divide by zero`);
+    const divisor = gcd(numerator < 0n ? -numerator : numerator, denominator);
+    numerator /= divisor;
+    denominator /= divisor;
+    return denominator === 1n ? exactInteger(numerator) : new EdnRatio(numerator, denominator);
+  }
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  let [x, y] = [a, b];
+  while (y !== 0n) [x, y] = [y, x % y];
+  return x;
 }
 
 /**

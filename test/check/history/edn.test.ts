@@ -7,6 +7,7 @@ import {
   EdnChar,
   EdnDouble,
   EdnMap,
+  EdnRatio,
   EdnSet,
   EdnSymbol,
   Tagged,
@@ -121,6 +122,27 @@ describe('readEdnValue with integers beyond 2^53', () => {
       /^f:4: cannot read number "010": Clojure reads a leading 0/,
     );
     expect(() => readEdnValue('1'.repeat(1001), 'f', 4)).toThrow(/^f:4: number 1+ is out of range$/);
+  });
+});
+
+describe('readEdnValue with ratios', () => {
+  it('reads them in lowest terms, as Clojure does, and a whole one as its integer', () => {
+    expect(readEdnValue('[1/2 2/4 -3/6 +6/4 4/2 0/7 36893488147419103232/3]', 'f', 1)).toEqual([
+      new EdnRatio(1n, 2n),
+      new EdnRatio(1n, 2n),
+      new EdnRatio(-1n, 2n),
+      new EdnRatio(3n, 2n),
+      2,
+      0,
+      new EdnRatio(36893488147419103232n, 3n),
+    ]);
+    expect(ednText(readEdnValue('#{2/4 1/3}', 'f', 1), true)).toBe('#{1/2 1/3}');
+    expect(plainValue(readEdnValue('3/4', 'f', 1))).toBe(0.75);
+  });
+
+  it('refuses a zero denominator and a sign on the denominator', () => {
+    expect(() => readEdnValue('1/0', 'f', 2)).toThrow(/^f:2: cannot read ratio 1\/0: divide by zero$/);
+    expect(() => readEdnValue('1/-2', 'f', 2)).toThrow(/^f:2: cannot read number "1\/-2"/);
   });
 });
 

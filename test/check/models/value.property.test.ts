@@ -17,6 +17,8 @@ type Tree =
   | { readonly kind: 'bool'; readonly v: boolean }
   | { readonly kind: 'int'; readonly v: bigint }
   | { readonly kind: 'double'; readonly v: number }
+  /** A ratio not a whole number (those are ints, which may be spelled `4/2`). */
+  | { readonly kind: 'ratio'; readonly n: bigint; readonly d: bigint }
   | { readonly kind: 'bigdec'; readonly unscaled: bigint; readonly scale: number }
   | { readonly kind: 'kw' | 'sym' | 'str'; readonly name: string }
   | { readonly kind: 'char'; readonly c: string }
@@ -36,6 +38,9 @@ const leaf: fc.Arbitrary<Tree> = fc.oneof(
   fc.bigInt({ min: -2n, max: 2n }).map((v) => ({ kind: 'int', v }) as const),
   fc.constantFrom(9007199254740993n, 2n ** 70n).map((v) => ({ kind: 'int', v }) as const),
   fc.constantFrom(1, 0.5, -2.5, 3).map((v) => ({ kind: 'double', v }) as const),
+  fc
+    .record({ n: fc.bigInt({ min: -4n, max: 4n }), d: fc.bigInt({ min: 2n, max: 4n }) })
+    .map(({ n, d }): Tree => (n % d === 0n ? { kind: 'int', v: n / d } : { kind: 'ratio', n, d })),
   fc
     .record({ unscaled: fc.bigInt({ min: -3n, max: 12n }), scale: fc.integer({ min: 0, max: 2 }) })
     .map((r) => ({ kind: 'bigdec', ...r }) as const),
@@ -100,6 +105,8 @@ function equal(a: Tree, b: Tree): boolean {
       const at = Math.max(a.scale, o.scale);
       return decimalAt(a.unscaled, a.scale, at) === decimalAt(o.unscaled, o.scale, at);
     }
+    case 'ratio':
+      return a.n * (b as typeof a).d === (b as typeof a).n * a.d;
     case 'kw':
     case 'sym':
     case 'str':
@@ -165,8 +172,15 @@ function spell(t: Tree, pick: (n: number) => number): string {
       return 'nil';
     case 'bool':
       return String(t.v);
-    case 'int':
-      return pick(2) ? `${t.v}N` : t.v.toString();
+    case 'int': {
+      const how = pick(3);
+      if (how === 2) return `${t.v * 3n}/3`;
+      return how === 1 ? `${t.v}N` : t.v.toString();
+    }
+    case 'ratio': {
+      const k = BigInt(pick(3) + 1);
+      return `${t.n * k}/${t.d * k}`;
+    }
     case 'double':
       return Number.isInteger(t.v) ? `${t.v}.0` : String(t.v);
     case 'bigdec':
