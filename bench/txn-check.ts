@@ -5,7 +5,8 @@
  * (data edges only) and as strict serializable (plus realtime edges). Each case runs in its own
  * child process so its peak RSS is its own; the RSS includes the history itself (generated reads
  * of an unchanged key share one array, as a parser's would not). Elle reports 100-160k txn/s.
- * Run: `npx tsx bench/txn-check.ts`.
+ * Run: `npx tsx bench/txn-check.ts [sizes, e.g. 1000000; default 10000,100000,1000000] [runs=1]`;
+ * with several runs, each case is run that many times in turn and its median check time printed too.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +16,11 @@ import type { ConsistencyModel } from '../src/check/txn/consistency-model.js';
 import { generateListAppendHistory } from '../test/check/txn/generate-txn-history.js';
 
 const SEED = 20261201;
-const SIZES = [10_000, 100_000, 1_000_000] as const;
+const SIZES =
+  process.argv[2] && !process.argv.includes('--case')
+    ? process.argv[2].split(',').map(Number)
+    : [10_000, 100_000, 1_000_000];
+const RUNS = Number(process.argv[3] ?? '1');
 const MODELS: readonly ConsistencyModel[] = ['serializable', 'strict-serializable'];
 const MB = 1024 * 1024;
 
@@ -79,21 +84,37 @@ async function main(): Promise<void> {
     return;
   }
   console.log(`list-append histories, seed ${SEED}; check time excludes generation`);
-  for (const txns of SIZES) {
-    for (const model of MODELS) {
-      const r = await inChild(txns, model);
-      console.log(
-        [
-          `${String(r.txns).padStart(9)} txns`,
-          r.model.padEnd(19),
-          `valid=${r.valid}`,
-          `check ${(r.checkMs / 1000).toFixed(2)} s`,
-          `${Math.round(r.txns / (r.checkMs / 1000)).toLocaleString('en-US')} txn/s`,
-          `RSS ${r.rssAfterGenerateMb.toFixed(0)} MB after generating, peak ${r.peakRssMb.toFixed(0)} MB`,
-        ].join('  '),
-      );
+  const checkMs = new Map<string, number[]>();
+  for (let run = 0; run < RUNS; run++) {
+    for (const txns of SIZES) {
+      for (const model of MODELS) {
+        const r = await inChild(txns, model);
+        const key = `${txns} ${model}`;
+        checkMs.set(key, [...(checkMs.get(key) ?? []), r.checkMs]);
+        print(r);
+      }
     }
   }
+  if (RUNS > 1) {
+    for (const [key, times] of checkMs) {
+      const sorted = [...times].sort((a, b) => a - b);
+      const median = sorted[Math.floor(sorted.length / 2)] ?? 0;
+      console.log(`${key}: median check ${(median / 1000).toFixed(2)} s over ${times.length} runs`);
+    }
+  }
+}
+
+function print(r: CaseResult): void {
+  console.log(
+    [
+      `${String(r.txns).padStart(9)} txns`,
+      r.model.padEnd(19),
+      `valid=${r.valid}`,
+      `check ${(r.checkMs / 1000).toFixed(2)} s`,
+      `${Math.round(r.txns / (r.checkMs / 1000)).toLocaleString('en-US')} txn/s`,
+      `RSS ${r.rssAfterGenerateMb.toFixed(0)} MB after generating, peak ${r.peakRssMb.toFixed(0)} MB`,
+    ].join('  '),
+  );
 }
 
 await main();
