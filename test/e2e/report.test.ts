@@ -75,12 +75,23 @@ describe('mallory report', () => {
     if (!existsSync(CHROMIUM)) return; // the rest needs Debian's chromium
     const url = `file://${join(runDir, 'report.html')}`;
     const dom = await chromium(['--dump-dom', url]);
-    const body = /<body data-plots="(\d+)" data-drawn="(\d+)" data-bands="(\d+)">/.exec(dom);
+    const body = /<body data-plots="(\d+)" data-drawn="(\d+)" data-bands="(\d+)" ([^>]*)>/.exec(dom);
     expect(body, 'the page self-check ran').not.toBeNull();
-    const [plots, drawn, bands] = body!.slice(1).map(Number);
+    const [plots, drawn, bands] = body!.slice(1, 4).map(Number);
+    const seen = Object.fromEntries(
+      [...body![4].matchAll(/data-([\w-]+)="(\d+)"/g)].map((m) => [m[1], Number(m[2])]),
+    );
+    // The workbench: a lane per process (packed), a bar and a latency point per client op.
+    const clientOps = results.counts.ops.ok + results.counts.ops.fail + results.counts.ops.info;
+    expect(seen.lanes).toBeGreaterThan(0);
+    expect(seen.bars).toBeGreaterThanOrEqual(clientOps);
+    expect(seen.points).toBe(clientOps);
+    expect(seen.quantiles).toBe(3);
+    expect(seen.rates).toBeGreaterThan(0);
+    if (hadFaults) expect(seen['fault-labels']).toBeGreaterThan(0);
     const verdictRows = /<table class="verdict-schedules">([\s\S]*?)<\/table>/.exec(dom)?.[1] ?? '';
     expect(verdictRows.match(/<tr>/g)).toHaveLength(results.schedules.length + 1);
-    expect(plots).toBe(5); // rate, latency, timeline, states, event types
+    expect(plots).toBe(6); // node rows, lanes, latency, rate, states, event types
     expect(drawn).toBe(hadFaults ? plots : plots - 1); // the timeline has windows only with faults
     if (hadFaults) expect(bands).toBeGreaterThan(0);
     for (const svg of dom.match(/<svg[^>]*class="plot"[\s\S]*?<\/svg>/g) ?? []) {
