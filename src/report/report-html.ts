@@ -29,8 +29,8 @@ code, pre { background: #f6f6f6; padding: 1px 4px; }
 ${VERDICT_STYLE}
 ${WORKBENCH_STYLE}`;
 
-/** Coverage charts follow the run's length up to this width (they scroll sideways past the page). */
-const COVERAGE_MAX_WIDTH_PX = 4000;
+/** Coverage charts follow the run's length up to the page's width. */
+const COVERAGE_MAX_WIDTH_PX = 1300;
 
 /** Schedules and steps as people count them, and as the terminal prints them: from 1. */
 export function ordinal(index: number): number {
