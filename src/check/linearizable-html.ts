@@ -140,6 +140,15 @@ function faultIntervals(faults: readonly Op[], end: number): FaultInterval[] {
       const o = opener[1];
       intervals.push({ f: o.f, value: o.value, start: o.time, end: op.time, index: o.index });
     } else if (closerOf(op.f) !== undefined) {
+      // A new partition or packet fault replaces the one in force: it ends where this begins.
+      const replaced = op.f.startsWith('start-')
+        ? [...open.entries()].find(([, o]) => o.f === op.f)
+        : undefined;
+      if (replaced !== undefined) {
+        open.delete(replaced[0]);
+        const o = replaced[1];
+        intervals.push({ f: o.f, value: o.value, start: o.time, end: op.time, index: o.index });
+      }
       open.set(`${op.f}#${op.index}`, op);
     } else {
       intervals.push({ f: op.f, value: op.value, start: op.time, end: op.time, index: op.index });

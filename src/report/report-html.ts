@@ -2,6 +2,7 @@ import { describeDependence } from '../store/replay-record.js';
 import { relative } from 'node:path';
 
 import { BUG_COLOR, FAMILY_COLORS } from './colors.js';
+import { formatTime } from '../core/time-axis.js';
 import { coverageSeries } from './coverage-series.js';
 import { familyIntervals } from './fault-windows.js';
 import { opBars } from './op-bars.js';
@@ -26,8 +27,12 @@ code, pre { background: #f6f6f6; padding: 1px 4px; }
 .bug { border-left: 4px solid ${BUG_COLOR}; padding-left: 8px; margin-bottom: 1em; }
 .none { color: #777; font-style: italic; }
 .wide { overflow-x: auto; }
+table.faults td:nth-child(-n+4), table.faults td:nth-child(6) { white-space: nowrap; }
 ${VERDICT_STYLE}
 ${WORKBENCH_STYLE}`;
+
+/** Times in the tables: to 0.1 s within the first minute, to the second after. */
+const TABLE_STEP_MS = 100;
 
 /** Coverage charts follow the run's length up to the page's width. */
 const COVERAGE_MAX_WIDTH_PX = 1300;
@@ -41,8 +46,9 @@ export function ordinal(index: number): number {
 export const NUMBERING =
   "Schedules and steps are numbered from 1, as on the terminal and in check.html; results.json and run.db keep each one's 0-based index (<code>schedule</code>, <code>step</code>). Times are from the start of the run.";
 
+/** A moment of the run, from its start: `4.1 s`, `1 min 43 s`. */
 function s(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
+  return formatTime(ms, TABLE_STEP_MS, Infinity);
 }
 
 function duration(ms: number | null): string {
@@ -142,7 +148,7 @@ function faultsSection(results: Results): string {
   return [
     '<h2 id="faults">Faults</h2>',
     `<p>${NUMBERING}</p>`,
-    '<table><tr><th>schedule</th><th>step</th><th>at</th><th>fault</th><th>target</th><th>nodes (a partition&#39;s sides, a packet fault&#39;s target)</th><th>outcome</th><th>error or reason skipped</th></tr>',
+    '<table class="faults"><tr><th>schedule</th><th>step</th><th>at</th><th>fault</th><th>target</th><th>nodes (a partition&#39;s sides, a packet fault&#39;s target)</th><th>outcome</th><th>error or reason skipped</th></tr>',
     ...rows,
     '</table>',
   ].join('\n');

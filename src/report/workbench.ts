@@ -172,15 +172,17 @@ function faultLabelRow(input: WorkbenchInput, width: number): string {
       cls: 'bug-label',
     })),
   ];
-  const x = (ms: number): number => (ms / span) * width;
+  // A label near the right edge is drawn leftwards of its moment, so that it is not cut off.
+  const x = (ms: number, text: string): number =>
+    Math.max(0, Math.min((ms / span) * width, width - text.length * LABEL_CHAR_PX));
   const rows = labelRows(
-    items.map((i) => [x(i.atMs), x(i.atMs) + i.text.length * LABEL_CHAR_PX] as const),
+    items.map((i) => [x(i.atMs, i.text), x(i.atMs, i.text) + i.text.length * LABEL_CHAR_PX] as const),
     LABEL_GAP_PX,
   );
   const height = Math.max(1, rows.length === 0 ? 1 : Math.max(...rows) + 1) * FAULT_LABEL_H + 4;
   const texts = items.map(
     (i, k) =>
-      `<text class="${i.cls}" data-ms="${i.atMs}" x="${x(i.atMs).toFixed(1)}" y="${rows[k] * FAULT_LABEL_H + 11}" fill="${i.color}"><title>${escapeXml(i.tip)}</title>${escapeXml(i.text)}</text>`,
+      `<text class="${i.cls}" data-ms="${i.atMs}" x="${x(i.atMs, i.text).toFixed(1)}" y="${rows[k] * FAULT_LABEL_H + 11}" fill="${i.color}"><title>${escapeXml(i.tip)}</title>${escapeXml(i.text)}</text>`,
   );
   return row(
     labelSvg(height, [`<text x="4" y="11" fill="#555">faults</text>`]),
@@ -430,8 +432,9 @@ export const WORKBENCH_SCRIPT = `
   const formatTime = ${formatTime.toString()};
   const timeTicks = ${timeTicks.toString()};
   const end = Number(wb.dataset.endMs);
-  const fullWidth = Number(wb.dataset.width);
   const scroller = wb.querySelector('.wb-scroll');
+  // A short run's charts fill the box at least.
+  const fullWidth = Math.max(Number(wb.dataset.width), scroller.clientWidth - ${LABEL_PX} - 4);
   const fromInput = document.getElementById('wb-from');
   const toInput = document.getElementById('wb-to');
   const ns = 'http://www.w3.org/2000/svg';
@@ -456,7 +459,8 @@ export const WORKBENCH_SCRIPT = `
       svg.setAttribute('width', String(w));
       for (const el of svg.querySelectorAll('[data-ms]')) {
         const x = ((Number(el.dataset.ms) - from) / span) * w;
-        el.setAttribute('x', x.toFixed(1));
+        // A label near the right edge is drawn leftwards of its moment, so that it is not cut off.
+        el.setAttribute('x', Math.max(0, Math.min(x, w - el.getComputedTextLength() - 2)).toFixed(1));
         el.style.display = x < -2 || x > w ? 'none' : '';
       }
     }

@@ -105,6 +105,26 @@ describe('renderLinearizabilityHtml', () => {
     expect(html).not.toMatch(/\d\.\d ms</);
   });
 
+  it('ends a partition where the next one begins, so that windows of one kind never overlap', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', ['b', 1]],
+      ['nemesis', 'info', 'start-partition', 'halves'],
+      ['nemesis', 'info', 'start-partition', ['n1', 'n2', 'n3']],
+      ['nemesis', 'info', 'start-partition', 'isolate'],
+      ['nemesis', 'info', 'start-partition', ['n1', 'n2', 'n3']],
+      ['nemesis', 'info', 'stop-partition', null],
+      ['nemesis', 'info', 'stop-partition', ['n1', 'n2', 'n3']],
+      [0, 'ok', 'write', ['b', 1]],
+    );
+    const result = await checkOps(ops, { model: 'kv' });
+    const html = renderLinearizabilityHtml(result, ops);
+    const windows = [
+      ...html.matchAll(/<rect class="fault" data-f="start-partition" x="([\d.]+)" y="\d+" width="([\d.]+)"/g),
+    ].map((m) => [Number(m[1]), Number(m[1]) + Number(m[2])]);
+    expect(windows).toHaveLength(2);
+    expect(windows[0][1]).toBeCloseTo(windows[1][0], 0);
+  });
+
   it('shows integers beyond 2^53 and keys that differ beyond it exactly', async () => {
     const big = 2n ** 53n;
     const ops = history(
