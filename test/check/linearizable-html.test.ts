@@ -160,17 +160,21 @@ describe('renderLinearizabilityHtml', () => {
     async () => {
       const result = await checkOps(OPS, { model: 'kv' });
       const dir = await mkdtemp(path.join(tmpdir(), 'mallory-html-'));
-      const file = path.join(dir, 'check.html');
-      await writeFile(file, renderLinearizabilityHtml(result, OPS));
-      const dom = await chromium(['--dump-dom', `file://${file}`]);
-      expect(dom).toContain('<body data-ops="4" data-faults="2">');
-      expect(dom).toMatch(/<g class="op failing" data-index="8"/);
-      const png = path.join(dir, 'check.png');
-      await chromium(['--window-size=1300,700', `--screenshot=${png}`, `file://${file}`]);
-      const header = (await readFile(png)).subarray(1, 4).toString('latin1');
-      expect(header).toBe('PNG');
-      expect((await stat(png)).size).toBeGreaterThan(10_000);
-      await rm(dir, { recursive: true, force: true });
+      try {
+        const file = path.join(dir, 'check.html');
+        await writeFile(file, renderLinearizabilityHtml(result, OPS));
+        const dom = await chromium(['--dump-dom', `file://${file}`]);
+        expect(dom).toContain('<body data-ops="4" data-faults="2">');
+        expect(dom).toMatch(/<g class="op failing" data-index="8"/);
+        const png = path.join(dir, 'check.png');
+        await chromium(['--window-size=1300,700', `--screenshot=${png}`, `file://${file}`]);
+        const header = (await readFile(png)).subarray(1, 4).toString('latin1');
+        expect(header).toBe('PNG');
+        expect((await stat(png)).size).toBeGreaterThan(10_000);
+      } finally {
+        // A failing assertion must not leave the page behind.
+        await rm(dir, { recursive: true, force: true });
+      }
     },
     CHROMIUM_TIMEOUT_MS * 2,
   );
