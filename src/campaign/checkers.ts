@@ -20,6 +20,7 @@ import type { WorkloadDefinition, WorkloadName } from '../workload/workload.js';
 import type { WorkloadVerdict } from '../workload/workload-checker.js';
 import { BANK_DEFAULTS } from '../workload/bank.js';
 import type { Finding, ScheduleCheckInput, ScheduleChecker } from './checker.js';
+import { nemesisGrudges } from './_internals/nemesis-grudges.js';
 import { describeBytes } from '../check/_internals/memory-limit.js';
 import type { RunConfig } from './config.js';
 
@@ -96,6 +97,7 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
           },
           html: renderLinearizabilityHtml(result, clientOps, nemesisOps, {
             title: `schedule ${input.schedule + 1}: key ${keyName(ce?.key)} is not linearizable`,
+            grudges: nemesisGrudges(nemesisOps, input.faults),
             explanations: explanations.map(
               (e) =>
                 `${e.key === undefined ? '' : `key ${keyName(e.key)}: `}${anomalyWords(e.anomaly)}: ${e.message}`,

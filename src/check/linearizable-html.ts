@@ -1,5 +1,8 @@
 import { NS_PER_MS } from '../core/clock.js';
+import { faultColor } from '../core/fault-colors.js';
+import { labelRows } from '../core/label-rows.js';
 import { type Op, pairOps } from '../core/op.js';
+import { timeTicks } from '../core/time-axis.js';
 import { escapeHtml } from './_internals/escape-html.js';
 import { exactJson } from './_internals/exact-json.js';
 import type { LinearizabilityResult } from './linearizable.js';
@@ -13,11 +16,20 @@ const BAR_HEIGHT_PX = 14;
 const AXIS_HEIGHT_PX = 30;
 const AXIS_TICKS = 10;
 const RIGHT_MARGIN_PX = 60;
+const FAULT_ROW_PX = 14;
+/** The width of a fault label's character, to keep labels apart (11 px sans-serif). */
+const LABEL_CHAR_PX = 6.2;
+const LABEL_GAP_PX = 8;
 
 export interface HtmlOptions {
   readonly title?: string;
   /** What the violation is, in words (e.g. a named register anomaly), shown under the verdict. */
   readonly explanations?: readonly string[];
+  /**
+   * The grudge of each nemesis op that acted on links, by op index (the sides of a partition,
+   * `n1,n3 | n2`; the target of a packet fault): shown in the fault's label and tooltip.
+   */
+  readonly grudges?: ReadonlyMap<number, string>;
 }
 
 /** One client op: invoke to completion (an `info` or unfinished op runs to the end of the axis). */
@@ -34,6 +46,8 @@ interface FaultInterval {
   readonly value: unknown;
   readonly start: number;
   readonly end: number;
+  /** The index of the op that says what the fault acted on (its completion). */
+  readonly index: number;
 }
 
 const FAULT_PAIRS: Readonly<Record<string, string>> = {
@@ -54,9 +68,22 @@ function timeRange(times: readonly number[], emptyMin: number, emptyMax: number)
   return [min, max];
 }
 
-/** Times are ns in our histories; a history without times (Jepsen log lines) has op positions. */
-function tickLabel(sinceStart: number, span: number): string {
-  return span >= NS_PER_MS ? `${(sinceStart / NS_PER_MS).toFixed(1)} ms` : `t=${sinceStart.toFixed(0)}`;
+/**
+ * The axis ticks: times are ns since the run started in our histories, labelled as durations from
+ * there ("3.4 s", "1 min 20 s"); a history without times (Jepsen log lines) has op positions.
+ */
+function axisTicks(viewStart: number, viewEnd: number): { readonly at: number; readonly label: string }[] {
+  if (viewEnd - viewStart >= NS_PER_MS) {
+    return timeTicks(viewStart / NS_PER_MS, viewEnd / NS_PER_MS, AXIS_TICKS).map((t) => ({
+      at: t.ms * NS_PER_MS,
+      label: t.label,
+    }));
+  }
+  const span = viewEnd - viewStart;
+  return Array.from({ length: AXIS_TICKS + 1 }, (_, i) => {
+    const at = viewStart + (span * i) / AXIS_TICKS;
+    return { at, label: `t=${at.toFixed(0)}` };
+  });
 }
 
 /** Client ops as intervals: a failed op did not happen; one with no answer lasts to `end`. */
@@ -77,26 +104,69 @@ function closerOf(f: string): string | undefined {
   return FAULT_PAIRS[f];
 }
 
-/** Nemesis ops as shaded intervals: start-X to stop-X, kill to start, pause to resume. */
-function faultIntervals(faults: readonly Op[], end: number): FaultInterval[] {
+/**
+ * The nemesis ops that each stand for one fault. A Jepsen history invokes a fault and completes
+ * it: its completions. Ours writes each fault twice, both `info`: what was asked (`halves`), then
+ * what it acted on (the nodes); the pair is one fault, at the time it was asked, with the value
+ * and index of its completion.
+ */
+function faultEvents(faults: readonly Op[]): Op[] {
   const nemesis = faults.filter((op) => op.process === 'nemesis');
   const completions = nemesis.filter((op) => op.type !== 'invoke');
-  const events = completions.length > 0 ? completions : nemesis;
+  if (completions.length === 0) return nemesis;
+  if (completions.length < nemesis.length) return completions;
+  const events: Op[] = [];
+  for (let i = 0; i < nemesis.length; i++) {
+    const op = nemesis[i];
+    const next = nemesis[i + 1] as Op | undefined;
+    if (next !== undefined && next.f === op.f && op.error === undefined) {
+      events.push({ ...next, time: op.time });
+      i++;
+    } else {
+      events.push(op);
+    }
+  }
+  return events;
+}
+
+/** Nemesis ops as shaded intervals: start-X to stop-X, kill to start, pause to resume. */
+function faultIntervals(faults: readonly Op[], end: number): FaultInterval[] {
   const open = new Map<string, Op>();
   const intervals: FaultInterval[] = [];
-  for (const op of events) {
+  for (const op of faultEvents(faults)) {
     const opener = [...open.entries()].find(([, started]) => closerOf(started.f) === op.f);
     if (opener !== undefined) {
       open.delete(opener[0]);
-      intervals.push({ f: opener[1].f, value: opener[1].value, start: opener[1].time, end: op.time });
+      const o = opener[1];
+      intervals.push({ f: o.f, value: o.value, start: o.time, end: op.time, index: o.index });
     } else if (closerOf(op.f) !== undefined) {
+      // A new partition or packet fault replaces the one in force: it ends where this begins.
+      const replaced = op.f.startsWith('start-')
+        ? [...open.entries()].find(([, o]) => o.f === op.f)
+        : undefined;
+      if (replaced !== undefined) {
+        open.delete(replaced[0]);
+        const o = replaced[1];
+        intervals.push({ f: o.f, value: o.value, start: o.time, end: op.time, index: o.index });
+      }
       open.set(`${op.f}#${op.index}`, op);
     } else {
-      intervals.push({ f: op.f, value: op.value, start: op.time, end: op.time });
+      intervals.push({ f: op.f, value: op.value, start: op.time, end: op.time, index: op.index });
     }
   }
-  for (const op of open.values()) intervals.push({ f: op.f, value: op.value, start: op.time, end });
-  return intervals;
+  for (const op of open.values()) {
+    intervals.push({ f: op.f, value: op.value, start: op.time, end, index: op.index });
+  }
+  return intervals.sort((a, b) => a.start - b.start);
+}
+
+/** A fault's label: what it was and whom it hit (its grudge, else its value). */
+function faultLabel(fault: FaultInterval, grudge: string | undefined): string {
+  if (grudge !== undefined) return `${fault.f} ${grudge}`;
+  const v = fault.value;
+  if (typeof v === 'string') return `${fault.f} ${v}`;
+  if (Array.isArray(v) && v.every((n) => typeof n === 'string')) return `${fault.f} ${v.join(',')}`;
+  return v === null || v === undefined ? fault.f : `${fault.f} ${exactJson(v)}`;
 }
 
 function sameKey(value: unknown, key: string | number | bigint): boolean {
@@ -199,31 +269,41 @@ export function renderLinearizabilityHtml(
 
   const processes = [...new Set(intervals.map((i) => i.process))].sort((a, b) => a - b);
   const rowOf = new Map(processes.map((p, i) => [p, i]));
-  const height = AXIS_HEIGHT_PX + processes.length * ROW_HEIGHT_PX + 10;
   const width = LABEL_WIDTH_PX + AXIS_WIDTH_PX + RIGHT_MARGIN_PX;
 
   const svg: string[] = [];
   const faultList = faultIntervals(faults ?? ops, viewEnd).filter(
     (f) => f.end >= viewStart && f.start <= viewEnd,
   );
-  for (const fault of faultList) {
+  const labels = faultList.map((f) => faultLabel(f, options.grudges?.get(f.index)));
+  const labelRow = labelRows(
+    faultList.map((f, i) => [x(f.start), x(f.start) + labels[i].length * LABEL_CHAR_PX] as const),
+    LABEL_GAP_PX,
+  );
+  const faultRows = faultList.length === 0 ? 0 : Math.max(...labelRow) + 1;
+  const opsTop = AXIS_HEIGHT_PX + faultRows * FAULT_ROW_PX;
+  const height = opsTop + processes.length * ROW_HEIGHT_PX + 10;
+  faultList.forEach((fault, i) => {
     const x1 = x(fault.start);
     const w = Math.max(2, x(fault.end) - x1);
+    const color = faultColor(fault.f);
+    const labelY = AXIS_HEIGHT_PX + labelRow[i] * FAULT_ROW_PX;
+    const tip = `${labels[i]}${fault.end > fault.start ? '' : ' (instant)'}`;
     svg.push(
-      `<rect class="fault" x="${x1.toFixed(1)}" y="${AXIS_HEIGHT_PX}" width="${w.toFixed(1)}" height="${height - AXIS_HEIGHT_PX}"><title>${escapeHtml(`${fault.f} ${exactJson(fault.value)}`)}</title></rect>`,
-      `<text class="fault-label" x="${(x1 + 2).toFixed(1)}" y="${AXIS_HEIGHT_PX - 4}">${escapeHtml(fault.f)}</text>`,
+      `<rect class="fault" data-f="${escapeHtml(fault.f)}" x="${x1.toFixed(1)}" y="${labelY}" width="${w.toFixed(1)}" height="${height - labelY}" fill="${color}"><title>${escapeHtml(tip)}</title></rect>`,
+      `<text class="fault-label" x="${(x1 + 2).toFixed(1)}" y="${labelY + FAULT_ROW_PX - 3}" fill="${color}">${escapeHtml(labels[i])}</text>`,
     );
-  }
-  for (let i = 0; i <= AXIS_TICKS; i++) {
-    const t = viewStart + (span * i) / AXIS_TICKS;
-    const tx = x(t);
+  });
+  for (const tick of axisTicks(viewStart, viewEnd)) {
+    if (tick.at < viewStart || tick.at > viewEnd) continue;
+    const tx = x(tick.at);
     svg.push(
       `<line class="tick" x1="${tx.toFixed(1)}" y1="${AXIS_HEIGHT_PX - 18}" x2="${tx.toFixed(1)}" y2="${height}"/>`,
-      `<text class="tick-label" x="${(tx + 2).toFixed(1)}" y="10">${tickLabel(t - t0, span)}</text>`,
+      `<text class="tick-label" x="${(tx + 2).toFixed(1)}" y="10">${escapeHtml(tick.label)}</text>`,
     );
   }
   for (const process of processes) {
-    const y = AXIS_HEIGHT_PX + rowOf.get(process)! * ROW_HEIGHT_PX;
+    const y = opsTop + rowOf.get(process)! * ROW_HEIGHT_PX;
     const nodes = [...new Set(intervals.filter((i) => i.process === process).map((i) => i.invoke.node))];
     const served = nodes.length === 1 && nodes[0] !== undefined ? ` (${nodes[0]})` : '';
     svg.push(
@@ -231,8 +311,7 @@ export function renderLinearizabilityHtml(
     );
   }
   for (const interval of intervals) {
-    const y =
-      AXIS_HEIGHT_PX + rowOf.get(interval.process)! * ROW_HEIGHT_PX + (ROW_HEIGHT_PX - BAR_HEIGHT_PX) / 2;
+    const y = opsTop + rowOf.get(interval.process)! * ROW_HEIGHT_PX + (ROW_HEIGHT_PX - BAR_HEIGHT_PX) / 2;
     const n = orderOf(interval);
     const failing = isFailing(interval);
     const open = interval.complete === undefined || interval.complete.type === 'info';
@@ -296,7 +375,7 @@ body { font: 13px system-ui, sans-serif; margin: 16px; color: #222; }
 svg text { font-size: 11px; }
 .tick { stroke: #eee; } .tick-label { fill: #888; }
 .row-label { fill: #444; }
-.fault { fill: #f4a261; opacity: 0.22; } .fault-label { fill: #b5651d; font-size: 10px; }
+.fault { opacity: 0.16; } .fault-label { font-size: 11px; font-weight: 600; }
 .op rect { fill: #cfd8dc; stroke: #90a4ae; }
 .op.linearized rect { fill: #c8e6c9; stroke: #43a047; }
 .op.failing rect { fill: #ffcdd2; stroke: #c62828; stroke-width: 2; }
@@ -308,7 +387,7 @@ svg text { font-size: 11px; }
 <body>
 <h1>${escapeHtml(title)}</h1>
 ${summary.join('\n')}
-<p class="legend"><span style="background:#c8e6c9">#n linearized, in order</span><span style="background:#ffcdd2">cannot be placed</span><span style="background:#cfd8dc">not in the prefix</span><span style="border-style:dashed">info / unfinished: may take effect any time after invoke</span><span style="background:#f4a26155">fault</span></p>
+<p class="legend"><span style="background:#c8e6c9">#n linearized, in order</span><span style="background:#ffcdd2">cannot be placed</span><span style="background:#cfd8dc">not in the prefix</span><span style="border-style:dashed">info / unfinished: may take effect any time after invoke</span><span>faults: shaded in their family's colour, labelled with whom they hit (a partition's sides <code>n1,n3 | n2</code>)</span></p>
 <svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">
 ${svg.join('\n')}
 </svg>
@@ -324,6 +403,7 @@ ${svg.join('\n')}
     });
   }
   document.body.dataset.ops = String(document.querySelectorAll('#timeline .op').length);
+  document.body.dataset.faults = String(document.querySelectorAll('#timeline rect.fault').length);
 })();
 </script>
 </body>

@@ -1,17 +1,8 @@
-import type { FaultFamily } from '../core/fault.js';
 import type { Role } from '../observe/role.js';
 import type { Outcome } from './op-series.js';
 
-/** One colour per fault family, the same on every plot and the node timeline. */
-export const FAMILY_COLORS: Readonly<Record<FaultFamily, string>> = {
-  partition: '#e377c2',
-  kill: '#7f7f7f',
-  pause: '#1f77b4',
-  packet: '#17becf',
-  member: '#9467bd',
-  clock: '#bcbd22',
-  disk: '#8c564b',
-};
+/** One colour per fault family, the same on every plot, the node timeline and check.html. */
+export { FAMILY_COLORS } from '../core/fault-colors.js';
 
 /** Jepsen's colours for op outcomes. */
 export const OUTCOME_COLORS: Readonly<Record<Outcome, string>> = {

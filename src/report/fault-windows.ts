@@ -1,6 +1,7 @@
 import { NS_PER_MS } from '../core/clock.js';
 import { FAMILY_KINDS, type FaultFamily } from '../core/fault.js';
 import type { Op } from '../core/op.js';
+import { describeLinks } from '../nemesis/grudge.js';
 import type { StoredFault, StoredSchedule, StoredStep } from '../store/run-reader.js';
 
 /** A fault as the report places it: at ms since the run started. */
@@ -14,6 +15,8 @@ export interface TimedFault {
   readonly outcome: 'ok' | 'skipped' | 'error';
   /** Why it errored or was skipped. */
   readonly error: string | null;
+  /** Its grudge, for a fault on links: the sides of a partition (`n1,n3 | n2`), the target of a packet fault. */
+  readonly grudge: string | null;
 }
 
 /** The nemesis skips a fault, without a message, when its target names no node it can act on. */
@@ -31,6 +34,8 @@ export interface FaultWindow {
   readonly toMs: number;
   /** What closed it: its stop fault, the reset between schedules, or the end of the run. */
   readonly endedBy: 'stop' | 'reset' | 'end';
+  /** The grudge of the fault that opened it (a fault on links), e.g. `n1,n3 | n2`. */
+  readonly grudge?: string;
 }
 
 /** A fault that acts at one moment (one no family window opens or closes): no window. */
@@ -65,7 +70,10 @@ export function faultWindows(
   resetsMs: readonly number[],
   endMs: number,
 ): { readonly windows: FaultWindow[]; readonly marks: FaultMark[] } {
-  const open = new Map<string, { node: string; family: FaultFamily; f: string; fromMs: number }>();
+  const open = new Map<
+    string,
+    { node: string; family: FaultFamily; f: string; fromMs: number; grudge?: string }
+  >();
   const windows: FaultWindow[] = [];
   const marks: FaultMark[] = [];
   const close = (key: string, atMs: number, endedBy: FaultWindow['endedBy']): void => {
@@ -97,7 +105,13 @@ export function faultWindows(
       for (const node of fault.nodes) {
         const key = `${opens}\0${node}`;
         close(key, atMs, 'stop');
-        open.set(key, { node, family: opens, f: fault.f, fromMs: atMs });
+        open.set(key, {
+          node,
+          family: opens,
+          f: fault.f,
+          fromMs: atMs,
+          ...(fault.grudge !== null ? { grudge: fault.grudge } : {}),
+        });
       }
     } else if (closes) {
       const nodes =
@@ -178,6 +192,7 @@ export function timedFaults(
     nodes: f.nodes,
     outcome: f.outcome,
     error: f.error ?? (f.outcome === 'skipped' ? NO_TARGET : null),
+    grudge: describeLinks(f.nodes, f.links ?? undefined) ?? null,
   }));
   const notRun = ops
     .filter((op) => op.process === 'nemesis' && op.error?.startsWith(SKIPPED_PREFIX) === true)
@@ -192,6 +207,7 @@ export function timedFaults(
         nodes: [],
         outcome: 'skipped' as const,
         error: op.error!.slice(SKIPPED_PREFIX.length),
+        grudge: null,
       };
     });
   return [...stored, ...notRun].sort((a, b) => a.atMs - b.atMs);

@@ -1,3 +1,5 @@
+import { timeTicks } from '../core/time-axis.js';
+
 /** One line of a plot: (x, y) points in order of x; a point with a non-finite y breaks the line. */
 export interface Series {
   readonly name: string;
@@ -22,9 +24,15 @@ export interface ChartOptions {
   /** The x range shown, from 0; by default the largest x of the series and bands. */
   readonly xMax?: number;
   readonly bands?: readonly Band[];
+  /** x is seconds since the run started: ticks read as durations ("3.4 s", "1 min 20 s"). */
+  readonly xTime?: boolean;
+  /** The chart's width in px (default 720). */
+  readonly widthPx?: number;
 }
 
-const WIDTH = 720;
+const DEFAULT_WIDTH = 720;
+/** At most one x tick label per this many px. */
+const X_TICK_SPACING_PX = 90;
 const HEIGHT = 360;
 const MARGIN = { left: 60, right: 130, top: 30, bottom: 40 };
 const COLORS = ['#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
@@ -48,6 +56,16 @@ export function ticks(max: number, step: number): number[] {
   const out: number[] = [];
   for (let i = 0; i * step <= max * (1 + 1e-9); i++) out.push(Number((i * step).toPrecision(12)));
   return out;
+}
+
+/** The x ticks: round numbers, or round durations when x is seconds of a run. */
+function xTicks(
+  xMax: number,
+  xTime: boolean,
+  maxTicks: number,
+): { readonly x: number; readonly label: string }[] {
+  if (!xTime) return ticks(xMax, niceStep(xMax, maxTicks)).map((x) => ({ x, label: String(x) }));
+  return timeTicks(0, xMax * 1000, maxTicks).map((t) => ({ x: t.ms / 1000, label: t.label }));
 }
 
 /** Escapes text for HTML and SVG content and attribute values. */
@@ -86,6 +104,7 @@ export function lineChartSvg(
   options: ChartOptions = {},
 ): string {
   const bands = options.bands ?? [];
+  const WIDTH = options.widthPx ?? DEFAULT_WIDTH;
   const xs = [...series.flatMap((s) => s.points.map((p) => p[0])), ...bands.map((b) => b.to)];
   const ys = series.flatMap((s) => s.points.map((p) => p[1])).filter((y) => Number.isFinite(y));
   const xMax = options.xMax ?? Math.max(1, ...xs);
@@ -113,9 +132,10 @@ export function lineChartSvg(
     `<text x="${MARGIN.left + plotW / 2}" y="${HEIGHT - 8}" text-anchor="middle">${escapeXml(xLabel)}</text>`,
     `<text x="14" y="${MARGIN.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 14 ${MARGIN.top + plotH / 2})">${escapeXml(yLabel)}</text>`,
   );
-  for (const xv of ticks(xMax, niceStep(xMax))) {
+  const maxXTicks = Math.max(MAX_TICKS, Math.floor(plotW / X_TICK_SPACING_PX));
+  for (const t of xTicks(xMax, options.xTime === true, options.xTime === true ? maxXTicks : MAX_TICKS)) {
     parts.push(
-      `<text x="${sx(xv).toFixed(1)}" y="${MARGIN.top + plotH + 16}" text-anchor="middle">${xv}</text>`,
+      `<text x="${sx(t.x).toFixed(1)}" y="${MARGIN.top + plotH + 16}" text-anchor="middle">${escapeXml(t.label)}</text>`,
     );
   }
   for (const yv of ticks(yMax, yStep)) {

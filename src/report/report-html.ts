@@ -1,19 +1,20 @@
 import { describeDependence } from '../store/replay-record.js';
 import { relative } from 'node:path';
 
-import { BUG_COLOR, FAMILY_COLORS, MARK_COLOR, OUTCOME_COLORS, ROLE_COLORS } from './colors.js';
+import { BUG_COLOR, FAMILY_COLORS } from './colors.js';
+import { formatTime } from '../core/time-axis.js';
 import { coverageSeries } from './coverage-series.js';
 import { familyIntervals } from './fault-windows.js';
-import { nodeTimelineSvg } from './node-timeline.js';
-import { OUTCOMES, opSeries } from './op-series.js';
-import { escapeXml, lineChartSvg, type Band, type Series } from './plot.js';
+import { opBars } from './op-bars.js';
+import { escapeXml, lineChartSvg, type Band } from './plot.js';
 import type { Results } from './results.js';
 import { roleSpans } from './role-spans.js';
 import type { RunData } from './run-data.js';
 import { runVerdictLine, VERDICT_STYLE, verdictsSection } from './verdicts-section.js';
+import { chartWidthPx, WORKBENCH_SCRIPT, WORKBENCH_STYLE, workbenchHtml } from './workbench.js';
 
 const STYLE = `
-body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 1000px; }
+body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 1400px; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; font-size: 0.9em; }
 td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top; }
@@ -25,7 +26,16 @@ code, pre { background: #f6f6f6; padding: 1px 4px; }
 .key span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 12px; vertical-align: middle; }
 .bug { border-left: 4px solid ${BUG_COLOR}; padding-left: 8px; margin-bottom: 1em; }
 .none { color: #777; font-style: italic; }
-${VERDICT_STYLE}`;
+.wide { overflow-x: auto; }
+table.faults td:nth-child(-n+4), table.faults td:nth-child(6) { white-space: nowrap; }
+${VERDICT_STYLE}
+${WORKBENCH_STYLE}`;
+
+/** Times in the tables: to 0.1 s within the first minute, to the second after. */
+const TABLE_STEP_MS = 100;
+
+/** Coverage charts follow the run's length up to the page's width. */
+const COVERAGE_MAX_WIDTH_PX = 1300;
 
 /** Schedules and steps as people count them, and as the terminal prints them: from 1. */
 export function ordinal(index: number): number {
@@ -36,18 +46,15 @@ export function ordinal(index: number): number {
 export const NUMBERING =
   "Schedules and steps are numbered from 1, as on the terminal and in check.html; results.json and run.db keep each one's 0-based index (<code>schedule</code>, <code>step</code>). Times are from the start of the run.";
 
+/** A moment of the run, from its start: `4.1 s`, `1 min 43 s`. */
 function s(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
+  return formatTime(ms, TABLE_STEP_MS, Infinity);
 }
 
 function duration(ms: number | null): string {
   if (ms === null) return '—';
   const total = Math.round(ms / 1000);
   return total >= 60 ? `${Math.floor(total / 60)} min ${total % 60} s` : `${total} s`;
-}
-
-function key(entries: readonly (readonly [string, string])[]): string {
-  return `<p class="key">${entries.map(([name, color]) => `<span style="background:${color}"></span>${escapeXml(name)}`).join(' ')}</p>`;
 }
 
 function faultBands(data: RunData): Band[] {
@@ -89,56 +96,18 @@ function header(data: RunData, results: Results): string {
   ].join('\n');
 }
 
-function opsSection(data: RunData): string {
-  const series = opSeries(data.completions, { endMs: data.endMs });
-  const bands = faultBands(data);
-  const options = { xMax: data.endMs / 1000, bands };
-  const rate: Series[] = OUTCOMES.map((o) => ({ name: o, points: series.rate[o], color: OUTCOME_COLORS[o] }));
-  const latency: Series[] = series.latency.flatMap(({ quantile, series: byOutcome }) =>
-    OUTCOMES.filter((o) => byOutcome[o].some(([, y]) => Number.isFinite(y))).map((o) => ({
-      name: `${o} p${Math.round(quantile * 100)}`,
-      points: byOutcome[o],
-      color: OUTCOME_COLORS[o],
-      dashed: quantile !== series.latency[0].quantile,
-    })),
-  );
-  const bucket = `${series.bucketMs / 1000} s buckets`;
-  return [
-    '<h2 id="ops">Client ops</h2>',
-    lineChartSvg(`ops/s by outcome (${bucket}), fault windows shaded`, 'time (s)', 'ops/s', rate, options),
-    lineChartSvg(
-      `latency by outcome (${bucket}; solid p50, dashed p95)`,
-      'time (s)',
-      'latency (ms)',
-      latency,
-      options,
-    ),
-  ].join('\n');
-}
-
-function timelineSection(data: RunData): string {
-  const roles = roleSpans(data.roleChanges, data.windows, data.endMs);
-  return [
-    '<h2 id="timeline">Per-node timeline</h2>',
-    key([
-      ...Object.entries(FAMILY_COLORS),
-      ...Object.entries(ROLE_COLORS).map(([r, c]) => [r, c] as const),
-      ['instant fault', MARK_COLOR],
-      ['bug recorded', BUG_COLOR],
-    ]),
-    nodeTimelineSvg({
-      nodes: data.nodes,
-      endMs: data.endMs,
-      windows: data.windows,
-      marks: data.marks,
-      roles,
-      resetsMs: data.resetsMs,
-      bugs: data.stored.bugs.map((b) => ({ id: b.id, atMs: b.foundAtMs, label: `${b.kind}/${b.name}` })),
-    }),
-    roles.length === 0
-      ? '<p class="none">No role changes: the nodes\' logs announce none with a timestamp.</p>'
-      : '<p>Roles as each node announced them in its log (a node killed, paused or removed holds none); dashed lines: resets between schedules.</p>',
-  ].join('\n');
+function workbenchSection(data: RunData): string {
+  return workbenchHtml({
+    endMs: data.endMs,
+    nodes: data.nodes,
+    bars: opBars(data.ops, data.endMs),
+    faults: data.faults,
+    windows: data.windows,
+    marks: data.marks,
+    roles: roleSpans(data.roleChanges, data.windows, data.endMs),
+    resetsMs: data.resetsMs,
+    bugs: data.stored.bugs.map((b) => ({ id: b.id, atMs: b.foundAtMs, label: `${b.kind}/${b.name}` })),
+  });
 }
 
 function coverageSection(data: RunData): string {
@@ -149,11 +118,24 @@ function coverageSection(data: RunData): string {
   if (states.length === 0 && other.length === 0) {
     return '<h2 id="coverage">Coverage</h2>\n<p class="none">No coverage recorded: a fixed schedule (--schedule) cuts no windows into states.</p>';
   }
-  const options = { xMax: data.endMs / 1000, bands: faultBands(data) };
+  const options = {
+    xMax: data.endMs / 1000,
+    bands: faultBands(data),
+    xTime: true,
+    widthPx: Math.min(COVERAGE_MAX_WIDTH_PX, chartWidthPx(data.endMs)),
+  };
   return [
     '<h2 id="coverage">Coverage</h2>',
-    lineChartSvg('distinct abstract states', 'time (s)', 'states', states, options),
-    lineChartSvg('distinct event types and event pairs', 'time (s)', 'count', other, options),
+    '<div class="wide">',
+    lineChartSvg('distinct abstract states', 'time since the run started', 'states', states, options),
+    lineChartSvg(
+      'distinct event types and event pairs',
+      'time since the run started',
+      'count',
+      other,
+      options,
+    ),
+    '</div>',
   ].join('\n');
 }
 
@@ -161,12 +143,12 @@ function faultsSection(results: Results): string {
   if (results.faults.length === 0) return '<h2 id="faults">Faults</h2>\n<p class="none">No faults.</p>';
   const rows = results.faults.map(
     (f) =>
-      `<tr class="outcome-${f.outcome}"><td>${ordinal(f.schedule)}</td><td>${f.step === null ? '' : ordinal(f.step)}</td><td>${s(f.atMs)}</td><td>${escapeXml(f.f)}</td><td>${escapeXml(JSON.stringify(f.value) ?? '')}</td><td>${escapeXml(f.nodes.join(', '))}</td><td>${f.outcome}</td><td>${escapeXml(f.error ?? '')}</td></tr>`,
+      `<tr class="outcome-${f.outcome}"><td>${ordinal(f.schedule)}</td><td>${f.step === null ? '' : ordinal(f.step)}</td><td>${s(f.atMs)}</td><td>${escapeXml(f.f)}</td><td>${escapeXml(JSON.stringify(f.value) ?? '')}</td><td>${escapeXml(f.grudge ?? f.nodes.join(', '))}</td><td>${f.outcome}</td><td>${escapeXml(f.error ?? '')}</td></tr>`,
   );
   return [
     '<h2 id="faults">Faults</h2>',
     `<p>${NUMBERING}</p>`,
-    '<table><tr><th>schedule</th><th>step</th><th>at</th><th>fault</th><th>target</th><th>nodes</th><th>outcome</th><th>error or reason skipped</th></tr>',
+    '<table class="faults"><tr><th>schedule</th><th>step</th><th>at</th><th>fault</th><th>target</th><th>nodes (a partition&#39;s sides, a packet fault&#39;s target)</th><th>outcome</th><th>error or reason skipped</th></tr>',
     ...rows,
     '</table>',
   ].join('\n');
@@ -234,19 +216,28 @@ function checkpointsSection(results: Results): string {
 }
 
 /**
- * Counts, once the page is laid out, the charts whose lines or windows have a size on screen, and
- * the shaded fault bands, into `<body data-plots data-drawn data-bands>`: what a headless browser
- * test reads to know every chart was drawn.
+ * Counts, once the page is laid out, the charts whose lines or windows have a size on screen, the
+ * shaded fault bands, and the workbench's lanes, bars, latency points, rate lines and fault labels
+ * into `<body data-…>`: what a headless browser test reads to know every view was drawn. Then
+ * the workbench's zoom.
  */
-const SELF_CHECK = `<script>
+const SCRIPT = `<script>
 (() => {
-  const charts = [...document.querySelectorAll('svg.plot, svg.timeline')];
-  const sized = (e) => { const b = e.getBBox(); return b.width > 0 || b.height > 0; };
-  const drawn = charts.filter((svg) => [...svg.querySelectorAll('path.series, rect.window, rect.role')].some(sized));
-  document.body.dataset.plots = String(charts.length);
-  document.body.dataset.drawn = String(drawn.length);
-  document.body.dataset.bands = String([...document.querySelectorAll('svg.plot rect.band')].filter(sized).length);
+  const charts = [...document.querySelectorAll('svg.plot, svg.timeline, svg.lanes, svg.scatter, svg.rate')];
+  const sized = (e) => { const b = e.getBoundingClientRect(); return b.width > 0 || b.height > 0; };
+  const drawn = charts.filter((svg) => [...svg.querySelectorAll('path.series, rect.window, rect.role, rect.bar, path.points, path.rate')].some(sized));
+  const d = document.body.dataset;
+  d.plots = String(charts.length);
+  d.drawn = String(drawn.length);
+  d.bands = String([...document.querySelectorAll('svg.plot rect.band')].filter(sized).length);
+  d.lanes = document.querySelector('svg.lanes')?.dataset.lanes ?? '0';
+  d.bars = String([...document.querySelectorAll('svg.lanes rect.bar')].filter(sized).length);
+  d.points = String([...document.querySelectorAll('svg.scatter path.points')].filter(sized).reduce((n, p) => n + Number(p.dataset.n), 0));
+  d.quantiles = String([...document.querySelectorAll('svg.scatter path.quantile')].filter(sized).length);
+  d.rates = String([...document.querySelectorAll('svg.rate path.rate')].filter(sized).length);
+  d.faultLabels = String(document.querySelectorAll('svg.fault-labels text.fault-label').length);
 })();
+${WORKBENCH_SCRIPT}
 </script>`;
 
 /** The run report: a self-contained page (inline SVG, CSS and a tiny self-check script; nothing fetched). */
@@ -257,17 +248,16 @@ export function reportHtml(data: RunData, results: Results, outDir: string): str
     `<title>Mallory ${escapeXml(results.run.system)} ${escapeXml(results.run.id)} — ${escapeXml(results.status)}</title>`,
     `<style>${STYLE}</style></head><body>`,
     header(data, results),
-    `<p><a href="#ops">client ops</a> · <a href="#timeline">timeline</a> · <a href="#coverage">coverage</a> · <a href="#faults">faults</a>${results.triggers ? ' · <a href="#triggers">triggers</a>' : ''}${results.sequences ? ' · <a href="#sequences">sequences</a>' : ''}${results.checkpoints ? ' · <a href="#checkpoints">checkpoints</a>' : ''} · <a href="#verdicts">verdicts</a> · <a href="#bugs">bugs</a> · <a href="results.json">results.json</a></p>`,
+    `<p><a href="#workbench">timeline, latency, rate</a> · <a href="#coverage">coverage</a> · <a href="#faults">faults</a>${results.triggers ? ' · <a href="#triggers">triggers</a>' : ''}${results.sequences ? ' · <a href="#sequences">sequences</a>' : ''}${results.checkpoints ? ' · <a href="#checkpoints">checkpoints</a>' : ''} · <a href="#verdicts">verdicts</a> · <a href="#bugs">bugs</a> · <a href="results.json">results.json</a></p>`,
     bugsSection(results, outDir),
     verdictsSection(results),
-    opsSection(data),
-    timelineSection(data),
+    workbenchSection(data),
     coverageSection(data),
     faultsSection(results),
     triggersSection(results),
     sequencesSection(results),
     checkpointsSection(results),
-    SELF_CHECK,
+    SCRIPT,
     '</body></html>',
   ].join('\n');
 }

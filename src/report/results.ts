@@ -89,6 +89,12 @@ export const ResultsSchema = z
           nodes: z.array(z.string()).describe('the nodes it acted on'),
           outcome: z.enum(['ok', 'skipped', 'error']),
           error: z.string().nullable().describe('why it errored or was skipped'),
+          grudge: z
+            .string()
+            .optional()
+            .describe(
+              "a fault on links: its sides ('n1,n3 | n2') or target ('from n3 to n1,n2'); absent for other faults and runs stored before links were kept",
+            ),
         })
         .strict(),
     ),
@@ -290,6 +296,7 @@ export function runResults(data: RunData): Results {
       nodes: [...f.nodes],
       outcome: f.outcome,
       error: f.error,
+      ...(f.grudge !== null ? { grudge: f.grudge } : {}),
     })),
     bugs: stored.bugs.map((b) => {
       const dir = join(data.dir, 'bugs', String(b.id));

@@ -62,6 +62,11 @@ export interface StoredFault {
   readonly error: string | null;
   /** A fault fired by a trigger: its schedule line (`on`, `delayMs`, `$E`); null for the others. */
   readonly trigger: unknown;
+  /**
+   * A fault on links (partition, packet): the directed links `[from, to]` it acted on; null for
+   * the others and in runs stored before links were kept.
+   */
+  readonly links: readonly (readonly [string, string])[] | null;
 }
 
 export interface StoredMetrics {
@@ -188,6 +193,8 @@ export function readStoredRun(dir: string): StoredRun {
       error: string | null;
       /** Absent in runs stored before triggers existed. */
       trigger?: string | null;
+      /** Absent in runs stored before links were kept. */
+      links?: string | null;
     }[];
     const metrics = db.prepare('SELECT * FROM metrics ORDER BY at_ms').all() as {
       at_ms: number;
@@ -253,6 +260,7 @@ export function readStoredRun(dir: string): StoredRun {
         outcome: f.outcome,
         error: f.error,
         trigger: parseJson<unknown>(f.trigger ?? null, null),
+        links: parseJson<[string, string][] | null>(f.links ?? null, null),
       })),
       metrics: metrics.map(metricsRow),
       bugs: bugs.map((b) => ({

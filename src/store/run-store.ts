@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS steps (
 );
 CREATE TABLE IF NOT EXISTS faults (
   id INTEGER PRIMARY KEY AUTOINCREMENT, schedule INTEGER NOT NULL, step INTEGER, at_ms INTEGER NOT NULL,
-  f TEXT NOT NULL, value TEXT, nodes TEXT, outcome TEXT NOT NULL, error TEXT, trigger TEXT
+  f TEXT NOT NULL, value TEXT, nodes TEXT, outcome TEXT NOT NULL, error TEXT, trigger TEXT, links TEXT
 );
 CREATE TABLE IF NOT EXISTS states (
   abstraction TEXT NOT NULL, id TEXT NOT NULL, features TEXT NOT NULL, first_schedule INTEGER,
@@ -71,6 +71,8 @@ export interface FaultRow {
   readonly error?: string;
   /** A fault fired by a trigger: the line as a schedule file writes it (`on`, `delayMs`, `$E`). */
   readonly trigger?: unknown;
+  /** A fault on links (partition, packet): the directed links it acted on, `[from, to]`. */
+  readonly links?: readonly (readonly [string, string])[];
 }
 
 export interface BugRow {
@@ -121,10 +123,12 @@ export class RunStore {
     this.db.exec(SCHEMA);
     // Runs stored before triggers existed have no `trigger` column; before the corpus policy, no `followed`.
     if (!hasColumn(this.db, 'faults', 'trigger')) this.db.exec('ALTER TABLE faults ADD COLUMN trigger TEXT');
+    // Before a fault's links were kept (its grudge), no `links`.
+    if (!hasColumn(this.db, 'faults', 'links')) this.db.exec('ALTER TABLE faults ADD COLUMN links TEXT');
     if (!hasColumn(this.db, 'schedules', 'followed')) this.db.exec('ALTER TABLE schedules ADD COLUMN followed TEXT');
     this.historyFd = openSync(join(dir, 'history.jsonl'), 'a');
     this.insertFault = this.db.prepare(
-      'INSERT INTO faults (schedule, step, at_ms, f, value, nodes, outcome, error, trigger) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO faults (schedule, step, at_ms, f, value, nodes, outcome, error, trigger, links) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     this.upsertStep = this.db.prepare(
       `INSERT INTO steps (schedule, step, started_ms, ended_ms, fault, state, state_arrived, reward, metrics)
@@ -242,6 +246,7 @@ export class RunStore {
         row.outcome,
         row.error ?? null,
         row.trigger === undefined ? null : JSON.stringify(row.trigger),
+        row.links === undefined ? null : JSON.stringify(row.links),
       );
     });
   }

@@ -59,9 +59,70 @@ describe('renderLinearizabilityHtml', () => {
     expect(html).toContain('data-order="1"');
     expect(html).toMatch(/<g class="op other open" data-index="9"/);
     expect(count(html, /<rect class="fault"/g)).toBe(2);
-    expect(html).toContain('>start-partition</text>');
-    expect(html).toContain('>kill</text>');
+    expect(html).toContain('>start-partition majority</text>');
+    expect(html).toContain('>kill n1</text>');
     expect(html).not.toContain('<script>alert');
+  });
+
+  it("labels each fault with its grudge, in its family's colour, in rows that keep labels apart", async () => {
+    const early = history(
+      [0, 'invoke', 'write', ['b', 1]],
+      ['nemesis', 'info', 'start-partition', 'halves'],
+      ['nemesis', 'info', 'start-partition', ['n1', 'n2', 'n3']],
+      ['nemesis', 'info', 'kill', 'one'],
+      ['nemesis', 'info', 'kill', ['n2']],
+      [0, 'ok', 'write', ['b', 1]],
+      ['nemesis', 'info', 'stop-partition', null],
+      ['nemesis', 'info', 'stop-partition', ['n1', 'n2', 'n3']],
+    );
+    // A read a second later: the faults' labels, 2 ms apart, would overlap on one row.
+    const ops: Op[] = [
+      ...early,
+      { index: 8, time: 1_000_000_000, type: 'invoke', process: 1, f: 'read', value: ['b', null] },
+      { index: 9, time: 1_001_000_000, type: 'ok', process: 1, f: 'read', value: ['b', 1] },
+    ];
+    const result = await checkOps(ops, { model: 'kv' });
+    const html = renderLinearizabilityHtml(result, ops, undefined, { grudges: new Map([[2, 'n1,n3 | n2']]) });
+    // One window per fault (its announcement and completion are one), each kind its own colour.
+    expect(count(html, /<rect class="fault"/g)).toBe(2);
+    expect(html).toContain('>start-partition n1,n3 | n2</text>');
+    expect(html).toContain('>kill n2</text>');
+    const fills = [...html.matchAll(/<rect class="fault" data-f="([^"]+)"[^>]* fill="([^"]+)"/g)].map((m) => [
+      m[1],
+      m[2],
+    ]);
+    expect(fills).toEqual([
+      ['start-partition', '#e377c2'],
+      ['kill', '#7f7f7f'],
+    ]);
+    // The two labels start 1 ms apart: the second goes to a row of its own.
+    const ys = [...html.matchAll(/<text class="fault-label" x="[^"]+" y="([^"]+)"/g)].map((m) =>
+      Number(m[1]),
+    );
+    expect(new Set(ys).size).toBe(2);
+    // Ticks read as durations from the run's start.
+    expect(html).toMatch(/class="tick-label"[^>]*>0\.2 s</);
+    expect(html).not.toMatch(/\d\.\d ms</);
+  });
+
+  it('ends a partition where the next one begins, so that windows of one kind never overlap', async () => {
+    const ops = history(
+      [0, 'invoke', 'write', ['b', 1]],
+      ['nemesis', 'info', 'start-partition', 'halves'],
+      ['nemesis', 'info', 'start-partition', ['n1', 'n2', 'n3']],
+      ['nemesis', 'info', 'start-partition', 'isolate'],
+      ['nemesis', 'info', 'start-partition', ['n1', 'n2', 'n3']],
+      ['nemesis', 'info', 'stop-partition', null],
+      ['nemesis', 'info', 'stop-partition', ['n1', 'n2', 'n3']],
+      [0, 'ok', 'write', ['b', 1]],
+    );
+    const result = await checkOps(ops, { model: 'kv' });
+    const html = renderLinearizabilityHtml(result, ops);
+    const windows = [
+      ...html.matchAll(/<rect class="fault" data-f="start-partition" x="([\d.]+)" y="\d+" width="([\d.]+)"/g),
+    ].map((m) => [Number(m[1]), Number(m[1]) + Number(m[2])]);
+    expect(windows).toHaveLength(2);
+    expect(windows[0][1]).toBeCloseTo(windows[1][0], 0);
   });
 
   it('shows integers beyond 2^53 and keys that differ beyond it exactly', async () => {
@@ -99,17 +160,21 @@ describe('renderLinearizabilityHtml', () => {
     async () => {
       const result = await checkOps(OPS, { model: 'kv' });
       const dir = await mkdtemp(path.join(tmpdir(), 'mallory-html-'));
-      const file = path.join(dir, 'check.html');
-      await writeFile(file, renderLinearizabilityHtml(result, OPS));
-      const dom = await chromium(['--dump-dom', `file://${file}`]);
-      expect(dom).toContain('<body data-ops="4">');
-      expect(dom).toMatch(/<g class="op failing" data-index="8"/);
-      const png = path.join(dir, 'check.png');
-      await chromium(['--window-size=1300,700', `--screenshot=${png}`, `file://${file}`]);
-      const header = (await readFile(png)).subarray(1, 4).toString('latin1');
-      expect(header).toBe('PNG');
-      expect((await stat(png)).size).toBeGreaterThan(10_000);
-      await rm(dir, { recursive: true, force: true });
+      try {
+        const file = path.join(dir, 'check.html');
+        await writeFile(file, renderLinearizabilityHtml(result, OPS));
+        const dom = await chromium(['--dump-dom', `file://${file}`]);
+        expect(dom).toContain('<body data-ops="4" data-faults="2">');
+        expect(dom).toMatch(/<g class="op failing" data-index="8"/);
+        const png = path.join(dir, 'check.png');
+        await chromium(['--window-size=1300,700', `--screenshot=${png}`, `file://${file}`]);
+        const header = (await readFile(png)).subarray(1, 4).toString('latin1');
+        expect(header).toBe('PNG');
+        expect((await stat(png)).size).toBeGreaterThan(10_000);
+      } finally {
+        // A failing assertion must not leave the page behind.
+        await rm(dir, { recursive: true, force: true });
+      }
     },
     CHROMIUM_TIMEOUT_MS * 2,
   );

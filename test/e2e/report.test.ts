@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { ResultsSchema, type Results } from '../../src/report/results.js';
 import { CHROMIUM, chromium } from '../_helpers/chromium.js';
+import { readStoredRun } from '../../src/store/run-reader.js';
 import { validateJsonSchema } from '../report/_helpers/validate-json-schema.js';
 import { disposeSandbox, mallory, REPO, sandbox, jsonOf } from './helpers.js';
 
@@ -25,6 +26,43 @@ describe('mallory report', () => {
     expect(r.stderr).toBe(
       'mallory: report: /nonexistent does not exist: give a run directory, store/<system>/<run> (e.g. store/latest), or --index\n',
     );
+  });
+
+  it("keeps a real partition's links and shows its sides in the fault table, the workbench and results.json", async () => {
+    const schedule = join(box.state, '..', 'grudge.jsonl');
+    const lines = [
+      { atMs: 1000, f: 'start-partition', value: 'isolate' },
+      { atMs: 3000, f: 'stop-partition', value: null },
+      { atMs: 3500, f: 'start-packet', value: { target: 'one', lossPct: 20 } },
+      { atMs: 5500, f: 'stop-packet', value: null },
+    ];
+    writeFileSync(schedule, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const run = await mallory(
+      ['run', '--schedule', schedule, '--steps', '3', '--seed', '4', '--store', box.store, '--json'],
+      box,
+    );
+    expect([0, 1], run.stderr).toContain(run.code);
+    const runDir = (jsonOf(run) as { runDir: string }).runDir;
+    const stored = readStoredRun(runDir).faults.filter((f) => f.outcome === 'ok');
+    const partition = stored.find((f) => f.f === 'start-partition');
+    expect(partition?.links?.length).toBeGreaterThan(0);
+    const results = JSON.parse(readFileSync(join(runDir, 'results.json'), 'utf8')) as Results;
+    // isolate: one node against the rest, e.g. `n2 | n1,n3`.
+    const sides = results.faults.find((f) => f.f === 'start-partition')?.grudge;
+    expect(sides).toMatch(/^n\d(,n\d)* \| n\d(,n\d)*$/);
+    const packet = results.faults.find((f) => f.f === 'start-packet');
+    expect(packet?.grudge).toBeDefined();
+    expect(results.faults.find((f) => f.f === 'stop-partition')?.grudge).toBeUndefined();
+    const page = readFileSync(join(runDir, 'report.html'), 'utf8');
+    expect(page).toContain(`<td>start-partition</td><td>&#34;isolate&#34;</td><td>${sides!}</td>`);
+    expect(page).toMatch(
+      new RegExp(
+        `<text class="fault-label"[^>]*><title>[^<]*</title>start-partition ${sides!.replace('|', '\\|')}</text>`,
+      ),
+    );
+    if (!existsSync(CHROMIUM)) return;
+    const dom = await chromium(['--dump-dom', `file://${join(runDir, 'report.html')}`]);
+    expect(dom).toMatch(/<body [^>]*data-fault-labels="2"/);
   });
 
   it('reports a real kvraft campaign: results.json valid against its schema, every plot drawn in Chromium', async () => {
@@ -75,12 +113,23 @@ describe('mallory report', () => {
     if (!existsSync(CHROMIUM)) return; // the rest needs Debian's chromium
     const url = `file://${join(runDir, 'report.html')}`;
     const dom = await chromium(['--dump-dom', url]);
-    const body = /<body data-plots="(\d+)" data-drawn="(\d+)" data-bands="(\d+)">/.exec(dom);
+    const body = /<body data-plots="(\d+)" data-drawn="(\d+)" data-bands="(\d+)" ([^>]*)>/.exec(dom);
     expect(body, 'the page self-check ran').not.toBeNull();
-    const [plots, drawn, bands] = body!.slice(1).map(Number);
+    const [plots, drawn, bands] = body!.slice(1, 4).map(Number);
+    const seen = Object.fromEntries(
+      [...body![4].matchAll(/data-([\w-]+)="(\d+)"/g)].map((m) => [m[1], Number(m[2])]),
+    );
+    // The workbench: a lane per process (packed), a bar and a latency point per client op.
+    const clientOps = results.counts.ops.ok + results.counts.ops.fail + results.counts.ops.info;
+    expect(seen.lanes).toBeGreaterThan(0);
+    expect(seen.bars).toBeGreaterThanOrEqual(clientOps);
+    expect(seen.points).toBe(clientOps);
+    expect(seen.quantiles).toBe(3);
+    expect(seen.rates).toBeGreaterThan(0);
+    if (hadFaults) expect(seen['fault-labels']).toBeGreaterThan(0);
     const verdictRows = /<table class="verdict-schedules">([\s\S]*?)<\/table>/.exec(dom)?.[1] ?? '';
     expect(verdictRows.match(/<tr>/g)).toHaveLength(results.schedules.length + 1);
-    expect(plots).toBe(5); // rate, latency, timeline, states, event types
+    expect(plots).toBe(6); // node rows, lanes, latency, rate, states, event types
     expect(drawn).toBe(hadFaults ? plots : plots - 1); // the timeline has windows only with faults
     if (hadFaults) expect(bands).toBeGreaterThan(0);
     for (const svg of dom.match(/<svg[^>]*class="plot"[\s\S]*?<\/svg>/g) ?? []) {

@@ -11,7 +11,7 @@ import {
 import type { StoredFault } from '../../src/store/run-reader.js';
 
 function fault(atMs: number, f: string, nodes: string[], outcome: TimedFault['outcome'] = 'ok'): TimedFault {
-  return { schedule: 0, step: null, atMs, f, value: null, nodes, outcome, error: null };
+  return { schedule: 0, step: null, atMs, f, value: null, nodes, outcome, error: null, grudge: null };
 }
 
 describe('faultWindows', () => {
@@ -165,6 +165,7 @@ describe('timedFaults', () => {
         outcome: 'skipped',
         error: null,
         trigger: null,
+        links: null,
       },
     ];
     const ops: Op[] = [
@@ -201,6 +202,7 @@ describe('timedFaults', () => {
         nodes: [],
         outcome: 'skipped',
         error: 'no node it could act on',
+        grudge: null,
       },
       {
         schedule: 1,
@@ -211,6 +213,7 @@ describe('timedFaults', () => {
         nodes: [],
         outcome: 'skipped',
         error: '$V is not bound',
+        grudge: null,
       },
     ]);
   });

@@ -73,12 +73,18 @@ describe('writeRunReport', () => {
     const { html } = await writeRunReport(run.dir);
     const page = readFileSync(html, 'utf8');
     const plots = page.match(/<svg[^>]*class="plot"[\s\S]*?<\/svg>/g) ?? [];
-    expect(plots).toHaveLength(4); // rate, latency, states, event types
+    expect(plots).toHaveLength(2); // states, event types
     for (const plot of plots) {
       expect(plot).toMatch(/<path class="series" d="M[\d.]+,[\d.]+ L/);
       expect(plot).toContain('class="band"');
     }
-    expect(page).toMatch(/<rect class="window"[^>]*fill="#7f7f7f"><title>kill n2 1\.0 s–2\.5 s/);
+    expect(page).toMatch(/<rect class="window"[^>]*fill="#7f7f7f"[^>]*><title>kill n2 1\.0 s–2\.5 s/);
+    // The partition's sides, from its stored links: in the fault table, its label and its windows.
+    expect(page).toContain('<td>start-partition</td><td>&#34;halves&#34;</td><td>n1 | n2,n3</td>');
+    expect(page).toMatch(
+      /<text class="fault-label" data-ms="1500"[^>]*><title>[^<]*<\/title>start-partition n1 \| n2,n3<\/text>/,
+    );
+    expect(page).toContain('(ended by stop): n1 | n2,n3</title>');
     expect(page).toContain('<title>n1 leader 0.2 s–');
     expect(page).toContain('href="bugs/1/check.html"');
     expect(page).toContain(`mallory replay ${join(run.dir, 'bugs', '1')} --repeat 10`);

@@ -107,6 +107,28 @@ describe('RunStore', () => {
     again.close();
   });
 
+  it("keeps a fault's links (its grudge), and reads a run stored before them with none", () => {
+    const store = RunStore.create(storeDir, info);
+    const dir = store.dir;
+    store.scheduleStarted(0, 0);
+    const links: [string, string][] = [
+      ['n1', 'n2'],
+      ['n2', 'n1'],
+    ];
+    store.fault({ schedule: 0, step: 0, atMs: 10, f: 'start-partition', value: 'halves', nodes: ['n1', 'n2'], outcome: 'ok', links });
+    store.fault({ schedule: 0, step: 1, atMs: 20, f: 'kill', value: 'one', nodes: ['n3'], outcome: 'ok' });
+    store.close();
+    expect(readStoredRun(dir).faults.map((f) => f.links)).toEqual([links, null]);
+    // An older run: no `links` column; it still reads, with no links.
+    const db = new Database(join(dir, 'run.db'));
+    db.exec('ALTER TABLE faults DROP COLUMN links');
+    db.close();
+    expect(readStoredRun(dir).faults.map((f) => [f.f, f.links])).toEqual([
+      ['start-partition', null],
+      ['kill', null],
+    ]);
+  });
+
   it("keeps each schedule's verdicts, and reads a run stored before them from its check lists", () => {
     const store = RunStore.create(storeDir, info);
     const dir = store.dir;

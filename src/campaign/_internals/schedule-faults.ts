@@ -97,6 +97,7 @@ export class ScheduleFaults {
       outcome: outcome.outcome,
       ...(outcome.error !== undefined ? { error: outcome.error } : {}),
       ...(trigger !== undefined ? { trigger } : {}),
+      ...(outcome.links !== undefined && outcome.links.length > 0 ? { links: outcome.links } : {}),
     });
     emit('fault', outcome, this.schedule, atMs);
   }

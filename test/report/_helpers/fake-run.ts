@@ -52,6 +52,13 @@ export function fakeRun(): { readonly store: string; readonly dir: string } {
     value: 'halves',
     nodes: ['n1', 'n2', 'n3'],
     outcome: 'ok',
+    // n1 cut off from n2 and n3, both ways: the sides n1 | n2,n3.
+    links: [
+      ['n1', 'n2'],
+      ['n1', 'n3'],
+      ['n2', 'n1'],
+      ['n3', 'n1'],
+    ],
   });
   run.fault({ schedule: 0, step: 2, atMs: 2000, f: 'resume', value: 'all', nodes: [], outcome: 'skipped' });
   run.fault({ schedule: 0, step: 2, atMs: 2500, f: 'start', value: 'all', nodes: ['n2'], outcome: 'ok' });
