@@ -54,9 +54,18 @@ function timeRange(times: readonly number[], emptyMin: number, emptyMax: number)
   return [min, max];
 }
 
-/** Times are ns in our histories; a history without times (Jepsen log lines) has op positions. */
-function tickLabel(sinceStart: number, span: number): string {
-  return span >= NS_PER_MS ? `${(sinceStart / NS_PER_MS).toFixed(1)} ms` : `t=${sinceStart.toFixed(0)}`;
+const NS_PER_S = 1_000_000_000;
+
+/**
+ * A time of the history as the page shows it: ours (and Jepsen's `:time`) are ns since the run
+ * started, shown in seconds since the run started, as the terminal and the report show them, with
+ * as many decimals as ticks `step` ns apart need to differ; a history without times (Jepsen log
+ * lines) has op positions.
+ */
+function timeLabel(t: number, span: number, step: number): string {
+  if (span < NS_PER_MS) return `t=${t.toFixed(0)}`;
+  const decimals = Math.min(4, Math.max(0, Math.ceil(-Math.log10(step / NS_PER_S))));
+  return `${(t / NS_PER_S).toFixed(decimals)} s`;
 }
 
 /** Client ops as intervals: a failed op did not happen; one with no answer lasts to `end`. */
@@ -112,7 +121,12 @@ function shortValue(interval: Interval, withoutKey: boolean): string {
   return text.length > 24 ? `${text.slice(0, 23)}…` : text;
 }
 
-function describeInterval(interval: Interval, order: number | undefined, failing: boolean): string {
+function describeInterval(
+  interval: Interval,
+  order: number | undefined,
+  failing: boolean,
+  at: (t: number) => string,
+): string {
   const { invoke, complete } = interval;
   const outcome =
     complete === undefined
@@ -122,7 +136,7 @@ function describeInterval(interval: Interval, order: number | undefined, failing
         : `ok ${describeValue(complete.value)}`;
   const lines = [
     `process ${interval.process}${invoke.node ? ` on ${invoke.node}` : ''}: ${invoke.f} ${describeValue(invoke.value)} → ${outcome}`,
-    `invoke index ${invoke.index} at ${invoke.time} ns${complete === undefined ? '' : `, completion index ${complete.index} at ${complete.time} ns`}`,
+    `invoke index ${invoke.index} at ${at(invoke.time)}${complete === undefined ? '' : `, completion index ${complete.index} at ${at(complete.time)}`}`,
   ];
   if (order !== undefined) lines.push(`linearized #${order}`);
   if (failing) lines.push('cannot be placed after the linearized prefix');
@@ -219,9 +233,11 @@ export function renderLinearizabilityHtml(
     const tx = x(t);
     svg.push(
       `<line class="tick" x1="${tx.toFixed(1)}" y1="${AXIS_HEIGHT_PX - 18}" x2="${tx.toFixed(1)}" y2="${height}"/>`,
-      `<text class="tick-label" x="${(tx + 2).toFixed(1)}" y="10">${tickLabel(t - t0, span)}</text>`,
+      `<text class="tick-label" x="${(tx + 2).toFixed(1)}" y="10">${timeLabel(t, span, span / AXIS_TICKS)}</text>`,
     );
   }
+  // An op's own times, to the ms (a tenth of one when the view is that short).
+  const opTime = (t: number): string => timeLabel(t, span, Math.min(NS_PER_MS, span / AXIS_TICKS));
   for (const process of processes) {
     const y = AXIS_HEIGHT_PX + rowOf.get(process)! * ROW_HEIGHT_PX;
     const nodes = [...new Set(intervals.filter((i) => i.process === process).map((i) => i.invoke.node))];
@@ -250,7 +266,7 @@ export function renderLinearizabilityHtml(
         `<svg x="${x1.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${BAR_HEIGHT_PX}">` +
         `<rect width="100%" height="100%" rx="3"/>` +
         `<text x="3" y="${BAR_HEIGHT_PX - 3}">${escapeHtml(label)}</text></svg>` +
-        `<title>${escapeHtml(describeInterval(interval, n, failing))}</title></g>`,
+        `<title>${escapeHtml(describeInterval(interval, n, failing, opTime))}</title></g>`,
     );
   }
 
@@ -279,6 +295,11 @@ export function renderLinearizabilityHtml(
     );
   }
   for (const note of notes) summary.push(`<p class="note">${escapeHtml(note)}</p>`);
+  if (span >= NS_PER_MS) {
+    summary.push(
+      '<p class="note" id="clock">Times are seconds since the run started, as on the terminal and in the report (the history keeps ns since the run started, Jepsen\'s <code>:time</code>).</p>',
+    );
+  }
 
   const title = options.title ?? 'Linearizability';
   return `<!doctype html>
