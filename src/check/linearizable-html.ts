@@ -55,16 +55,18 @@ function timeRange(times: readonly number[], emptyMin: number, emptyMax: number)
 }
 
 const NS_PER_S = 1_000_000_000;
+/** An op's times are given to the ms: what a tick step of 10 ms shows. */
+const OP_TIME_STEP_NS = 10 * NS_PER_MS;
 
 /**
  * A time of the history as the page shows it: ours (and Jepsen's `:time`) are ns since the run
  * started, shown in seconds since the run started, as the terminal and the report show them, with
- * as many decimals as ticks `step` ns apart need to differ; a history without times (Jepsen log
- * lines) has op positions.
+ * one decimal more than ticks `step` ns apart need to differ (at least one); a history without
+ * times (Jepsen log lines) has op positions.
  */
 function timeLabel(t: number, span: number, step: number): string {
   if (span < NS_PER_MS) return `t=${t.toFixed(0)}`;
-  const decimals = Math.min(4, Math.max(0, Math.ceil(-Math.log10(step / NS_PER_S))));
+  const decimals = Math.min(4, Math.max(1, Math.ceil(-Math.log10(step / NS_PER_S)) + 1));
   return `${(t / NS_PER_S).toFixed(decimals)} s`;
 }
 
@@ -236,8 +238,8 @@ export function renderLinearizabilityHtml(
       `<text class="tick-label" x="${(tx + 2).toFixed(1)}" y="10">${timeLabel(t, span, span / AXIS_TICKS)}</text>`,
     );
   }
-  // An op's own times, to the ms (a tenth of one when the view is that short).
-  const opTime = (t: number): string => timeLabel(t, span, Math.min(NS_PER_MS, span / AXIS_TICKS));
+  // An op's own times, to the ms.
+  const opTime = (t: number): string => timeLabel(t, span, OP_TIME_STEP_NS);
   for (const process of processes) {
     const y = AXIS_HEIGHT_PX + rowOf.get(process)! * ROW_HEIGHT_PX;
     const nodes = [...new Set(intervals.filter((i) => i.process === process).map((i) => i.invoke.node))];
