@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 import { DURABILITIES, type Durability } from '../check/durability.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
+import { ReplayOfSchema } from '../store/replay-of.js';
 import { DEFAULT_CHECKPOINT_CAP_BYTES, DEFAULT_CHECKPOINT_KEEP } from './checkpoints.js';
 
 /** Defaults in the spirit of the Mallory artifact: 12 steps of 2.5 s per schedule. */
@@ -101,6 +102,8 @@ export const RunConfigSchema = z.object({
   seedPolicyFrom: z.string().optional(),
   /** A directory campaigns share what they learn through, while they run (`--exchange`). */
   exchange: z.string().min(1).optional(),
+  /** Set by replay and shrink: the bug this run is a try of (`store/replay-of.ts`). */
+  replayOf: ReplayOfSchema.optional(),
 });
 
 export type RunConfig = z.infer<typeof RunConfigSchema>;

@@ -1,11 +1,12 @@
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 import type { Durability } from '../check/durability.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import { UsageError } from '../core/errors.js';
 import type { RunStore } from '../store/run-store.js';
 import { readCheckpoint } from '../store/checkpoint-files.js';
+import type { ReplayOf } from '../store/replay-of.js';
 import { RunConfigSchema } from './config.js';
 import type { Reporter } from './reporter.js';
 import { runCampaign } from './run-campaign.js';
@@ -126,6 +127,26 @@ export interface ReplayOptions {
   readonly settled?: (reproduced: number, tried: number) => boolean;
   /** Start on empty data dirs even when the bug's schedule has a checkpoint. */
   readonly fresh?: boolean;
+  /** The shrinker's candidate these tries run (their runs say `shrink`, not `replay`). */
+  readonly candidate?: number;
+}
+
+/**
+ * What the `index`th try of a replay (or of a shrink's `candidate`) of `bug` is, as its run keeps
+ * it: the bug's directory, and its run and id when the directory is a run's `bugs/<id>`.
+ */
+export function replayOf(bug: ReplayableBug, index: number, candidate?: number): ReplayOf {
+  const bugDir = resolve(bug.dir);
+  const id = Number(basename(bugDir));
+  const inRun = basename(dirname(bugDir)) === 'bugs' && Number.isInteger(id) && id >= 0;
+  return {
+    kind: candidate === undefined ? 'replay' : 'shrink',
+    bugDir,
+    ...(inRun ? { run: dirname(dirname(bugDir)), bug: id } : {}),
+    finding: { kind: bug.header.finding.kind, name: bug.header.finding.name },
+    ...(candidate !== undefined ? { candidate } : {}),
+    try: index,
+  };
 }
 
 /** Margin on top of the schedule's own length for a replay's time budget. */
@@ -185,11 +206,14 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
   });
   const tries: ReplayTry[] = [];
   for (let i = 0; i < options.repeat && !options.signal.aborted; i++) {
-    const summary = await runCampaign(config, {
-      reporters: options.reporters,
-      signal: options.signal,
-      ...(options.onRegistry ? { onRegistry: options.onRegistry } : {}),
-    });
+    const summary = await runCampaign(
+      { ...config, replayOf: replayOf(bug, i, options.candidate) },
+      {
+        reporters: options.reporters,
+        signal: options.signal,
+        ...(options.onRegistry ? { onRegistry: options.onRegistry } : {}),
+      },
+    );
     if (summary.status === 'interrupted') break;
     const found = summary.bugs.map((b) => `${b.kind}/${b.name}`);
     const result: ReplayTry = {

@@ -51,7 +51,11 @@ export interface Reporter {
     nodes: readonly string[];
   }): void;
   progress?(progress: Progress): void;
-  fault?(outcome: FaultOutcome, schedule: number, atMs: number): void;
+  /**
+   * A fault enacted (or skipped, or failed): `atMs` is ms since its schedule started (as `run.db`
+   * keeps it), `runMs` ms since the run started (the one clock every view shows).
+   */
+  fault?(outcome: FaultOutcome, schedule: number, atMs: number, runMs: number): void;
   bug?(bug: BugRecord): void;
   message?(text: string): void;
   runEnded?(summary: RunSummary): void;

@@ -92,6 +92,7 @@ export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
     writeFileSync(file, formatCandidate(bug, file, lets, chosen));
     const result = await replayBug({
       bug: { ...bug, scheduleFile: file },
+      candidate: index,
       repeat,
       ...(options.fresh !== undefined ? { fresh: options.fresh } : {}),
       store: options.store,

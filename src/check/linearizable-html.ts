@@ -86,6 +86,22 @@ function axisTicks(viewStart: number, viewEnd: number): { readonly at: number; r
   });
 }
 
+const NS_PER_S = 1_000_000_000;
+/** An op's times are given to the ms: what a tick step of 10 ms shows. */
+const OP_TIME_STEP_NS = 10 * NS_PER_MS;
+
+/**
+ * A time of the history as the page shows it: ours (and Jepsen's `:time`) are ns since the run
+ * started, shown in seconds since the run started, as the terminal and the report show them, with
+ * one decimal more than ticks `step` ns apart need to differ (at least one); a history without
+ * times (Jepsen log lines) has op positions.
+ */
+function timeLabel(t: number, span: number, step: number): string {
+  if (span < NS_PER_MS) return `t=${t.toFixed(0)}`;
+  const decimals = Math.min(4, Math.max(1, Math.ceil(-Math.log10(step / NS_PER_S)) + 1));
+  return `${(t / NS_PER_S).toFixed(decimals)} s`;
+}
+
 /** Client ops as intervals: a failed op did not happen; one with no answer lasts to `end`. */
 function pairIntervals(ops: readonly Op[], end: number): Interval[] {
   return pairOps(ops)
@@ -182,7 +198,12 @@ function shortValue(interval: Interval, withoutKey: boolean): string {
   return text.length > 24 ? `${text.slice(0, 23)}…` : text;
 }
 
-function describeInterval(interval: Interval, order: number | undefined, failing: boolean): string {
+function describeInterval(
+  interval: Interval,
+  order: number | undefined,
+  failing: boolean,
+  at: (t: number) => string,
+): string {
   const { invoke, complete } = interval;
   const outcome =
     complete === undefined
@@ -192,7 +213,7 @@ function describeInterval(interval: Interval, order: number | undefined, failing
         : `ok ${describeValue(complete.value)}`;
   const lines = [
     `process ${interval.process}${invoke.node ? ` on ${invoke.node}` : ''}: ${invoke.f} ${describeValue(invoke.value)} → ${outcome}`,
-    `invoke index ${invoke.index} at ${invoke.time} ns${complete === undefined ? '' : `, completion index ${complete.index} at ${complete.time} ns`}`,
+    `invoke index ${invoke.index} at ${at(invoke.time)}${complete === undefined ? '' : `, completion index ${complete.index} at ${at(complete.time)}`}`,
   ];
   if (order !== undefined) lines.push(`linearized #${order}`);
   if (failing) lines.push('cannot be placed after the linearized prefix');
@@ -302,6 +323,8 @@ export function renderLinearizabilityHtml(
       `<text class="tick-label" x="${(tx + 2).toFixed(1)}" y="10">${escapeHtml(tick.label)}</text>`,
     );
   }
+  // An op's own times, to the ms.
+  const opTime = (t: number): string => timeLabel(t, span, OP_TIME_STEP_NS);
   for (const process of processes) {
     const y = opsTop + rowOf.get(process)! * ROW_HEIGHT_PX;
     const nodes = [...new Set(intervals.filter((i) => i.process === process).map((i) => i.invoke.node))];
@@ -329,7 +352,7 @@ export function renderLinearizabilityHtml(
         `<svg x="${x1.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${BAR_HEIGHT_PX}">` +
         `<rect width="100%" height="100%" rx="3"/>` +
         `<text x="3" y="${BAR_HEIGHT_PX - 3}">${escapeHtml(label)}</text></svg>` +
-        `<title>${escapeHtml(describeInterval(interval, n, failing))}</title></g>`,
+        `<title>${escapeHtml(describeInterval(interval, n, failing, opTime))}</title></g>`,
     );
   }
 
@@ -358,6 +381,11 @@ export function renderLinearizabilityHtml(
     );
   }
   for (const note of notes) summary.push(`<p class="note">${escapeHtml(note)}</p>`);
+  if (span >= NS_PER_MS) {
+    summary.push(
+      '<p class="note" id="clock">Times are seconds since the run started, as on the terminal and in the report (the history keeps ns since the run started, Jepsen\'s <code>:time</code>).</p>',
+    );
+  }
 
   const title = options.title ?? 'Linearizability';
   return `<!doctype html>

@@ -13,6 +13,13 @@ function clock(ms: number): string {
   return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
 }
 
+/** ms since the run started as `mm:ss.t`, the progress line's clock with tenths. */
+function runClock(ms: number): string {
+  const tenths = Math.floor(ms / 100);
+  const s = Math.floor(tenths / 10);
+  return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}.${tenths % 10}`;
+}
+
 function line(p: Progress): string {
   return (
     `[${clock(p.elapsedMs)}/${clock(p.budgetMs)}] schedule ${p.schedule + 1} step ${Math.min(p.step + 1, p.steps)}/${p.steps}` +
@@ -67,14 +74,17 @@ export class ProgressReporter implements Reporter {
     }
   }
 
-  /** Every fault, on a terminal too, with the reason for a skip or an error. */
-  fault(outcome: FaultOutcome, schedule: number, atMs: number): void {
+  /**
+   * Every fault, on a terminal too, with the reason for a skip or an error; at its time since the
+   * run started, the clock of the progress line, the report and check.html.
+   */
+  fault(outcome: FaultOutcome, schedule: number, _atMs: number, runMs: number): void {
     const grudge = describeLinks(outcome.nodes, outcome.links);
     const nodes =
       grudge !== undefined ? `: ${grudge}` : outcome.nodes.length > 0 ? ` on ${outcome.nodes.join(',')}` : '';
     const why = outcome.outcome !== 'ok' && outcome.error ? `: ${outcome.error}` : '';
     this.print(
-      `  schedule ${schedule + 1} +${(atMs / 1000).toFixed(1)}s ${describeFault(outcome.fault)}${nodes} (${outcome.outcome}${why})`,
+      `  [${runClock(runMs)}] schedule ${schedule + 1} ${describeFault(outcome.fault)}${nodes} (${outcome.outcome}${why})`,
     );
   }
 

@@ -15,9 +15,10 @@ export interface Op {
   readonly node?: string;
   readonly error?: string;
   /**
-   * A final read (on its invocation and completion): read once the faults were healed and the
-   * nodes had caught up, so it is checked as linearizable whatever the system declares its reads
-   * promise (`readConsistency`): it must see every acknowledged write.
+   * A final read (on its invocation and completion; Jepsen's `:final? true`): read once the faults
+   * were healed, the reset's nemesis ops written and the nodes had caught up, so it is checked as
+   * linearizable whatever the system declares its reads promise (`readConsistency`): it must see
+   * every acknowledged write.
    */
   readonly final?: true;
 }

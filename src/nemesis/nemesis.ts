@@ -20,6 +20,7 @@ import {
   type FamilySystem,
   type FaultFamilyPackage,
   type FaultOutcome,
+  type HealOp,
   messageOf,
   type NemesisCluster,
   type Recorded,
@@ -30,7 +31,10 @@ import { PartitionFamily } from './families/partition.js';
 import { KillFamily, PauseFamily } from './families/process.js';
 import { resolveTarget } from './targets.js';
 
-export type { FaultOutcome, NemesisCluster } from './families/family.js';
+export type { FaultOutcome, HealOp, NemesisCluster } from './families/family.js';
+
+/** Hears each family's part of a reset: before it (`invoke`) and after it, with its errors (`done`). */
+export type HealJournal = (phase: 'invoke' | 'done', op: HealOp, errors?: readonly string[]) => void;
 
 /** One entry of a fault schedule file (`--schedule`), as bug records write it. */
 export interface ScheduleEntry {
@@ -192,10 +196,18 @@ export class Nemesis {
   /**
    * Undoes every fault, family by family in the order of `allFamilies`. Returns the errors it met
    * (the reset goes on past them), but throws a failure of Mallory itself (`HarnessError`).
+   * `journal` hears what each family undoes, as the Jepsen op that undoes it, before (`invoke`) and
+   * after (`done`, with the errors it met): the history's record of the reset.
    */
-  async healAll(): Promise<string[]> {
+  async healAll(journal?: HealJournal): Promise<string[]> {
     const errors: string[] = [];
-    for (const p of this.packages) await p.heal(this.ctx, errors);
+    for (const p of this.packages) {
+      const undo = journal ? p.undoing?.(this.ctx) : undefined;
+      if (undo) journal?.('invoke', undo);
+      const before = errors.length;
+      await p.heal(this.ctx, errors);
+      if (undo) journal?.('done', undo, errors.slice(before));
+    }
     return errors;
   }
 }

@@ -67,6 +67,13 @@ function faultBands(data: RunData): Band[] {
   }));
 }
 
+/** What a replay or shrink try replays, for its report's header. */
+function describeReplayOf(of: NonNullable<Results['run']['replayOf']>): string {
+  const what = `${of.kind}${of.candidate !== undefined ? ` of candidate ${of.candidate}` : ''}, try ${of.try + 1}`;
+  const bug = `bug ${of.bug !== undefined ? `#${of.bug} ` : ''}(${of.finding.kind}/${of.finding.name})`;
+  return `${escapeXml(what)}: ${escapeXml(bug)} — <code>${escapeXml(of.bugDir)}</code>`;
+}
+
 function header(data: RunData, results: Results): string {
   const r = results.run;
   const c = results.counts;
@@ -75,6 +82,7 @@ function header(data: RunData, results: Results): string {
     ['run', `${escapeXml(r.id)} — <code>${escapeXml(r.dir)}</code>`],
     ['seed', String(r.seed)],
     ['policy', escapeXml(r.policy)],
+    ...(r.replayOf !== undefined ? [['try of', describeReplayOf(r.replayOf)] as [string, string]] : []),
     [
       'status',
       `<span class="status-${escapeXml(results.status)}">${escapeXml(results.status)}</span>${results.error !== undefined ? ` — ${escapeXml(results.error)}` : ''}`,

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { z } from 'zod/v4';
 
 import { runVerdict, scheduleVerdicts } from '../core/verdict.js';
+import { replayOfConfig } from '../store/replay-of.js';
 import { templateIdOf } from '../observe/log-events.js';
 import type { RunData } from './run-data.js';
 import { sequenceStats } from './sequence-stats.js';
@@ -47,6 +48,19 @@ const CheckerVerdictSchema = z
   })
   .strict();
 
+/** `run.replayOf`: as `store/replay-of.ts` keeps it in the run's configuration. */
+const ReplayOfResult = z
+  .object({
+    kind: z.enum(['replay', 'shrink']),
+    bugDir: z.string().describe("the bug's directory, absolute"),
+    run: z.string().optional().describe('the run that found the bug, absolute'),
+    bug: Count.optional().describe("the bug's id in that run"),
+    finding: z.object({ kind: z.string(), name: z.string() }).strict(),
+    candidate: Count.optional().describe("a shrink's candidate schedule (0: the bug's own)"),
+    try: Count.describe('the try among those of its replay or candidate, from 0'),
+  })
+  .strict();
+
 export const ResultsSchema = z
   .object({
     schema: z.literal(RESULTS_SCHEMA_NAME),
@@ -63,6 +77,9 @@ export const ResultsSchema = z
         endedAt: z.string().nullable().describe('ISO-8601; null while running or when killed'),
         durationMs: Ms.nullable(),
         config: z.record(z.string(), z.unknown()).describe('the campaign configuration as run'),
+        replayOf: ReplayOfResult.optional().describe(
+          'the bug this run is a try of (mallory replay, mallory shrink); absent for a campaign',
+        ),
       })
       .strict(),
     status: z.enum(['running', 'complete', 'incomplete', 'interrupted', 'error']),
@@ -264,6 +281,7 @@ export function runResults(data: RunData): Results {
     s.verdicts === null ? [] : [scheduleVerdicts(s.idx, s.verdicts)],
   );
   const verdict = runVerdict(schedules);
+  const replayOf = replayOfConfig(run.config);
   return {
     schema: RESULTS_SCHEMA_NAME,
     version: RESULTS_VERSION,
@@ -278,6 +296,7 @@ export function runResults(data: RunData): Results {
       endedAt: run.endedAt,
       durationMs: run.endedAt === null ? null : Math.max(0, Math.round(Date.parse(run.endedAt) - startedMs)),
       config: { ...run.config },
+      ...(replayOf !== undefined ? { replayOf } : {}),
     },
     status: run.status,
     ...(typeof summary.error === 'string' ? { error: summary.error } : {}),

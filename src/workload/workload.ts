@@ -34,9 +34,10 @@ export interface Workload {
   interrupt(): void;
   /**
    * Jepsen's final reads: once the faults are healed and the system serves again, read every key
-   * this schedule used, so a write lost after the workload stopped is seen by the check. Returns
-   * how many keys were read before `deadlineMs`. With `untilConverged` (a system whose reads may be
-   * stale), every key is read on every node until the nodes agree, and then once more on each node
+   * this schedule used, so a write lost after the workload stopped is seen by the check; those reads
+   * are marked `final` (Jepsen's `:final? true`). Returns how many keys were read before
+   * `deadlineMs`. With `untilConverged` (a system whose reads may be stale), every key is read on
+   * every node until the nodes agree (unmarked: they may be stale), and then once more on each node
    * with `final` set on those ops (checked as linearizable: they must see every acknowledged write).
    */
   finalReads(deadlineMs: number, options?: FinalReadOptions): Promise<number>;

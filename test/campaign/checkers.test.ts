@@ -7,7 +7,7 @@ import {
   transactionalChecker,
 } from '../../src/campaign/checkers.js';
 import { judgeDurability } from '../../src/check/durability.js';
-import type { ScheduleCheckInput } from '../../src/campaign/checker.js';
+import type { ScheduleChecker, ScheduleCheckInput } from '../../src/campaign/checker.js';
 import type { Op } from '../../src/core/op.js';
 import type { SystemAdapter } from '../../src/systems/system.js';
 
@@ -356,5 +356,52 @@ describe('linearizabilityChecker out of time', () => {
     expect(found[0].message).toBe(
       'linearizability of 37 ops over 1 key(s) could not be decided within the 0 s time limit',
     );
+  });
+});
+
+describe("the reset's nemesis ops in a schedule's history", () => {
+  /** The reset as the campaign writes it: each family's undo, an info pair, before the final reads. */
+  function withReset(ops: readonly Op[]): Op[] {
+    const at = ops.length - 2; // before the last op's invocation and completion
+    const time = ops[at].time;
+    const reset: Op[] = [
+      { index: 0, time, type: 'info', process: 'nemesis', f: 'stop-partition', value: null },
+      { index: 0, time, type: 'info', process: 'nemesis', f: 'stop-partition', value: null },
+      { index: 0, time, type: 'info', process: 'nemesis', f: 'resume', value: ['n1'] },
+      { index: 0, time, type: 'info', process: 'nemesis', f: 'resume', value: ['n1'] },
+      { index: 0, time, type: 'info', process: 'nemesis', f: 'start', value: ['n2', 'n3'] },
+      {
+        index: 0,
+        time,
+        type: 'info',
+        process: 'nemesis',
+        f: 'start',
+        value: ['n2', 'n3'],
+        error: 'start n3: x',
+      },
+    ];
+    return [...ops.slice(0, at), ...reset, ...ops.slice(at)].map((op, index) => ({ ...op, index }));
+  }
+
+  /** What each finding says, its op indexes aside (the reset's ops take indexes of their own). */
+  const said = (findings: readonly { kind: string; name: string; message: string }[]): string[] =>
+    findings.map((f) => `${f.kind}/${f.name}: ${f.message.replace(/\bop \d+/g, 'op #')}`);
+
+  it('change no checker’s verdict', async () => {
+    const system = { name: 's' };
+    const cases: [string, ScheduleChecker, Op[]][] = [
+      ['linearizable, lost write', linearizabilityChecker(10_000), lostWrite()],
+      ['linearizable, valid', linearizabilityChecker(10_000), lostWrite().slice(0, 4)],
+      ['set, lost element', setChecker(), lostElement()],
+      ['transactional, write skew', transactionalChecker('list-append'), writeSkew()],
+    ];
+    for (const [name, checker, ops] of cases) {
+      const plain = said(await checker.check(input(ops, system)));
+      const reset = said(await checker.check(input(withReset(ops), system)));
+      expect(reset, name).toEqual(plain);
+    }
+    expect(
+      said(await linearizabilityChecker(10_000).check(input(withReset(lostWrite()), system))),
+    ).toHaveLength(1);
   });
 });

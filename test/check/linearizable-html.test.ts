@@ -178,4 +178,19 @@ describe('renderLinearizabilityHtml', () => {
     },
     CHROMIUM_TIMEOUT_MS * 2,
   );
+  it("gives times from the run's start, not from the checked schedule's first op", async () => {
+    // A schedule 42 s into the run: its ops are 1 ms apart from 42.000 s on.
+    const RUN_OFFSET_NS = 42_000_000_000;
+    const ops = OPS.map((op) => ({ ...op, time: op.time + RUN_OFFSET_NS }));
+    const result = await checkOps(ops, { model: 'kv' });
+    const html = renderLinearizabilityHtml(result, ops);
+    const ticks = [...html.matchAll(/<text class="tick-label"[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+    expect(ticks.length).toBeGreaterThan(2);
+    for (const tick of ticks) expect(tick).toMatch(/^42\.0\d* s$/);
+    expect(ticks[0]).not.toBe(ticks[1]);
+    // An op's own times, in seconds since the run started: the stale read is invoked at op 8, 42.008 s.
+    expect(html).toContain('invoke index 8 at 42.008 s, completion index 10 at 42.010 s');
+    expect(html).toContain('Times are seconds since the run started');
+    expect(html).not.toMatch(/\d ms<\/text>/);
+  });
 });

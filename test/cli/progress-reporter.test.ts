@@ -12,7 +12,7 @@ function capture(tty: boolean): { reporter: ProgressReporter; text: () => string
 describe('ProgressReporter', () => {
   it('prints every fault on a terminal too, with the reason for a skip or an error', () => {
     const { reporter, text } = capture(true);
-    reporter.fault({ fault: { f: 'kill', value: 'one' }, nodes: ['n2'], outcome: 'ok' }, 0, 2500);
+    reporter.fault({ fault: { f: 'kill', value: 'one' }, nodes: ['n2'], outcome: 'ok' }, 0, 2500, 4100);
     reporter.fault(
       {
         fault: { f: 'member-add', value: 'one' },
@@ -22,6 +22,7 @@ describe('ProgressReporter', () => {
       },
       0,
       5000,
+      6650,
     );
     reporter.fault(
       {
@@ -32,6 +33,7 @@ describe('ProgressReporter', () => {
       },
       1,
       7500,
+      71_420,
     );
     reporter.fault(
       {
@@ -47,11 +49,17 @@ describe('ProgressReporter', () => {
       },
       1,
       10_000,
+      73_999,
     );
-    expect(text()).toContain('schedule 1 +2.5s kill:one on n2 (ok)\n');
+    // Each fault at its time since the run started, as the report and check.html give it.
+    expect(text()).toContain('  [00:04.1] schedule 1 kill:one on n2 (ok)\n');
     // A partition says which side is which, not only the nodes it touched.
-    expect(text()).toContain('schedule 2 +10.0s start-partition:halves: n1,n3 | n2 (ok)\n');
-    expect(text()).toContain('schedule 1 +5.0s member-add:one (error: the cluster did not accept n3)\n');
-    expect(text()).toContain('schedule 2 +7.5s member-remove:one (skipped: too few members)\n');
+    expect(text()).toContain('  [01:13.9] schedule 2 start-partition:halves: n1,n3 | n2 (ok)\n');
+    expect(text()).toContain(
+      '  [00:06.6] schedule 1 member-add:one (error: the cluster did not accept n3)\n',
+    );
+    expect(text()).toContain('  [01:11.4] schedule 2 member-remove:one (skipped: too few members)\n');
+    // Never the time since the fault's own schedule started (2.5 s, 5 s, 7.5 s, 10 s).
+    expect(text()).not.toMatch(/\b(?:2\.5|5\.0|7\.5|10\.0) ?s\b|\+\d/);
   });
 });

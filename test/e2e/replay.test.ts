@@ -83,6 +83,25 @@ describe('mallory replay (kvraft, real processes)', () => {
     for (const t of result.tries) {
       expect(readFileSync(join(t.runDir, 'history.jsonl'), 'utf8')).not.toContain('past the end of the run');
     }
+    // Each try's run says which bug of which run it replays, and the store's index lists it under
+    // that bug, not as a campaign.
+    const runDir = join(bugDir, '..', '..');
+    result.tries.forEach((t, i) => {
+      const tried = JSON.parse(readFileSync(join(t.runDir, 'results.json'), 'utf8')) as Results;
+      expect(tried.run.replayOf).toEqual({
+        kind: 'replay',
+        bugDir,
+        run: runDir,
+        bug: 1,
+        finding: { kind: 'linearizability', name: 'not-linearizable' },
+        try: i,
+      });
+    });
+    const index = readFileSync(join(box.store, 'index.html'), 'utf8');
+    expect(index.match(/<tr class="campaign">/g)).toHaveLength(1);
+    expect(index).toContain(
+      `bug #1 (linearizability/not-linearizable): 2 replay tries, ${result.reproduced} reproduced`,
+    );
     expect(registryFiles(box)).toEqual([]);
   });
 

@@ -72,6 +72,17 @@ describe('mallory shrink (kvraft, real processes)', () => {
     const replay = await mallory(['replay', join(bugDir, 'shrunk.jsonl'), '--store', box.store], box);
     expect(replay.code, replay.stderr).toBe(1);
     expect(replay.stdout.trim()).toBe('reproduced 1/1 (linearizability/not-linearizable)');
+    // The store's index: one campaign, every try of the shrink and the replay of its result under
+    // the bug they replay.
+    const n = result.candidates.length;
+    const index = readFileSync(join(box.store, 'index.html'), 'utf8');
+    expect(index.match(/<tr class="campaign">/g)).toHaveLength(1);
+    expect(index).toContain(`1 campaign, and ${n + 1} replay or shrink tries of their bugs`);
+    expect(index).toMatch(
+      new RegExp(
+        `bug #1 \\(linearizability/not-linearizable\\): 1 replay try, 1 reproduced; ${n} shrink tries over ${n} candidates, \\d+ reproduced`,
+      ),
+    );
     expect(registryFiles(box)).toEqual([]);
   }, 900_000);
 

@@ -118,6 +118,9 @@ describe('final reads (Jepsen: read every key once the faults are healed)', () =
       const finals = ops.slice(stoppedAt).filter((op) => op.type === 'ok');
       expect(finals.every((op) => op.f === 'read')).toBe(true);
       expect(new Set(finals.map((op) => (op.value as [string, unknown])[0]))).toEqual(used);
+      // Marked final (Jepsen's :final? true), invocations and completions, and nothing before them.
+      expect(ops.slice(stoppedAt).every((op) => op.final === true)).toBe(true);
+      expect(ops.slice(0, stoppedAt).filter((op) => op.final === true)).toEqual([]);
       // no faults: each final read sees a write that no other write followed in real time
       const invokedAt = new Map<Op, number>();
       const open = new Map<number | string, number>();

@@ -487,3 +487,44 @@ describe('Nemesis disk faults', () => {
     });
   });
 });
+
+describe("Nemesis.healAll's journal (the reset in the history)", () => {
+  it('names what each family undoes, before and after, in the order the reset does it', async () => {
+    const fake = new FakeCluster();
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['partition', 'pause', 'kill']);
+    await nemesis.enact({ f: 'start-partition', value: 'halves' });
+    await nemesis.enact({ f: 'kill', value: ['n3'] });
+    await nemesis.enact({ f: 'pause', value: ['n1'] });
+    const heard: unknown[][] = [];
+
+    expect(await nemesis.healAll((phase, op, errors) => heard.push([phase, op.f, op.value, errors]))).toEqual(
+      [],
+    );
+
+    expect(heard).toEqual([
+      ['invoke', 'stop-partition', null, undefined],
+      ['done', 'stop-partition', null, []],
+      ['invoke', 'resume', ['n1'], undefined],
+      ['done', 'resume', ['n1'], []],
+      ['invoke', 'start', ['n3'], undefined],
+      ['done', 'start', ['n3'], []],
+    ]);
+    expect(fake.nodesIn('running')).toEqual(NODES);
+  });
+
+  it('hears nothing when no fault is in force, and the errors of the family that met them', async () => {
+    const fake = new FakeCluster();
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['kill']);
+    const heard: unknown[][] = [];
+    await nemesis.healAll((phase, op, errors) => heard.push([phase, op.f, errors]));
+    expect(heard).toEqual([]);
+
+    fake.start = (node: string) => Promise.reject(new Error(`${node} did not start`));
+    await fake.kill('n2');
+    await nemesis.healAll((phase, op, errors) => heard.push([phase, op.f, errors]));
+    expect(heard).toEqual([
+      ['invoke', 'start', undefined],
+      ['done', 'start', ['start n2: n2 did not start']],
+    ]);
+  });
+});

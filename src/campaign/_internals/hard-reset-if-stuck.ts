@@ -17,7 +17,14 @@ export async function hardResetIfStuck(live: LiveRun, recovery: Recovery): Promi
   history.record({ type: 'info', process: 'nemesis', f: 'hard-reset', value: cluster.nodes });
   await cluster.restartFresh();
   const fresh = await cluster.waitReady(config.startupTimeoutMs, signal);
-  history.takeSegment();
+  history.record({
+    type: 'info',
+    process: 'nemesis',
+    f: 'hard-reset',
+    value: cluster.nodes,
+    ...(fresh ? {} : { error: 'did not serve after a fresh start' }),
+  });
+  history.takeSegment(); // after the schedule's checks: no schedule checks it
   if (!fresh && !signal.aborted) {
     throw new Error(
       `${plan.definition.name} did not serve within ${config.startupTimeoutMs / 1000} s (--startup-timeout) even after a fresh start of every node: see ${join(store.dir, 'nodes')}`,

@@ -1,4 +1,7 @@
 import type { ReadyAttempt } from '../../cluster/node-system.js';
+import type { Op } from '../../core/op.js';
+import type { HealJournal } from '../../nemesis/nemesis.js';
+import type { History } from '../../workload/history.js';
 import type { LiveRun } from './live-run.js';
 
 /** How the cluster came back after a schedule's faults were healed. */
@@ -26,13 +29,31 @@ export function serving(recovery: Recovery): boolean {
 }
 
 /**
- * Heals every fault and waits for the system to serve again: up to the recovery timeout, then (to
- * tell a late recovery from none) up to half as long again. The reset's ops are dropped.
+ * The reset in the history, as Jepsen's final generator writes it: each family's undo as a nemesis
+ * op, `info` before and after (`start` with the nodes restarted, `stop-partition`, `resume`, …),
+ * the errors it met on the second.
  */
-export async function healAndRecover(live: LiveRun): Promise<Recovery> {
+export function historyJournal(history: History): HealJournal {
+  return (phase, op, errors = []) => {
+    history.record({
+      type: 'info',
+      process: 'nemesis',
+      f: op.f,
+      value: op.value,
+      ...(phase === 'done' && errors.length > 0 ? { error: errors.join('; ') } : {}),
+    });
+  };
+}
+
+/**
+ * Heals every fault and waits for the system to serve again: up to the recovery timeout, then (to
+ * tell a late recovery from none) up to half as long again. The reset's nemesis ops join the
+ * schedule's `ops` (checkers leave nemesis ops out; check.html ends the fault windows there).
+ */
+export async function healAndRecover(live: LiveRun, ops: Op[]): Promise<Recovery> {
   const { config, signal, state, parts, history } = live;
   state.phase = 'resetting';
-  const resetErrors = await parts.nemesis.healAll();
+  const resetErrors = await parts.nemesis.healAll(historyJournal(history));
   const timeoutMs = config.recoveryTimeoutMs;
   const recoveryStart = Date.now();
   const attempts: ReadyAttempt[] = [];
@@ -46,7 +67,7 @@ export async function healAndRecover(live: LiveRun): Promise<Recovery> {
     attempts.push(...more.map((a) => ({ ...a, atMs: a.atMs + graceStart })));
     if (late) lateMs = Date.now() - recoveryStart;
   }
-  history.takeSegment(); // the reset's nemesis ops belong to no schedule's check
+  ops.push(...history.takeSegment());
   state.phase = 'checking';
   return { resetErrors, recovered, recoveryMs, lateMs, timeoutMs, attempts };
 }

@@ -26,7 +26,7 @@ export async function runSchedule(
   const scheduled = beginSchedule(live);
   await driveSchedule(live, scheduled, budgetEnd, policyRng);
   const ops = await takeScheduleOps(live, warm.carried);
-  const recovery = await healAndRecover(live);
+  const recovery = await healAndRecover(live, ops);
   await finalReads(live, recovery, ops);
   const slow = await slowRecovery(live, scheduled.schedule, recovery, warm.baseline, ops);
   const found = await collectFindings(live, scheduled, ops, recovery, slow);

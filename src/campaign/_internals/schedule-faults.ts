@@ -32,8 +32,10 @@ export class ScheduleFaults {
     triggered = false,
     line?: FaultItem,
   ): Promise<void> {
-    const { history, parts } = this.live;
-    const atMs = Date.now() - this.scheduleStart;
+    const { history, parts, state } = this.live;
+    const now = Date.now();
+    const atMs = now - this.scheduleStart;
+    const runMs = now - state.startMs;
     // Who led just before the fault, so a replay can aim it at the same roles (a schedule
     // line waiting on an event is not delayed by the question).
     const leader = triggered || fault.f === 'heal-all' ? undefined : await parts.nemesis.leader();
@@ -47,7 +49,7 @@ export class ScheduleFaults {
       value: outcome.nodes.length > 0 ? outcome.nodes : fault.value,
       ...(outcome.error !== undefined ? { error: outcome.error } : {}),
     });
-    this.record(outcome, step, atMs, line);
+    this.record(outcome, step, atMs, runMs, line);
     const entry: ScheduleEntry = {
       atMs,
       f: fault.f,
@@ -84,7 +86,13 @@ export class ScheduleFaults {
     });
   }
 
-  private record(outcome: FaultOutcome, step: number | null, atMs: number, trigger?: FaultItem): void {
+  private record(
+    outcome: FaultOutcome,
+    step: number | null,
+    atMs: number,
+    runMs: number,
+    trigger?: FaultItem,
+  ): void {
     const { state, store, emit } = this.live;
     if (outcome.outcome === 'ok') state.faultCount++;
     store.fault({
@@ -99,6 +107,6 @@ export class ScheduleFaults {
       ...(trigger !== undefined ? { trigger } : {}),
       ...(outcome.links !== undefined && outcome.links.length > 0 ? { links: outcome.links } : {}),
     });
-    emit('fault', outcome, this.schedule, atMs);
+    emit('fault', outcome, this.schedule, atMs, runMs);
   }
 }

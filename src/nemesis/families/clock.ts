@@ -6,6 +6,7 @@ import {
   type FamilySystem,
   type FaultFamilyPackage,
   type FaultOutcome,
+  type HealOp,
   type Recorded,
 } from './family.js';
 
@@ -94,6 +95,11 @@ export class ClockFamily implements FaultFamilyPackage {
     else if (fault.f === 'drift-clock') clocks.drift(nodes, params.rate ?? 1);
     else clocks.strobe(nodes, params.deltaMs ?? 0, params.periodMs ?? MIN_STROBE_PERIOD_MS);
     return acted(fault, nodes);
+  }
+
+  undoing(ctx: FamilyContext): HealOp | undefined {
+    const skewed = ctx.clocks?.faulted ?? [];
+    return skewed.length > 0 ? { f: 'reset-clock', value: [...skewed] } : undefined;
   }
 
   heal(ctx: FamilyContext): Promise<void> {

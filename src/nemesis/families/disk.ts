@@ -15,6 +15,7 @@ import {
   type FamilySystem,
   type FaultFamilyPackage,
   type FaultOutcome,
+  type HealOp,
   messageOf,
   type Recorded,
   type SpaceContext,
@@ -144,6 +145,11 @@ export class DiskFamily implements FaultFamilyPackage {
         return acted(fault, nodes);
       }
     }
+  }
+
+  undoing(ctx: FamilyContext): HealOp | undefined {
+    const faulted = ctx.disks?.faulted ?? [];
+    return faulted.length > 0 ? { f: 'heal-disk', value: [...faulted] } : undefined;
   }
 
   /** Before the nodes are started again: they must find their disks healthy. */

@@ -20,6 +20,15 @@ export interface FaultOutcome {
   readonly error?: string;
 }
 
+/**
+ * What a family's part of the reset undoes, as the Jepsen nemesis op that undoes it (`start` with
+ * the nodes it restarts, `stop-partition`, `resume`, …): the reset writes it to the history.
+ */
+export interface HealOp {
+  readonly f: FaultKind;
+  readonly value: FaultValue;
+}
+
 /** The concrete nodes and links a fault acted on when it was recorded, for a replay to reuse. */
 export interface Recorded {
   readonly nodes?: readonly string[];
@@ -81,6 +90,8 @@ export interface FaultFamilyPackage {
   enact(fault: Fault, ctx: FamilyContext, recorded?: Recorded): Promise<FaultOutcome>;
   /** Undoes every fault of the family (the reset); errors it goes on past are pushed to `errors`. */
   heal(ctx: FamilyContext, errors: string[]): Promise<void>;
+  /** What `heal` would undo now; undefined when the family has nothing in force. */
+  undoing?(ctx: FamilyContext): HealOp | undefined;
 }
 
 /** The adapter members the families' start-time checks read. */

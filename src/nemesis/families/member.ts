@@ -7,6 +7,7 @@ import {
   type FamilySystem,
   type FaultFamilyPackage,
   type FaultOutcome,
+  type HealOp,
   messageOf,
   type Recorded,
 } from './family.js';
@@ -143,6 +144,12 @@ export class MemberFamily implements FaultFamilyPackage {
     await c.kill(node, 'removed');
     c.wipe(node);
     return acted(fault, nodes);
+  }
+
+  undoing(ctx: FamilyContext): HealOp | undefined {
+    const c = ctx.cluster;
+    const missing = c.nodes.filter((x) => !c.isMember(x));
+    return missing.length > 0 ? { f: 'member-add', value: missing } : undefined;
   }
 
   /**

@@ -5,6 +5,7 @@ import {
   type FamilyContext,
   type FaultFamilyPackage,
   type FaultOutcome,
+  type HealOp,
   type Recorded,
 } from './family.js';
 
@@ -50,6 +51,10 @@ export class PacketFamily implements FaultFamilyPackage {
     this.packetLinks = links;
     await ctx.network.degrade(links, params);
     return acted(fault, [...new Set(links.flat())], links);
+  }
+
+  undoing(): HealOp | undefined {
+    return this.packetLinks.length > 0 ? { f: 'stop-packet', value: null } : undefined;
   }
 
   /** The partition family heals the whole network (one rule change); only forget the links here. */

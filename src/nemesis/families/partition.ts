@@ -11,6 +11,7 @@ import {
   acted,
   type FamilyContext,
   type FaultFamilyPackage,
+  type HealOp,
   type Recorded,
   type SpaceContext,
 } from './family.js';
@@ -50,6 +51,10 @@ export class PartitionFamily implements FaultFamilyPackage {
     this.partitioned = links;
     await ctx.network.cut(links);
     return acted(fault, [...new Set(links.flat())], links);
+  }
+
+  undoing(): HealOp | undefined {
+    return this.partitioned.length > 0 ? { f: 'stop-partition', value: null } : undefined;
   }
 
   /** The network is healed as one: this also ends the packet family's faults (one rule change). */

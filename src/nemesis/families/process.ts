@@ -5,6 +5,7 @@ import {
   type FamilyContext,
   type FaultFamilyPackage,
   type FaultOutcome,
+  type HealOp,
   messageOf,
   type Recorded,
   type SpaceContext,
@@ -31,6 +32,12 @@ export class KillFamily implements FaultFamilyPackage {
     const nodes = await ctx.targetNodes(fault.value, live, recorded?.nodes);
     await Promise.all(nodes.map((n) => c.kill(n)));
     return acted(fault, nodes);
+  }
+
+  undoing(ctx: FamilyContext): HealOp | undefined {
+    const c = ctx.cluster;
+    const down = c.nodesIn('killed', 'exited').filter((x) => c.isMember(x));
+    return down.length > 0 ? { f: 'start', value: down } : undefined;
   }
 
   /** Starts every member that is down (the pause family has resumed the paused ones first). */
@@ -66,6 +73,11 @@ export class PauseFamily implements FaultFamilyPackage {
       else c.pause(n);
     }
     return acted(fault, nodes);
+  }
+
+  undoing(ctx: FamilyContext): HealOp | undefined {
+    const paused = ctx.cluster.nodesIn('paused');
+    return paused.length > 0 ? { f: 'resume', value: paused } : undefined;
   }
 
   heal(ctx: FamilyContext): Promise<void> {

@@ -105,7 +105,10 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
     return options.untilConverged === true ? this.readUntilConverged(end) : this.readEachKeyOnce(end);
   }
 
-  /** Every key read once, from any node: a read that fails is retried from the next node. */
+  /**
+   * Every key read once, from any node, marked final: a read that fails is retried from the next
+   * node.
+   */
   private async readEachKeyOnce(end: number): Promise<number> {
     const nodes = this.cluster.nodes;
     const pending = [...this.usedKeys()];
@@ -117,7 +120,7 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
       for (let key = pending.shift(); key !== undefined;) {
         if (Date.now() >= end || this.abort.signal.aborted) break;
         client = (await this.keep(client)) ?? this.open(node);
-        const result = await this.invoke(w, node, client, this.readOp(key));
+        const result = await this.invoke(w, node, client, this.readOp(key), true);
         if (result.type === 'ok') {
           read++;
           key = pending.shift();
