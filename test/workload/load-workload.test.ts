@@ -54,7 +54,14 @@ function system(parts: Partial<SystemAdapter>): SystemAdapter {
 
 const cluster = { nodes: ['n1', 'n2'] } as unknown as ClusterView;
 
-/** Runs a loaded workload for a moment, then its final reads, and returns its history. */
+/** Completed ops a run waits for: enough reads on each side of a stale replica's freeze. */
+const MIN_OK_OPS = 60;
+const RUN_DEADLINE_MS = 10_000;
+
+/**
+ * Runs a loaded workload until it has completed MIN_OK_OPS ops (a loaded machine runs its workers
+ * slower: a wait for a condition, not a clock), then its final reads, and returns its history.
+ */
 async function run(loaded: LoadedWorkload, of: SystemAdapter): Promise<Op[]> {
   const ops: Op[] = [];
   const workload = loaded.definition.create({
@@ -67,7 +74,10 @@ async function run(loaded: LoadedWorkload, of: SystemAdapter): Promise<Op[]> {
     timeoutMs: 200,
   });
   workload.start('s0');
-  await new Promise((r) => setTimeout(r, 150));
+  const deadline = Date.now() + RUN_DEADLINE_MS;
+  while (ops.filter((op) => op.type === 'ok').length < MIN_OK_OPS && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
   await workload.stop();
   await workload.finalReads(1000);
   return ops;
