@@ -24,6 +24,7 @@ describe('observe → timeline → abstraction', () => {
     const timeline = new Timeline({ graceMs: 100 });
     const logs = new LogEvents();
     const tails: FileTail[] = [];
+    let ingested = 0;
     for (const node of ['n1', 'n2']) {
       writeFileSync(join(dir, `${node}.log`), '');
       writeFileSync(join(dir, `${node}.probe`), '');
@@ -31,10 +32,12 @@ describe('observe → timeline → abstraction', () => {
         new FileTail(join(dir, `${node}.log`), (line, ts) => {
           const e = logs.toEvent(node, line, ts);
           if (e) timeline.ingest(e);
+          ingested++;
         }),
         new FileTail(join(dir, `${node}.probe`), (line) => {
           const e = parseProbeLine(node, line);
           if (e) timeline.ingest(e);
+          ingested++;
         }),
       );
     }
@@ -50,8 +53,9 @@ describe('observe → timeline → abstraction', () => {
     probe('n2', 'recv', { msg: 'm1', peer: 'n1' });
     probe('n2', 'ack', { term: 2 });
     appendFileSync(join(dir, 'n2.log'), '2026-11-29T08:00:01Z INFO raft: n2 became follower at term 2\n');
-    // Log lines are stamped when read (within a poll period): end the window after that.
-    await new Promise((r) => setTimeout(r, 80));
+    // Log lines are stamped when read (within a poll period): end the window once all 7 were read.
+    const deadline = Date.now() + 10_000;
+    while (ingested < 7 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     const end = monoNs();
     const window = await timeline.close(0, start, end);
     await Promise.all(tails.map((t) => t.stop()));
