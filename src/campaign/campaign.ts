@@ -168,6 +168,7 @@ export class Campaign {
       ok: counts.ok,
       fail: counts.fail,
       info: counts.info,
+      refused: counts.refused ?? 0,
       faults: state.faultCount,
       bugs: state.bugs.length,
       phase: state.phase,

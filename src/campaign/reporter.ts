@@ -12,6 +12,8 @@ export interface Progress {
   readonly ok: number;
   readonly fail: number;
   readonly info: number;
+  /** Fails whose connection was refused (a node down), apart from `fail`. */
+  readonly refused?: number;
   readonly faults: number;
   readonly bugs: number;
   readonly states?: number;
@@ -26,7 +28,12 @@ export interface RunSummary {
   readonly policy: string;
   readonly elapsedMs: number;
   readonly schedules: number;
-  readonly ops: { readonly ok: number; readonly fail: number; readonly info: number };
+  readonly ops: {
+    readonly ok: number;
+    readonly fail: number;
+    readonly info: number;
+    readonly refused?: number;
+  };
   readonly faults: number;
   readonly bugs: readonly BugRecord[];
   /** Every schedule's checks merged (Jepsen's `:valid?`), and each check's tally. */

@@ -17,8 +17,11 @@ import { triggerStats } from './trigger-stats.js';
  * same schema as a JSON Schema document (generated from this one; a test keeps them equal).
  */
 export const RESULTS_SCHEMA_NAME = 'mallory/results';
-/** 2: every schedule's verdicts (`schedules`) and the run's (`verdict`), as Jepsen's `:valid?`. */
-export const RESULTS_VERSION = 2;
+/**
+ * 2: every schedule's verdicts (`schedules`) and the run's (`verdict`), as Jepsen's `:valid?`.
+ * 3: `counts.ops.refused`, fails from refused connections, no longer counted in `counts.ops.fail`.
+ */
+export const RESULTS_VERSION = 3;
 
 const Ms = z.number().int().min(0);
 const Count = z.number().int().min(0);
@@ -70,7 +73,17 @@ export const ResultsSchema = z
     counts: z
       .object({
         schedules: Count,
-        ops: z.object({ ok: Count, fail: Count, info: Count }).strict().describe('client ops by outcome'),
+        ops: z
+          .object({
+            ok: Count,
+            fail: Count.describe('fails other than refused connections'),
+            info: Count,
+            refused: Count.describe(
+              'fails whose connection was refused at once (a node down), apart from fail',
+            ),
+          })
+          .strict()
+          .describe('client ops by outcome'),
         faults: z
           .object({ ok: Count, skipped: Count, error: Count })
           .strict()
@@ -239,8 +252,11 @@ export function runResults(data: RunData): Results {
   const summary = run.summary ?? {};
   const faultCounts = { ok: 0, skipped: 0, error: 0 };
   for (const f of data.faults) faultCounts[f.outcome]++;
-  const opCounts = { ok: 0, fail: 0, info: 0 };
-  for (const c of data.completions) opCounts[c.outcome]++;
+  const opCounts = { ok: 0, fail: 0, info: 0, refused: 0 };
+  for (const c of data.completions) {
+    if (c.refused === true) opCounts.refused++;
+    else opCounts[c.outcome]++;
+  }
   const lastMetrics = stored.metrics.length > 0 ? stored.metrics[stored.metrics.length - 1].values : {};
   const summaryMetrics = isNumberRecord(summary.metrics) ? summary.metrics : undefined;
   const coverage = summaryMetrics ?? {

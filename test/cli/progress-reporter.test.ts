@@ -54,4 +54,29 @@ describe('ProgressReporter', () => {
     expect(text()).toContain('schedule 1 +5.0s member-add:one (error: the cluster did not accept n3)\n');
     expect(text()).toContain('schedule 2 +7.5s member-remove:one (skipped: too few members)\n');
   });
+
+  it('says fails from refused connections apart, in the progress line and the summary', () => {
+    const { reporter, text } = capture(false);
+    const progress = {
+      elapsedMs: 20_000,
+      budgetMs: 60_000,
+      schedule: 0,
+      step: 3,
+      steps: 12,
+      faults: 2,
+      bugs: 0,
+    };
+    reporter.progress({ ...progress, ok: 40, fail: 2, info: 1, refused: 37, phase: 'fuzzing' });
+    expect(text()).toContain('| ops ok 40 fail 2 fail (refused) 37 info 1 |');
+    reporter.progress({
+      ...progress,
+      elapsedMs: 40_000,
+      ok: 50,
+      fail: 2,
+      info: 1,
+      refused: 0,
+      phase: 'fuzzing',
+    });
+    expect(text()).toContain('| ops ok 50 fail 2 info 1 |');
+  });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -37,7 +38,14 @@ describe('--faults kill:one on a real cluster', () => {
       box,
     );
     expect([0, 1], r.stderr).toContain(r.code);
-    const { runDir } = jsonOf(r) as { runDir: string };
+    const { runDir, ops } = jsonOf(r) as { runDir: string; ops: { fail: number; refused: number } };
+    // Clients bound to the killed node are refused at once: counted apart, in the summary and results.json.
+    expect(ops.refused).toBeGreaterThan(0);
+    const results = JSON.parse(readFileSync(join(runDir, 'results.json'), 'utf8')) as {
+      counts: { ops: { fail: number; refused: number } };
+    };
+    expect(results.counts.ops).toMatchObject({ fail: ops.fail, refused: ops.refused });
+    expect(r.stderr).toMatch(/ fail \(refused\) [1-9]/);
     const db = new Database(join(runDir, 'run.db'), { readonly: true });
     const rows = db
       .prepare('SELECT schedule, f, value, nodes, outcome FROM faults ORDER BY rowid')

@@ -23,7 +23,7 @@ export function summarize(
     policy: plan.policy?.name ?? 'schedule',
     elapsedMs: Date.now() - state.startMs,
     schedules: state.schedule,
-    ops: { ...counts },
+    ops: { ...counts, refused: counts.refused ?? 0 },
     faults: state.faultCount,
     bugs: state.bugs,
     verdict: runVerdict(state.verdicts),
