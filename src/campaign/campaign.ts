@@ -151,7 +151,7 @@ export class Campaign {
       state.phase = 'stopping';
       await stopRun(parts, registry);
     }
-    const summary = summarize(plan, store, state, parts, outcome);
+    const summary = summarize(plan, store, state, parts, outcome, config.timeMs);
     return finishRun(summary, outcome, { store, registry, config, emit });
   }
 

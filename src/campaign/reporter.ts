@@ -1,3 +1,4 @@
+import type { RunTiming } from '../core/run-timing.js';
 import type { CheckpointSummary } from '../store/checkpoint-files.js';
 import type { FaultOutcome } from '../nemesis/nemesis.js';
 import type { BugRecord } from './bug.js';
@@ -35,6 +36,8 @@ export interface RunSummary {
     readonly refused?: number;
   };
   readonly faults: number;
+  /** Where the run's wall time went, against `--time` (see run-timing.ts). */
+  readonly timing?: RunTiming;
   readonly bugs: readonly BugRecord[];
   /** Every schedule's checks merged (Jepsen's `:valid?`), and each check's tally. */
   readonly verdict: RunVerdict;

@@ -2,6 +2,7 @@ import { describeLinks } from '../nemesis/grudge.js';
 import { describeFault } from '../core/fault.js';
 import type { BugRecord } from '../campaign/bug.js';
 import type { Progress, Reporter, RunSummary } from '../campaign/reporter.js';
+import { describeRunTiming } from '../core/run-timing.js';
 import { describeRunVerdict } from '../core/verdict.js';
 import type { FaultOutcome } from '../nemesis/nemesis.js';
 import { invokedAs } from './_internals/invoked-as.js';
@@ -98,6 +99,7 @@ export class ProgressReporter implements Reporter {
       `mallory: ${s.status} after ${(s.elapsedMs / 1000).toFixed(1)} s — ${s.schedules} schedules, ` +
         `ops ok ${s.ops.ok} fail ${s.ops.fail}${refusedText(s.ops.refused)} info ${s.ops.info}, ${s.faults} faults, ${s.bugs.length} bugs`,
     ];
+    if (s.timing !== undefined) lines.push(`  ${describeRunTiming(s.timing)}`);
     if (s.error !== undefined) lines.push(`  error: ${s.error}`);
     lines.push(`  verdict: ${describeRunVerdict(s.verdict)}`);
     for (const b of s.bugs) lines.push(`  bug #${b.id} [${b.kind}] schedule ${b.schedule + 1}: ${b.message}`);

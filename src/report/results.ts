@@ -1,3 +1,4 @@
+import type { RunTiming } from '../core/run-timing.js';
 import { stateDependence, type ReplayRate } from '../store/replay-record.js';
 import { CHECKPOINTS_DIR, readCheckpointIndex } from '../store/checkpoint-files.js';
 import { existsSync } from 'node:fs';
@@ -69,6 +70,17 @@ export const ResultsSchema = z
       })
       .strict(),
     status: z.enum(['running', 'complete', 'incomplete', 'interrupted', 'error']),
+    timing: z
+      .object({
+        budgetMs: Ms.describe('--time: no schedule starts after it (counted from the run start)'),
+        startupMs: Ms.describe('from the run start to the first schedule: cluster start and warm-up'),
+        schedulesMs: Ms.describe('the schedules, each with its reset, final reads and checks'),
+        stoppingMs: Ms.describe('after the last schedule: stopping the nodes and observers'),
+        elapsedMs: Ms.describe('the whole run; above budgetMs by the last schedule that started within it'),
+      })
+      .strict()
+      .optional()
+      .describe('where the wall time went, when the run ended'),
     error: z.string().optional().describe('why the run ended with status error'),
     counts: z
       .object({
@@ -245,6 +257,16 @@ function replaysOf(bugDir: string): { replays?: NonNullable<Results['bugs'][numb
   };
 }
 
+/** Whether a stored summary's `timing` has the shape results.json gives it. */
+function timingOf(value: unknown): value is RunTiming {
+  if (typeof value !== 'object' || value === null) return false;
+  const keys = ['budgetMs', 'startupMs', 'schedulesMs', 'stoppingMs', 'elapsedMs'];
+  return (
+    keys.every((k) => typeof (value as Record<string, unknown>)[k] === 'number') &&
+    Object.keys(value).length === keys.length
+  );
+}
+
 /** The results of a run, from what its directory holds. */
 export function runResults(data: RunData): Results {
   const { stored } = data;
@@ -290,6 +312,7 @@ export function runResults(data: RunData): Results {
       config: { ...run.config },
     },
     status: run.status,
+    ...(timingOf(summary.timing) ? { timing: summary.timing } : {}),
     ...(typeof summary.error === 'string' ? { error: summary.error } : {}),
     counts: {
       schedules: stored.schedules.length,

@@ -54,6 +54,19 @@ describe('a transactional system written outside the repo (real processes)', () 
     expect(new Set(opened.map((o) => JSON.stringify((o as { context: unknown }).context)))).toEqual(
       new Set([JSON.stringify({ workload: 'rw-register', runs: 'rw-register' })]),
     );
+    // --time is the budget for starting schedules; the run says where its whole wall time went.
+    const { timing } = jsonOf(r) as { timing: Record<string, number> };
+    expect(timing.budgetMs).toBe(10_000);
+    expect(timing.startupMs + timing.schedulesMs + timing.stoppingMs).toBe(timing.elapsedMs);
+    expect(timing.startupMs).toBeGreaterThan(0);
+    expect(timing.schedulesMs).toBeGreaterThan(0);
+    expect(r.stderr).toMatch(
+      /\n {2}ran \d+(\.\d)? s \(--time 10 s(, \d+(\.\d)? s over)?\): \d+(\.\d)? s start-up, /,
+    );
+    const results = JSON.parse(readFileSync(join(summary.runDir, 'results.json'), 'utf8')) as {
+      timing: unknown;
+    };
+    expect(results.timing).toEqual(timing);
     expect(registryFiles(box)).toEqual([]);
   });
 });
