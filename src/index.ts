@@ -32,6 +32,7 @@ export type {
   TxnGuard,
   TxnResult,
   TxnWorkloadName,
+  TxnClientContext,
   SetCapability,
   SetClient,
   SetReadResult,

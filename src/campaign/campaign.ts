@@ -151,7 +151,7 @@ export class Campaign {
       state.phase = 'stopping';
       await stopRun(parts, registry);
     }
-    const summary = summarize(plan, store, state, parts, outcome);
+    const summary = summarize(plan, store, state, parts, outcome, config.timeMs);
     return finishRun(summary, outcome, { store, registry, config, emit });
   }
 
@@ -168,6 +168,7 @@ export class Campaign {
       ok: counts.ok,
       fail: counts.fail,
       info: counts.info,
+      refused: counts.refused ?? 0,
       faults: state.faultCount,
       bugs: state.bugs.length,
       phase: state.phase,

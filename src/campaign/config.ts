@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
 import { DURABILITIES, type Durability } from '../check/durability.js';
-import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
+import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES, type FaultFamily } from '../core/fault.js';
+import { badFaultTarget } from '../core/fault-targets.js';
 import { ReplayOfSchema } from '../store/replay-of.js';
 import { DEFAULT_CHECKPOINT_CAP_BYTES, DEFAULT_CHECKPOINT_KEEP } from './checkpoints.js';
 
@@ -24,6 +25,22 @@ export const RunConfigSchema = z.object({
     .array(z.enum(FAULT_FAMILIES))
     .min(1)
     .default([...DEFAULT_FAULT_FAMILIES]),
+  /**
+   * The targets some families are kept to (`--faults kill:one,kill:minority`): only faults aimed
+   * at them are offered, and a kill or pause never leaves more nodes down at once than the largest
+   * of them takes. A family absent takes every target.
+   */
+  faultTargets: z
+    .record(z.array(z.string()).min(1))
+    .superRefine((targets, ctx) => {
+      for (const [family, chosen] of Object.entries(targets)) {
+        const why = (FAULT_FAMILIES as readonly string[]).includes(family)
+          ? badFaultTarget(family as FaultFamily, chosen)
+          : `unknown fault family "${family}": choose from ${FAULT_FAMILIES.join(', ')}`;
+        if (why !== undefined) ctx.addIssue({ code: z.ZodIssueCode.custom, message: why });
+      }
+    })
+    .default({}),
   /**
    * A built-in (`WORKLOADS`: `register`, checked for linearizability per key, `set`, `counter`, the
    * transactional `list-append` and `rw-register`) or the path of a workload module.

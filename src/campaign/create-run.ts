@@ -116,6 +116,14 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
       }
     }
   });
+  for (const [family, targets] of Object.entries(config.faultTargets)) {
+    if (targets.length === 1 && targets[0] === 'leader' && !system.leadership) {
+      throw new UsageError(
+        'unsupported-fault',
+        `--faults ${family}:leader: system ${definition.name} names no leader (no leadership capability): choose another target`,
+      );
+    }
+  }
   /** Whether the run enables a family, or its schedule has a line of it. */
   const wants = (family: 'clock' | 'disk'): boolean =>
     config.faults.includes(family) ||
@@ -231,10 +239,18 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
       watching.ingest(event);
     });
     watching.start();
-    const nemesis = new Nemesis(cluster, network, system, rng.fork('nemesis'), config.faults, {
-      ...(clocks ? { clocks } : {}),
-      ...(disks ? { disks } : {}),
-    });
+    const nemesis = new Nemesis(
+      cluster,
+      network,
+      system,
+      rng.fork('nemesis'),
+      config.faults,
+      {
+        ...(clocks ? { clocks } : {}),
+        ...(disks ? { disks } : {}),
+      },
+      config.faultTargets,
+    );
     const logCheck = new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns);
     const workload = createWorkload(plan, ctx, cluster);
     const checkpoints =

@@ -1,3 +1,4 @@
+import type { RunTiming } from '../core/run-timing.js';
 import type { CheckpointSummary } from '../store/checkpoint-files.js';
 import type { FaultOutcome } from '../nemesis/nemesis.js';
 import type { BugRecord } from './bug.js';
@@ -12,6 +13,8 @@ export interface Progress {
   readonly ok: number;
   readonly fail: number;
   readonly info: number;
+  /** Fails whose connection was refused (a node down), apart from `fail`. */
+  readonly refused?: number;
   readonly faults: number;
   readonly bugs: number;
   readonly states?: number;
@@ -26,8 +29,15 @@ export interface RunSummary {
   readonly policy: string;
   readonly elapsedMs: number;
   readonly schedules: number;
-  readonly ops: { readonly ok: number; readonly fail: number; readonly info: number };
+  readonly ops: {
+    readonly ok: number;
+    readonly fail: number;
+    readonly info: number;
+    readonly refused?: number;
+  };
   readonly faults: number;
+  /** Where the run's wall time went, against `--time` (see run-timing.ts). */
+  readonly timing?: RunTiming;
   readonly bugs: readonly BugRecord[];
   /** Every schedule's checks merged (Jepsen's `:valid?`), and each check's tally. */
   readonly verdict: RunVerdict;

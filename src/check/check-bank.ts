@@ -1,7 +1,19 @@
 import type { Op } from '../core/op.js';
 import { pairOps } from '../core/op.js';
 import { exactJson } from './_internals/exact-json.js';
-import { describePair } from './_internals/op-pairs.js';
+import { describePair, positionsOf } from './_internals/op-pairs.js';
+import {
+  type BankExplanation,
+  explainWrongTotal,
+  type TotalRead,
+  type Transfer,
+  transferOf,
+} from './_internals/bank-explain.js';
+
+export type { BankExplanation, Transfer, TransferPart } from './_internals/bank-explain.js';
+
+/** At most this many wrong totals are explained (each a search over the transfers around it). */
+const EXPLAINED = 20;
 
 /**
  * What a bank read can show, as Jepsen's bank checker names it (checked in this order; a read is
@@ -21,6 +33,11 @@ export interface BankError {
   readonly total?: number;
   /** The accounts at fault: unexpected, missing or negative. */
   readonly accounts?: readonly string[];
+  /**
+   * `wrong-total`: the transfers that explain it (read skew, a lost transfer) or, failing that, the
+   * ones in flight with the missing amount. Only the first reads with a wrong total get one.
+   */
+  readonly explanation?: BankExplanation;
   readonly message: string;
 }
 
@@ -78,10 +95,15 @@ export function checkBank(ops: readonly Op[], options: BankCheckOptions): BankCh
   const known = new Set(accounts);
   const transfers = { ok: 0, fail: 0, info: 0, unknown: 0 };
   const errors: BankError[] = [];
+  const moves: Transfer[] = [];
+  const totalReads: TotalRead[] = [];
   let reads = 0;
-  for (const { invoke, completion } of pairOps(ops)) {
+  for (const pair of pairOps(ops)) {
+    const { invoke, completion } = pair;
     if (invoke.f === 'transfer') {
       transfers[completion === undefined || completion.type === 'invoke' ? 'unknown' : completion.type]++;
+      const move = transferOf(pair);
+      if (move !== undefined) moves.push(move);
       continue;
     }
     if (invoke.f !== 'read') {
@@ -115,13 +137,14 @@ export function checkBank(ops: readonly Op[], options: BankCheckOptions): BankCh
       continue;
     }
     const total = accounts.reduce((sum, a) => sum + (balances[a] ?? 0), 0);
+    totalReads.push({ pair, balances: balances as Record<string, number>, right: total === options.total });
     if (total !== options.total) {
       errors.push({
         type: 'wrong-total',
         read,
         balances,
         total,
-        message: `${what} read balances ${exactJson(balances)}, which sum to ${total}, not ${options.total}`,
+        message: `wrong total ${total} (expected ${options.total}) in ${what}, balances ${exactJson(balances)}`,
       });
       continue;
     }
@@ -137,8 +160,31 @@ export function checkBank(ops: readonly Op[], options: BankCheckOptions): BankCh
       });
     }
   }
+  const explained = explainWrongTotals(errors, totalReads, moves, ops, options.total, accounts);
   const counts = Object.fromEntries(
     BANK_ERROR_TYPES.map((type) => [type, errors.filter((e) => e.type === type).length]),
   ) as Record<BankErrorType, number>;
-  return { valid: errors.length === 0, reads, transfers, errors, counts };
+  return { valid: errors.length === 0, reads, transfers, errors: explained, counts };
+}
+
+/** The first `EXPLAINED` wrong totals with the transfers that explain them, named in their messages. */
+function explainWrongTotals(
+  errors: readonly BankError[],
+  reads: readonly TotalRead[],
+  transfers: readonly Transfer[],
+  ops: readonly Op[],
+  total: number,
+  accounts: readonly string[],
+): BankError[] {
+  const position = positionsOf(ops);
+  const opening = Object.fromEntries(accounts.map((a) => [a, total / accounts.length]));
+  let left = EXPLAINED;
+  return errors.map((error) => {
+    if (error.type !== 'wrong-total' || left <= 0) return error;
+    const read = reads.find((r) => r.pair.invoke === error.read[0]);
+    if (read === undefined) return error;
+    left--;
+    const explanation = explainWrongTotal(read, reads, transfers, opening, position, total);
+    return { ...error, explanation, message: `${error.message}: ${explanation.text}` };
+  });
 }

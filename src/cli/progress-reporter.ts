@@ -2,6 +2,7 @@ import { describeLinks } from '../nemesis/grudge.js';
 import { describeFault } from '../core/fault.js';
 import type { BugRecord } from '../campaign/bug.js';
 import type { Progress, Reporter, RunSummary } from '../campaign/reporter.js';
+import { describeRunTiming } from '../core/run-timing.js';
 import { describeRunVerdict } from '../core/verdict.js';
 import type { FaultOutcome } from '../nemesis/nemesis.js';
 import { invokedAs } from './_internals/invoked-as.js';
@@ -20,10 +21,15 @@ function runClock(ms: number): string {
   return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}.${tenths % 10}`;
 }
 
+/** Fails from refused connections (a node down), said apart from the others when there were any. */
+function refusedText(refused: number | undefined): string {
+  return refused !== undefined && refused > 0 ? ` fail (refused) ${refused}` : '';
+}
+
 function line(p: Progress): string {
   return (
     `[${clock(p.elapsedMs)}/${clock(p.budgetMs)}] schedule ${p.schedule + 1} step ${Math.min(p.step + 1, p.steps)}/${p.steps}` +
-    ` ${p.phase} | ops ok ${p.ok} fail ${p.fail} info ${p.info} | faults ${p.faults}` +
+    ` ${p.phase} | ops ok ${p.ok} fail ${p.fail}${refusedText(p.refused)} info ${p.info} | faults ${p.faults}` +
     (p.states !== undefined ? ` | states ${p.states}` : '') +
     ` | bugs ${p.bugs}`
   );
@@ -101,8 +107,9 @@ export class ProgressReporter implements Reporter {
   runEnded(s: RunSummary): void {
     const lines = [
       `mallory: ${s.status} after ${(s.elapsedMs / 1000).toFixed(1)} s — ${s.schedules} schedules, ` +
-        `ops ok ${s.ops.ok} fail ${s.ops.fail} info ${s.ops.info}, ${s.faults} faults, ${s.bugs.length} bugs`,
+        `ops ok ${s.ops.ok} fail ${s.ops.fail}${refusedText(s.ops.refused)} info ${s.ops.info}, ${s.faults} faults, ${s.bugs.length} bugs`,
     ];
+    if (s.timing !== undefined) lines.push(`  ${describeRunTiming(s.timing)}`);
     if (s.error !== undefined) lines.push(`  error: ${s.error}`);
     lines.push(`  verdict: ${describeRunVerdict(s.verdict)}`);
     for (const b of s.bugs) lines.push(`  bug #${b.id} [${b.kind}] schedule ${b.schedule + 1}: ${b.message}`);

@@ -19,6 +19,7 @@ import { ProgressReporter } from './progress-reporter.js';
 import { systemsHelp } from './_internals/systems-help.js';
 import { WORKLOADS } from '../workload/workload.js';
 import { runPlanWorker } from './_internals/plan-worker.js';
+import { parseFaultsFlag } from './_internals/faults-flag.js';
 
 /** What `--system` takes, for every command that has it. */
 export const SYSTEM_HELP =
@@ -86,6 +87,7 @@ function duration(name: string, text: string | undefined): number | undefined {
 /** The flag that sets a config field, where the two names differ (errors name the flag). */
 const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   timeMs: 'time',
+  faultTargets: 'faults',
   stepMs: 'step',
   bugs: 'bug',
   stopOnBug: 'stop-on-bug',
@@ -165,15 +167,7 @@ export function parsePace(spec: string | undefined): { faultSteps: number; quiet
 
 /** Flags → the one config schema (which supplies every default and validates). */
 export function configFromFlags(flags: RunFlags): RunConfig {
-  const faults = flags.faults.split(',').map((f) => f.trim());
-  for (const f of faults) {
-    if (!(FAULT_FAMILIES as readonly string[]).includes(f)) {
-      throw new UsageError(
-        'bad-flag',
-        `--faults: unknown fault "${f}": choose from ${FAULT_FAMILIES.join(', ')}`,
-      );
-    }
-  }
+  const { faults, faultTargets } = parseFaultsFlag(flags.faults);
   const raw = {
     system: flags.system,
     nodes: int('nodes', flags.nodes),
@@ -181,6 +175,7 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     seed: int('seed', flags.seed),
     policy: flags.policy,
     faults,
+    faultTargets,
     workload: flags.workload,
     concurrency: int('concurrency', flags.concurrency),
     rate: flags.rate === undefined ? undefined : Number(flags.rate),
@@ -234,7 +229,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .addOption(new Option('--policy <name>', 'fault policy').choices(POLICIES).default('adaptive'))
     .option(
       '--faults <list>',
-      `fault families: ${FAULT_FAMILIES.join(',')}`,
+      `fault families: ${FAULT_FAMILIES.join(',')}; FAMILY:TARGET keeps a family to some targets (kill:one,kill:minority)`,
       DEFAULT_FAULT_FAMILIES.join(','),
     )
     .option('--workload <name|path>', WORKLOAD_HELP, 'register')

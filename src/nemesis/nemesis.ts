@@ -30,6 +30,8 @@ import { PacketFamily } from './families/packet.js';
 import { PartitionFamily } from './families/partition.js';
 import { KillFamily, PauseFamily } from './families/process.js';
 import { resolveTarget } from './targets.js';
+import { downLimit, keepTargets } from './target-limits.js';
+import type { FaultTargets } from '../core/fault-targets.js';
 
 export type { FaultOutcome, HealOp, NemesisCluster } from './families/family.js';
 
@@ -119,6 +121,8 @@ export class Nemesis {
      * FUSE disk layer (clock and disk faults are refused otherwise).
      */
     devices: { readonly clocks?: NodeClocks; readonly disks?: NodeDisks } = {},
+    /** The targets some families are kept to (`--faults kill:one`); a family absent takes all. */
+    private readonly targets: FaultTargets = {},
   ) {
     this.byKind = new Map(
       this.packages.flatMap((p) => p.kinds.map((k): [FaultKind, FaultFamilyPackage] => [k, p])),
@@ -130,6 +134,7 @@ export class Nemesis {
       rng,
       ...devices,
       leader: () => this.leader(),
+      downLimit: (family) => downLimit(family, targets, cluster.nodes.length),
       targetNodes: (value, among, explicit) => this.targetNodes(value, among, explicit),
     };
   }
@@ -143,8 +148,12 @@ export class Nemesis {
     for (const family of this.families) {
       const p = this.packages.find((x) => x.family === family);
       if (p === undefined || p.offered?.(this.ctx) === false) continue;
-      kinds.push(...FAMILY_KINDS[family]);
-      Object.assign(values, p.values({ ctx: this.ctx, targets }));
+      const offered = keepTargets(family, p.values({ ctx: this.ctx, targets }), this.targets);
+      const offeredKinds = FAMILY_KINDS[family].filter((k) => (offered[k] ?? [null]).length > 0);
+      // Kept to targets this system lacks (`kill:leader` without a leader): nothing to inject.
+      if (offeredKinds.length <= 1) continue;
+      kinds.push(...offeredKinds);
+      Object.assign(values, offered);
     }
     return { kinds, valuesOf: (kind) => values[kind] ?? [null] };
   }

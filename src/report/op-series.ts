@@ -1,5 +1,6 @@
 import { NS_PER_MS } from '../core/clock.js';
 import type { Op } from '../core/op.js';
+import { isRefusal } from '../core/refusal.js';
 
 export const OUTCOMES = ['ok', 'fail', 'info'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -9,6 +10,8 @@ export interface Completion {
   readonly endMs: number;
   readonly outcome: Outcome;
   readonly latencyMs: number;
+  /** A fail whose connection was refused (`isRefusal`). */
+  readonly refused?: true;
 }
 
 /** Per outcome, points `[bucket midpoint in s, value]`; a bucket without data has `NaN` (a gap). */
@@ -50,7 +53,12 @@ export function completions(ops: readonly Op[]): Completion[] {
     const start = invoked.get(op.process);
     if (start === undefined) continue;
     invoked.delete(op.process);
-    out.push({ endMs: op.time / NS_PER_MS, outcome: op.type, latencyMs: (op.time - start) / NS_PER_MS });
+    out.push({
+      endMs: op.time / NS_PER_MS,
+      outcome: op.type,
+      latencyMs: (op.time - start) / NS_PER_MS,
+      ...(isRefusal(op) ? { refused: true as const } : {}),
+    });
   }
   return out;
 }

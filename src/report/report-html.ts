@@ -92,7 +92,11 @@ function header(data: RunData, results: Results): string {
     ['duration', duration(r.durationMs)],
     ['nodes', escapeXml(r.nodes.join(', '))],
     ['schedules', String(c.schedules)],
-    ['client ops', `${c.ops.ok} ok, ${c.ops.fail} fail, ${c.ops.info} info`],
+    [
+      'client ops',
+      `${c.ops.ok} ok, ${c.ops.fail} fail, ${c.ops.info} info` +
+        (c.ops.refused > 0 ? `; ${c.ops.refused} fail (refused): connection refused, a node down` : ''),
+    ],
     ['faults', `${c.faults.ok} ok, ${c.faults.error} errored, ${c.faults.skipped} skipped`],
     ['verdict', runVerdictLine(results)],
     ['bugs', String(c.bugs)],

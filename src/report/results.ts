@@ -1,3 +1,4 @@
+import type { RunTiming } from '../core/run-timing.js';
 import { stateDependence, type ReplayRate } from '../store/replay-record.js';
 import { CHECKPOINTS_DIR, readCheckpointIndex } from '../store/checkpoint-files.js';
 import { existsSync } from 'node:fs';
@@ -18,8 +19,11 @@ import { triggerStats } from './trigger-stats.js';
  * same schema as a JSON Schema document (generated from this one; a test keeps them equal).
  */
 export const RESULTS_SCHEMA_NAME = 'mallory/results';
-/** 2: every schedule's verdicts (`schedules`) and the run's (`verdict`), as Jepsen's `:valid?`. */
-export const RESULTS_VERSION = 2;
+/**
+ * 2: every schedule's verdicts (`schedules`) and the run's (`verdict`), as Jepsen's `:valid?`.
+ * 3: `counts.ops.refused`, fails from refused connections, no longer counted in `counts.ops.fail`.
+ */
+export const RESULTS_VERSION = 3;
 
 const Ms = z.number().int().min(0);
 const Count = z.number().int().min(0);
@@ -83,11 +87,32 @@ export const ResultsSchema = z
       })
       .strict(),
     status: z.enum(['running', 'complete', 'incomplete', 'interrupted', 'error']),
+    timing: z
+      .object({
+        budgetMs: Ms.describe('--time: no schedule starts after it (counted from the run start)'),
+        startupMs: Ms.describe('from the run start to the first schedule: cluster start and warm-up'),
+        schedulesMs: Ms.describe('the schedules, each with its reset, final reads and checks'),
+        stoppingMs: Ms.describe('after the last schedule: stopping the nodes and observers'),
+        elapsedMs: Ms.describe('the whole run; above budgetMs by the last schedule that started within it'),
+      })
+      .strict()
+      .optional()
+      .describe('where the wall time went, when the run ended'),
     error: z.string().optional().describe('why the run ended with status error'),
     counts: z
       .object({
         schedules: Count,
-        ops: z.object({ ok: Count, fail: Count, info: Count }).strict().describe('client ops by outcome'),
+        ops: z
+          .object({
+            ok: Count,
+            fail: Count.describe('fails other than refused connections'),
+            info: Count,
+            refused: Count.describe(
+              'fails whose connection was refused at once (a node down), apart from fail',
+            ),
+          })
+          .strict()
+          .describe('client ops by outcome'),
         faults: z
           .object({ ok: Count, skipped: Count, error: Count })
           .strict()
@@ -255,6 +280,16 @@ function replaysOf(bugDir: string): { replays?: NonNullable<Results['bugs'][numb
   };
 }
 
+/** Whether a stored summary's `timing` has the shape results.json gives it. */
+function timingOf(value: unknown): value is RunTiming {
+  if (typeof value !== 'object' || value === null) return false;
+  const keys = ['budgetMs', 'startupMs', 'schedulesMs', 'stoppingMs', 'elapsedMs'];
+  return (
+    keys.every((k) => typeof (value as Record<string, unknown>)[k] === 'number') &&
+    Object.keys(value).length === keys.length
+  );
+}
+
 /** The results of a run, from what its directory holds. */
 export function runResults(data: RunData): Results {
   const { stored } = data;
@@ -262,8 +297,11 @@ export function runResults(data: RunData): Results {
   const summary = run.summary ?? {};
   const faultCounts = { ok: 0, skipped: 0, error: 0 };
   for (const f of data.faults) faultCounts[f.outcome]++;
-  const opCounts = { ok: 0, fail: 0, info: 0 };
-  for (const c of data.completions) opCounts[c.outcome]++;
+  const opCounts = { ok: 0, fail: 0, info: 0, refused: 0 };
+  for (const c of data.completions) {
+    if (c.refused === true) opCounts.refused++;
+    else opCounts[c.outcome]++;
+  }
   const lastMetrics = stored.metrics.length > 0 ? stored.metrics[stored.metrics.length - 1].values : {};
   const summaryMetrics = isNumberRecord(summary.metrics) ? summary.metrics : undefined;
   const coverage = summaryMetrics ?? {
@@ -299,6 +337,7 @@ export function runResults(data: RunData): Results {
       ...(replayOf !== undefined ? { replayOf } : {}),
     },
     status: run.status,
+    ...(timingOf(summary.timing) ? { timing: summary.timing } : {}),
     ...(typeof summary.error === 'string' ? { error: summary.error } : {}),
     counts: {
       schedules: stored.schedules.length,

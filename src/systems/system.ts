@@ -69,6 +69,24 @@ export const TXN_WORKLOADS = ['list-append', 'rw-register'] as const;
 export type TxnWorkloadName = (typeof TXN_WORKLOADS)[number];
 
 /**
+ * What a transactions client is opened for, passed as the last argument of
+ * `TransactionsCapability.client` and `guardedClient`, so a system that stores lists and registers
+ * differently (a SQL table per kind, say) knows which it is serving.
+ */
+export interface TxnClientContext {
+  /**
+   * The kind of values the transactions hold: `list-append` (lists, `append` and list reads) or
+   * `rw-register` (registers, `w` and register reads).
+   */
+  readonly workload: TxnWorkloadName;
+  /**
+   * The workload that runs (`--workload`): `list-append` or `rw-register` itself, or `set` (kept
+   * as lists) and `bank` (kept as registers by guarded transactions) run through transactions.
+   */
+  readonly runs: TxnWorkloadName | 'set' | 'bank';
+}
+
+/**
  * What a system offers that runs transactions of micro-ops: the workloads it can run, what it
  * promises about them, and its client. A system without it runs only the register workload.
  */
@@ -80,13 +98,19 @@ export interface TransactionsCapability {
    * against it. Default `strict-serializable`.
    */
   readonly consistency?: ConsistencyModel;
-  client(node: string, cluster: ClusterView, timeoutMs: number): TxnClient;
+  /** `context` says which workload the client serves (older adapters may leave it out). */
+  client(node: string, cluster: ClusterView, timeoutMs: number, context: TxnClientContext): TxnClient;
   /**
    * A client whose transactions can be guarded (`txnIf`). A system that provides it runs the bank
    * workload through its transactions (a transfer reads both balances, then writes both guarded by
    * what it read), unless it keeps a bank of its own (`bank`).
    */
-  guardedClient?(node: string, cluster: ClusterView, timeoutMs: number): GuardedTxnClient;
+  guardedClient?(
+    node: string,
+    cluster: ClusterView,
+    timeoutMs: number,
+    context: TxnClientContext,
+  ): GuardedTxnClient;
 }
 
 /**

@@ -41,7 +41,8 @@ export class TxnWorkload extends ClientWorkload<TxnClient, TxnResult> {
   }
 
   protected connect(node: string): TxnClient {
-    return this.transactions.client(node, this.cluster, this.options.timeoutMs);
+    const { workload } = this.options;
+    return this.transactions.client(node, this.cluster, this.options.timeoutMs, { workload, runs: workload });
   }
 
   protected begin(prefix: string): void {

@@ -18,8 +18,11 @@ export function isTxnWorkload(name: WorkloadName): name is TxnWorkloadName {
 
 export interface OpCounts {
   ok: number;
+  /** Fails other than refused connections. */
   fail: number;
   info: number;
+  /** Fails whose connection was refused (`isRefusal`: a node down), counted apart from `fail`. */
+  refused?: number;
 }
 
 /** Client workers that issue ops against the cluster and record them in the run's history. */

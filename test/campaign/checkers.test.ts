@@ -302,9 +302,12 @@ describe('bankChecker', () => {
     ]);
     expect(findings[0].message).toBe(
       '4 of 5 bank reads saw the wrong total (total 100 over 5 accounts): ' +
-        `process 0's read (op 0, ok at op 1) read balances {"0":20,"1":20,"2":20,"3":20,"4":21}, which sum to 101, not 100; ` +
-        `process 0's read (op 2, ok at op 3) read balances {"0":20,"1":20,"2":20,"3":20,"4":19}, which sum to 99, not 100; ` +
-        `process 0's read (op 4, ok at op 5) read balances {"0":20,"1":20,"2":20,"3":20,"4":22}, which sum to 102, not 100 (and 1 more)`,
+        `wrong total 101 (expected 100) in process 0's read (op 0, ok at op 1), balances {"0":20,"1":20,"2":20,"3":20,"4":21}: ` +
+        'unexplained: 1 too much, which no transfer in flight, whole or half, explains against the opening balances; ' +
+        `wrong total 99 (expected 100) in process 0's read (op 2, ok at op 3), balances {"0":20,"1":20,"2":20,"3":20,"4":19}: ` +
+        'unexplained: 1 missing, which no transfer in flight, whole or half, explains against the opening balances; ' +
+        `wrong total 102 (expected 100) in process 0's read (op 4, ok at op 5), balances {"0":20,"1":20,"2":20,"3":20,"4":22}: ` +
+        'unexplained: 2 too much, which no transfer in flight, whole or half, explains against the opening balances (and 1 more)',
     );
     expect(findings[0].evidence).toMatchObject({
       count: 4,

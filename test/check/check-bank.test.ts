@@ -53,7 +53,62 @@ describe('checkBank', () => {
     const [error] = result.errors;
     expect(error).toMatchObject({ type: 'wrong-total', total: 25, read: [ops[1], ops[2]] });
     expect(error.message).toBe(
-      `process 1's read (op 1, ok at op 2) read balances {"0":5,"1":10,"2":10}, which sum to 25, not 30`,
+      `wrong total 25 (expected 30) in process 1's read (op 1, ok at op 2), balances {"0":5,"1":10,"2":10}: ` +
+        "read skew: it saw process 0's transfer 0→1 of 5 (op 0, ok at op 3)'s debit but not its credit " +
+        '(later reads saw the right total again), against the opening balances',
+    );
+    expect(error.explanation).toMatchObject({
+      anomaly: 'read-skew',
+      parts: [{ part: 'debit', transfer: { from: '0', to: '1', amount: 5 } }],
+      whole: [],
+    });
+  });
+
+  it('names a transfer whose credit was lost for good, against the last read with the right total', () => {
+    const ops = history(
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', { 0: 10, 1: 10, 2: 10 }],
+      [0, 'invoke', 'transfer', { from: 2, to: 0, amount: 3 }],
+      [0, 'ok', 'transfer', { from: 2, to: 0, amount: 3 }],
+      [0, 'invoke', 'transfer', { from: 0, to: 1, amount: 4 }],
+      [0, 'info', 'transfer', { from: 0, to: 1, amount: 4 }],
+      [2, 'invoke', 'transfer', { from: 1, to: 2, amount: 9 }],
+      [2, 'fail', 'transfer', { from: 1, to: 2, amount: 9 }],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', { 0: 9, 1: 10, 2: 7 }],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', { 0: 9, 1: 10, 2: 7 }],
+    );
+    const [first, second] = checkBank(ops, BANK).errors;
+    expect(first.explanation).toMatchObject({
+      anomaly: 'lost-credit',
+      parts: [{ part: 'debit', transfer: { from: '0', to: '1', amount: 4 } }],
+      whole: [{ from: '2', to: '0', amount: 3 }],
+      base: { invoke: ops[0], completion: ops[1] },
+    });
+    expect(first.message).toBe(
+      `wrong total 26 (expected 30) in process 1's read (op 8, ok at op 9), balances {"0":9,"1":10,"2":7}: ` +
+        "lost transfer: it saw process 0's transfer 0→1 of 4 (op 4, info at op 5)'s debit but not its credit, " +
+        "and no later read saw the right total again (money destroyed), against the last read with the right total, process 1's read (op 0, ok at op 1)",
+    );
+    expect(second.explanation?.anomaly).toBe('lost-credit');
+  });
+
+  it('a wrong total no transfer explains is said so, naming the transfers in flight with that amount', () => {
+    const ops = history(
+      [0, 'invoke', 'transfer', { from: 0, to: 1, amount: 2 }],
+      [0, 'ok', 'transfer', { from: 0, to: 1, amount: 2 }],
+      [2, 'invoke', 'transfer', { from: 2, to: 1, amount: 3 }],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', { 0: 8, 1: 9, 2: 10 }],
+    );
+    const [error] = checkBank(ops, BANK).errors;
+    expect(error.explanation).toMatchObject({
+      anomaly: 'unexplained',
+      suspects: [{ from: '2', to: '1', amount: 3 }],
+    });
+    expect(error.message).toMatch(
+      /: unexplained: 3 missing, which no transfer in flight, whole or half, explains against the opening balances; in flight with that amount: process 2's transfer 2→1 of 3 \(op 2, never completed\)$/,
     );
   });
 

@@ -62,4 +62,29 @@ describe('ProgressReporter', () => {
     // Never the time since the fault's own schedule started (2.5 s, 5 s, 7.5 s, 10 s).
     expect(text()).not.toMatch(/\b(?:2\.5|5\.0|7\.5|10\.0) ?s\b|\+\d/);
   });
+
+  it('says fails from refused connections apart, in the progress line and the summary', () => {
+    const { reporter, text } = capture(false);
+    const progress = {
+      elapsedMs: 20_000,
+      budgetMs: 60_000,
+      schedule: 0,
+      step: 3,
+      steps: 12,
+      faults: 2,
+      bugs: 0,
+    };
+    reporter.progress({ ...progress, ok: 40, fail: 2, info: 1, refused: 37, phase: 'fuzzing' });
+    expect(text()).toContain('| ops ok 40 fail 2 fail (refused) 37 info 1 |');
+    reporter.progress({
+      ...progress,
+      elapsedMs: 40_000,
+      ok: 50,
+      fail: 2,
+      info: 1,
+      refused: 0,
+      phase: 'fuzzing',
+    });
+    expect(text()).toContain('| ops ok 50 fail 2 info 1 |');
+  });
 });

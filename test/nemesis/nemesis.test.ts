@@ -528,3 +528,45 @@ describe("Nemesis.healAll's journal (the reset in the history)", () => {
     ]);
   });
 });
+
+describe('Nemesis with a family kept to some targets (--faults kill:one)', () => {
+  it('offers kill only at the kept targets, and never leaves more than one node killed, whatever is chosen', async () => {
+    const fake = new FakeCluster();
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['kill'], {}, { kill: ['one'] });
+    const space = nemesis.actionSpace();
+    expect(space.kinds).toEqual(['kill', 'start']);
+    expect(space.valuesOf('kill')).toEqual(['one']);
+    const rng = new Rng(7);
+    let kills = 0;
+    for (let i = 0; i < 200; i++) {
+      // Even faults no policy would be offered (a replayed schedule's) stay within the limit.
+      const value = rng.pick(['one', 'minority', 'majority', 'all'] as const);
+      const f = rng.pick(['kill', 'kill', 'start'] as const);
+      const outcome = await nemesis.enact({ f, value: f === 'start' ? 'all' : value });
+      if (f === 'kill' && outcome.outcome === 'ok') kills++;
+      expect(outcome.nodes.length).toBeLessThanOrEqual(f === 'kill' ? 1 : 3);
+      expect(fake.nodesIn('killed', 'exited').length).toBeLessThanOrEqual(1);
+    }
+    expect(kills).toBeGreaterThan(20);
+  });
+
+  it('a kill while the one allowed node is down is skipped, saying why', async () => {
+    const fake = new FakeCluster();
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['kill'], {}, { kill: ['one'] });
+    expect(await nemesis.enact({ f: 'kill', value: 'one' })).toMatchObject({ outcome: 'ok' });
+    const down = fake.nodesIn('killed')[0];
+    expect(await nemesis.enact({ f: 'kill', value: 'one' })).toMatchObject({
+      outcome: 'skipped',
+      error: `--faults keeps kill to at most 1 node(s) down at once, and ${down} is down`,
+    });
+  });
+
+  it('without kept targets, kill offers every target and two kills take two nodes', async () => {
+    const fake = new FakeCluster();
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['kill']);
+    expect(nemesis.actionSpace().valuesOf('kill')).toEqual(['one', 'minority', 'majority', 'all']);
+    await nemesis.enact({ f: 'kill', value: 'one' });
+    await nemesis.enact({ f: 'kill', value: 'one' });
+    expect(fake.nodesIn('killed')).toHaveLength(2);
+  });
+});

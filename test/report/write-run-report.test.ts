@@ -20,7 +20,11 @@ describe('writeRunReport', () => {
     expect(existsSync(html)).toBe(true);
     const r = JSON.parse(readFileSync(json, 'utf8')) as Results;
     expect(r.schema).toBe('mallory/results');
-    expect(r.version).toBe(2);
+    expect(r.version).toBe(3);
+    // Refused connections are counted apart from the fails that matter, in the page as in the JSON.
+    expect(readFileSync(html, 'utf8')).toContain(
+      '24 ok, 3 fail, 8 info; 4 fail (refused): connection refused, a node down',
+    );
     expect(r.verdict).toEqual({
       valid: false,
       checkers: [
@@ -42,7 +46,7 @@ describe('writeRunReport', () => {
     expect(r.status).toBe('complete');
     expect(r.counts).toEqual({
       schedules: 1,
-      ops: { ok: 24, fail: 7, info: 8 },
+      ops: { ok: 24, fail: 3, info: 8, refused: 4 },
       faults: { ok: 4, skipped: 1, error: 1 },
       bugs: 1,
     });

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DEBIAN_GOPATH } from '../../src/systems/dqlite/app-source.js';
 import { APP_SNAPSHOT_THRESHOLD, dqliteApp } from '../../src/systems/dqlite/dqlite.js';
 import { parseDqliteLog } from '../../src/systems/dqlite/log.js';
-import type { TxnClient } from '../../src/systems/system.js';
+import type { TxnClient, TxnClientContext } from '../../src/systems/system.js';
 import { disposeSandbox, mallory, sandbox, jsonOf } from '../e2e/helpers.js';
 import { skipReason } from './_helpers/cluster.js';
 import { concurrentTransfers } from './_helpers/bank-transfers.js';
@@ -18,6 +18,8 @@ const reason =
     : 'go-dqlite sources missing (apt-get install -y golang-github-canonical-go-dqlite-dev)');
 const NODES = ['n1', 'n2', 'n3'];
 const TIMEOUT_MS = 3_000;
+const LIST_APPEND: TxnClientContext = { workload: 'list-append', runs: 'list-append' };
+const BANK: TxnClientContext = { workload: 'rw-register', runs: 'bank' };
 const CAMPAIGN_TIMEOUT_MS = 240_000;
 const CONCURRENT_APPENDS = 30;
 const TRANSFERS_PER_NODE = 20;
@@ -40,7 +42,7 @@ describeRealSystem(
     const txnClient = (node: string): TxnClient => {
       const transactions = adapter.transactions;
       if (!transactions) throw new Error('dqlite-app offers no transactions');
-      return transactions.client(node, started(), TIMEOUT_MS);
+      return transactions.client(node, started(), TIMEOUT_MS, LIST_APPEND);
     };
 
     it('runs both transactional workloads, strict-serializable', () => {
@@ -137,7 +139,7 @@ describeRealSystem(
     });
 
     it('a guarded transaction applies only when its guard holds, read inside it', async () => {
-      const client = adapter.transactions!.guardedClient!('n2', started(), TIMEOUT_MS);
+      const client = adapter.transactions!.guardedClient!('n2', started(), TIMEOUT_MS, BANK);
       expect(await client.txnIf([['g1', null]], [['w', 'g1', 1]])).toEqual({
         type: 'ok',
         value: [['w', 'g1', 1]],
@@ -159,7 +161,7 @@ describeRealSystem(
     it('concurrent bank transfers from every node through guarded transactions keep the total', async () => {
       const bank = { accounts: ['bank-0', 'bank-1', 'bank-2'], openingBalance: 10 };
       const { ok, read } = await concurrentTransfers(
-        (node, cluster, timeoutMs) => adapter.transactions!.guardedClient!(node, cluster, timeoutMs),
+        (node, cluster, timeoutMs) => adapter.transactions!.guardedClient!(node, cluster, timeoutMs, BANK),
         started(),
         { nodes: NODES, bank, perNode: TRANSFERS_PER_NODE, timeoutMs: TIMEOUT_MS },
       );

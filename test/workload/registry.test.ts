@@ -12,6 +12,7 @@ import type {
   MicroOp,
   SystemAdapter,
   TransactionsCapability,
+  TxnClientContext,
   TxnGuard,
   TxnResult,
 } from '../../src/systems/system.js';
@@ -171,5 +172,30 @@ describe('the built-in workloads', () => {
     expect(checkCounter(good).valid).toBe(true);
     const lossy = await run('counter', system({ counters: counters(true) }));
     expect(checkCounter(lossy).valid).toBe(false);
+  });
+
+  it('tell the transactions client which workload it serves: list-append and set on lists, rw-register and bank on registers', async () => {
+    const told = (name: WorkloadName): Promise<TxnClientContext[]> => {
+      const contexts: TxnClientContext[] = [];
+      const lists = listAppend();
+      const registers = guardedRegisters();
+      const both: TransactionsCapability = {
+        workloads: ['list-append', 'rw-register'],
+        client: (node, c, timeoutMs, context) => {
+          contexts.push(context);
+          return (context.workload === 'list-append' ? lists : registers).client(node, c, timeoutMs, context);
+        },
+        guardedClient: (node, c, timeoutMs, context) => {
+          contexts.push(context);
+          return registers.guardedClient!(node, c, timeoutMs, context);
+        },
+      };
+      return run(name, system({ transactions: both })).then(() => contexts);
+    };
+    const distinct = (contexts: TxnClientContext[]) => [...new Set(contexts.map((c) => JSON.stringify(c)))];
+    expect(distinct(await told('list-append'))).toEqual(['{"workload":"list-append","runs":"list-append"}']);
+    expect(distinct(await told('rw-register'))).toEqual(['{"workload":"rw-register","runs":"rw-register"}']);
+    expect(distinct(await told('set'))).toEqual(['{"workload":"list-append","runs":"set"}']);
+    expect(distinct(await told('bank'))).toEqual(['{"workload":"rw-register","runs":"bank"}']);
   });
 });

@@ -13,12 +13,15 @@ import { History } from '../../src/workload/history.js';
 import { TxnWorkload } from '../../src/workload/txn.js';
 
 /** A single-copy store that answers each transaction at once, except as `answer` says. */
-function fakeSystem(answer: (call: number) => 'ok' | 'fail' | 'info'): TransactionsCapability {
+function fakeSystem(answer: (call: number) => 'ok' | 'fail' | 'info' | 'refused'): TransactionsCapability {
   const lists = new Map<string, number[]>();
   let calls = 0;
   const client: TxnClient = {
     txn(ops: readonly MicroOp[]): Promise<TxnResult> {
       const outcome = answer(calls++);
+      if (outcome === 'refused') {
+        return Promise.resolve({ type: 'fail', error: 'connect ECONNREFUSED 127.0.0.1:7001' });
+      }
       if (outcome !== 'ok') return Promise.resolve({ type: outcome, error: `told to ${outcome}` });
       const value = ops.map((op): MicroOp => {
         if (op[0] === 'r') return ['r', op[1], lists.has(op[1]) ? [...lists.get(op[1])!] : null];
@@ -34,7 +37,7 @@ function fakeSystem(answer: (call: number) => 'ok' | 'fail' | 'info'): Transacti
 
 const cluster = { nodes: ['n1', 'n2'] } as unknown as ClusterView;
 
-async function runFor(ms: number, answer: (call: number) => 'ok' | 'fail' | 'info') {
+async function runFor(ms: number, answer: (call: number) => 'ok' | 'fail' | 'info' | 'refused') {
   const ops: Op[] = [];
   const history = new History(0, (op) => ops.push(op));
   const workload = new TxnWorkload(fakeSystem(answer), cluster, history, new Rng(5), {
@@ -93,5 +96,16 @@ describe('TxnWorkload', () => {
       if (op.type !== 'ok') expect(op.value).toEqual(invokes.get(op.process)!.value);
       if (op.type === 'info') processesWithInfo.add(op.process);
     }
+  });
+
+  it('counts fails from refused connections apart from the other fails', async () => {
+    const { ops, workload } = await runFor(300, (call) =>
+      call % 3 === 0 ? 'refused' : call % 3 === 1 ? 'fail' : 'ok',
+    );
+    const fails = ops.filter((o) => o.type === 'fail');
+    const refused = fails.filter((o) => o.error?.includes('ECONNREFUSED')).length;
+    expect(refused).toBeGreaterThan(0);
+    expect(workload.counts.refused).toBe(refused);
+    expect(workload.counts.fail).toBe(fails.length - refused);
   });
 });

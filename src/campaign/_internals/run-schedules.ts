@@ -9,10 +9,20 @@ import type { WarmUp } from './warm-up.js';
  * run once each, in order, and `--stop-on-bug` stops after the first schedule that found a bug.
  */
 export async function runSchedules(live: LiveRun, warm: WarmUp, rng: Rng): Promise<void> {
-  const { config, signal, state, plan } = live;
+  const { config, state } = live;
   state.phase = 'fuzzing';
   const budgetEnd = state.startMs + config.timeMs;
   const policyRng = rng.fork('policy');
+  state.schedulesFromMs = Date.now();
+  try {
+    await scheduleLoop(live, warm, budgetEnd, policyRng);
+  } finally {
+    state.schedulesToMs = Date.now();
+  }
+}
+
+async function scheduleLoop(live: LiveRun, warm: WarmUp, budgetEnd: number, policyRng: Rng): Promise<void> {
+  const { config, signal, state, plan } = live;
   for (state.schedule = 0; Date.now() < budgetEnd && !signal.aborted; state.schedule++) {
     const imports = live.exchange?.pull(state.schedule) ?? [];
     if (imports.length > 0)

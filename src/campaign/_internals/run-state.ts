@@ -14,6 +14,9 @@ export class RunState {
   step = 0;
   phase: Progress['phase'] = 'starting';
   startMs = Date.now();
+  /** When the first schedule started and the last one ended (with its checks), once they did. */
+  schedulesFromMs: number | undefined;
+  schedulesToMs: number | undefined;
   faultCount = 0;
   readonly bugs: BugRecord[] = [];
   /** Each checked schedule's verdicts, in order. */

@@ -1,6 +1,7 @@
 import type { RunStore } from '../../store/run-store.js';
 import type { RunParts, RunPlan } from '../create-run.js';
 import type { RunSummary } from '../reporter.js';
+import { runTiming } from '../../core/run-timing.js';
 import { runVerdict } from '../../core/verdict.js';
 import type { RunOutcome } from './run-outcome.js';
 import type { RunState } from './run-state.js';
@@ -12,19 +13,29 @@ export function summarize(
   state: RunState,
   parts: RunParts | undefined,
   outcome: RunOutcome,
+  /** `--time`. */
+  budgetMs: number,
 ): RunSummary {
   const { error } = outcome;
   const counts = parts?.workload.counts ?? { ok: 0, fail: 0, info: 0 };
+  const endMs = Date.now();
+  const timing = runTiming(
+    budgetMs,
+    state.startMs,
+    { fromMs: state.schedulesFromMs, toMs: state.schedulesToMs },
+    endMs,
+  );
   return {
     runDir: store.dir,
     status: outcome.status,
     system: plan.definition.name,
     seed: plan.seed,
     policy: plan.policy?.name ?? 'schedule',
-    elapsedMs: Date.now() - state.startMs,
+    elapsedMs: timing.elapsedMs,
     schedules: state.schedule,
-    ops: { ...counts },
+    ops: { ...counts, refused: counts.refused ?? 0 },
     faults: state.faultCount,
+    timing,
     bugs: state.bugs,
     verdict: runVerdict(state.verdicts),
     metrics: metrics(plan, state, parts),

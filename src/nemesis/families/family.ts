@@ -63,6 +63,11 @@ export interface FamilyContext {
   readonly disks?: NodeDisks;
   /** The system's current leader, if it has one and answers. */
   leader(): Promise<string | undefined>;
+  /**
+   * The most nodes the family may leave down at once (`--faults kill:one` → 1), or undefined
+   * when the run keeps it to no target.
+   */
+  downLimit(family: FaultFamily): number | undefined;
   /** The nodes a target names among `among` (the recorded ones when a replay gives them). */
   targetNodes(value: FaultValue, among: readonly string[], explicit?: readonly string[]): Promise<string[]>;
 }

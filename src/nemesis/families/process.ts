@@ -11,6 +11,27 @@ import {
   type SpaceContext,
 } from './family.js';
 
+/**
+ * The chosen nodes cut to what the family's kept targets allow down at once (killed, exited or
+ * paused members), with why when none is left.
+ */
+function withinLimit(
+  chosen: readonly string[],
+  family: 'kill' | 'pause',
+  ctx: FamilyContext,
+): { nodes: readonly string[]; refusal?: string } {
+  const limit = ctx.downLimit(family);
+  if (limit === undefined || chosen.length === 0) return { nodes: chosen };
+  const c = ctx.cluster;
+  const down = c.nodesIn('killed', 'exited', 'paused').filter((n) => c.isMember(n));
+  const room = Math.max(0, limit - down.length);
+  if (room > 0) return { nodes: chosen.slice(0, room) };
+  return {
+    nodes: [],
+    refusal: `--faults keeps ${family} to at most ${limit} node(s) down at once, and ${down.join(', ')} ${down.length === 1 ? 'is' : 'are'} down`,
+  };
+}
+
 /** `kill` (SIGKILL of the targets' process groups) / `start`: killed and exited members. */
 export class KillFamily implements FaultFamilyPackage {
   readonly family = 'kill';
@@ -29,7 +50,9 @@ export class KillFamily implements FaultFamilyPackage {
       return acted(fault, nodes);
     }
     const live = c.nodesIn('running', 'paused').filter((n) => c.isMember(n));
-    const nodes = await ctx.targetNodes(fault.value, live, recorded?.nodes);
+    const chosen = await ctx.targetNodes(fault.value, live, recorded?.nodes);
+    const { nodes, refusal } = withinLimit(chosen, 'kill', ctx);
+    if (refusal !== undefined) return { fault, nodes: [], outcome: 'skipped', error: refusal };
     await Promise.all(nodes.map((n) => c.kill(n)));
     return acted(fault, nodes);
   }
@@ -67,7 +90,9 @@ export class PauseFamily implements FaultFamilyPackage {
     const c = ctx.cluster;
     const among =
       fault.f === 'resume' ? c.nodesIn('paused') : c.nodesIn('running').filter((n) => c.isMember(n));
-    const nodes = await ctx.targetNodes(fault.value, among, recorded?.nodes);
+    const chosen = await ctx.targetNodes(fault.value, among, recorded?.nodes);
+    const { nodes, refusal } = fault.f === 'resume' ? { nodes: chosen } : withinLimit(chosen, 'pause', ctx);
+    if (refusal !== undefined) return { fault, nodes: [], outcome: 'skipped', error: refusal };
     for (const n of nodes) {
       if (fault.f === 'resume') c.resume(n);
       else c.pause(n);

@@ -7,7 +7,11 @@ import type {
   GuardedTxnClient,
   MicroOp,
   TransactionsCapability,
+  TxnClientContext,
 } from '../../systems/system.js';
+
+/** A bank's accounts are registers: its client serves rw-register transactions. */
+const BANK_CONTEXT: TxnClientContext = { workload: 'rw-register', runs: 'bank' };
 
 /**
  * A bank kept in registers by guarded transactions: a read is one transaction reading every
@@ -21,7 +25,7 @@ export function bankViaTransactions(
 ): BankCapability {
   return {
     client: (node, cluster, timeoutMs, bank) =>
-      new TxnBankClient(guardedClient(node, cluster, timeoutMs), bank),
+      new TxnBankClient(guardedClient(node, cluster, timeoutMs, BANK_CONTEXT), bank),
   };
 }
 

@@ -4,6 +4,7 @@ import { sleep } from '../../core/clock.js';
 import type { ClusterView } from '../../systems/system.js';
 import type { History } from '../history.js';
 import type { FinalReadOptions, OpCounts, Workload } from '../workload.js';
+import { isRefusal } from '../../core/refusal.js';
 import { closeClient, type Closable } from './close-client.js';
 import { Throttle } from './throttle.js';
 import { withTimeout } from './with-timeout.js';
@@ -46,7 +47,7 @@ export interface ClientWorkloadOptions {
  * next node until they answer or the deadline passes.
  */
 export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> implements Workload {
-  readonly counts: OpCounts = { ok: 0, fail: 0, info: 0 };
+  readonly counts: OpCounts = { ok: 0, fail: 0, info: 0, refused: 0 };
   private running = false;
   private workers: Promise<void>[] = [];
   private readonly processes: number[] = [];
@@ -259,7 +260,8 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
     } catch (error) {
       result = { type: 'info', error: error instanceof Error ? error.message : String(error) } as R;
     }
-    this.counts[result.type]++;
+    if (isRefusal(result)) this.counts.refused = (this.counts.refused ?? 0) + 1;
+    else this.counts[result.type]++;
     if (result.type === 'ok') {
       const completed = op.completed(result as Extract<R, { type: 'ok' }>);
       this.history.record({ type: 'ok', process, f, value: completed, node, ...mark });

@@ -5,7 +5,11 @@ import type {
   SetReadResult,
   TransactionsCapability,
   TxnClient,
+  TxnClientContext,
 } from '../../systems/system.js';
+
+/** A set is a list: its client serves list-append transactions. */
+const SET_CONTEXT: TxnClientContext = { workload: 'list-append', runs: 'set' };
 
 /**
  * A set kept as a list by `list-append` transactions: an add is one append, a read one list read
@@ -13,7 +17,8 @@ import type {
  */
 export function setsViaTransactions(transactions: TransactionsCapability): SetCapability {
   return {
-    client: (node, cluster, timeoutMs) => new TxnSetClient(transactions.client(node, cluster, timeoutMs)),
+    client: (node, cluster, timeoutMs) =>
+      new TxnSetClient(transactions.client(node, cluster, timeoutMs, SET_CONTEXT)),
   };
 }
 

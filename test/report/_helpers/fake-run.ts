@@ -86,7 +86,10 @@ export function fakeRun(): { readonly store: string; readonly dir: string } {
     const type = ms >= 1500 && ms < 3000 ? (ms % 200 === 0 ? 'fail' : 'info') : 'ok';
     const process = ms / 100;
     ops.push({ time: ms * NS_PER_MS, type: 'invoke', process, f: 'write', value: ['k', ms] });
-    ops.push({ time: (ms + 20) * NS_PER_MS, type, process, f: 'write', value: ['k', ms] });
+    // Half the fails are refused connections (a node down), which runs count apart.
+    const error =
+      type === 'ok' ? {} : { error: ms % 400 === 0 ? 'connect ECONNREFUSED 127.0.0.1:7001' : 'not leader' };
+    ops.push({ time: (ms + 20) * NS_PER_MS, type, process, f: 'write', value: ['k', ms], ...error });
   }
   ops.push({ time: 1000 * NS_PER_MS, type: 'info', process: 'nemesis', f: 'kill', value: ['n2'] });
   ops

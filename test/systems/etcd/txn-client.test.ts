@@ -2,7 +2,7 @@ import { afterAll, expect, it } from 'vitest';
 
 import { etcd } from '../../../src/systems/etcd/etcd.js';
 import { EtcdTxnClient } from '../../../src/systems/etcd/txn-client.js';
-import type { GuardedTxnClient, MicroOp, TxnClient } from '../../../src/systems/system.js';
+import type { GuardedTxnClient, MicroOp, TxnClient, TxnClientContext } from '../../../src/systems/system.js';
 import { concurrentTransfers } from '../_helpers/bank-transfers.js';
 import { skipReason } from '../_helpers/cluster.js';
 import { describeRealSystem } from '../_helpers/describe-real-system.js';
@@ -11,6 +11,8 @@ import { gatewayProxy, type ProxyAction } from './_helpers/gateway-proxy.js';
 const reason = skipReason(['etcd']);
 const NODES = ['n1', 'n2', 'n3'];
 const TIMEOUT_MS = 2_000;
+const LIST_APPEND: TxnClientContext = { workload: 'list-append', runs: 'list-append' };
+const BANK: TxnClientContext = { workload: 'rw-register', runs: 'bank' };
 /** Short, for the tests whose proxy never answers. */
 const LOST_TIMEOUT_MS = 500;
 const APPENDS_PER_CLIENT = 25;
@@ -26,7 +28,7 @@ describeRealSystem(
   (adapter, started) => {
     const clients: TxnClient[] = [];
     const client = (node: string, timeoutMs = TIMEOUT_MS): TxnClient => {
-      const c = adapter.transactions!.client(node, started(), timeoutMs);
+      const c = adapter.transactions!.client(node, started(), timeoutMs, LIST_APPEND);
       clients.push(c);
       return c;
     };
@@ -211,7 +213,7 @@ describeRealSystem(
     });
 
     it('a guarded transaction applies only while its guard holds, also against a write after its snapshot', async () => {
-      const c: GuardedTxnClient = adapter.transactions!.guardedClient!('n1', started(), TIMEOUT_MS);
+      const c: GuardedTxnClient = adapter.transactions!.guardedClient!('n1', started(), TIMEOUT_MS, BANK);
       clients.push(c);
       expect(await c.txnIf([['ga', null]], [['w', 'ga', 1]])).toMatchObject({ type: 'ok' });
       expect(await c.txnIf([['ga', null]], [['w', 'ga', 2]])).toEqual({
@@ -235,7 +237,7 @@ describeRealSystem(
     it('concurrent bank transfers from three nodes through guarded transactions keep the total', async () => {
       const bank = { accounts: ['bank-0', 'bank-1', 'bank-2'], openingBalance: 10 };
       const { ok, read } = await concurrentTransfers(
-        (node, cluster, timeoutMs) => adapter.transactions!.guardedClient!(node, cluster, timeoutMs),
+        (node, cluster, timeoutMs) => adapter.transactions!.guardedClient!(node, cluster, timeoutMs, BANK),
         started(),
         {
           nodes: NODES,
