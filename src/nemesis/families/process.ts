@@ -62,14 +62,13 @@ export class PauseFamily implements FaultFamilyPackage {
       fault.f === 'resume' ? c.nodesIn('paused') : c.nodesIn('running').filter((n) => c.isMember(n));
     const nodes = await ctx.targetNodes(fault.value, among, recorded?.nodes);
     for (const n of nodes) {
-      if (fault.f === 'resume') c.resume(n);
-      else c.pause(n);
+      if (fault.f === 'resume') await c.resume(n);
+      else await c.pause(n);
     }
     return acted(fault, nodes);
   }
 
-  heal(ctx: FamilyContext): Promise<void> {
-    for (const n of ctx.cluster.nodesIn('paused')) ctx.cluster.resume(n);
-    return Promise.resolve();
+  async heal(ctx: FamilyContext): Promise<void> {
+    for (const n of ctx.cluster.nodesIn('paused')) await ctx.cluster.resume(n);
   }
 }
