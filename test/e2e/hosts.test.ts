@@ -176,6 +176,44 @@ describe.skipIf(unavailable !== undefined)(
       expect(hostRunDirs()).toEqual(before);
     });
 
+    it('on Ctrl-C (SIGINT) mid-run, removes every process, rule and dir it made on every host', async () => {
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          'run',
+          ...sshFlags(),
+          '--time',
+          '120s',
+          '--steps',
+          '3',
+          '--step',
+          '1s',
+          '--faults',
+          'partition',
+          '--seed',
+          '5',
+          '--store',
+          box.store,
+        ],
+        { env: box.env, cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { resolve(code); }));
+      const deadline = Date.now() + 90_000;
+      for (;;) {
+        const left = (await Promise.all([0, 1, 2].map((i) => leftoversOn(hosts, i)))).flat();
+        if (left.some((l) => l.startsWith('rule:'))) break;
+        if (Date.now() > deadline) throw new Error(`no partition rule appeared: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      child.kill('SIGINT');
+      expect(await exited, stderr).toBe(130);
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+      expect(hostRunDirs()).toEqual(before);
+    });
+
     it('refuses, in one line naming the host, a host that refuses the connection, rejects the key or lacks the command, and faults not done on hosts', async () => {
       const stranger = join(box.store, '..', 'stranger');
       await run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', stranger]);
