@@ -73,6 +73,14 @@ export function killGroupScript(pidFile: string, signal = 'KILL'): string {
   );
 }
 
+/** Ends process group `pid` while its leader is still the process that started at `start`. */
+function killGroupByPidScript(pid: number, start: string): string {
+  return (
+    `[ "$(cut -d' ' -f22 /proc/${pid}/stat 2>/dev/null)" = ${shellQuote(start)} ] || exit 0; ` +
+    `kill -s KILL -- -${pid} 2>/dev/null || true`
+  );
+}
+
 /**
  * A host reached over SSH (the `ssh2` library): one connection, at most `maxChannels` channels
  * open on it at once (OpenSSH resets what is past its MaxSessions), a failed channel open tried
@@ -243,7 +251,7 @@ export class SshRuntime implements NodeRuntime {
     const env = Object.entries(spec.env).map(([k, v]) => `${k}=${v}`);
     const node = `${shellLine(['env', ...env, ...spec.argv])} >>${shellQuote(spec.stdout)} 2>>${shellQuote(spec.stderr)} </dev/null`;
     const inner =
-      `echo "$$ $(cut -d' ' -f22 /proc/$$/stat)" > ${shellQuote(pidFile)}; echo "pid $$"; ` +
+      `start=$(cut -d' ' -f22 /proc/$$/stat); echo "$$ $start" > ${shellQuote(pidFile)}; echo "pid $$ $start"; ` +
       `${node} & wait $!; echo "exit $?"`;
     const command = `cd ${shellQuote(spec.cwd)} && exec setsid -w sh -c ${shellQuote(inner)}`;
     let opened: { stream: ClientChannel; release: () => void };
@@ -258,15 +266,25 @@ export class SshRuntime implements NodeRuntime {
       let out = '';
       let stderr = '';
       let pid: number | undefined;
+      let byPid: number | undefined;
       let end: ProcessEnd | undefined;
       let resolveExit!: (end: ProcessEnd) => void;
       const exited = new Promise<ProcessEnd>((r) => (resolveExit = r));
       stream.on('data', (d: Buffer) => {
         out += d.toString();
-        const started = /^pid (\d+)$/m.exec(out);
+        const started = /^pid (\d+) (\d+)$/m.exec(out);
         if (pid === undefined && started) {
           pid = Number(started[1]);
-          const proc: SshProcess = { pid, pgid: pid, resourceId, exited, pidFile };
+          // Named by pid and start time too: the pid file may go before the group does (the run's
+          // dir removed first, or shared between hosts).
+          byPid = registry.record({
+            kind: 'remote',
+            target: this.target,
+            undo: killGroupByPidScript(pid, started[2]),
+            label: `process group ${pid} on ${this.host} (${spec.label})`,
+          });
+          registry.forget(resourceId);
+          const proc: SshProcess = { pid, pgid: pid, resourceId: byPid, exited, pidFile };
           resolve(proc);
         }
         const ended = /^exit (\d+)$/m.exec(out);
@@ -282,6 +300,7 @@ export class SshRuntime implements NodeRuntime {
       stream.on('close', () => {
         release();
         registry.forget(resourceId);
+        if (byPid !== undefined) registry.forget(byPid);
         if (pid === undefined) {
           reject(
             new HostError(

@@ -142,7 +142,9 @@ describe.skipIf(unavailable !== undefined)(
       const report = cleanupRegistries();
       process.env.MALLORY_STATE_DIR = join(root, 'state');
 
-      expect(report.runs[0].resources).toEqual([`process group on ${hosts.addresses[0]} (sleeper)`]);
+      expect(report.runs[0].resources).toEqual([
+        `process group ${proc.pid} on ${hosts.addresses[0]} (sleeper)`,
+      ]);
       expect(await proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
       expect(await alive()).toBe(false);
       await host.close();
