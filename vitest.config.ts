@@ -17,7 +17,11 @@ const PURE_SYSTEM_TESTS = [
   'test/systems/log-rules.test.ts',
   'test/systems/settings.test.ts',
 ];
-const HOST_TESTS = ['test/cluster/net/netns.test.ts', 'test/cluster/disk-layer.test.ts'];
+const HOST_TESTS = [
+  'test/cluster/net/netns.test.ts',
+  'test/cluster/disk-layer.test.ts',
+  'test/cluster/runtime/ssh.test.ts',
+];
 export default defineConfig({
   test: {
     sequence: { sequencer: LongestFirstSequencer },

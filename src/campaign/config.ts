@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { DURABILITIES, type Durability } from '../check/durability.js';
+import { HOST_KEY_CHECKING } from '../cluster/runtime/_internals/known-hosts.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES, type FaultFamily } from '../core/fault.js';
 import { badFaultTarget } from '../core/fault-targets.js';
 import { ReplayOfSchema } from '../store/replay-of.js';
@@ -9,6 +10,11 @@ import { DEFAULT_CHECKPOINT_CAP_BYTES, DEFAULT_CHECKPOINT_KEEP } from './checkpo
 /** Defaults in the spirit of the Mallory artifact: 12 steps of 2.5 s per schedule. */
 export const DEFAULT_STEPS = 12;
 export const DEFAULT_STEP_MS = 2500;
+const MAX_PORT = 65_535;
+const DEFAULT_SSH_PORT = 22;
+
+/** The fault families done on SSH hosts (the others are refused on hosts, before the run starts). */
+export const HOST_FAULT_FAMILIES = ['partition', 'kill', 'pause'] as const;
 
 export const POLICIES = ['adaptive', 'mallory', 'random', 'triggered', 'corpus'] as const;
 export type PolicyName = (typeof POLICIES)[number];
@@ -121,6 +127,29 @@ export const RunConfigSchema = z.object({
   exchange: z.string().min(1).optional(),
   /** Set by replay and shrink: the bug this run is a try of (`store/replay-of.ts`). */
   replayOf: ReplayOfSchema.optional(),
+  /** The nodes on these hosts, one host per node, reached over SSH (`--hosts`); absent: on this machine. */
+  hosts: z
+    .array(
+      z
+        .object({
+          host: z.string().min(1),
+          port: z.number().int().min(1).max(MAX_PORT).optional(),
+          username: z.string().min(1).optional(),
+          privateKey: z.string().min(1).optional(),
+        })
+        .strict(),
+    )
+    .min(1)
+    .optional(),
+  /** The SSH user on every host that names none (Jepsen's `--username`). */
+  sshUsername: z.string().min(1).default('root'),
+  /** The private key for every host that names none (Jepsen's `--ssh-private-key`); the SSH agent when absent. */
+  sshPrivateKey: z.string().min(1).optional(),
+  sshPort: z.number().int().min(1).max(MAX_PORT).default(DEFAULT_SSH_PORT),
+  /** Jepsen's `--strict-host-key-checking`, with OpenSSH's values: `yes`, `accept-new` (on first use), `no`. */
+  strictHostKeyChecking: z.enum(HOST_KEY_CHECKING).default('yes'),
+  /** The known_hosts file host keys are checked against (default `~/.ssh/known_hosts`). */
+  knownHosts: z.string().min(1).optional(),
 });
 
 export type RunConfig = z.infer<typeof RunConfigSchema>;

@@ -2,7 +2,9 @@ import { ClockPreload, findLibfaketime, LIBFAKETIME_FIX } from '../cluster/clock
 import { Cluster, type NodeExit } from '../cluster/cluster.js';
 import { buildDiskLayer, DiskLayer } from '../cluster/disk-layer.js';
 import type { NetworkBackend } from '../cluster/net/backend.js';
+import { HostsBackend } from '../cluster/net/hosts.js';
 import { NetnsBackend } from '../cluster/net/netns.js';
+import type { SshTarget } from '../cluster/runtime/ssh.js';
 import { ProxyBackend } from '../cluster/net/proxy.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import type { DurabilityContract } from '../check/durability.js';
@@ -31,6 +33,7 @@ import { defaultCheckers } from './checkers.js';
 import type { RunConfig } from './config.js';
 import { Observation } from './observation.js';
 import { isLet, readSchedule, type ScheduleItem } from './schedule-file.js';
+import { planHosts } from './_internals/plan-hosts.js';
 
 /** Base of the ports given to services a system declares no port for (each netns node has its own address). */
 const NETNS_PORT_BASE = 7000;
@@ -70,6 +73,8 @@ export interface RunPlan {
   readonly policy: Policy | undefined;
   readonly seedData: Seed | undefined;
   readonly useNetns: boolean;
+  /** The hosts the nodes run on, one per node, reached over SSH (`--hosts`); absent: this machine. */
+  readonly targets: readonly SshTarget[] | undefined;
   readonly libfaketime: string | undefined;
   readonly diskLayerBinary: string | undefined;
   /** Every setting the system declares, with its default where not given (`--set`). */
@@ -91,7 +96,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     }
   }
   const settings = resolveSettings(definition, config.settings);
-  const nodeCount = config.nodes ?? definition.defaultNodes;
+  const nodeCount = config.hosts?.length ?? config.nodes ?? definition.defaultNodes;
   const fixedSchedule = config.schedule?.map((file) => readSchedule(file, nodeNames(nodeCount)));
   const startFrom =
     config.checkpoint !== undefined ? readStart(config.checkpoint, definition.name, nodeCount) : undefined;
@@ -155,7 +160,9 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     policy && config.seedPolicyFrom
       ? readSeed(config.seedPolicyFrom, definition.name, policy.name)
       : undefined;
-  const useNetns = await wantsNetns(config, system);
+  const targets =
+    config.hosts !== undefined ? await planHosts(config, system, nodes, servicePorts(system)) : undefined;
+  const useNetns = targets === undefined && (await wantsNetns(config, system));
   return {
     definition,
     source,
@@ -169,6 +176,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     policy,
     seedData,
     useNetns,
+    targets,
     libfaketime,
     diskLayerBinary,
     settings,
@@ -225,6 +233,7 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
       network,
       registry,
       onExit: ctx.onExit,
+      ...(network instanceof HostsBackend ? { hosts: network.layout() } : {}),
       ...(plan.libfaketime !== undefined ? { clock: new ClockPreload(plan.libfaketime, store.dir) } : {}),
       ...(diskLayer !== undefined ? { disk: diskLayer } : {}),
     });
@@ -339,6 +348,15 @@ async function wantsNetns(config: RunConfig, system: SystemAdapter): Promise<boo
 function createNetwork(plan: RunPlan, runId: string, registry: ResourceRegistry): Promise<NetworkBackend> {
   const { system, nodes, seed } = plan;
   const pinned = plan.startFrom?.manifest.network;
+  if (plan.targets !== undefined) {
+    return HostsBackend.connect({
+      runId,
+      nodes,
+      targets: plan.targets,
+      services: servicePorts(system),
+      registry,
+    });
+  }
   if (plan.useNetns) {
     return NetnsBackend.create({
       runId,

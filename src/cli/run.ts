@@ -3,7 +3,9 @@ import { resolve } from 'node:path';
 
 import { type Command, Option } from 'commander';
 
-import { POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
+import { HOST_FAULT_FAMILIES, POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
+import { HOST_KEY_CHECKING } from '../cluster/runtime/_internals/known-hosts.js';
+import { parseHosts } from '../cluster/runtime/hosts-spec.js';
 import type { Reporter } from '../campaign/reporter.js';
 import { DEFAULT_RECOVERY_CONTRACT, type RecoveryContract } from '../campaign/recovery-contract.js';
 import { runCampaign } from '../campaign/run-campaign.js';
@@ -57,6 +59,12 @@ interface RunFlags {
   plan?: string;
   index?: string;
   exchange?: string;
+  hosts?: string;
+  username?: string;
+  sshPrivateKey?: string;
+  sshPort?: string;
+  strictHostKeyChecking?: string;
+  knownHosts?: string;
 }
 
 function int(name: string, text: string | undefined): number | undefined {
@@ -100,7 +108,16 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   startupTimeoutMs: 'startup-timeout',
   checkpointCapBytes: 'checkpoint-cap',
   checkpoint: 'from-checkpoint',
+  sshUsername: 'username',
+  sshPrivateKey: 'ssh-private-key',
+  sshPort: 'ssh-port',
+  strictHostKeyChecking: 'strict-host-key-checking',
+  knownHosts: 'known-hosts',
 };
+
+function withoutUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
 
 /** What `--workload` takes, for run and compare. */
 export const WORKLOAD_HELP = `client workload: a built-in (${WORKLOADS.join(', ')}: register checked for linearizability per key, set for lost and unexpected elements, counter for reads within the adds around them, bank for reads that conserve the total, transactions for anomalies) or the path of a module exporting a WorkloadDefinition with its checker (.js, .ts, or a package directory)`;
@@ -199,6 +216,12 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     pace: parsePace(flags.pace),
     recoveryTimeoutMs: duration('recovery-timeout', flags.recoveryTimeout),
     startupTimeoutMs: duration('startup-timeout', flags.startupTimeout),
+    hosts: flags.hosts === undefined ? undefined : parseHosts(flags.hosts).map(withoutUndefined),
+    sshUsername: flags.username,
+    sshPrivateKey: flags.sshPrivateKey,
+    sshPort: int('ssh-port', flags.sshPort),
+    strictHostKeyChecking: flags.strictHostKeyChecking,
+    knownHosts: flags.knownHosts,
   };
   if (raw.exchange !== undefined && raw.schedule !== undefined) {
     throw new UsageError(
@@ -296,6 +319,20 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       '--pace <faults:quiet>',
       "Jepsen's alternation: N steps of faults, then M quiet steps with every fault healed, in turn (e.g. 4:2)",
     )
+    .option(
+      '--hosts <file|list>',
+      'run the nodes on these hosts over SSH, one host per node: a file (one [user@]host[:port] a line) or h1,h2,h3',
+    )
+    .option('--username <user>', 'with --hosts: the SSH user (default root; not root: sudo -n)')
+    .option('--ssh-private-key <file>', 'with --hosts: the private key (default: the SSH agent)')
+    .option('--ssh-port <n>', 'with --hosts: the SSH port (default 22)')
+    .addOption(
+      new Option(
+        '--strict-host-key-checking <mode>',
+        'with --hosts: check host keys against known_hosts (yes), add unknown ones on first use (accept-new), or not at all (no)',
+      ).choices(HOST_KEY_CHECKING),
+    )
+    .option('--known-hosts <file>', 'with --hosts: the known_hosts file (default ~/.ssh/known_hosts)')
     .option('--json', 'print the summary as one JSON document on stdout')
     .option(
       '--plan <file>',
@@ -312,6 +349,12 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       }
       if (flags.index !== undefined) {
         throw new UsageError('bad-flag', '--index needs --plan FILE: the plan whose campaign to run');
+      }
+      if (flags.hosts !== undefined) {
+        // On hosts the defaults are what is done there: the faults done over SSH, no checkpoints.
+        if (command.getOptionValueSource('faults') === 'default')
+          flags.faults = HOST_FAULT_FAMILIES.join(',');
+        flags.checkpoints ??= '0';
       }
       const config = configFromFlags(flags);
       const reporters: Reporter[] = [new ProgressReporter(), new ConsoleLogReporter()];

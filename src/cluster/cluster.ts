@@ -1,5 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -8,8 +7,9 @@ import type { ClockPreload } from './clock-preload.js';
 import type { DiskLayer } from './disk-layer.js';
 import type { Address, NetworkBackend } from './net/backend.js';
 import { isReady, type ClusterView, type NodeSystem, type ReadyAttempt } from './node-system.js';
-import { processStartTime, type ResourceRegistry } from './resources.js';
-import { signalGroup } from './_internals/signal-group.js';
+import type { ResourceRegistry } from './resources.js';
+import { LocalRuntime } from './runtime/local.js';
+import type { FileStream, NodeRuntime, RuntimeProcess } from './runtime/runtime.js';
 import { boundedReady, ReadyDidNotAnswer } from './_internals/bounded-ready.js';
 import { checkedLaunchSpec } from './_internals/launch-spec.js';
 import { copyTree, relocateText } from './_internals/copy-tree.js';
@@ -29,8 +29,8 @@ export interface NodeExit {
 }
 
 interface NodeProcess {
-  child: ChildProcess;
-  resourceId: number;
+  proc: RuntimeProcess;
+  runtime: NodeRuntime;
   /** Files the process leaves behind if killed (libfaketime's shared memory). */
   leftovers: readonly number[];
   expectExit: boolean;
@@ -67,6 +67,22 @@ export interface ClusterOptions {
   readonly clock?: ClockPreload;
   /** Mounts the FUSE disk layer over every node's data dir before it first starts (disk faults). */
   readonly disk?: DiskLayer;
+  /**
+   * Where each node runs: this host when absent. A node on another host has its data and output
+   * there (under `HostLayout`), its output streamed back to `logDir(node)` as it is written.
+   */
+  readonly hosts?: HostLayout;
+}
+
+/** Nodes on other hosts: each node's runtime and the dir of the run on its host. */
+export interface HostLayout {
+  runtimeOf(node: string): NodeRuntime;
+  /** The run's dir on the node's host: data in `<root>/<node>`, output in `<root>/nodes/<node>`. */
+  readonly root: string;
+  /** Files of a node's output dir streamed back besides stdout and stderr (e.g. `probe.jsonl`). */
+  readonly streamed: readonly string[];
+  /** Makes the run's dir on the node's host (recorded in the registry before it is made). */
+  prepareHost(node: string): Promise<void>;
 }
 
 const READY_POLL_MS = 200;
@@ -101,7 +117,12 @@ export class Cluster implements ClusterView {
   private readonly onExit: ((exit: NodeExit) => void) | undefined;
   private readonly clock: ClockPreload | undefined;
   private readonly disk: DiskLayer | undefined;
+  private readonly hosts: HostLayout | undefined;
+  private readonly local = new LocalRuntime();
   private readonly root: string;
+  /** The streams of remote nodes' output back into their log dirs. */
+  private readonly streams: FileStream[] = [];
+  private readonly hostsReady = new Set<string>();
   private readonly procs = new Map<string, NodeProcess>();
   private readonly status = new Map<string, NodeStatus>();
   private readonly memberSet: Set<string>;
@@ -118,14 +139,65 @@ export class Cluster implements ClusterView {
     this.onExit = options.onExit;
     this.clock = options.clock;
     this.disk = options.disk;
-    this.root = dataRoot(options.runId);
+    this.hosts = options.hosts;
+    // A remote run's dir is recorded here too: an adapter that makes a dir under it on this host
+    // (kvraft's probe dir) leaves nothing behind.
+    this.root = this.hosts?.root ?? dataRoot(options.runId);
     this.registry.record({ kind: 'dir', path: this.root });
-    mkdirSync(this.root, { recursive: true });
+    if (!this.hosts) mkdirSync(this.root, { recursive: true });
     this.memberSet = new Set(options.nodes);
     for (const node of this.nodes) {
       this.status.set(node, 'exited');
-      mkdirSync(this.dataDir(node), { recursive: true });
+      if (!this.hosts) mkdirSync(this.dataDir(node), { recursive: true });
       mkdirSync(this.logDir(node), { recursive: true });
+    }
+  }
+
+  /** Where the node runs. */
+  runtimeOf(node: string): NodeRuntime {
+    return this.hosts?.runtimeOf(node) ?? this.local;
+  }
+
+  /** The node's output dir on its host (its `logDir` when it runs here). */
+  private hostLogDir(node: string): string {
+    return this.hosts ? join(this.root, 'nodes', node) : this.logDir(node);
+  }
+
+  /**
+   * What the system's `launch` sees: on another host the run's dir is the one there, so the files
+   * it names for a node (kvraft's probe file) are on the node's host.
+   */
+  private launchView(): ClusterView {
+    if (!this.hosts) return this;
+    const members = (): readonly string[] => this.members;
+    return {
+      nodes: this.nodes,
+      get members() {
+        return members();
+      },
+      runDir: this.root,
+      dataDir: (node) => this.dataDir(node),
+      listen: (node, service) => this.listen(node, service),
+      dial: (from, to, service) => this.dial(from, to, service),
+      clientAddress: (node, service) => this.clientAddress(node, service),
+    };
+  }
+
+  /** Once per remote node: its dirs on its host, and its output streamed back as it is written. */
+  private async prepareHost(node: string): Promise<void> {
+    if (!this.hosts || this.hostsReady.has(node)) return;
+    const runtime = this.runtimeOf(node);
+    await this.hosts.prepareHost(node);
+    await runtime.mkdir(this.dataDir(node));
+    await runtime.mkdir(this.hostLogDir(node));
+    this.hostsReady.add(node);
+    for (const file of [...LOG_FILES, ...this.hosts.streamed]) {
+      const local = join(this.logDir(node), file);
+      this.streams.push(
+        runtime.stream(join(this.hostLogDir(node), file), (chunk) => {
+          appendFileSync(local, chunk);
+        }),
+      );
     }
   }
 
@@ -159,7 +231,7 @@ export class Cluster implements ClusterView {
 
   /** The PID of the node's process (its group's leader), while it has one. */
   pidOf(node: string): number | undefined {
-    return this.procs.get(node)?.child.pid;
+    return this.procs.get(node)?.proc.pid;
   }
 
   nodesIn(...statuses: NodeStatus[]): string[] {
@@ -186,7 +258,7 @@ export class Cluster implements ClusterView {
   async restartFresh(): Promise<void> {
     await Promise.all(this.nodes.map((node) => this.kill(node, 'exited')));
     for (const node of this.nodes) {
-      this.wipe(node);
+      await this.wipe(node);
       this.memberSet.add(node);
     }
     this.joiners.clear();
@@ -202,61 +274,50 @@ export class Cluster implements ClusterView {
     const status = this.statusOf(node);
     if (status === 'running' || status === 'paused') return;
     await this.disk?.mount(node, this.dataDir(node), this.logDir(node));
+    await this.prepareHost(node);
+    const view = this.launchView();
     if (!this.prepared) {
-      await this.system.prepare?.(this);
+      await this.system.prepare?.(view);
       this.prepared = true;
     }
+    const runtime = this.runtimeOf(node);
     const spec = await checkedLaunchSpec(
-      this.system.launch(node, this, { join: this.joiners.has(node) }),
+      this.system.launch(node, view, { join: this.joiners.has(node) }),
       node,
       this.dataDir(node),
+      runtime.kind === 'local' ? undefined : runtime,
     );
     const prefix = this.network.commandPrefix(node);
-    const argv = [...prefix, spec.command, ...spec.args];
-    const out = openSync(join(this.logDir(node), 'stdout.log'), 'a');
-    const err = openSync(join(this.logDir(node), 'stderr.log'), 'a');
-    let child: ChildProcess;
+    const logDir = this.hostLogDir(node);
+    let started: RuntimeProcess;
     try {
-      child = spawn(argv[0], argv.slice(1), {
-        detached: true,
-        stdio: ['ignore', out, err],
-        env: { ...process.env, ...spec.env, ...this.clock?.env(node), MALLORY_NODE: node },
-        cwd: this.dataDir(node),
-      });
-    } finally {
-      closeSync(out);
-      closeSync(err);
-    }
-    const pid = child.pid;
-    if (pid === undefined) {
-      throw new Error(`could not start ${node}: ${spec.command} did not start (is it installed?)`);
-    }
-    let resourceId: number;
-    try {
-      resourceId = this.registry.record({
-        kind: 'process',
-        pid,
-        startTime: processStartTime(pid) ?? '',
-        label: `${node}: ${spec.command}`,
-      });
+      started = await runtime.start(
+        {
+          argv: [...prefix, spec.command, ...spec.args],
+          env: { ...spec.env, ...this.clock?.env(node), MALLORY_NODE: node },
+          cwd: this.dataDir(node),
+          stdout: join(logDir, 'stdout.log'),
+          stderr: join(logDir, 'stderr.log'),
+          label: `${node}: ${spec.command}`,
+        },
+        this.registry,
+      );
     } catch (error) {
-      // Not ours to manage if it is not recorded: end it now rather than leave it to the registry.
-      signalGroup(child, 'SIGKILL');
+      if (error instanceof Error && / did not start /.test(error.message)) {
+        throw new Error(`could not start ${node}: ${error.message}`);
+      }
       throw error;
     }
+    const pid = started.pid;
     const leftovers = (this.clock?.sharedFiles(pid) ?? []).map((path) =>
       this.registry.record({ kind: 'file', path }),
     );
     let resolveExit!: () => void;
     const exited = new Promise<void>((resolve) => (resolveExit = resolve));
-    const proc: NodeProcess = { child, resourceId, leftovers, expectExit: false, exited };
+    const proc: NodeProcess = { proc: started, runtime, leftovers, expectExit: false, exited };
     this.procs.set(node, proc);
     this.status.set(node, 'running');
-    child.once('error', () => {
-      // reported through 'exit'/'close'
-    });
-    child.once('exit', (code, signal) => {
-      this.registry.forget(resourceId);
+    void started.exited.then(({ code, signal }) => {
       for (const id of leftovers) this.registry.release(id);
       if (this.procs.get(node) === proc) {
         this.procs.delete(node);
@@ -282,33 +343,41 @@ export class Cluster implements ClusterView {
     this.status.set(node, as);
     if (!proc) return;
     proc.expectExit = true;
-    signalGroup(proc.child, 'SIGKILL');
+    await proc.runtime.signal(proc.proc, 'SIGKILL');
     await proc.exited;
   }
 
-  pause(node: string): void {
+  /** SIGSTOPs the node's process group (on this host, before the promise: the status says it at once). */
+  async pause(node: string): Promise<void> {
     const proc = this.procs.get(node);
     if (!proc || this.statusOf(node) !== 'running') return;
-    signalGroup(proc.child, 'SIGSTOP');
+    const sent = proc.runtime.signal(proc.proc, 'SIGSTOP');
     this.status.set(node, 'paused');
+    await sent;
   }
 
-  resume(node: string): void {
+  /** SIGCONTs the node's process group. */
+  async resume(node: string): Promise<void> {
     const proc = this.procs.get(node);
     if (!proc || this.statusOf(node) !== 'paused') return;
-    signalGroup(proc.child, 'SIGCONT');
+    const sent = proc.runtime.signal(proc.proc, 'SIGCONT');
     this.status.set(node, 'running');
+    await sent;
   }
 
   /**
    * Deletes the node's data (the node must not be running); from now on it starts as a joiner. The
    * dir itself stays: it may be the disk layer's mount point.
    */
-  wipe(node: string): void {
+  async wipe(node: string): Promise<void> {
     const dir = this.dataDir(node);
+    this.joiners.add(node);
+    if (this.hosts) {
+      await this.runtimeOf(node).empty(dir);
+      return;
+    }
     mkdirSync(dir, { recursive: true });
     for (const entry of readdirSync(dir)) rmSync(join(dir, entry), { recursive: true, force: true });
-    this.joiners.add(node);
   }
 
   /** Every node's status, membership and whether it starts as a joiner. */
@@ -328,15 +397,16 @@ export class Cluster implements ClusterView {
    * Synchronous, so nothing else of the fuzzer runs while the nodes are stopped.
    */
   copyDataDirs(to: string): DataDirsCopy {
+    if (this.hosts) throw new Error('copyDataDirs: checkpoints of nodes on other hosts are not taken yet');
     const running = [...this.procs.entries()].filter(([node]) => this.statusOf(node) === 'running');
     const states = this.nodeStates();
     const begun = performance.now();
-    for (const [, proc] of running) signalGroup(proc.child, 'SIGSTOP');
+    for (const [, proc] of running) this.local.signalNow(proc.proc, 'SIGSTOP');
     const bytes: Record<string, number> = {};
     try {
       for (const node of this.nodes) bytes[node] = copyTree(this.dataDir(node), join(to, node));
     } finally {
-      for (const [, proc] of running) signalGroup(proc.child, 'SIGCONT');
+      for (const [, proc] of running) this.local.signalNow(proc.proc, 'SIGCONT');
     }
     return { pauseMs: performance.now() - begun, bytes, states };
   }
@@ -349,6 +419,8 @@ export class Cluster implements ClusterView {
    */
   restoreDataDirs(from: string, states: readonly NodeState[]): void {
     if (this.procs.size > 0) throw new Error('restoreDataDirs: nodes are running');
+    if (this.hosts)
+      throw new Error('restoreDataDirs: checkpoints of nodes on other hosts are not restored yet');
     for (const state of states) {
       if (!this.nodes.includes(state.node)) throw new Error(`restoreDataDirs: no node ${state.node}`);
       const dir = this.dataDir(state.node);
@@ -395,6 +467,7 @@ export class Cluster implements ClusterView {
   async close(): Promise<void> {
     const running = [...this.procs.keys()];
     await Promise.all(running.map((node) => this.kill(node, 'exited')));
+    await Promise.all(this.streams.splice(0).map((s) => s.stop()));
     await this.disk?.close();
     await this.system.close?.();
   }

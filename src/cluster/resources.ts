@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   appendFileSync,
   closeSync,
+  existsSync,
   fsyncSync,
   openSync,
   readdirSync,
@@ -10,7 +11,8 @@ import {
   rmSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import { crashPoint } from '../core/crash-point.js';
 import { HarnessError, UsageError } from '../core/errors.js';
@@ -25,7 +27,24 @@ export type Resource =
   /** A file system mounted at `path` (the FUSE disk layer), undone by a lazy unmount. */
   | { readonly kind: 'mount'; readonly path: string }
   /** Undone by running `undo` (argv) — e.g. `iptables -D …` for an inserted rule, `ip link del X`. */
-  | { readonly kind: 'command'; readonly undo: readonly string[]; readonly label: string };
+  | { readonly kind: 'command'; readonly undo: readonly string[]; readonly label: string }
+  /** On another host: undone by running the shell text `undo` there as root, over SSH. */
+  | {
+      readonly kind: 'remote';
+      readonly target: RemoteTarget;
+      readonly undo: string;
+      readonly label: string;
+    };
+
+/** How `mallory cleanup` reaches a host again: the fields of `SshTarget` (no secret: a key's path). */
+export interface RemoteTarget {
+  readonly host: string;
+  readonly port: number;
+  readonly username: string;
+  readonly privateKey?: string | undefined;
+  readonly knownHosts: string;
+  readonly strictHostKeyChecking: 'yes' | 'accept-new' | 'no';
+}
 
 type Line =
   | { readonly t: 'owner'; readonly pid: number; readonly startTime: string; readonly runDir?: string }
@@ -165,6 +184,27 @@ export class ResourceRegistry {
 }
 
 const KILL_WAIT_MS = 2000;
+/** How long one remote undo may take (connect and run), before it is given up on. */
+const REMOTE_UNDO_TIMEOUT_MS = 30_000;
+
+/** The program that undoes a remote resource over SSH, next to this file in dist/ (or in dist/ from src/). */
+function remoteUndoProgram(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const beside = join(here, 'runtime', 'remote-undo.js');
+  if (existsSync(beside)) return beside;
+  return resolve(here, '../../dist/cluster/runtime/remote-undo.js');
+}
+
+/**
+ * Runs a remote resource's undo on its host, synchronously as every removal here is: a short-lived
+ * process connects over SSH (the same checks of the host key) and runs it.
+ */
+function undoRemotely(resource: Extract<Resource, { kind: 'remote' }>): void {
+  spawnSync(process.execPath, [remoteUndoProgram(), JSON.stringify(resource)], {
+    stdio: 'ignore',
+    timeout: REMOTE_UNDO_TIMEOUT_MS,
+  });
+}
 
 /** One line naming a resource, for `mallory cleanup`'s report. */
 export function describeResource(resource: Resource): string {
@@ -180,6 +220,7 @@ export function describeResource(resource: Resource): string {
     case 'mount':
       return `mount ${resource.path}`;
     case 'command':
+    case 'remote':
       return resource.label;
   }
 }
@@ -205,6 +246,9 @@ export function removeResource(resource: Resource): void {
         break;
       case 'command':
         execFileSync(resource.undo[0], resource.undo.slice(1), { stdio: 'ignore' });
+        break;
+      case 'remote':
+        undoRemotely(resource);
         break;
     }
   } catch {

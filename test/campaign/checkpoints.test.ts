@@ -128,7 +128,7 @@ describe('Checkpoints: every data dir at a schedule start, bounded', () => {
     fill('n1', 'log', KIB);
     await cluster.startAll();
     await cluster.kill('n3');
-    cluster.wipe('n3');
+    await cluster.wipe('n3');
     fill('n3', 'joined', 2 * KIB);
     // A config that names its own data dir (Redis's `dir`), and a binary file that does too.
     const oldDir = cluster.dataDir('n1');

@@ -74,7 +74,7 @@ describe('Cluster: how a node is launched', () => {
   it('a node wiped since the bootstrap starts as a joiner, also when restarted after a kill', async () => {
     await cluster.startAll();
     await cluster.kill('n3', 'removed');
-    cluster.wipe('n3');
+    await cluster.wipe('n3');
     await cluster.start('n3');
     await cluster.kill('n3');
     await cluster.start('n3');
@@ -94,7 +94,7 @@ describe('Cluster: how a node is launched', () => {
   it('restartFresh bootstraps every node again, joiners included', async () => {
     await cluster.startAll();
     await cluster.kill('n2', 'removed');
-    cluster.wipe('n2');
+    await cluster.wipe('n2');
     launches.length = 0;
 
     await cluster.restartFresh();

@@ -31,9 +31,9 @@ describe('register workload against real kvraft nodes', () => {
     });
     workload.start('t');
     await sleep(1500);
-    cluster.pause('n2'); // its workers' ops time out: info, then a new process id
+    await cluster.pause('n2'); // its workers' ops time out: info, then a new process id
     await sleep(1500);
-    cluster.resume('n2');
+    await cluster.resume('n2');
     await sleep(500);
     await workload.stop();
     stoppedAt = ops.length;

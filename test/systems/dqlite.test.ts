@@ -54,7 +54,7 @@ describeRealSystem(
       await adapter.membership!.remove(node, cluster);
       await cluster.kill(node);
       cluster.members = NODES.filter((n) => n !== node);
-      cluster.wipe(node);
+      await cluster.wipe(node);
       await adapter.membership!.add(node, cluster);
       cluster.members = [...NODES];
       // Not started yet: the readiness check says which member does not answer, and how.
@@ -91,7 +91,7 @@ describeRealSystem(
       expect([...listed].sort()).toEqual(NODES.filter((n) => n !== node));
       await cluster.kill(node);
       cluster.members = NODES.filter((n) => n !== node);
-      cluster.wipe(node);
+      await cluster.wipe(node);
       await adapter.membership!.add(node, cluster);
       cluster.members = [...NODES];
       await cluster.start(node);

@@ -71,7 +71,7 @@ describeRealSystem(
       cluster.members = NODES.filter((n) => n !== node);
       await cluster.kill(node);
       expect(await configurationOnceKnown(cluster)).toEqual(['n1', 'n2']);
-      cluster.wipe(node);
+      await cluster.wipe(node);
       await adapter.membership!.add(node, cluster);
       expect(await configurationOnceKnown(cluster)).toEqual(NODES);
       cluster.members = [...NODES];

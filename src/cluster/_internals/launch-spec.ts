@@ -9,7 +9,12 @@ import type { LaunchSpec } from '../node-system.js';
  * Promise of one, awaited) whose `command` exists and can be run. A user's adapter that gets this
  * wrong hears which node and what to fix, not "spec.args is not iterable" or a spawn stack.
  */
-export async function checkedLaunchSpec(returned: unknown, node: string, cwd: string): Promise<LaunchSpec> {
+export async function checkedLaunchSpec(
+  returned: unknown,
+  node: string,
+  cwd: string,
+  host?: { readonly host: string; isRunnable(command: string): Promise<boolean> },
+): Promise<LaunchSpec> {
   const spec: unknown = isThenable(returned) ? await returned : returned;
   const where = `the system adapter's launch(${node})`;
   if (typeof spec !== 'object' || spec === null) {
@@ -22,7 +27,14 @@ export async function checkedLaunchSpec(returned: unknown, node: string, cwd: st
   if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) {
     throw new UsageError('bad-launch', `${where}: args must be an array of strings`);
   }
-  if (!isRunnable(command, cwd)) {
+  if (host !== undefined) {
+    if (!(await host.isRunnable(command))) {
+      throw new UsageError(
+        'missing-binary',
+        `${where}: command ${command} not found or not executable on host ${host.host}: install it there or give its full path`,
+      );
+    }
+  } else if (!isRunnable(command, cwd)) {
     throw new UsageError(
       'missing-binary',
       `${where}: command ${command} not found or not executable: install it or give its full path`,

@@ -37,19 +37,12 @@ export interface Recorded {
 
 /** What the nemesis drives of the cluster: the `Cluster` runtime (a fake in unit tests). */
 export type NemesisCluster = ClusterView &
-  Pick<
-    Cluster,
-    | 'isMember'
-    | 'kill'
-    | 'nodesIn'
-    | 'pause'
-    | 'resume'
-    | 'setMember'
-    | 'start'
-    | 'statusOf'
-    | 'waitReady'
-    | 'wipe'
-  >;
+  Pick<Cluster, 'isMember' | 'kill' | 'nodesIn' | 'setMember' | 'start' | 'statusOf' | 'waitReady'> & {
+    /** Signals go over SSH to a node on another host: done when the promise is. */
+    pause(node: string): void | Promise<void>;
+    resume(node: string): void | Promise<void>;
+    wipe(node: string): void | Promise<void>;
+  };
 
 /** What a fault family acts on and asks of the nemesis: one per run, shared by every family. */
 export interface FamilyContext {

@@ -56,7 +56,7 @@ async function addBack(ctx: FamilyContext, node: string): Promise<void> {
   const c = ctx.cluster;
   if ((await realMembers(ctx))?.includes(node) !== true) {
     await c.kill(node, 'removed');
-    c.wipe(node);
+    await c.wipe(node);
     try {
       await ctx.system.membership!.add(node, c);
     } catch (error) {
@@ -78,7 +78,7 @@ async function dropStrayMembers(ctx: FamilyContext): Promise<number> {
   const stray = real ? c.nodes.filter((x) => c.isMember(x) && !real.includes(x)) : [];
   for (const n of stray) {
     await c.kill(n, 'removed');
-    c.wipe(n);
+    await c.wipe(n);
     c.setMember(n, false);
   }
   return stray.length;
@@ -142,7 +142,7 @@ export class MemberFamily implements FaultFamilyPackage {
     }
     c.setMember(node, false);
     await c.kill(node, 'removed');
-    c.wipe(node);
+    await c.wipe(node);
     return acted(fault, nodes);
   }
 

@@ -94,8 +94,8 @@ export class PauseFamily implements FaultFamilyPackage {
     const { nodes, refusal } = fault.f === 'resume' ? { nodes: chosen } : withinLimit(chosen, 'pause', ctx);
     if (refusal !== undefined) return { fault, nodes: [], outcome: 'skipped', error: refusal };
     for (const n of nodes) {
-      if (fault.f === 'resume') c.resume(n);
-      else c.pause(n);
+      if (fault.f === 'resume') await c.resume(n);
+      else await c.pause(n);
     }
     return acted(fault, nodes);
   }
@@ -105,8 +105,7 @@ export class PauseFamily implements FaultFamilyPackage {
     return paused.length > 0 ? { f: 'resume', value: paused } : undefined;
   }
 
-  heal(ctx: FamilyContext): Promise<void> {
-    for (const n of ctx.cluster.nodesIn('paused')) ctx.cluster.resume(n);
-    return Promise.resolve();
+  async heal(ctx: FamilyContext): Promise<void> {
+    for (const n of ctx.cluster.nodesIn('paused')) await ctx.cluster.resume(n);
   }
 }

@@ -36,7 +36,7 @@ describeRealSystem(
       const membership = adapter.membership!;
       await membership.remove('n3', cluster);
       await cluster.kill('n3');
-      cluster.wipe('n3');
+      await cluster.wipe('n3');
       cluster.members = ['n1', 'n2'];
       // Right after a removal (n3 may have led) no quorum read may answer for a moment.
       expect(
@@ -45,19 +45,19 @@ describeRealSystem(
 
       // n1 alone is no quorum of {n1, n2}: nothing commits until n2 runs again. The pause must
       // have stopped n2's process (a pause of a node that is not running does nothing).
-      cluster.pause('n2');
+      await cluster.pause('n2');
       expect(cluster.statusOf('n2')).toBe('paused');
       const pid = cluster.pidOf('n2');
       await waitFor(() => Promise.resolve(processState(pid) === 'T' ? true : undefined), 2_000, 'n2 stopped');
       const t0 = Date.now();
       const resume = setTimeout(() => {
-        cluster.resume('n2');
+        void cluster.resume('n2');
       }, NO_QUORUM_MS);
       try {
         await membership.add('n3', cluster);
       } finally {
         clearTimeout(resume);
-        cluster.resume('n2');
+        await cluster.resume('n2');
       }
       expect(Date.now() - t0).toBeGreaterThanOrEqual(NO_QUORUM_MS);
       expect(await membership.configuration!(cluster)).toEqual(['n1', 'n2', 'n3']);

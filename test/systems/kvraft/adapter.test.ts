@@ -78,11 +78,11 @@ describe('kvraft adapter', () => {
     ]);
     expect(leader).toBe((await h.waitLeader()).id);
     const follower = h.nodes.find((n) => n !== leader)!;
-    h.pause(follower);
+    await h.pause(follower);
     const client = adapter.client(follower, h.view, 300);
     expect((await client.read('x')).type).toBe('info');
     await client.close();
-    h.resume(follower);
+    await h.resume(follower);
   });
 
   it('is not ready while no node runs', async () => {
@@ -105,7 +105,7 @@ describe('kvraft adapter', () => {
       'n3',
     ]);
     const followers = h.nodes.filter((n) => n !== leader.id);
-    for (const f of followers) h.pause(f);
+    for (const f of followers) await h.pause(f);
     // Appended on the leader, never committed: the nemesis must not take it as done.
     await requestOnce(
       h.view.clientAddress(leader.id, 'client'),
@@ -116,7 +116,7 @@ describe('kvraft adapter', () => {
       (await h.status(leader.id))?.members.includes(followers[0]) === false ? true : undefined,
     );
     expect(await adapter.membership!.configuration!(h.view)).toBeUndefined();
-    for (const f of followers) h.resume(f);
+    for (const f of followers) await h.resume(f);
     // Then a leader commits either the removal or, if a follower wins the election first, the old
     // configuration again (the change is overwritten): either way there is an answer once more.
     const settled = await h.waitFor('a committed configuration', () =>

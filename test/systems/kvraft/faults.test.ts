@@ -69,11 +69,11 @@ describe('kvraft under faults (real processes)', () => {
     await h.startAll();
     const first = await h.waitLeader();
     await writeMany(h, first.id, 's', 5);
-    h.pause(first.id);
+    await h.pause(first.id);
     const others = h.nodes.filter((n) => n !== first.id);
     const second = await h.waitLeader(others, 5000, first.term);
     await writeMany(h, second.id, 't', 5);
-    h.resume(first.id);
+    await h.resume(first.id);
     const stepped = await h.waitFor('paused leader to step down', async () => {
       const s = await h.status(first.id);
       return s && s.role === 'follower' && s.term >= second.term ? s : undefined;
@@ -150,7 +150,7 @@ describe('kvraft snapshots (real processes)', () => {
     await writeMany(h, leader.id, 'w', 30);
     const wiped = h.nodes.find((n) => n !== leader.id)!;
     await h.kill(wiped);
-    h.wipe(wiped);
+    await h.wipe(wiped);
     await h.start(wiped, { join: true, snapshotEvery: 8 });
     const s = await h.waitFor('wiped follower to catch up', async () => {
       const st = await h.status(wiped);
@@ -176,7 +176,7 @@ describe('kvraft membership (real processes)', () => {
     await h.kill('n1');
     await h.kill('n2');
     await h.kill('n3');
-    h.wipe('n3');
+    await h.wipe('n3');
     const earlier = h.events('n3').length;
     await h.start('n3', { join: true });
     await h.start('n1');
@@ -252,7 +252,7 @@ describe('kvraft membership (real processes)', () => {
     const [back, other] = h.nodes.filter((n) => n !== leader.id);
     await adapter.membership!.remove(back, h.view);
     await h.kill(back);
-    h.wipe(back);
+    await h.wipe(back);
     await h.isolate(back);
     await h.start(back, { join: true, snapshotEvery: 8 });
     await adapter.membership!.add(back, h.view);

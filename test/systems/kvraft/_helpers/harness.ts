@@ -97,17 +97,17 @@ export class Harness {
     return this.cluster.kill(node);
   }
 
-  pause(node: string): void {
-    this.cluster.pause(node);
+  pause(node: string): Promise<void> {
+    return this.cluster.pause(node);
   }
 
-  resume(node: string): void {
-    this.cluster.resume(node);
+  resume(node: string): Promise<void> {
+    return this.cluster.resume(node);
   }
 
   /** Deletes the node's data (it must not be running); the runtime starts it as a joiner from now on. */
-  wipe(node: string): void {
-    this.cluster.wipe(node);
+  wipe(node: string): Promise<void> {
+    return this.cluster.wipe(node);
   }
 
   /** How the node's process ended, if it ended by itself (a kill is no exit of its own). */

@@ -1,0 +1,126 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { HostsBackend, hostRoot } from '../../cluster/net/hosts.js';
+import type { ClusterView } from '../../cluster/node-system.js';
+import { ResourceRegistry } from '../../cluster/resources.js';
+import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
+import { HostError, type SshTarget } from '../../cluster/runtime/ssh.js';
+import { UsageError } from '../../core/errors.js';
+import type { SystemAdapter } from '../../systems/system.js';
+import { HOST_FAULT_FAMILIES, type RunConfig } from '../config.js';
+
+/** Why each fault family not done on hosts is not. */
+const NOT_ON_HOSTS: Readonly<Record<string, string>> = {
+  packet:
+    'delay, loss and duplication need tc netem or iptables statistic rules on the hosts, not done over SSH yet',
+  member: 'membership changes wipe data dirs on the hosts, not done over SSH yet',
+  clock: 'clock faults need libfaketime preloaded on the hosts, not done over SSH yet',
+  disk: 'disk faults need the FUSE disk layer built and mounted on the hosts, not done over SSH yet',
+};
+
+/** The hosts of a run as SSH targets: each host's own fields, else the flags'. */
+export function hostTargets(config: RunConfig): SshTarget[] {
+  const knownHosts = resolve(config.knownHosts ?? defaultKnownHosts());
+  return (config.hosts ?? []).map((h) => {
+    const key = h.privateKey ?? config.sshPrivateKey;
+    return {
+      host: h.host,
+      port: h.port ?? config.sshPort,
+      username: h.username ?? config.sshUsername,
+      privateKey: key === undefined ? undefined : resolve(key),
+      knownHosts,
+      strictHostKeyChecking: config.strictHostKeyChecking,
+    };
+  });
+}
+
+/**
+ * What a run on hosts is refused for, before anything starts: a fault not done on hosts, a
+ * checkpoint, a node count that is not the host count; then each host is reached (the connection,
+ * the key, root) and asked for its node's command. Every refusal is one line naming the host.
+ */
+export async function planHosts(
+  config: RunConfig,
+  system: SystemAdapter,
+  nodes: readonly string[],
+  servicePorts: Readonly<Record<string, number>>,
+): Promise<SshTarget[]> {
+  const targets = hostTargets(config);
+  if (config.nodes !== undefined && config.nodes !== targets.length) {
+    throw new UsageError(
+      'bad-flag',
+      `--nodes ${config.nodes} with ${targets.length} hosts: a run on hosts has one node per host; drop --nodes or list ${config.nodes} hosts`,
+    );
+  }
+  for (const family of config.faults) {
+    if (!(HOST_FAULT_FAMILIES as readonly string[]).includes(family)) {
+      throw new UsageError(
+        'unsupported-fault',
+        `--faults ${family}: not on SSH hosts (${NOT_ON_HOSTS[family] ?? 'not done over SSH yet'}): choose from ${HOST_FAULT_FAMILIES.join(',')}`,
+      );
+    }
+  }
+  if (config.checkpoints > 0 || config.checkpoint !== undefined) {
+    throw new UsageError(
+      'bad-flag',
+      '--checkpoints/--from-checkpoint: checkpoints of nodes on SSH hosts are not taken yet: give --checkpoints 0',
+    );
+  }
+  const scratch = mkdtempSync(join(tmpdir(), 'mallory-hosts-check-'));
+  const previousState = process.env.MALLORY_STATE_DIR;
+  // The check's connections make nothing on the hosts; its registry lives and dies with it.
+  process.env.MALLORY_STATE_DIR = join(scratch, 'state');
+  const registry = new ResourceRegistry(`hosts-check-${process.pid}`);
+  let backend: HostsBackend | undefined;
+  try {
+    try {
+      backend = await HostsBackend.connect({
+        runId: 'check',
+        nodes,
+        targets,
+        services: servicePorts,
+        registry,
+      });
+    } catch (error) {
+      if (error instanceof HostError) throw new UsageError('bad-host', error.message);
+      throw error;
+    }
+    const hosts = backend;
+    const view: ClusterView = {
+      nodes,
+      members: nodes,
+      runDir: scratch,
+      dataDir: (node) => join(hostRoot('check'), node),
+      listen: (node, service) => hosts.listen(node, service),
+      dial: (from, to, service) => hosts.dial(from, to, service),
+      clientAddress: (node, service) => hosts.clientAddress(node, service),
+    };
+    await Promise.all(
+      nodes.map(async (node) => {
+        const runtime = hosts.runtime(node);
+        const spec = await Promise.resolve(system.launch(node, view, { join: false }));
+        if (!(await runtime.isRunnable(spec.command))) {
+          throw new UsageError(
+            'missing-binary',
+            `host ${runtime.host}: ${node}'s command ${spec.command} is not there or not executable: install it on the host at that path`,
+          );
+        }
+        if (config.faults.includes('partition') && !(await runtime.isRunnable('iptables'))) {
+          throw new UsageError(
+            'missing-binary',
+            `host ${runtime.host}: partitions need iptables there: apt-get install -y iptables on the host, or drop partition from --faults`,
+          );
+        }
+      }),
+    );
+  } finally {
+    await backend?.close();
+    registry.releaseAll();
+    if (previousState === undefined) delete process.env.MALLORY_STATE_DIR;
+    else process.env.MALLORY_STATE_DIR = previousState;
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return targets;
+}

@@ -1,0 +1,188 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, closeSync, constants, openSync } from 'node:fs';
+import { copyFile, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { delimiter, isAbsolute, join } from 'node:path';
+
+import { run } from '../net/_internals/exec.js';
+import { processStartTime, type ResourceRegistry } from '../resources.js';
+import { signalGroup } from '../_internals/signal-group.js';
+import type {
+  ExecResult,
+  FileStream,
+  NodeRuntime,
+  ProcessEnd,
+  RuntimeProcess,
+  StartSpec,
+} from './runtime.js';
+
+/** How often a streamed file is looked at for what was appended. */
+const STREAM_POLL_MS = 100;
+const STREAM_CHUNK_BYTES = 64 * 1024;
+
+interface LocalProcess extends RuntimeProcess {
+  readonly child: ChildProcess;
+}
+
+/**
+ * This host: a node is a child process of the fuzzer, detached into its own process group, its
+ * output appended to files by the kernel (no pipe through the fuzzer).
+ */
+export class LocalRuntime implements NodeRuntime {
+  readonly kind = 'local' as const;
+  readonly host = 'local';
+
+  start(spec: StartSpec, registry: ResourceRegistry): Promise<RuntimeProcess> {
+    const out = openSync(spec.stdout, 'a');
+    const err = openSync(spec.stderr, 'a');
+    let child: ChildProcess;
+    try {
+      child = spawn(spec.argv[0], spec.argv.slice(1), {
+        detached: true,
+        stdio: ['ignore', out, err],
+        env: { ...process.env, ...spec.env },
+        cwd: spec.cwd,
+      });
+    } finally {
+      closeSync(out);
+      closeSync(err);
+    }
+    const pid = child.pid;
+    if (pid === undefined) {
+      return Promise.reject(new Error(`${spec.argv[0]} did not start (is it installed?)`));
+    }
+    let resourceId: number;
+    try {
+      resourceId = registry.record({
+        kind: 'process',
+        pid,
+        startTime: processStartTime(pid) ?? '',
+        label: spec.label,
+      });
+    } catch (error) {
+      // Not ours to manage if it is not recorded: end it now rather than leave it to the registry.
+      signalGroup(child, 'SIGKILL');
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    child.once('error', () => {
+      // reported through 'exit'
+    });
+    const exited = new Promise<ProcessEnd>((resolve) => {
+      child.once('exit', (code, signal) => {
+        registry.forget(resourceId);
+        resolve({ code, signal });
+      });
+    });
+    const proc: LocalProcess = { pid, pgid: pid, resourceId, exited, child };
+    return Promise.resolve(proc);
+  }
+
+  /** Signals the group at once (before the returned promise), as the cluster's synchronous callers need. */
+  signalNow(proc: RuntimeProcess, signal: NodeJS.Signals): void {
+    const child = (proc as Partial<LocalProcess>).child;
+    if (child) signalGroup(child, signal);
+    else {
+      try {
+        process.kill(-proc.pgid, signal);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  signal(proc: RuntimeProcess, signal: NodeJS.Signals): Promise<void> {
+    this.signalNow(proc, signal);
+    return Promise.resolve();
+  }
+
+  exec(argv: readonly string[], options: { readonly timeoutMs?: number } = {}): Promise<ExecResult> {
+    return run(argv, options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {});
+  }
+
+  readFile(path: string): Promise<Buffer> {
+    return readFile(path);
+  }
+
+  writeFile(path: string, data: string | Buffer): Promise<void> {
+    return writeFile(path, data);
+  }
+
+  async mkdir(path: string): Promise<void> {
+    await mkdir(path, { recursive: true });
+  }
+
+  remove(path: string): Promise<void> {
+    return rm(path, { recursive: true, force: true });
+  }
+
+  async empty(path: string): Promise<void> {
+    await mkdir(path, { recursive: true });
+    for (const entry of await readdir(path)) await rm(join(path, entry), { recursive: true, force: true });
+  }
+
+  stream(path: string, onData: (chunk: Buffer) => void): FileStream {
+    let offset = 0;
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    const poll = async (): Promise<void> => {
+      try {
+        const handle = await open(path, 'r');
+        try {
+          const buffer = Buffer.alloc(STREAM_CHUNK_BYTES);
+          for (;;) {
+            const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
+            if (bytesRead === 0) break;
+            offset += bytesRead;
+            onData(Buffer.from(buffer.subarray(0, bytesRead)));
+          }
+        } finally {
+          await handle.close();
+        }
+      } catch {
+        // not there yet
+      }
+    };
+    let polling: Promise<void> = Promise.resolve();
+    const tick = (): void => {
+      polling = poll().finally(() => {
+        if (!stopped) timer = setTimeout(tick, STREAM_POLL_MS);
+      });
+    };
+    tick();
+    return {
+      stop: async () => {
+        stopped = true;
+        clearTimeout(timer);
+        await polling;
+        await poll();
+      },
+    };
+  }
+
+  upload(localPath: string, path: string): Promise<void> {
+    return copyFile(localPath, path);
+  }
+
+  isRunnable(command: string): Promise<boolean> {
+    const candidates =
+      command.includes('/') && isAbsolute(command)
+        ? [command]
+        : (process.env.PATH ?? '')
+            .split(delimiter)
+            .filter((d) => d !== '')
+            .map((d) => join(d, command));
+    return Promise.resolve(
+      candidates.some((file) => {
+        try {
+          accessSync(file, constants.X_OK);
+          return true;
+        } catch {
+          return false;
+        }
+      }),
+    );
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,74 @@
+import type { ResourceRegistry } from '../resources.js';
+
+/** How a process a runtime started ended. */
+export interface ProcessEnd {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** What to start: argv, its environment additions, where it runs and where its output goes (paths on the runtime's host). */
+export interface StartSpec {
+  readonly argv: readonly string[];
+  /** Variables added to the environment the runtime gives its processes. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd: string;
+  /** Appended to (created when missing). */
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Names the process in the run's registry (`n1: node`). */
+  readonly label: string;
+}
+
+/** A process a runtime started, the leader of its own process group. */
+export interface RuntimeProcess {
+  readonly pid: number;
+  /** The id of its process group (its own pid: it leads the group). */
+  readonly pgid: number;
+  /** The run registry's entry for it (forgotten by the runtime once it has ended). */
+  readonly resourceId: number;
+  /** Resolves when the process (the group's leader) has ended. */
+  readonly exited: Promise<ProcessEnd>;
+}
+
+/** Stops a file stream. */
+export interface FileStream {
+  stop(): Promise<void>;
+}
+
+/** A command's outcome on the runtime's host. */
+export interface ExecResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Where node processes run: this host (`local`), or a host reached over SSH (`ssh`). Everything a
+ * cluster does to a node's process and files goes through it, so the same cluster runs on either.
+ */
+export interface NodeRuntime {
+  readonly kind: 'local' | 'ssh';
+  /** The host's name as the user gave it (`local` for this one). */
+  readonly host: string;
+  /** Starts a command in its own process group, recorded in the registry (before it is made where the runtime can). */
+  start(spec: StartSpec, registry: ResourceRegistry): Promise<RuntimeProcess>;
+  /** Sends a signal to the process's whole group. */
+  signal(proc: RuntimeProcess, signal: NodeJS.Signals): Promise<void>;
+  /** Runs a command to completion; never rejects for a non-zero exit. */
+  exec(argv: readonly string[], options?: { readonly timeoutMs?: number }): Promise<ExecResult>;
+  readFile(path: string): Promise<Buffer>;
+  writeFile(path: string, data: string | Buffer): Promise<void>;
+  /** Creates a dir and its parents. */
+  mkdir(path: string): Promise<void>;
+  /** Removes a file or a dir with everything in it; a missing one is no error. */
+  remove(path: string): Promise<void>;
+  /** Removes what a dir holds, the dir itself staying. */
+  empty(path: string): Promise<void>;
+  /** Calls `onData` with what is appended to `path` (from its start), as it grows; it may not exist yet. */
+  stream(path: string, onData: (chunk: Buffer) => void): FileStream;
+  /** Copies a local file to the host. */
+  upload(localPath: string, path: string): Promise<void>;
+  /** Whether `command` (a path, or a name looked up in the host's PATH) can be run there. */
+  isRunnable(command: string): Promise<boolean>;
+  close(): Promise<void>;
+}

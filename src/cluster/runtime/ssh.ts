@@ -1,0 +1,479 @@
+import { readFileSync } from 'node:fs';
+import { constants } from 'node:os';
+import { dirname, join } from 'node:path';
+
+import { Client, type ClientChannel, type ConnectConfig, type SFTPWrapper } from 'ssh2';
+
+import { sleep } from '../../core/clock.js';
+import type { ResourceRegistry } from '../resources.js';
+import { ChannelLimit } from './_internals/channel-limit.js';
+import { type HostKeyChecking, verifyHostKey } from './_internals/known-hosts.js';
+import { shellLine, shellQuote } from './_internals/shell.js';
+import type {
+  ExecResult,
+  FileStream,
+  NodeRuntime,
+  ProcessEnd,
+  RuntimeProcess,
+  StartSpec,
+} from './runtime.js';
+
+/** How to reach one host: Jepsen's fields (username, private key, port, host key checking). */
+export interface SshTarget {
+  readonly host: string;
+  readonly port: number;
+  readonly username: string;
+  /** A private key file; the SSH agent (`SSH_AUTH_SOCK`) when absent. */
+  readonly privateKey?: string | undefined;
+  readonly knownHosts: string;
+  readonly strictHostKeyChecking: HostKeyChecking;
+}
+
+/** A host that could not be used, with what to do about it (one line). */
+export class HostError extends Error {
+  constructor(
+    readonly host: string,
+    reason: string,
+  ) {
+    super(`host ${host}: ${reason}`);
+    this.name = 'HostError';
+  }
+}
+
+/** Below OpenSSH's MaxSessions (10): a connection holds at most this many channels at once. */
+export const DEFAULT_MAX_CHANNELS = 8;
+const CHANNEL_OPEN_ATTEMPTS = 5;
+const CHANNEL_RETRY_MS = 100;
+const READY_TIMEOUT_MS = 10_000;
+const EXEC_TIMEOUT_MS = 30_000;
+const STREAM_POLL_MS = 100;
+const STREAM_CHUNK_BYTES = 64 * 1024;
+const SIGNAL_EXIT_BASE = 128;
+
+interface SshProcess extends RuntimeProcess {
+  readonly pidFile: string;
+}
+
+/** A signal's name from its number (`exit 137` of a shell is SIGKILL). */
+function signalName(n: number): NodeJS.Signals | null {
+  const entry = Object.entries(constants.signals).find(([, v]) => v === n);
+  return entry ? (entry[0] as NodeJS.Signals) : null;
+}
+
+/**
+ * The shell text that ends the process group whose leader's pid and start time a pid file holds,
+ * only while that pid is still that process (a reused pid is never signalled).
+ */
+export function killGroupScript(pidFile: string, signal = 'KILL'): string {
+  const f = shellQuote(pidFile);
+  return (
+    `[ -r ${f} ] || exit 0; read pid start < ${f}; ` +
+    `[ "$(cut -d' ' -f22 /proc/$pid/stat 2>/dev/null)" = "$start" ] || exit 0; ` +
+    `kill -s ${signal} -- -$pid 2>/dev/null || true`
+  );
+}
+
+/** Ends process group `pid` while its leader is still the process that started at `start`. */
+function killGroupByPidScript(pid: number, start: string): string {
+  return (
+    `[ "$(cut -d' ' -f22 /proc/${pid}/stat 2>/dev/null)" = ${shellQuote(start)} ] || exit 0; ` +
+    `kill -s KILL -- -${pid} 2>/dev/null || true`
+  );
+}
+
+/**
+ * A host reached over SSH (the `ssh2` library): one connection, at most `maxChannels` channels
+ * open on it at once (OpenSSH resets what is past its MaxSessions), a failed channel open tried
+ * again. Commands run as root: directly when the user is root, else through `sudo -n`.
+ */
+export class SshRuntime implements NodeRuntime {
+  readonly kind = 'ssh' as const;
+  readonly host: string;
+  private sftpSession: Promise<SFTPWrapper> | undefined;
+  private nextPidFile = 0;
+  private closed = false;
+
+  private constructor(
+    readonly target: SshTarget,
+    private readonly client: Client,
+    private readonly limit: ChannelLimit,
+    /** Whether commands go through `sudo -n`. */
+    readonly sudo: boolean,
+  ) {
+    this.host = target.host;
+  }
+
+  /** Connects, checking the host key, and finds out how to be root there; a `HostError` says what is wrong. */
+  static async connect(target: SshTarget, maxChannels = DEFAULT_MAX_CHANNELS): Promise<SshRuntime> {
+    const client = new Client();
+    let refusal: string | undefined;
+    const config: ConnectConfig = {
+      host: target.host,
+      port: target.port,
+      username: target.username,
+      readyTimeout: READY_TIMEOUT_MS,
+      hostVerifier: (key: Buffer) => {
+        const verdict = verifyHostKey(
+          target.knownHosts,
+          target.host,
+          target.port,
+          key,
+          target.strictHostKeyChecking,
+        );
+        if (!verdict.ok) refusal = verdict.reason;
+        return verdict.ok;
+      },
+    };
+    if (target.privateKey !== undefined) {
+      try {
+        config.privateKey = readFileSync(target.privateKey);
+      } catch {
+        throw new HostError(
+          target.host,
+          `cannot read the private key ${target.privateKey}: give a readable key file with --ssh-private-key`,
+        );
+      }
+    } else if (process.env.SSH_AUTH_SOCK !== undefined) {
+      config.agent = process.env.SSH_AUTH_SOCK;
+    } else {
+      throw new HostError(
+        target.host,
+        'no private key and no SSH agent: give --ssh-private-key FILE or start ssh-agent (SSH_AUTH_SOCK)',
+      );
+    }
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: Error & { level?: string; code?: string }): void => {
+        client.end();
+        reject(new HostError(target.host, connectFailure(target, error, refusal)));
+      };
+      client.once('ready', () => {
+        client.off('error', onError);
+        client.on('error', () => {
+          // a dropped connection ends its channels, which say so
+        });
+        resolve();
+      });
+      client.once('error', onError);
+      client.connect(config);
+    });
+    const limit = new ChannelLimit(maxChannels);
+    const probe = new SshRuntime(target, client, limit, false);
+    const id = await probe.exec(['id', '-u']);
+    if (id.stdout.trim() === '0') return probe;
+    const sudo = await probe.exec(['sudo', '-n', 'true']);
+    if (sudo.code !== 0) {
+      client.end();
+      throw new HostError(
+        target.host,
+        `user ${target.username} is not root and \`sudo -n\` fails (${sudo.stderr.trim() || `exit ${sudo.code}`}): connect as root (--username root) or allow ${target.username} passwordless sudo`,
+      );
+    }
+    return new SshRuntime(target, client, limit, true);
+  }
+
+  /** An exec channel, retried when the server refuses to open it (MaxSessions reached). */
+  private async channel(command: string): Promise<{ stream: ClientChannel; release: () => void }> {
+    const release = await this.limit.acquire();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const stream = await new Promise<ClientChannel>((resolve, reject) => {
+          this.client.exec(command, (error, stream) => {
+            if (error) reject(error);
+            else resolve(stream);
+          });
+        });
+        return { stream, release };
+      } catch (error) {
+        if (this.closed || attempt >= CHANNEL_OPEN_ATTEMPTS) {
+          release();
+          throw new HostError(this.host, `cannot open an SSH channel: ${(error as Error).message}`);
+        }
+        await sleep(CHANNEL_RETRY_MS * attempt);
+      }
+    }
+  }
+
+  /** `command` (shell text) as root. */
+  private asRoot(command: string): string {
+    return this.sudo ? `sudo -n sh -c ${shellQuote(command)}` : command;
+  }
+
+  /** Runs shell text as root to completion. */
+  async shell(command: string, timeoutMs = EXEC_TIMEOUT_MS): Promise<ExecResult> {
+    const { stream, release } = await this.channel(this.asRoot(command));
+    return new Promise((resolve) => {
+      let stdout = '';
+      let stderr = '';
+      let code = 1;
+      const timer = setTimeout(() => {
+        stderr += `timed out after ${timeoutMs} ms`;
+        stream.close();
+      }, timeoutMs);
+      stream.on('data', (d: Buffer) => (stdout += d.toString()));
+      stream.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      stream.on('exit', (c: number | null) => {
+        if (typeof c === 'number') code = c;
+      });
+      stream.on('close', () => {
+        clearTimeout(timer);
+        release();
+        resolve({ code, stdout, stderr });
+      });
+    });
+  }
+
+  exec(argv: readonly string[], options: { readonly timeoutMs?: number } = {}): Promise<ExecResult> {
+    return this.shell(shellLine(argv), options.timeoutMs);
+  }
+
+  private async must(command: string): Promise<string> {
+    const result = await this.shell(command);
+    if (result.code !== 0) {
+      throw new HostError(this.host, `\`${command}\` failed (exit ${result.code}): ${result.stderr.trim()}`);
+    }
+    return result.stdout;
+  }
+
+  /**
+   * Starts the command under a shell that leads a new session (so its own process group) and
+   * waits for it, the channel open meanwhile: its pid comes first, its exit status last. The pid
+   * and the leader's start time go to a pid file the registry names before anything runs, so
+   * `mallory cleanup` ends the group even when the fuzzer was killed in between.
+   */
+  async start(spec: StartSpec, registry: ResourceRegistry): Promise<RuntimeProcess> {
+    const pidFile = join(dirname(spec.stdout), `.pid-${process.pid}-${this.nextPidFile++}`);
+    const resourceId = registry.record({
+      kind: 'remote',
+      target: this.target,
+      undo: killGroupScript(pidFile),
+      label: `process group on ${this.host} (${spec.label})`,
+    });
+    const env = Object.entries(spec.env).map(([k, v]) => `${k}=${v}`);
+    const node = `${shellLine(['env', ...env, ...spec.argv])} >>${shellQuote(spec.stdout)} 2>>${shellQuote(spec.stderr)} </dev/null`;
+    const inner =
+      `start=$(cut -d' ' -f22 /proc/$$/stat); echo "$$ $start" > ${shellQuote(pidFile)}; echo "pid $$ $start"; ` +
+      `${node} & wait $!; echo "exit $?"`;
+    const command = `cd ${shellQuote(spec.cwd)} && exec setsid -w sh -c ${shellQuote(inner)}`;
+    let opened: { stream: ClientChannel; release: () => void };
+    try {
+      opened = await this.channel(this.asRoot(command));
+    } catch (error) {
+      registry.release(resourceId);
+      throw error;
+    }
+    const { stream, release } = opened;
+    return new Promise((resolve, reject) => {
+      let out = '';
+      let stderr = '';
+      let pid: number | undefined;
+      let byPid: number | undefined;
+      let end: ProcessEnd | undefined;
+      let resolveExit!: (end: ProcessEnd) => void;
+      const exited = new Promise<ProcessEnd>((r) => (resolveExit = r));
+      stream.on('data', (d: Buffer) => {
+        out += d.toString();
+        const started = /^pid (\d+) (\d+)$/m.exec(out);
+        if (pid === undefined && started) {
+          pid = Number(started[1]);
+          // Named by pid and start time too: the pid file may go before the group does (the run's
+          // dir removed first, or shared between hosts).
+          byPid = registry.record({
+            kind: 'remote',
+            target: this.target,
+            undo: killGroupByPidScript(pid, started[2]),
+            label: `process group ${pid} on ${this.host} (${spec.label})`,
+          });
+          registry.forget(resourceId);
+          const proc: SshProcess = { pid, pgid: pid, resourceId: byPid, exited, pidFile };
+          resolve(proc);
+        }
+        const ended = /^exit (\d+)$/m.exec(out);
+        if (ended && end === undefined) {
+          const status = Number(ended[1]);
+          end =
+            status > SIGNAL_EXIT_BASE
+              ? { code: null, signal: signalName(status - SIGNAL_EXIT_BASE) }
+              : { code: status, signal: null };
+        }
+      });
+      stream.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      stream.on('close', () => {
+        release();
+        registry.forget(resourceId);
+        if (byPid !== undefined) registry.forget(byPid);
+        if (pid === undefined) {
+          reject(
+            new HostError(
+              this.host,
+              `${spec.argv[0]} did not start: ${stderr.trim() || 'the channel closed first'}`,
+            ),
+          );
+          return;
+        }
+        // No exit line: the wrapper shell was killed with its group.
+        resolveExit(end ?? { code: null, signal: 'SIGKILL' });
+      });
+    });
+  }
+
+  async signal(proc: RuntimeProcess, signal: NodeJS.Signals): Promise<void> {
+    const name = signal.replace(/^SIG/, '');
+    const pidFile = (proc as Partial<SshProcess>).pidFile;
+    if (pidFile !== undefined) await this.shell(killGroupScript(pidFile, name));
+    else await this.shell(`kill -s ${name} -- -${proc.pgid} 2>/dev/null || true`);
+  }
+
+  private sftp(): Promise<SFTPWrapper> {
+    this.sftpSession ??= (async () => {
+      await this.limit.acquire(); // held for the connection's life
+      return new Promise<SFTPWrapper>((resolve, reject) => {
+        this.client.sftp((error, sftp) => {
+          if (error) reject(error);
+          else resolve(sftp);
+        });
+      });
+    })();
+    return this.sftpSession;
+  }
+
+  async readFile(path: string): Promise<Buffer> {
+    const sftp = await this.sftp();
+    return new Promise((resolve, reject) => {
+      sftp.readFile(path, (error: Error | undefined, data: Buffer) => {
+        if (error) reject(error);
+        else resolve(data);
+      });
+    });
+  }
+
+  async writeFile(path: string, data: string | Buffer): Promise<void> {
+    const sftp = await this.sftp();
+    await new Promise<void>((resolve, reject) => {
+      sftp.writeFile(path, data, (error) => {
+        if (error) reject(error);
+        else resolve();
+      });
+    });
+  }
+
+  async mkdir(path: string): Promise<void> {
+    await this.must(`mkdir -p ${shellQuote(path)}`);
+  }
+
+  async remove(path: string): Promise<void> {
+    await this.must(`rm -rf ${shellQuote(path)}`);
+  }
+
+  async empty(path: string): Promise<void> {
+    await this.must(`mkdir -p ${shellQuote(path)} && find ${shellQuote(path)} -mindepth 1 -delete`);
+  }
+
+  stream(path: string, onData: (chunk: Buffer) => void): FileStream {
+    let offset = 0;
+    let stopped = false;
+    let handle: Buffer | undefined;
+    const buffer = Buffer.alloc(STREAM_CHUNK_BYTES);
+    const drain = async (): Promise<void> => {
+      const sftp = await this.sftp();
+      if (handle === undefined) {
+        handle = await new Promise<Buffer | undefined>((resolve) => {
+          sftp.open(path, 'r', (error, h) => {
+            resolve(error ? undefined : h);
+          });
+        });
+        if (handle === undefined) return;
+      }
+      const open = handle;
+      for (;;) {
+        const n = await new Promise<number>((resolve) => {
+          sftp.read(open, buffer, 0, buffer.length, offset, (error, bytesRead) => {
+            resolve(error ? 0 : bytesRead);
+          });
+        });
+        if (n <= 0) return;
+        offset += n;
+        onData(Buffer.from(buffer.subarray(0, n)));
+      }
+    };
+    const loop = (async () => {
+      while (!stopped && !this.closed) {
+        await drain().catch(() => undefined);
+        await sleep(STREAM_POLL_MS);
+      }
+    })();
+    return {
+      stop: async () => {
+        stopped = true;
+        await loop;
+        if (this.closed) return;
+        await drain().catch(() => undefined);
+        const h = handle;
+        if (h !== undefined) {
+          const sftp = await this.sftp();
+          await new Promise<void>((resolve) => {
+            sftp.close(h, () => {
+              resolve();
+            });
+          });
+        }
+      },
+    };
+  }
+
+  async upload(localPath: string, path: string): Promise<void> {
+    const sftp = await this.sftp();
+    await new Promise<void>((resolve, reject) => {
+      sftp.fastPut(localPath, path, (error) => {
+        if (error) reject(error);
+        else resolve();
+      });
+    });
+  }
+
+  async isRunnable(command: string): Promise<boolean> {
+    const test = command.includes('/')
+      ? `test -x ${shellQuote(command)}`
+      : `command -v ${shellQuote(command)}`;
+    return (await this.shell(`${test} >/dev/null 2>&1`)).code === 0;
+  }
+
+  /** Whether a file or dir exists on the host. */
+  async exists(path: string): Promise<boolean> {
+    return (await this.shell(`test -e ${shellQuote(path)}`)).code === 0;
+  }
+
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    return new Promise((resolve) => {
+      this.client.once('close', () => {
+        resolve();
+      });
+      this.client.end();
+    });
+  }
+}
+
+function connectFailure(
+  target: SshTarget,
+  error: Error & { level?: string; code?: string },
+  refusal: string | undefined,
+): string {
+  if (refusal !== undefined) return refusal;
+  if (error.code === 'ECONNREFUSED') {
+    return `connection refused on port ${target.port}: start sshd there, or give the port it listens on (--ssh-port)`;
+  }
+  if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') {
+    return `no such host: check the name in --hosts`;
+  }
+  if (error.code === 'EHOSTUNREACH' || error.code === 'ENETUNREACH' || error.code === 'ETIMEDOUT') {
+    return `unreachable (${error.code}): check the address and the network to it`;
+  }
+  if (error.level === 'client-authentication') {
+    return `the key was rejected for user ${target.username}: add its public key to ~${target.username}/.ssh/authorized_keys there, or give the right --ssh-private-key / --username`;
+  }
+  if (error.level === 'client-timeout') {
+    return `no SSH answer within ${READY_TIMEOUT_MS} ms: is sshd running on port ${target.port}?`;
+  }
+  return `cannot connect over SSH: ${error.message}`;
+}

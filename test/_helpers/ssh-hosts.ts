@@ -1,0 +1,143 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { join } from 'node:path';
+
+import { NetnsBackend } from '../../src/cluster/net/netns.js';
+import { processStartTime, type ResourceRegistry } from '../../src/cluster/resources.js';
+import { run } from '../../src/cluster/net/_internals/exec.js';
+
+export const SSHD = '/usr/sbin/sshd';
+const SSH_PORT = 22;
+const SSHD_READY_TIMEOUT_MS = 10_000;
+const POLL_MS = 50;
+
+/** Why the SSH host tests cannot run here, or undefined when they can. */
+export function sshHostsUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root (network namespaces, sshd)';
+  if (!existsSync(SSHD)) return `${SSHD} is missing: apt-get install -y openssh-server`;
+  return undefined;
+}
+
+/** N hosts on this machine, reachable from it only over SSH. */
+export interface SshHosts {
+  /** Each host's address, in order. */
+  readonly addresses: readonly string[];
+  /** The fuzzer's private key (ed25519, no passphrase), authorized on every host for root. */
+  readonly privateKey: string;
+  /** A known_hosts file with every host's key. */
+  readonly knownHosts: string;
+  /** The network namespace of host i (for checks the test makes from outside, e.g. iptables). */
+  namespace(i: number): string;
+  /** Ends host i's sshd (its connection is refused from then on). */
+  stopSshd(i: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+function portOpen(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => {
+      resolve(false);
+    });
+  });
+}
+
+async function keygen(file: string): Promise<void> {
+  const result = await run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', file]);
+  if (result.code !== 0) throw new Error(`ssh-keygen failed: ${result.stderr}`);
+}
+
+/**
+ * Makes `count` hosts: network namespaces on a bridge (the project's netns backend), each running
+ * Debian's sshd on its own config and host key, with one authorized key for root. Everything is
+ * in `registry` (namespaces, sshd processes); `dir` holds the keys and configs.
+ */
+export async function makeSshHosts(
+  count: number,
+  dir: string,
+  registry: ResourceRegistry,
+  runId: string,
+): Promise<SshHosts> {
+  const names = Array.from({ length: count }, (_, i) => `h${i + 1}`);
+  const network = await NetnsBackend.create({ runId, nodes: names, services: { ssh: SSH_PORT }, registry });
+  const sshds: { pid: number; id: number }[] = [];
+  try {
+    mkdirSync(dir, { recursive: true });
+    // sshd's privilege separation dir, as the package's service would make it.
+    mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
+    const privateKey = join(dir, 'id_ed25519');
+    await keygen(privateKey);
+    const authorized = join(dir, 'authorized_keys');
+    writeFileSync(authorized, readFileSync(`${privateKey}.pub`), { mode: 0o600 });
+    const known: string[] = [];
+    for (const [i, name] of names.entries()) {
+      const ip = network.nodeIp(name);
+      const hostKey = join(dir, `${name}_host_key`);
+      await keygen(hostKey);
+      const pub = readFileSync(`${hostKey}.pub`, 'utf8').trim().split(/\s+/);
+      known.push(`${ip} ${pub[0]} ${pub[1]}`);
+      const config = join(dir, `${name}_sshd_config`);
+      writeFileSync(
+        config,
+        [
+          `ListenAddress ${ip}:${SSH_PORT}`,
+          `HostKey ${hostKey}`,
+          `AuthorizedKeysFile ${authorized}`,
+          'PidFile none',
+          'PermitRootLogin prohibit-password',
+          'PasswordAuthentication no',
+          'KbdInteractiveAuthentication no',
+          'UsePAM no',
+          'StrictModes no',
+          'Subsystem sftp /usr/lib/openssh/sftp-server',
+          '',
+        ].join('\n'),
+      );
+      const child = spawn('ip', ['netns', 'exec', network.namespace(name), SSHD, '-D', '-e', '-f', config], {
+        detached: true,
+        stdio: ['ignore', 'ignore', 'ignore'],
+      });
+      child.unref();
+      const pid = child.pid;
+      if (pid === undefined) throw new Error(`sshd of ${name} did not start`);
+      const id = registry.record({
+        kind: 'process',
+        pid,
+        startTime: processStartTime(pid) ?? '',
+        label: `sshd of test host ${name}`,
+      });
+      sshds[i] = { pid, id };
+      const deadline = Date.now() + SSHD_READY_TIMEOUT_MS;
+      while (!(await portOpen(ip, SSH_PORT))) {
+        if (Date.now() > deadline) throw new Error(`sshd of ${name} does not listen on ${ip}:${SSH_PORT}`);
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      }
+    }
+    const knownHosts = join(dir, 'known_hosts');
+    writeFileSync(knownHosts, known.join('\n') + '\n');
+    return {
+      addresses: names.map((n) => network.nodeIp(n)),
+      privateKey,
+      knownHosts,
+      namespace: (i) => network.namespace(names[i]),
+      stopSshd: (i) => {
+        const sshd = sshds[i];
+        if (sshd) registry.release(sshd.id);
+        return Promise.resolve();
+      },
+      close: async () => {
+        for (const sshd of sshds) if (sshd) registry.release(sshd.id);
+        await network.close();
+      },
+    };
+  } catch (error) {
+    for (const sshd of sshds) if (sshd) registry.release(sshd.id);
+    await network.close();
+    throw error;
+  }
+}

@@ -1,0 +1,186 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { cleanupRegistries, ResourceRegistry } from '../../../src/cluster/resources.js';
+import { type SshTarget, SshRuntime } from '../../../src/cluster/runtime/ssh.js';
+import { makeSshHosts, type SshHosts, sshHostsUnavailable } from '../../_helpers/ssh-hosts.js';
+import { waitUntil } from './_helpers/wait-until.js';
+
+const unavailable = sshHostsUnavailable();
+const CONCURRENT_COMMANDS = 30;
+
+describe.skipIf(unavailable !== undefined)(
+  `SshRuntime against sshd hosts${unavailable ? ` (skipped: ${unavailable})` : ''}`,
+  () => {
+    let root: string;
+    let registry: ResourceRegistry;
+    let hosts: SshHosts;
+    const target = (i: number, over: Partial<SshTarget> = {}): SshTarget => ({
+      host: hosts.addresses[i],
+      port: 22,
+      username: 'root',
+      privateKey: hosts.privateKey,
+      knownHosts: hosts.knownHosts,
+      strictHostKeyChecking: 'yes',
+      ...over,
+    });
+
+    beforeAll(async () => {
+      root = mkdtempSync(join(tmpdir(), 'mallory-ssh-test-'));
+      process.env.MALLORY_STATE_DIR = join(root, 'state');
+      registry = new ResourceRegistry(`sshtest${process.pid}`);
+      hosts = await makeSshHosts(2, join(root, 'keys'), registry, `sshtest${process.pid}`);
+    });
+
+    afterAll(async () => {
+      await hosts.close();
+      registry.releaseAll();
+      delete process.env.MALLORY_STATE_DIR;
+      rmSync(root, { recursive: true, force: true });
+    });
+
+    it('runs commands in the host (its own network namespace), bounded to fewer channels than sshd allows', async () => {
+      const host = await SshRuntime.connect(target(0));
+      try {
+        const addresses = await host.exec(['ip', '-4', '-o', 'addr', 'show', 'eth0']);
+        expect(addresses.stdout).toContain(hosts.addresses[0]);
+        // More at once than OpenSSH's MaxSessions (10): every one gets its channel in turn.
+        const results = await Promise.all(
+          Array.from({ length: CONCURRENT_COMMANDS }, (_, i) => host.exec(['echo', String(i)])),
+        );
+        expect(results.map((r) => r.stdout.trim())).toEqual(
+          Array.from({ length: CONCURRENT_COMMANDS }, (_, i) => String(i)),
+        );
+        expect((await host.exec(['sh', '-c', 'exit 3'])).code).toBe(3);
+      } finally {
+        await host.close();
+      }
+    });
+
+    it('starts a process group, stops and continues it, streams its output, and hears it die', async () => {
+      const host = await SshRuntime.connect(target(1));
+      try {
+        const dir = join(root, 'proc');
+        await host.mkdir(dir);
+        const proc = await host.start(
+          {
+            argv: ['sh', '-c', 'echo "$GREETING"; while :; do date +%s%N; sleep 0.05; done'],
+            env: { GREETING: 'hello from the host' },
+            cwd: dir,
+            stdout: join(dir, 'stdout.log'),
+            stderr: join(dir, 'stderr.log'),
+            label: 'ticker',
+          },
+          registry,
+        );
+        const chunks: Buffer[] = [];
+        const stream = host.stream(join(dir, 'stdout.log'), (chunk) => chunks.push(chunk));
+        await waitUntil(
+          () => Buffer.concat(chunks).toString().startsWith('hello from the host\n'),
+          'the greeting streamed',
+        );
+        const state = async (): Promise<string> =>
+          (await host.exec(['sh', '-c', `cut -d' ' -f3 /proc/${proc.pid}/stat`])).stdout.trim();
+        await host.signal(proc, 'SIGSTOP');
+        await waitUntil(async () => (await state()) === 'T', 'the group stopped');
+        await host.signal(proc, 'SIGCONT');
+        await waitUntil(async () => (await state()) !== 'T', 'the group continued');
+        await host.signal(proc, 'SIGKILL');
+        expect(await proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
+        await stream.stop();
+        expect(Buffer.concat(chunks).toString()).toBe(readFileSync(join(dir, 'stdout.log'), 'utf8'));
+
+        const exits = await host.start(
+          {
+            argv: ['sh', '-c', 'exit 7'],
+            env: {},
+            cwd: dir,
+            stdout: join(dir, 'o'),
+            stderr: join(dir, 'e'),
+            label: 'x',
+          },
+          registry,
+        );
+        expect(await exits.exited).toEqual({ code: 7, signal: null });
+      } finally {
+        await host.close();
+      }
+    });
+
+    it('leaves a process group that `mallory cleanup` ends after the fuzzer is gone', async () => {
+      const stateDir = join(root, 'crashed-state');
+      process.env.MALLORY_STATE_DIR = stateDir;
+      const crashed = new ResourceRegistry(`sshcrash${process.pid}`);
+      process.env.MALLORY_STATE_DIR = join(root, 'state');
+      const host = await SshRuntime.connect(target(0));
+      const dir = join(root, 'crash');
+      await host.mkdir(dir);
+      const proc = await host.start(
+        {
+          argv: ['sleep', '300'],
+          env: {},
+          cwd: dir,
+          stdout: join(dir, 'o'),
+          stderr: join(dir, 'e'),
+          label: 'sleeper',
+        },
+        crashed,
+      );
+      // The fuzzer "dies": its registry's owner line names a pid that is not alive.
+      const file = crashed.file;
+      const lines = readFileSync(file, 'utf8').split('\n');
+      const owner = JSON.parse(lines[0]) as { pid: number; startTime: string };
+      writeFileSync(file, [JSON.stringify({ ...owner, startTime: 'gone' }), ...lines.slice(1)].join('\n'));
+      const alive = async (): Promise<boolean> =>
+        (await host.exec(['kill', '-0', String(proc.pid)])).code === 0;
+      expect(await alive()).toBe(true);
+
+      process.env.MALLORY_STATE_DIR = stateDir;
+      const report = cleanupRegistries();
+      process.env.MALLORY_STATE_DIR = join(root, 'state');
+
+      expect(report.runs[0].resources).toEqual([
+        `process group ${proc.pid} on ${hosts.addresses[0]} (sleeper)`,
+      ]);
+      expect(await proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(await alive()).toBe(false);
+      await host.close();
+    });
+
+    it('checks host keys: refuses an unknown host, accepts it on first use when asked, and refuses a changed key', async () => {
+      const empty = join(root, 'empty_known_hosts');
+      await expect(SshRuntime.connect(target(0, { knownHosts: empty }))).rejects.toThrow(
+        `host ${hosts.addresses[0]}: its host key is not in ${empty}: add it (ssh-keyscan -p 22 ${hosts.addresses[0]} >> ${empty}) or pass --strict-host-key-checking accept-new`,
+      );
+      const host = await SshRuntime.connect(
+        target(0, { knownHosts: empty, strictHostKeyChecking: 'accept-new' }),
+      );
+      await host.close();
+      expect(readFileSync(empty, 'utf8')).toMatch(
+        new RegExp(`^${hosts.addresses[0].replace(/\./g, '\\.')} ssh-ed25519 `),
+      );
+      // Host 2's key under host 1's name: a changed key, refused even with accept-new.
+      const other = readFileSync(hosts.knownHosts, 'utf8').split('\n')[1].split(' ').slice(1).join(' ');
+      const wrong = join(root, 'wrong_known_hosts');
+      writeFileSync(wrong, `${hosts.addresses[0]} ${other}\n`);
+      await expect(
+        SshRuntime.connect(target(0, { knownHosts: wrong, strictHostKeyChecking: 'accept-new' })),
+      ).rejects.toThrow(/its ssh-ed25519 host key is not the one .* holds for it/);
+    });
+
+    it('says which host refused the connection or the key, and what to do', async () => {
+      const stranger = join(root, 'stranger');
+      const { run } = await import('../../../src/cluster/net/_internals/exec.js');
+      await run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', stranger]);
+      await expect(SshRuntime.connect(target(1, { privateKey: stranger }))).rejects.toThrow(
+        `host ${hosts.addresses[1]}: the key was rejected for user root: add its public key to ~root/.ssh/authorized_keys there, or give the right --ssh-private-key / --username`,
+      );
+      await expect(SshRuntime.connect(target(1, { port: 2222 }))).rejects.toThrow(
+        `host ${hosts.addresses[1]}: connection refused on port 2222: start sshd there, or give the port it listens on (--ssh-port)`,
+      );
+    });
+  },
+);

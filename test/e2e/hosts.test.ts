@@ -1,0 +1,284 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { run } from '../../src/cluster/net/_internals/exec.js';
+import { ResourceRegistry } from '../../src/cluster/resources.js';
+import { makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { BIN, disposeSandbox, mallory, REPO, type Sandbox, sandbox } from './helpers.js';
+
+const unavailable = sshHostsUnavailable();
+const HOSTS = 3;
+
+/** What a host holds that is not its sshd: processes, the run's iptables rules. */
+async function leftoversOn(hosts: SshHosts, i: number): Promise<string[]> {
+  const ns = hosts.namespace(i);
+  const found: string[] = [];
+  const pids = (await run(['ip', 'netns', 'pids', ns])).stdout.split('\n').filter((p) => p.trim() !== '');
+  for (const pid of pids) {
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+    } catch {
+      continue;
+    }
+    if (!cmd.startsWith('/usr/sbin/sshd') && !cmd.startsWith('sshd')) found.push(`process ${pid}: ${cmd}`);
+  }
+  const rules = (await run(['ip', 'netns', 'exec', ns, 'iptables', '-S', 'INPUT'])).stdout;
+  for (const line of rules.split('\n')) if (line.includes('mallory-')) found.push(`rule: ${line}`);
+  return found;
+}
+
+/** The runs' dirs on the hosts (the hosts share this machine's files): `/tmp/mallory-<run>/nodes`. */
+function hostRunDirs(): string[] {
+  return readdirSync(tmpdir())
+    .filter((d) => d.startsWith('mallory-'))
+    .filter((d) => existsSync(join(tmpdir(), d, 'nodes')))
+    .map((d) => join(tmpdir(), d));
+}
+
+describe.skipIf(unavailable !== undefined)(
+  `mallory run --hosts: kvraft on sshd hosts${unavailable ? ` (skipped: ${unavailable})` : ''}`,
+  () => {
+    let box: Sandbox;
+    let registry: ResourceRegistry;
+    let hosts: SshHosts;
+    let before: string[];
+    const sshFlags = (): string[] => [
+      '--hosts',
+      hosts.addresses.join(','),
+      '--ssh-private-key',
+      hosts.privateKey,
+      '--known-hosts',
+      hosts.knownHosts,
+    ];
+
+    beforeAll(async () => {
+      box = sandbox();
+      const state = join(box.store, '..', 'hosts-state');
+      mkdirSync(state, { recursive: true });
+      const saved = process.env.MALLORY_STATE_DIR;
+      process.env.MALLORY_STATE_DIR = state;
+      registry = new ResourceRegistry(`e2ehosts${process.pid}`);
+      if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
+      else process.env.MALLORY_STATE_DIR = saved;
+      hosts = await makeSshHosts(HOSTS, join(box.store, '..', 'keys'), registry, `e2ehosts${process.pid}`);
+      before = hostRunDirs();
+    });
+
+    afterAll(async () => {
+      await hosts.close();
+      registry.releaseAll();
+      disposeSandbox(box);
+    });
+
+    it('runs a campaign with partitions, kills and pauses enacted over SSH, and leaves nothing on any host', async () => {
+      const result = await mallory(
+        [
+          'run',
+          ...sshFlags(),
+          '--time',
+          '25s',
+          '--steps',
+          '4',
+          '--step',
+          '1s',
+          '--seed',
+          '7',
+          '--store',
+          box.store,
+          '--json',
+        ],
+        box,
+      );
+      expect(result.stderr).not.toMatch(/Error:/);
+      expect(result.code, result.stderr).toBe(0);
+      const summary = JSON.parse(result.stdout) as { runDir: string; status: string };
+      expect(summary.status).toBe('complete');
+      const history = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8');
+      const faults = new Set(
+        history
+          .split('\n')
+          .filter((l) => l.includes('"nemesis"'))
+          .map((l) => (JSON.parse(l) as { f: string }).f),
+      );
+      expect([...faults].filter((f) => ['start-partition', 'kill', 'pause'].includes(f)).sort()).toEqual([
+        'kill',
+        'pause',
+        'start-partition',
+      ]);
+      expect(history).toMatch(/"type":"ok"/);
+      // The nodes' output came back over SSH: the log-based observation read it.
+      for (const node of ['n1', 'n2', 'n3']) {
+        expect(
+          readFileSync(join(summary.runDir, 'nodes', node, 'probe.jsonl'), 'utf8').length,
+        ).toBeGreaterThan(0);
+      }
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+      expect(hostRunDirs()).toEqual(before);
+    });
+
+    it('after the fuzzer is SIGKILLed mid-run, mallory cleanup removes every process, rule and dir on every host', async () => {
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          'run',
+          ...sshFlags(),
+          '--time',
+          '120s',
+          '--steps',
+          '3',
+          '--step',
+          '1s',
+          '--faults',
+          'partition',
+          '--seed',
+          '3',
+          '--store',
+          box.store,
+        ],
+        { env: box.env, cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<void>((resolve) =>
+        child.once('exit', () => {
+          resolve();
+        }),
+      );
+      // Wait until the nodes run and a partition rule is in place on some host.
+      const ruled = async (): Promise<boolean> => {
+        for (let i = 0; i < HOSTS; i++) {
+          if ((await leftoversOn(hosts, i)).some((l) => l.startsWith('rule:'))) return true;
+        }
+        return false;
+      };
+      const deadline = Date.now() + 90_000;
+      while (!(await ruled())) {
+        if (Date.now() > deadline) throw new Error(`no partition rule appeared: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      child.kill('SIGKILL');
+      await exited;
+      const left = (await Promise.all([0, 1, 2].map((i) => leftoversOn(hosts, i)))).flat();
+      expect(left.some((l) => l.startsWith('process'))).toBe(true);
+
+      const cleanup = await mallory(['cleanup'], box);
+      expect(cleanup.code).toBe(0);
+      expect(cleanup.stdout).toMatch(/process group \d+ on /);
+      expect(cleanup.stdout).toMatch(/iptables rule on /);
+
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+      expect(hostRunDirs()).toEqual(before);
+    });
+
+    it('on Ctrl-C (SIGINT) mid-run, removes every process, rule and dir it made on every host', async () => {
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          'run',
+          ...sshFlags(),
+          '--time',
+          '120s',
+          '--steps',
+          '3',
+          '--step',
+          '1s',
+          '--faults',
+          'partition',
+          '--seed',
+          '5',
+          '--store',
+          box.store,
+        ],
+        { env: box.env, cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) =>
+        child.once('exit', (code) => {
+          resolve(code);
+        }),
+      );
+      const deadline = Date.now() + 90_000;
+      for (;;) {
+        const left = (await Promise.all([0, 1, 2].map((i) => leftoversOn(hosts, i)))).flat();
+        if (left.some((l) => l.startsWith('rule:'))) break;
+        if (Date.now() > deadline) throw new Error(`no partition rule appeared: ${stderr}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      child.kill('SIGINT');
+      expect(await exited, stderr).toBe(130);
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+      expect(hostRunDirs()).toEqual(before);
+    });
+
+    it('refuses, in one line naming the host, a host that refuses the connection, rejects the key or lacks the command, and faults not done on hosts', async () => {
+      const stranger = join(box.store, '..', 'stranger');
+      await run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', stranger]);
+      const bad = hosts.addresses[2];
+      const cases: [string[], string][] = [
+        [
+          ['--hosts', `${hosts.addresses[0]},${hosts.addresses[1]},${bad}:2222`],
+          `host ${bad}: connection refused on port 2222: start sshd there, or give the port it listens on (--ssh-port)`,
+        ],
+        [
+          ['--hosts', `${hosts.addresses[0]},${hosts.addresses[1]},${bad} ssh-private-key=${stranger}`],
+          `host ${bad}: the key was rejected for user root`,
+        ],
+        [['--faults', 'partition,packet'], '--faults packet: not on SSH hosts (delay, loss and duplication'],
+      ];
+      const hostsFile = join(box.store, '..', 'hosts-file');
+      mkdirSync(box.store, { recursive: true });
+      for (const [extra, message] of cases) {
+        const list = extra[0] === '--hosts' ? extra[1] : undefined;
+        const args =
+          list === undefined
+            ? [...sshFlags(), ...extra]
+            : (writeFileSync(hostsFile, list.split(',').join('\n') + '\n'),
+              ['--hosts', hostsFile, ...sshFlags().slice(2), ...extra.slice(2)]);
+        const result = await mallory(
+          ['run', ...args, '--time', '5s', '--store', join(box.store, 'refused')],
+          box,
+        );
+        expect(result.code, result.stderr).toBe(2);
+        expect(result.stderr).toContain(message);
+        expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      }
+      // A system whose node command exists on every host but the third.
+      const system = join(box.store, '..', 'only-some.mjs');
+      const binDir = join(box.store, '..', 'bins');
+      for (const n of ['n1', 'n2']) {
+        mkdirSync(join(binDir, n), { recursive: true });
+        writeFileSync(join(binDir, n, 'server'), '#!/bin/sh\nexec sleep 300\n', { mode: 0o755 });
+      }
+      writeFileSync(
+        system,
+        `export default {
+  name: 'only-some', bugs: [], defaultNodes: 3,
+  create: () => ({
+    name: 'only-some', services: ['client'], peerServices: [], crashPatterns: [],
+    doctor: async () => [],
+    launch: (node) => ({ command: ${JSON.stringify(binDir)} + '/' + node + '/server', args: [] }),
+    ready: async () => true,
+    client: () => ({ invoke: async () => ({ type: 'ok' }), close: async () => {} }),
+  }),
+};\n`,
+      );
+      const missing = await mallory(
+        ['run', '--system', system, ...sshFlags(), '--time', '5s', '--store', join(box.store, 'refused')],
+        box,
+      );
+      expect(missing.code, missing.stderr).toBe(2);
+      expect(missing.stderr.trim()).toBe(
+        `mallory: host ${bad}: n3's command ${binDir}/n3/server is not there or not executable: install it on the host at that path`,
+      );
+      expect(existsSync(join(box.store, 'refused'))).toBe(false);
+    });
+  },
+);
