@@ -30,7 +30,7 @@ export const registerFleet: RegisterCommand = (program, setExit) => {
       if (flags.hosts !== undefined) {
         throw new UsageError(
           'bad-flag',
-          "--hosts: workers on SSH hosts need the remote runtime, which has not landed: start `mallory run --plan PLAN --index N` on each host (the plan's store on a shared volume)",
+          "--hosts: fleet workers on SSH hosts are not done yet (a campaign's nodes on hosts are: `mallory run --hosts`): start `mallory run --plan PLAN --index N` on each host (the plan's store on a shared volume)",
         );
       }
       const workers = Number(flags.workers);
