@@ -1,6 +1,10 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { describe, expect, it } from 'vitest';
 
-import { lastAnswer } from '../../src/campaign/_internals/start-cluster.js';
+import { lastAnswer, lastLogLine } from '../../src/campaign/_internals/start-cluster.js';
 
 describe('lastAnswer (why a system did not serve at start-up)', () => {
   const running = (): string => 'running';
@@ -37,5 +41,34 @@ describe('lastAnswer (why a system did not serve at start-up)', () => {
       ' (last try: n1 read: no; n2 read: no; n3 read: no, and 2 more)',
     );
     expect(lastAnswer([], ['n1'], running)).toBe('');
+  });
+
+  it("quotes an exited node's last log line, which says why it exited", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mallory-start-'));
+    try {
+      mkdirSync(join(dir, 'n2'));
+      writeFileSync(
+        join(dir, 'n2', 'stderr.log'),
+        'starting\nlisten tcp 10.1.2.2:2380: bind: cannot assign requested address\n\n',
+      );
+      mkdirSync(join(dir, 'n3'));
+      writeFileSync(join(dir, 'n3', 'stdout.log'), 'only stdout\n');
+      expect(lastLogLine(join(dir, 'n2'))).toBe(
+        'listen tcp 10.1.2.2:2380: bind: cannot assign requested address',
+      );
+      expect(lastLogLine(join(dir, 'n3'))).toBe('only stdout');
+      expect(lastLogLine(join(dir, 'n4'))).toBeUndefined();
+      const said = lastAnswer(
+        [],
+        ['n1', 'n2'],
+        (n) => (n === 'n2' ? 'exited' : 'running'),
+        (n) => lastLogLine(join(dir, n)),
+      );
+      expect(said).toBe(
+        ' (not running: n2 exited ("listen tcp 10.1.2.2:2380: bind: cannot assign requested address"))',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

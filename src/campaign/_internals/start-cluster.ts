@@ -1,3 +1,4 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { ReadyAttempt } from '../../cluster/node-system.js';
@@ -30,7 +31,12 @@ export async function startCluster(live: LiveRun): Promise<void> {
       `${name}: ready() never answered within ${seconds} s of starting (its promise neither resolved nor rejected): make ready() settle, and stop when its signal aborts; node logs in ${logs}`,
     );
   }
-  const said = lastAnswer(attempts, parts.cluster.members, (node) => parts.cluster.statusOf(node));
+  const said = lastAnswer(
+    attempts,
+    parts.cluster.members,
+    (node) => parts.cluster.statusOf(node),
+    (node) => lastLogLine(join(logs, node)),
+  );
   throw new UsageError(
     'not-ready',
     `${name} did not serve requests within ${seconds} s of starting${said}: see ${logs}; a system that starts slower needs a longer --startup-timeout`,
@@ -48,6 +54,7 @@ export function lastAnswer(
   attempts: readonly ReadyAttempt[],
   members: readonly string[],
   statusOf: (node: string) => string,
+  lastWords: (node: string) => string | undefined = () => undefined,
 ): string {
   const parts: string[] = [];
   const last = attempts.at(-1);
@@ -60,7 +67,12 @@ export function lastAnswer(
     const more = unmet.length > CHECKS_NAMED ? `, and ${unmet.length - CHECKS_NAMED} more` : '';
     parts.push(`last try: ${named.join('; ')}${more}`);
   }
-  const down = members.filter((n) => statusOf(n) !== 'running').map((n) => `${n} ${statusOf(n)}`);
+  const down = members
+    .filter((n) => statusOf(n) !== 'running')
+    .map((n) => {
+      const words = statusOf(n) === 'exited' ? lastWords(n) : undefined;
+      return `${n} ${statusOf(n)}${words !== undefined ? ` ("${words}")` : ''}`;
+    });
   if (down.length > 0) parts.push(`not running: ${down.join(', ')}`);
   return parts.length === 0 ? '' : ` (${parts.join('; ')})`;
 }
@@ -124,4 +136,40 @@ function restoreClocks(live: LiveRun, nodes: CheckpointManifest['nodes']): void 
   }
   for (const n of moved) clocks.set(n.node, n.clockOffsetMs);
   live.emit('message', `  clocks as at the checkpoint: ${said.join(', ')}`);
+}
+
+/** How much of a log's end is read for its last line. */
+const LOG_TAIL_BYTES = 4096;
+/** The longest last line quoted in the error. */
+const LAST_LINE_CHARS = 200;
+
+/**
+ * The last non-empty line a node wrote before it exited (its stderr, else its stdout): why it
+ * exited, most often. Undefined when it wrote nothing.
+ */
+export function lastLogLine(nodeDir: string): string | undefined {
+  for (const file of ['stderr.log', 'stdout.log']) {
+    let text: string;
+    try {
+      const fd = openSync(join(nodeDir, file), 'r');
+      try {
+        const size = fstatSync(fd).size;
+        const buffer = Buffer.alloc(Math.min(size, LOG_TAIL_BYTES));
+        readSync(fd, buffer, 0, buffer.length, size - buffer.length);
+        text = buffer.toString('utf8');
+      } finally {
+        closeSync(fd);
+      }
+    } catch {
+      continue;
+    }
+    const line = text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '')
+      .at(-1);
+    if (line !== undefined)
+      return line.length > LAST_LINE_CHARS ? `${line.slice(0, LAST_LINE_CHARS)}…` : line;
+  }
+  return undefined;
 }
