@@ -18,7 +18,7 @@ import { openStore } from './_internals/open-store.js';
 import { policyAbstraction } from './_internals/policy-abstraction.js';
 import { outcomeOf, type RunOutcome } from './_internals/run-outcome.js';
 import { runSchedules } from './_internals/run-schedules.js';
-import { roleRecorder } from './_internals/record-roles.js';
+import { RoleRecorder } from './_internals/record-roles.js';
 import { RunState } from './_internals/run-state.js';
 import { saveLearning } from './_internals/save-learning.js';
 import { startCluster } from './_internals/start-cluster.js';
@@ -106,7 +106,9 @@ export class Campaign {
         rng,
         onExit: (exit) => state.exits.push(exit),
       });
-      parts.observation.onEvent(roleRecorder(store.dir, state.startMs));
+      const roles = new RoleRecorder(store.dir, state.startMs);
+      parts.observation.onEvent(roles.hear);
+      parts.nemesis.onLeader(roles.leaderAnswered);
       if (policy?.arm) {
         parts.observation.onEvent((event) => {
           state.eventTypes.observe(event);

@@ -109,6 +109,7 @@ export class Nemesis {
   private readonly ctx: FamilyContext;
   private readonly packages = allFamilies();
   private readonly byKind: ReadonlyMap<FaultKind, FaultFamilyPackage>;
+  private readonly leaderListeners: ((node: string) => void)[] = [];
 
   constructor(
     cluster: NemesisCluster,
@@ -158,10 +159,17 @@ export class Nemesis {
     return { kinds, valuesOf: (kind) => values[kind] ?? [null] };
   }
 
+  /** Hears every leader the system names (the run records it as that node's role). */
+  onLeader(listener: (node: string) => void): void {
+    this.leaderListeners.push(listener);
+  }
+
   /** The system's current leader, if it has one and answers. */
   async leader(): Promise<string | undefined> {
     try {
-      return await this.ctx.system.leadership?.leader(this.ctx.cluster);
+      const leader = await this.ctx.system.leadership?.leader(this.ctx.cluster);
+      if (leader !== undefined) for (const listener of this.leaderListeners) listener(leader);
+      return leader;
     } catch (error) {
       rethrowHarness(error);
       return undefined;

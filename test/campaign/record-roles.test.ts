@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { roleOfEvent, roleRecorder } from '../../src/campaign/_internals/record-roles.js';
+import { LEADER_ANSWER, RoleRecorder, roleOfEvent } from '../../src/campaign/_internals/record-roles.js';
 import { monoNs } from '../../src/core/clock.js';
 import { readRunData } from '../../src/report/run-data.js';
 import { readStoredRun } from '../../src/store/run-reader.js';
@@ -39,7 +39,7 @@ describe("roles from the adapter's events, before any guess from log text", () =
     const dir = join(run.store, '..', 'roles-run');
     mkdirSync(join(dir, 'nodes', 'n1'), { recursive: true });
     const startMs = Date.now() - 5000;
-    const hear = roleRecorder(dir, startMs);
+    const hear = new RoleRecorder(dir, startMs).hear;
     hear({ ts: monoNs(), node: 'n1', source: 'probe', type: 'become-candidate' });
     hear({ ts: monoNs(), node: 'n1', source: 'log', type: 'leading', attrs: { role: 'leader' } });
     hear({ ts: monoNs(), node: 'n1', source: 'net', type: 'recv' });
@@ -66,5 +66,23 @@ describe("roles from the adapter's events, before any guess from log text", () =
     expect(data.roleChanges.filter((c) => c.node === 'n1')).toEqual([
       { node: 'n1', atMs: 200, role: 'leader' },
     ]);
+  });
+
+  it("takes the adapter's leader answers too, never overruling a node's own events with another's answer", () => {
+    const dir = join(run.store, '..', 'answers-run');
+    for (const n of ['n1', 'n2', 'n3']) mkdirSync(join(dir, 'nodes', n), { recursive: true });
+    const roles = new RoleRecorder(dir, Date.now());
+    roles.leaderAnswered('n1');
+    roles.leaderAnswered('n1'); // the same answer again: no new line
+    roles.hear({ ts: monoNs(), node: 'n3', source: 'probe', type: 'become-leader' });
+    roles.leaderAnswered('n2');
+    const said = (n: string): [string, string][] => (readRoles(dir, n) ?? []).map((l) => [l.role, l.event]);
+    expect(said('n1')).toEqual([
+      ['leader', LEADER_ANSWER],
+      ['follower', LEADER_ANSWER],
+    ]);
+    expect(said('n2')).toEqual([['leader', LEADER_ANSWER]]);
+    // n3 said by its own event that it leads (a stale leader, say): an answer naming n2 keeps that.
+    expect(said('n3')).toEqual([['leader', 'become-leader']]);
   });
 });

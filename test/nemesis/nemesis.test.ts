@@ -570,3 +570,23 @@ describe('Nemesis with a family kept to some targets (--faults kill:one)', () =>
     expect(fake.nodesIn('killed')).toHaveLength(2);
   });
 });
+
+describe("Nemesis: the system's leader answers", () => {
+  it('are heard by every listener (the run records them as roles), and a missing answer is not', async () => {
+    const fake = new FakeCluster();
+    let answer: string | undefined = 'n2';
+    const system: SystemAdapter = {
+      ...fakeSystem(fake),
+      leadership: { leader: () => Promise.resolve(answer) },
+    };
+    const nemesis = new Nemesis(fake, network, system, new Rng(1), ['kill']);
+    const heard: string[] = [];
+    nemesis.onLeader((node) => heard.push(node));
+    expect(await nemesis.leader()).toBe('n2');
+    answer = undefined;
+    expect(await nemesis.leader()).toBeUndefined();
+    answer = 'n3';
+    await nemesis.leader();
+    expect(heard).toEqual(['n2', 'n3']);
+  });
+});
