@@ -83,6 +83,9 @@ describe('a schedule is validated whole before the cluster starts', () => {
 describe('an adapter whose launch command does not exist', () => {
   it('one line naming the node and what to do, exit 2; the run can still be reported', async () => {
     const store = mkdtempSync(path.join(tmpdir(), 'mallory-launch-'));
+    onTestFinished(() => {
+      rmSync(store, { recursive: true, force: true });
+    });
     const system = path.join(REPO_ROOT, 'test', 'fixtures', 'systems', 'kvraft-missing-binary.ts');
     const { code, stderr } = await mallory('run', '--system', system, '--time', '5s', '--store', store);
     expect(code).toBe(2);
