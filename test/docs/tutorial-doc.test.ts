@@ -31,6 +31,6 @@ describe('docs/tutorial.md', () => {
       .join('');
     expect(commands).toMatch(/^npm init -y$/m);
     expect(commands).toMatch(/^npm install .*file:"\$MALLORY_DIR"$/m);
-    expect(commands).toMatch(/^npx mallory run --system \.\/system\.mjs --time \d+s$/m);
+    expect(commands).toMatch(/^npx mallory run --system \.\/system\.mjs --time \d+s --seed \d+$/m);
   });
 });

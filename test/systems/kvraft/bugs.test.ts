@@ -105,6 +105,13 @@ async function lazyVote(bugOn: boolean) {
   );
   const first = await h.waitLeader();
   expect(first.id).toBe('n1');
+  // n1's no-op of its term reaches both followers first: had only n3 got it before n1 died (a
+  // loaded machine), n3's log would be ahead of n2's and n3 would never vote for n2.
+  const led = (await h.status('n1'))!.lastIndex;
+  await h.waitFor("n2 and n3 to hold n1's no-op", async () => {
+    const s = await Promise.all(['n2', 'n3'].map((n) => h.status(n, 300)));
+    return s.every((x) => x !== undefined && x.lastIndex >= led) ? true : undefined;
+  });
   // n2's messages to n3 take 500 ms: n3 grants its vote that long before n2's first append as
   // leader can reach it, and is killed in between, so its log has nothing of n2's term.
   await h.delay(500, [['n2', 'n3']]);
