@@ -4,13 +4,20 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Durability } from '../check/durability.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import { UsageError } from '../core/errors.js';
+import { FAMILY_KINDS, FAULT_FAMILIES, type FaultFamily } from '../core/fault.js';
 import type { RunStore } from '../store/run-store.js';
 import { readCheckpoint } from '../store/checkpoint-files.js';
 import type { ReplayOf } from '../store/replay-of.js';
 import { RunConfigSchema } from './config.js';
 import type { Reporter } from './reporter.js';
 import { runCampaign } from './run-campaign.js';
-import { readSchedule, readScheduleHeader, type ScheduleHeader } from './schedule-file.js';
+import {
+  isLet,
+  readSchedule,
+  readScheduleHeader,
+  type ScheduleHeader,
+  type ScheduleItem,
+} from './schedule-file.js';
 
 /** A bug directory, read for replay. */
 export interface ReplayableBug {
@@ -172,6 +179,16 @@ export function replayBudgetMs(
 }
 
 /**
+ * The fault families a schedule's faults belong to (a replay on hosts is refused for a family
+ * not done there, so it enables only what its schedule does); `kill` for a schedule of none.
+ */
+export function scheduleFamilies(items: readonly ScheduleItem[]): FaultFamily[] {
+  const kinds = new Set(items.flatMap((item) => (isLet(item) ? [] : [item.f])));
+  const families = FAULT_FAMILIES.filter((family) => FAMILY_KINDS[family].some((k) => kinds.has(k)));
+  return families.length > 0 ? families : ['kill'];
+}
+
+/**
  * Runs a bug's schedule again `repeat` times, each on a new cluster with the run's system, nodes,
  * bug switches, workload and seed — started from the schedule's checkpoint when there is one (see
  * `replayStart`), else on empty data dirs — and counts the tries that found the same finding (kind
@@ -181,7 +198,8 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
   const { bug } = options;
   const h = bug.header;
   const warmupMs = h.warmupMs ?? 0;
-  const timeMs = replayBudgetMs(h, readSchedule(bug.scheduleFile));
+  const items = readSchedule(bug.scheduleFile);
+  const timeMs = replayBudgetMs(h, items);
   const start = replayStart(bug, options.fresh ?? false);
   const config = RunConfigSchema.parse({
     system: h.system,
@@ -203,6 +221,8 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     ...(start.kind === 'checkpoint' ? { checkpoint: start.dir } : {}),
     store: options.store,
     timeMs,
+    // On the hosts the run's nodes ran on, as it was set up (its fault families are in the schedule).
+    ...(h.hosts !== undefined ? { ...h.hosts, checkpoints: 0, faults: scheduleFamilies(items) } : {}),
   });
   const tries: ReplayTry[] = [];
   for (let i = 0; i < options.repeat && !options.signal.aborted; i++) {

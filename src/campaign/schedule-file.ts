@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 import { DURABILITIES, type Durability } from '../check/durability.js';
+import { HOST_KEY_CHECKING } from '../cluster/runtime/_internals/known-hosts.js';
 import { UsageError } from '../core/errors.js';
 import { FAULT_KINDS } from '../core/fault.js';
 import type { ScheduleEntry } from '../nemesis/nemesis.js';
@@ -70,6 +71,30 @@ const FaultSchema = BaseSchema.extend({
   error: z.string().optional(),
 }).strict();
 
+/** Where a run's nodes ran over SSH, as its bug records keep it (the run's host settings). */
+const HostsHeaderSchema = z
+  .object({
+    hosts: z
+      .array(
+        z
+          .object({
+            host: z.string().min(1),
+            port: z.number().int().positive().optional(),
+            username: z.string().min(1).optional(),
+            privateKey: z.string().min(1).optional(),
+          })
+          .strict(),
+      )
+      .min(1),
+    sshUsername: z.string().min(1),
+    sshPort: z.number().int().positive(),
+    sshPrivateKey: z.string().min(1).optional(),
+    strictHostKeyChecking: z.enum(HOST_KEY_CHECKING),
+    knownHosts: z.string().min(1).optional(),
+  })
+  .strict();
+export type HostsHeader = z.infer<typeof HostsHeaderSchema>;
+
 /**
  * The first line of a bug's `schedule.jsonl`: what a replay needs to run it again from the bug
  * directory alone — `{"mallory": {...}}`.
@@ -100,6 +125,11 @@ const ScheduleHeaderSchema = z
      * dir: a replay starts the nodes from it. Absent when the run took none.
      */
     checkpoint: z.string().optional(),
+    /**
+     * The SSH hosts the run's nodes ran on (`--hosts` and the flags that go with it, paths
+     * absolute): a replay runs on them again. Absent: the nodes ran on the fuzzer's machine.
+     */
+    hosts: HostsHeaderSchema.optional(),
   })
   .strict();
 export type ScheduleHeader = z.infer<typeof ScheduleHeaderSchema>;

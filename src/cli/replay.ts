@@ -55,7 +55,7 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
       process.stderr.write(
         `mallory replay: ${h.finding.kind}/${h.finding.name} on ${h.system} (${h.nodes} nodes` +
           `${h.bugs.length > 0 ? `, --bug ${h.bugs.join(' --bug ')}` : ''}${describeSet({ ...h.settings, ...settings })}` +
-          `${(flags.durability ?? h.durability) !== undefined ? `, --durability ${flags.durability ?? h.durability}` : ''}, seed ${h.seed}), ${repeat} time(s), from ${bug.scheduleFile}\n` +
+          `${(flags.durability ?? h.durability) !== undefined ? `, --durability ${flags.durability ?? h.durability}` : ''}, seed ${h.seed}${h.hosts !== undefined ? `, on hosts ${h.hosts.hosts.map((x) => x.host).join(',')}` : ''}), ${repeat} time(s), from ${bug.scheduleFile}\n` +
           `  start: ${describeStart(start)}\n`,
       );
       const result = await guardCampaigns(({ signal, onRegistry }) =>

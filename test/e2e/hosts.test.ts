@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { run } from '../../src/cluster/net/_internals/exec.js';
@@ -116,6 +117,69 @@ describe.skipIf(unavailable !== undefined)(
         expect(
           readFileSync(join(summary.runDir, 'nodes', node, 'probe.jsonl'), 'utf8').length,
         ).toBeGreaterThan(0);
+      }
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+      expect(hostRunDirs()).toEqual(before);
+    });
+
+    it('keeps the hosts in the record of a bug found over SSH, and replays it on them', async () => {
+      const schedule = join(REPO, 'test', 'systems', 'kvraft', 'schedules', 'ack-before-commit.jsonl');
+      const store = join(box.store, 'replayed');
+      const found = await mallory(
+        [
+          'run',
+          ...sshFlags(),
+          '--bug',
+          'ack-before-commit',
+          '--schedule',
+          schedule,
+          '--steps',
+          '6',
+          '--time',
+          '5m',
+          '--seed',
+          '7',
+          '--store',
+          store,
+          '--json',
+        ],
+        box,
+      );
+      expect(found.code, found.stderr).toBe(1);
+      const bugDir = (JSON.parse(found.stdout) as { bugs: { dir: string }[] }).bugs[0].dir;
+      const header = (
+        JSON.parse(readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8').split('\n')[0]) as {
+          mallory: { hosts?: unknown };
+        }
+      ).mallory;
+      expect(header.hosts).toEqual({
+        hosts: hosts.addresses.map((host) => ({ host })),
+        sshUsername: 'root',
+        sshPort: 22,
+        sshPrivateKey: hosts.privateKey,
+        strictHostKeyChecking: 'yes',
+        knownHosts: hosts.knownHosts,
+      });
+
+      const replay = await mallory(['replay', bugDir, '--repeat', '2', '--store', store, '--json'], box);
+      expect(replay.stderr).toContain(`on hosts ${hosts.addresses.join(',')}`);
+      const result = JSON.parse(replay.stdout) as {
+        reproduced: number;
+        tries: { runDir: string; reproduced: boolean }[];
+      };
+      expect(result.tries).toHaveLength(2);
+      expect(result.reproduced, replay.stderr).toBeGreaterThanOrEqual(1);
+      expect(replay.code).toBe(1);
+      for (const t of result.tries) {
+        // Each try's nodes ran on the hosts: its configuration names them, and its output came back.
+        const db = new Database(join(t.runDir, 'run.db'), { readonly: true });
+        const row = db.prepare('SELECT config FROM run').get() as { config: string };
+        db.close();
+        const config = JSON.parse(row.config) as { hosts?: { host: string }[]; faults: string[] };
+        expect(config.hosts?.map((h) => h.host)).toEqual([...hosts.addresses]);
+        // Only the families its schedule uses are enabled (a family not done on hosts would be refused).
+        expect(config.faults).toEqual(['partition']);
+        expect(readFileSync(join(t.runDir, 'nodes', 'n1', 'probe.jsonl'), 'utf8').length).toBeGreaterThan(0);
       }
       for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
       expect(hostRunDirs()).toEqual(before);

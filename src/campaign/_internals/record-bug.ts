@@ -1,12 +1,26 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 
 import type { BugRecord } from '../bug.js';
 import type { Finding } from '../checker.js';
-import { formatBugSchedule, type ScheduleHeader } from '../schedule-file.js';
+import type { RunConfig } from '../config.js';
+import { formatBugSchedule, type HostsHeader, type ScheduleHeader } from '../schedule-file.js';
 import { effectiveWarmupMs } from './effective-warmup-ms.js';
 import type { LiveRun } from './live-run.js';
 import type { ScheduleFaults } from './schedule-faults.js';
+
+/** The run's SSH host settings as a bug keeps them: every path absolute, so a replay from anywhere finds them. */
+function hostsHeader(c: RunConfig): HostsHeader {
+  const path = (p: string | undefined) => (p === undefined ? {} : { privateKey: resolve(p) });
+  return {
+    hosts: (c.hosts ?? []).map((h) => ({ ...h, ...path(h.privateKey) })),
+    sshUsername: c.sshUsername,
+    sshPort: c.sshPort,
+    ...(c.sshPrivateKey !== undefined ? { sshPrivateKey: resolve(c.sshPrivateKey) } : {}),
+    strictHostKeyChecking: c.strictHostKeyChecking,
+    ...(c.knownHosts !== undefined ? { knownHosts: resolve(c.knownHosts) } : {}),
+  };
+}
 
 /**
  * Records a finding of the schedule as a bug: its row in the store, and a directory with the
@@ -51,6 +65,7 @@ export function recordBug(live: LiveRun, scheduled: ScheduleFaults, finding: Fin
     schedule,
     finding: { kind: finding.kind, name: finding.name },
     ...(checkpoint !== undefined ? { checkpoint: relative(dir, checkpoint) } : {}),
+    ...(c.hosts !== undefined ? { hosts: hostsHeader(c) } : {}),
   };
   writeFileSync(join(dir, 'schedule.jsonl'), formatBugSchedule(header, attempted));
   // A schedule that reacts to events replays only from its own text: keep it beside what it did.
