@@ -13,10 +13,11 @@
  * - `enact`: → the fault in effect (`pause`: SIGSTOP sent; `kill`: the process gone; a partition:
  *   the proxy poisoned the links, or the namespaces' iptables rules are in place).
  *
- * `npx tsx bench/trigger-latency.ts [samples=30] [proxy,netns]`. Each sample arms a trigger on the
+ * `npx tsx bench/trigger-latency.ts [samples=30] [proxy,netns,hosts]`. Each sample arms a trigger on the
  * next `recv` (a heartbeat will do) of one observer. Proxy network: kvraft, seen by its probe and by
  * the proxies; namespaces (root): kvraft, seen by its probe and by packet capture, and etcd
- * (`apt-get install etcd-server`), seen by packet capture.
+ * (`apt-get install etcd-server`), seen by packet capture; SSH hosts (root, openssh-server): kvraft
+ * on three namespaces running sshd, reached only over SSH, seen by its probe file streamed back.
  */
 import { watch } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,6 +28,7 @@ import { ArmedTrigger } from '../src/campaign/armed-trigger.js';
 import { Observation } from '../src/campaign/observation.js';
 import { Cluster } from '../src/cluster/cluster.js';
 import type { NetworkBackend } from '../src/cluster/net/backend.js';
+import { HostsBackend } from '../src/cluster/net/hosts.js';
 import { NetnsBackend } from '../src/cluster/net/netns.js';
 import { ProxyBackend } from '../src/cluster/net/proxy.js';
 import { ResourceRegistry } from '../src/cluster/resources.js';
@@ -38,6 +40,7 @@ import { Nemesis } from '../src/nemesis/nemesis.js';
 import { etcd } from '../src/systems/etcd/etcd.js';
 import { kvraft } from '../src/systems/kvraft/index.js';
 import type { SystemAdapter } from '../src/systems/system.js';
+import { makeSshHosts, type SshHosts, sshHostsUnavailable } from '../test/_helpers/ssh-hosts.js';
 
 const SAMPLES = Number(process.argv[2] ?? 30);
 const NETWORKS = (process.argv[3] ?? 'proxy,netns').split(',');
@@ -54,7 +57,7 @@ const MS = 1e6;
 interface Setup {
   readonly name: string;
   readonly system: SystemAdapter;
-  readonly network: 'proxy' | 'netns';
+  readonly network: 'proxy' | 'netns' | 'hosts';
   /** The event type triggers wait for (a frequent one, so samples come fast), and its observer. */
   readonly on: string;
   readonly source: Event['source'];
@@ -98,6 +101,15 @@ const SETUPS: readonly Setup[] = [
     faults: KVRAFT_FAULTS,
   },
   {
+    // The nodes on SSH hosts (namespaces running sshd): the probe file streamed back over SFTP.
+    name: 'kvraft, SSH hosts, probe',
+    system: kvraft.create({ bugs: [] }),
+    network: 'hosts',
+    on: 'recv',
+    source: 'probe',
+    faults: KVRAFT_FAULTS,
+  },
+  {
     name: 'etcd, netns, packet capture',
     system: etcd.create({ bugs: [] }),
     network: 'netns',
@@ -132,6 +144,7 @@ async function measure(setup: Setup): Promise<void> {
   const registry = new ResourceRegistry(runId, root);
   const { system } = setup;
   let net: NetworkBackend | undefined;
+  let sshHosts: SshHosts | undefined;
   let cluster: Cluster | undefined;
   let observation: Observation | undefined;
   const watchers: ReturnType<typeof watch>[] = [];
@@ -145,24 +158,52 @@ async function measure(setup: Setup): Promise<void> {
   };
   process.once('SIGINT', stop).once('SIGTERM', stop);
   try {
-    net =
-      setup.network === 'proxy'
-        ? await ProxyBackend.create({
-            nodes: NODES,
-            services: system.services,
-            peerServices: system.peerServices,
-            seed: 1,
-          })
-        : await NetnsBackend.create({
-            runId,
-            nodes: NODES,
-            services: Object.fromEntries(
-              system.services.map((s, i) => [s, system.ports?.[s] ?? NETNS_PORT_BASE + i]),
-            ),
-            peerServices: system.peerServices,
-            registry,
-          });
-    cluster = new Cluster({ system, nodes: NODES, runDir: root, runId, network: net, registry });
+    if (setup.network === 'hosts') {
+      sshHosts = await makeSshHosts(NODES.length, join(root, 'keys'), registry, `${runId}h`);
+      const h = sshHosts;
+      net = await HostsBackend.connect({
+        runId,
+        nodes: NODES,
+        targets: h.addresses.map((host) => ({
+          host,
+          port: 22,
+          username: 'root',
+          privateKey: h.privateKey,
+          knownHosts: h.knownHosts,
+          strictHostKeyChecking: 'yes' as const,
+        })),
+        services: Object.fromEntries(
+          system.services.map((s, i) => [s, system.ports?.[s] ?? NETNS_PORT_BASE + i]),
+        ),
+        registry,
+      });
+    } else
+      net =
+        setup.network === 'proxy'
+          ? await ProxyBackend.create({
+              nodes: NODES,
+              services: system.services,
+              peerServices: system.peerServices,
+              seed: 1,
+            })
+          : await NetnsBackend.create({
+              runId,
+              nodes: NODES,
+              services: Object.fromEntries(
+                system.services.map((s, i) => [s, system.ports?.[s] ?? NETNS_PORT_BASE + i]),
+              ),
+              peerServices: system.peerServices,
+              registry,
+            });
+    cluster = new Cluster({
+      system,
+      nodes: NODES,
+      runDir: root,
+      runId,
+      network: net,
+      registry,
+      ...(net instanceof HostsBackend ? { hosts: net.layout() } : {}),
+    });
     const obs = new Observation(root, NODES, system);
     observation = obs;
     await obs.watchNetwork(net, registry);
@@ -280,6 +321,7 @@ async function measure(setup: Setup): Promise<void> {
     await observation?.stop().catch(() => undefined);
     await cluster?.close().catch(() => undefined);
     await net?.close().catch(() => undefined);
+    await sshHosts?.close().catch(() => undefined);
     registry.releaseAll();
     delete process.env.MALLORY_STATE_DIR;
     rmSync(root, { recursive: true, force: true });
@@ -291,6 +333,11 @@ for (const setup of SETUPS) {
   if (!NETWORKS.includes(setup.network)) continue;
   if (setup.network === 'netns' && !root) {
     console.log(`\n${setup.name}: skipped (namespaces need root)`);
+    continue;
+  }
+  const noHosts = setup.network === 'hosts' ? sshHostsUnavailable() : undefined;
+  if (noHosts !== undefined) {
+    console.log(`\n${setup.name}: skipped (${noHosts})`);
     continue;
   }
   const missing = (await setup.system.doctor()).find((d) => !d.ok);

@@ -33,12 +33,29 @@ async function leftoversOn(hosts: SshHosts, i: number): Promise<string[]> {
   return found;
 }
 
-/** The runs' dirs on the hosts (the hosts share this machine's files): `/tmp/mallory-<run>/nodes`. */
-function hostRunDirs(): string[] {
-  return readdirSync(tmpdir())
-    .filter((d) => d.startsWith('mallory-'))
-    .filter((d) => existsSync(join(tmpdir(), d, 'nodes')))
-    .map((d) => join(tmpdir(), d));
+/** The ids of the runs under `store` (each run's `run.db`), the fuzzer's own included when it was killed. */
+function runIds(store: string): string[] {
+  if (!existsSync(store)) return [];
+  return readdirSync(store, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('run.db'))
+    .flatMap((f) => {
+      const db = new Database(join(store, f), { readonly: true });
+      try {
+        return (db.prepare('SELECT id FROM run').all() as { id: string }[]).map((r) => r.id);
+      } finally {
+        db.close();
+      }
+    });
+}
+
+/**
+ * The dirs the runs under `store` left on the hosts (which share this machine's files):
+ * `/tmp/mallory-<run>`. Only this file's runs: other files' runs on hosts may be going on.
+ */
+function hostRunDirs(store: string): string[] {
+  return runIds(store)
+    .map((id) => join(tmpdir(), `mallory-${id}`))
+    .filter((d) => existsSync(d));
 }
 
 describe.skipIf(unavailable !== undefined)(
@@ -47,7 +64,6 @@ describe.skipIf(unavailable !== undefined)(
     let box: Sandbox;
     let registry: ResourceRegistry;
     let hosts: SshHosts;
-    let before: string[];
     const sshFlags = (): string[] => [
       '--hosts',
       hosts.addresses.join(','),
@@ -67,7 +83,6 @@ describe.skipIf(unavailable !== undefined)(
       if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
       else process.env.MALLORY_STATE_DIR = saved;
       hosts = await makeSshHosts(HOSTS, join(box.store, '..', 'keys'), registry, `e2ehosts${process.pid}`);
-      before = hostRunDirs();
     });
 
     afterAll(async () => {
@@ -119,7 +134,7 @@ describe.skipIf(unavailable !== undefined)(
         ).toBeGreaterThan(0);
       }
       for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
-      expect(hostRunDirs()).toEqual(before);
+      expect(hostRunDirs(box.store)).toEqual([]);
     });
 
     it('keeps the hosts in the record of a bug found over SSH, and replays it on them', async () => {
@@ -182,7 +197,7 @@ describe.skipIf(unavailable !== undefined)(
         expect(readFileSync(join(t.runDir, 'nodes', 'n1', 'probe.jsonl'), 'utf8').length).toBeGreaterThan(0);
       }
       for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
-      expect(hostRunDirs()).toEqual(before);
+      expect(hostRunDirs(box.store)).toEqual([]);
     });
 
     it('after the fuzzer is SIGKILLed mid-run, mallory cleanup removes every process, rule and dir on every host', async () => {
@@ -237,7 +252,7 @@ describe.skipIf(unavailable !== undefined)(
       expect(cleanup.stdout).toMatch(/iptables rule on /);
 
       for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
-      expect(hostRunDirs()).toEqual(before);
+      expect(hostRunDirs(box.store)).toEqual([]);
     });
 
     it('on Ctrl-C (SIGINT) mid-run, removes every process, rule and dir it made on every host', async () => {
@@ -279,7 +294,7 @@ describe.skipIf(unavailable !== undefined)(
       child.kill('SIGINT');
       expect(await exited, stderr).toBe(130);
       for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
-      expect(hostRunDirs()).toEqual(before);
+      expect(hostRunDirs(box.store)).toEqual([]);
     });
 
     it('refuses, in one line naming the host, a host that refuses the connection, rejects the key or lacks the command, and faults not done on hosts', async () => {
