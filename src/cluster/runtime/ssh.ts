@@ -8,6 +8,7 @@ import { sleep } from '../../core/clock.js';
 import type { ResourceRegistry } from '../resources.js';
 import { ChannelLimit } from './_internals/channel-limit.js';
 import { type HostKeyChecking, verifyHostKey } from './_internals/known-hosts.js';
+import { ShellSession } from './_internals/shell-session.js';
 import { shellLine, shellQuote } from './_internals/shell.js';
 import type {
   ExecResult,
@@ -42,6 +43,8 @@ export class HostError extends Error {
 
 /** Below OpenSSH's MaxSessions (10): a connection holds at most this many channels at once. */
 export const DEFAULT_MAX_CHANNELS = 8;
+/** Shells kept open per host for short commands (signals, iptables, file tests). */
+const SHELLS = 2;
 const CHANNEL_OPEN_ATTEMPTS = 5;
 const CHANNEL_RETRY_MS = 100;
 const READY_TIMEOUT_MS = 10_000;
@@ -92,6 +95,9 @@ export class SshRuntime implements NodeRuntime {
   private sftpSession: Promise<SFTPWrapper> | undefined;
   private nextPidFile = 0;
   private closed = false;
+  private shells: ShellSession[] = [];
+  private openingShells = 0;
+  private readonly shellWaiters: (() => void)[] = [];
 
   private constructor(
     readonly target: SshTarget,
@@ -158,9 +164,10 @@ export class SshRuntime implements NodeRuntime {
     });
     const limit = new ChannelLimit(maxChannels);
     const probe = new SshRuntime(target, client, limit, false);
-    const id = await probe.exec(['id', '-u']);
+    // On channels of their own: a kept shell would be the probe's user's, not root's.
+    const id = await probe.shellOnChannel('id -u', EXEC_TIMEOUT_MS);
     if (id.stdout.trim() === '0') return probe;
-    const sudo = await probe.exec(['sudo', '-n', 'true']);
+    const sudo = await probe.shellOnChannel('sudo -n true', EXEC_TIMEOUT_MS);
     if (sudo.code !== 0) {
       client.end();
       throw new HostError(
@@ -198,8 +205,72 @@ export class SshRuntime implements NodeRuntime {
     return this.sudo ? `sudo -n sh -c ${shellQuote(command)}` : command;
   }
 
-  /** Runs shell text as root to completion. */
+  /**
+   * Runs shell text on a shell kept open on the host that runs no command now: one of at most
+   * `SHELLS`, opened when none is idle, else the first to become idle (claimed in the same turn it
+   * is found idle). Undefined when none can be opened (the caller opens a channel of its own).
+   */
+  private async onShell(command: string, timeoutMs: number): Promise<ExecResult | undefined> {
+    for (;;) {
+      if (this.closed) return undefined;
+      this.shells = this.shells.filter((s) => s.alive);
+      const idle = this.shells.find((s) => s.idle);
+      if (idle) {
+        try {
+          return await idle.run(command, timeoutMs);
+        } finally {
+          this.shellWaiters.shift()?.();
+        }
+      }
+      if (this.shells.length + this.openingShells < SHELLS) {
+        this.openingShells++;
+        try {
+          // Opened first, then added: `this.shells` may be a new array by then.
+          const opened = await this.openShell();
+          this.shells.push(opened);
+        } catch {
+          return undefined;
+        } finally {
+          this.openingShells--;
+        }
+        continue;
+      }
+      await new Promise<void>((resolve) => this.shellWaiters.push(resolve));
+    }
+  }
+
+  private async openShell(): Promise<ShellSession> {
+    const { stream, release } = await this.channel(this.asRoot('exec sh'));
+    return new ShellSession({
+      write: (text) => {
+        stream.write(text);
+      },
+      onStdout: (l) => {
+        stream.on('data', l);
+      },
+      onStderr: (l) => {
+        stream.stderr.on('data', l);
+      },
+      onClose: (l) => {
+        stream.on('close', () => {
+          release();
+          l();
+          this.shellWaiters.shift()?.();
+        });
+      },
+      close: () => {
+        stream.close();
+      },
+    });
+  }
+
+  /** Runs shell text as root to completion: on a kept shell, else on a channel of its own. */
   async shell(command: string, timeoutMs = EXEC_TIMEOUT_MS): Promise<ExecResult> {
+    return (await this.onShell(command, timeoutMs)) ?? this.shellOnChannel(command, timeoutMs);
+  }
+
+  /** Runs shell text as root on an exec channel of its own. */
+  private async shellOnChannel(command: string, timeoutMs: number): Promise<ExecResult> {
     const { stream, release } = await this.channel(this.asRoot(command));
     return new Promise((resolve) => {
       let stdout = '';

@@ -55,6 +55,13 @@ describe.skipIf(unavailable !== undefined)(
           Array.from({ length: CONCURRENT_COMMANDS }, (_, i) => String(i)),
         );
         expect((await host.exec(['sh', '-c', 'exit 3'])).code).toBe(3);
+        // Short commands run on a shell kept open (no new SSH session each): one after another,
+        // they share their session's sshd process; a command's exit and cd stay its own.
+        const sessions = new Set<string>();
+        for (let i = 0; i < 5; i++) sessions.add((await host.shell('echo $PPID')).stdout.trim());
+        expect(sessions.size).toBe(1);
+        expect((await host.shell('cd /; exit 4')).code).toBe(4);
+        expect((await host.shell('pwd')).stdout.trim()).not.toBe('/');
       } finally {
         await host.close();
       }
