@@ -32,8 +32,15 @@ export function privateDockerUnavailable(): string | undefined {
 /** A docker daemon of the test's own: its data, state and socket in a temp dir, no iptables rules. */
 export interface PrivateDocker {
   readonly endpoint: DockerEndpoint;
-  /** Builds image `tag` from this machine's files: a shell, coreutils, setsid, iptables and `binaries`, with their libraries. */
-  buildImage(tag: string, binaries: readonly string[]): Promise<void>;
+  /**
+   * Builds image `tag` from this machine's files: a shell, coreutils, setsid, `binaries` and
+   * (unless `iptables` is false) iptables, with their libraries.
+   */
+  buildImage(
+    tag: string,
+    binaries: readonly string[],
+    options?: { readonly iptables?: boolean },
+  ): Promise<void>;
   /** Names of the containers the daemon has (running or not). */
   containers(): Promise<string[]>;
   /** Names of the networks the daemon has, its built-in ones left out. */
@@ -50,19 +57,8 @@ async function waitFor(what: string, timeoutMs: number, ok: () => Promise<boolea
 }
 
 /** What a node's container needs besides the system's binaries (the commands Mallory runs there). */
-const BASE_BINARIES = [
-  '/bin/sh',
-  'setsid',
-  'cut',
-  'cat',
-  'mkdir',
-  'rm',
-  'find',
-  'tail',
-  'env',
-  'sleep',
-  'xtables-nft-multi',
-];
+const BASE_BINARIES = ['/bin/sh', 'setsid', 'cut', 'cat', 'mkdir', 'rm', 'find', 'tail', 'env', 'sleep'];
+const IPTABLES = 'xtables-nft-multi';
 
 /** Under the root file system's merged /usr: /lib/x → /usr/lib/x. */
 function merged(path: string): string {
@@ -96,7 +92,7 @@ function copyInto(root: string, path: string): void {
 }
 
 /** A root file system holding these programs, the libraries they load and iptables' extensions. */
-async function buildRootfs(root: string, binaries: readonly string[]): Promise<void> {
+async function buildRootfs(root: string, binaries: readonly string[], iptables: boolean): Promise<void> {
   for (const dir of [
     'etc',
     'tmp',
@@ -115,17 +111,20 @@ async function buildRootfs(root: string, binaries: readonly string[]): Promise<v
   for (const link of ['bin', 'sbin', 'lib', 'lib64']) symlinkSync(`usr/${link}`, join(root, link));
   writeFileSync(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
   writeFileSync(join(root, 'etc', 'group'), 'root:x:0:\n');
-  const programs = await Promise.all([...BASE_BINARIES, ...binaries].map(which));
-  const extensions = (await run(['sh', '-c', 'ls /usr/lib/x86_64-linux-gnu/xtables/*.so'])).stdout
-    .split('\n')
-    .filter((l) => l !== '');
+  const programs = await Promise.all(
+    [...BASE_BINARIES, ...binaries, ...(iptables ? [IPTABLES] : [])].map(which),
+  );
+  const extensions = iptables
+    ? (await run(['sh', '-c', 'ls /usr/lib/x86_64-linux-gnu/xtables/*.so'])).stdout
+        .split('\n')
+        .filter((l) => l !== '')
+    : [];
   for (const file of [...programs, ...extensions]) {
     copyInto(root, file);
     const ldd = await run(['ldd', file]);
     for (const m of ldd.stdout.matchAll(/(\/\S+) \(0x/g)) copyInto(root, m[1]);
   }
-  const xtables = realpathSync(await which('xtables-nft-multi'));
-  symlinkSync(xtables, join(root, 'usr', 'sbin', 'iptables'));
+  if (iptables) symlinkSync(realpathSync(await which(IPTABLES)), join(root, 'usr', 'sbin', 'iptables'));
   await run(['chmod', '1777', join(root, 'tmp')]);
 }
 
@@ -201,9 +200,9 @@ export async function startPrivateDocker(dir: string, registry: ResourceRegistry
   }
   return {
     endpoint,
-    buildImage: async (tag, binaries) => {
+    buildImage: async (tag, binaries, options = {}) => {
       const root = join(dir, `rootfs-${tag.replace(/[^A-Za-z0-9]/g, '-')}`);
-      await buildRootfs(root, binaries);
+      await buildRootfs(root, binaries, options.iptables ?? true);
       const imported = await run(
         ['sh', '-c', `tar -C ${root} -c . | ${DOCKER} -H unix://${socket} import - ${tag}`],
         { timeoutMs: 120_000 },
