@@ -11,7 +11,7 @@ import {
   privateDockerUnavailable,
   startPrivateDocker,
 } from '../_helpers/private-docker.js';
-import { BIN, disposeSandbox, mallory, REPO, type Sandbox, sandbox } from './helpers.js';
+import { BIN, disposeSandbox, mallory, processesMentioning, REPO, type Sandbox, sandbox } from './helpers.js';
 
 const unavailable =
   privateDockerUnavailable() ??
@@ -33,10 +33,15 @@ describe.skipIf(unavailable !== undefined)(
       '--docker-host',
       daemon.endpoint.host ?? '',
     ];
-    /** What the daemon holds of any run: containers and networks (it holds nothing else). */
+    /**
+     * What is left of any run: the daemon's containers and networks (it holds nothing else), and
+     * docker clients on this machine still talking to the daemon (`docker exec` of a node or a
+     * stream), the daemon itself left out.
+     */
     const leftovers = async (): Promise<string[]> => [
       ...(await daemon.containers()).map((c) => `container ${c}`),
       ...(await daemon.networks()).map((n) => `network ${n}`),
+      ...processesMentioning(`${daemon.endpoint.host ?? ''}\0exec`).map((p) => `docker client ${p}`),
     ];
     const waitForContainers = async (count: number, stderr: () => string): Promise<void> => {
       const deadline = Date.now() + 90_000;
@@ -45,11 +50,38 @@ describe.skipIf(unavailable !== undefined)(
         await new Promise((r) => setTimeout(r, 200));
       }
     };
+    /** Until a node runs in each container of the run (its etcd log streamed back). */
+    const runDirs = (): string[] =>
+      existsSync(join(box.store, 'etcd'))
+        ? readdirSync(join(box.store, 'etcd')).map((d) => join(box.store, 'etcd', d))
+        : [];
+    const waitForNodes = async (run: { before: string[]; stderr: () => string }): Promise<void> => {
+      const running = (): boolean =>
+        runDirs()
+          .filter((d) => !run.before.includes(d))
+          .some((d) =>
+            ['n1', 'n2', 'n3'].every((n) => {
+              try {
+                return readFileSync(join(d, 'nodes', n, 'stderr.log'), 'utf8').includes('"name":');
+              } catch {
+                return false;
+              }
+            }),
+          );
+      const deadline = Date.now() + 90_000;
+      while (!running()) {
+        if (Date.now() > deadline) throw new Error(`no node started: ${run.stderr()}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    /** The fuzzer in its own process group, as a shell starts a command. */
     const start = (args: readonly string[]) => {
+      const before = runDirs();
       const child = spawn(process.execPath, [BIN, 'run', ...args], {
         env: box.env,
         cwd: REPO,
         stdio: ['ignore', 'ignore', 'pipe'],
+        detached: true,
       });
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -58,7 +90,7 @@ describe.skipIf(unavailable !== undefined)(
           resolve(code);
         }),
       );
-      return { child, exited, stderr: () => stderr };
+      return { child, exited, before, stderr: () => stderr };
     };
 
     beforeAll(async () => {
@@ -139,27 +171,13 @@ describe.skipIf(unavailable !== undefined)(
     it('after the fuzzer is SIGKILLed mid-run, mallory cleanup removes its containers and network', async () => {
       const run = start([...flags(), '--time', '120s', '--seed', '3', '--store', box.store]);
       await waitForContainers(3, run.stderr);
-      // Until a node runs in each container (its output streamed back).
-      const dirs = (): string[] =>
-        readdirSync(join(box.store, 'etcd')).map((d) => join(box.store, 'etcd', d));
-      const deadline = Date.now() + 60_000;
-      const running = (): boolean =>
-        dirs().some((d) =>
-          ['n1', 'n2', 'n3'].every((n) => {
-            try {
-              return readFileSync(join(d, 'nodes', n, 'stderr.log'), 'utf8').includes('"name":');
-            } catch {
-              return false;
-            }
-          }),
-        );
-      while (!running()) {
-        if (Date.now() > deadline) throw new Error(`no node started: ${run.stderr()}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      await waitForNodes(run);
       run.child.kill('SIGKILL');
       await run.exited;
-      expect((await leftovers()).length).toBe(4);
+      const left = await leftovers();
+      expect(left.filter((l) => !l.startsWith('docker client'))).toHaveLength(4);
+      // The node's docker exec clients outlive the fuzzer until their containers go.
+      expect(left.some((l) => l.startsWith('docker client'))).toBe(true);
 
       const cleanup = await mallory(['cleanup'], box);
       expect(cleanup.code, cleanup.stderr).toBe(0);
@@ -168,10 +186,12 @@ describe.skipIf(unavailable !== undefined)(
       expect(await leftovers()).toEqual([]);
     });
 
-    it('on Ctrl-C (SIGINT) mid-run, removes its containers and network', async () => {
+    it('on Ctrl-C (SIGINT to its process group) mid-run, removes its containers and network, and no docker client is left', async () => {
       const run = start([...flags(), '--time', '120s', '--seed', '5', '--store', box.store]);
       await waitForContainers(3, run.stderr);
-      run.child.kill('SIGINT');
+      await waitForNodes(run);
+      // As Ctrl-C at a terminal: to the whole foreground group.
+      process.kill(-(run.child.pid ?? 0), 'SIGINT');
       expect(await run.exited, run.stderr()).toBe(130);
       expect(await leftovers()).toEqual([]);
       expect(readdirSync(box.state).filter((f) => f.endsWith('.jsonl'))).toEqual([]);

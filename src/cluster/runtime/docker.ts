@@ -54,7 +54,9 @@ export function docker(
   return new Promise((resolve) => {
     let child: ChildProcess;
     try {
-      child = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
+      // Its own process group: a Ctrl-C at the terminal reaches the fuzzer, which ends the run in
+      // order, not the docker clients it is still using for that.
+      child = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     } catch (error) {
       resolve({ code: 127, stdout: Buffer.alloc(0), stderr: (error as Error).message });
       return;
@@ -157,7 +159,7 @@ export class DockerRuntime implements NodeRuntime {
     return new Promise((resolve, reject) => {
       let child: ChildProcess;
       try {
-        child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+        child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       } catch (error) {
         registry.release(resourceId);
         reject(error instanceof Error ? error : new Error(String(error)));
@@ -256,7 +258,7 @@ export class DockerRuntime implements NodeRuntime {
       this.endpoint,
       this.execArgv(`echo $$; exec tail -c +1 -F ${shellQuote(path)} 2>/dev/null`),
     );
-    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
     child.once('error', () => {
       // the final read in stop() reads what is there
     });
