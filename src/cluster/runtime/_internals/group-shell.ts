@@ -58,14 +58,15 @@ export class GroupStartReader {
   /** How the node ended, once said. */
   end: ProcessEnd | undefined;
 
+  /** Reads what came; only whole lines count (a chunk may end inside a number). */
   feed(chunk: Buffer | string): void {
     this.out += chunk.toString();
     if (this.started === undefined) {
-      const m = /^pid (\d+) (\d+)$/m.exec(this.out);
+      const m = /^pid (\d+) (\d+)\n/m.exec(this.out);
       if (m) this.started = { pid: Number(m[1]), start: m[2] };
     }
     if (this.end === undefined) {
-      const m = /^exit (\d+)$/m.exec(this.out);
+      const m = /^exit (\d+)\n/m.exec(this.out);
       if (m) {
         const status = Number(m[1]);
         this.end =
