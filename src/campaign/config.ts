@@ -141,6 +141,13 @@ export const RunConfigSchema = z.object({
     )
     .min(1)
     .optional(),
+  /** The nodes in containers created from this image, one per node (`--hosts docker:IMAGE`). */
+  containers: z
+    .object({ image: z.string().min(1) })
+    .strict()
+    .optional(),
+  /** The docker daemon of `containers` (`--docker-host`); else `DOCKER_HOST`, else the client's default. */
+  dockerHost: z.string().min(1).optional(),
   /** The SSH user on every host that names none (Jepsen's `--username`). */
   sshUsername: z.string().min(1).default('root'),
   /** The private key for every host that names none (Jepsen's `--ssh-private-key`); the SSH agent when absent. */

@@ -2,6 +2,7 @@ import { ClockPreload, findLibfaketime, LIBFAKETIME_FIX } from '../cluster/clock
 import { Cluster, type NodeExit } from '../cluster/cluster.js';
 import { buildDiskLayer, DiskLayer } from '../cluster/disk-layer.js';
 import type { NetworkBackend } from '../cluster/net/backend.js';
+import { ContainersBackend } from '../cluster/net/containers.js';
 import { HostsBackend } from '../cluster/net/hosts.js';
 import { NetnsBackend } from '../cluster/net/netns.js';
 import type { SshTarget } from '../cluster/runtime/ssh.js';
@@ -33,6 +34,7 @@ import { defaultCheckers } from './checkers.js';
 import type { RunConfig } from './config.js';
 import { Observation } from './observation.js';
 import { isLet, readSchedule, type ScheduleItem } from './schedule-file.js';
+import { type ContainerPlan, planContainers } from './_internals/plan-containers.js';
 import { planHosts } from './_internals/plan-hosts.js';
 
 /** Base of the ports given to services a system declares no port for (each netns node has its own address). */
@@ -75,6 +77,8 @@ export interface RunPlan {
   readonly useNetns: boolean;
   /** The hosts the nodes run on, one per node, reached over SSH (`--hosts`); absent: this machine. */
   readonly targets: readonly SshTarget[] | undefined;
+  /** The containers the nodes run in, one per node (`--hosts docker:IMAGE`); absent: not in containers. */
+  readonly containers?: ContainerPlan | undefined;
   readonly libfaketime: string | undefined;
   readonly diskLayerBinary: string | undefined;
   /** Every setting the system declares, with its default where not given (`--set`). */
@@ -148,7 +152,8 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults disk: ${reason}`);
     diskLayerBinary = await buildDiskLayer();
   }
-  const problems = (await system.doctor()).filter((d) => !d.ok);
+  // In containers the system's binaries are the image's (checked there), not this machine's.
+  const problems = config.containers !== undefined ? [] : (await system.doctor()).filter((d) => !d.ok);
   if (problems.length > 0) {
     const p = problems[0];
     throw new UsageError('missing-binary', `${p.what}${p.fix ? `: run ${p.fix}` : ''}`);
@@ -162,7 +167,11 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
       : undefined;
   const targets =
     config.hosts !== undefined ? await planHosts(config, system, nodes, servicePorts(system)) : undefined;
-  const useNetns = targets === undefined && (await wantsNetns(config, system));
+  const containers =
+    config.containers !== undefined
+      ? await planContainers(config, system, nodes, servicePorts(system))
+      : undefined;
+  const useNetns = targets === undefined && containers === undefined && (await wantsNetns(config, system));
   return {
     definition,
     source,
@@ -177,6 +186,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     seedData,
     useNetns,
     targets,
+    containers,
     libfaketime,
     diskLayerBinary,
     settings,
@@ -233,7 +243,9 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
       network,
       registry,
       onExit: ctx.onExit,
-      ...(network instanceof HostsBackend ? { hosts: network.layout() } : {}),
+      ...(network instanceof HostsBackend || network instanceof ContainersBackend
+        ? { hosts: network.layout() }
+        : {}),
       ...(plan.libfaketime !== undefined ? { clock: new ClockPreload(plan.libfaketime, store.dir) } : {}),
       ...(diskLayer !== undefined ? { disk: diskLayer } : {}),
     });
@@ -353,6 +365,16 @@ function createNetwork(plan: RunPlan, runId: string, registry: ResourceRegistry)
       runId,
       nodes,
       targets: plan.targets,
+      services: servicePorts(system),
+      registry,
+    });
+  }
+  if (plan.containers !== undefined) {
+    return ContainersBackend.create({
+      runId,
+      nodes,
+      image: plan.containers.image,
+      endpoint: plan.containers.endpoint,
       services: servicePorts(system),
       registry,
     });

@@ -5,6 +5,7 @@ import { type Command, Option } from 'commander';
 
 import { HOST_FAULT_FAMILIES, POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
 import { HOST_KEY_CHECKING } from '../cluster/runtime/_internals/known-hosts.js';
+import { isContainerHosts, parseContainerHosts } from '../cluster/runtime/containers-spec.js';
 import { parseHosts } from '../cluster/runtime/hosts-spec.js';
 import type { Reporter } from '../campaign/reporter.js';
 import { DEFAULT_RECOVERY_CONTRACT, type RecoveryContract } from '../campaign/recovery-contract.js';
@@ -65,6 +66,7 @@ interface RunFlags {
   sshPort?: string;
   strictHostKeyChecking?: string;
   knownHosts?: string;
+  dockerHost?: string;
 }
 
 function int(name: string, text: string | undefined): number | undefined {
@@ -216,7 +218,15 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     pace: parsePace(flags.pace),
     recoveryTimeoutMs: duration('recovery-timeout', flags.recoveryTimeout),
     startupTimeoutMs: duration('startup-timeout', flags.startupTimeout),
-    hosts: flags.hosts === undefined ? undefined : parseHosts(flags.hosts).map(withoutUndefined),
+    hosts:
+      flags.hosts === undefined || isContainerHosts(flags.hosts)
+        ? undefined
+        : parseHosts(flags.hosts).map(withoutUndefined),
+    containers:
+      flags.hosts !== undefined && isContainerHosts(flags.hosts)
+        ? parseContainerHosts(flags.hosts)
+        : undefined,
+    dockerHost: flags.dockerHost,
     sshUsername: flags.username,
     sshPrivateKey: flags.sshPrivateKey,
     sshPort: int('ssh-port', flags.sshPort),
@@ -321,7 +331,11 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     )
     .option(
       '--hosts <file|list>',
-      'run the nodes on these hosts over SSH, one host per node: a file (one [user@]host[:port] a line) or h1,h2,h3',
+      'run the nodes on these hosts over SSH, one host per node: a file (one [user@]host[:port] a line) or h1,h2,h3; docker:IMAGE: in containers of IMAGE, one per node',
+    )
+    .option(
+      '--docker-host <address>',
+      'with --hosts docker:IMAGE: the docker daemon (default: DOCKER_HOST, else the client default)',
     )
     .option('--username <user>', 'with --hosts: the SSH user (default root; not root: sudo -n)')
     .option('--ssh-private-key <file>', 'with --hosts: the private key (default: the SSH agent)')

@@ -15,7 +15,7 @@ export type Link = readonly [from: string, to: string];
  * one network namespace per node on a bridge, iptables for cuts and loss.
  */
 export interface NetworkBackend {
-  readonly kind: 'proxy' | 'netns' | 'hosts';
+  readonly kind: 'proxy' | 'netns' | 'hosts' | 'containers';
   /** The address node `node` binds for a service. */
   listen(node: string, service: string): Address;
   /** The address node `from` dials to reach `to`'s service (a proxy, or `to`'s own address). */

@@ -43,11 +43,11 @@ export interface ExecResult {
 }
 
 /**
- * Where node processes run: this host (`local`), or a host reached over SSH (`ssh`). Everything a
+ * Where node processes run: this host (`local`), a host reached over SSH (`ssh`), or a container (`docker`). Everything a
  * cluster does to a node's process and files goes through it, so the same cluster runs on either.
  */
 export interface NodeRuntime {
-  readonly kind: 'local' | 'ssh';
+  readonly kind: 'local' | 'ssh' | 'docker';
   /** The host's name as the user gave it (`local` for this one). */
   readonly host: string;
   /** Starts a command in its own process group, recorded in the registry (before it is made where the runtime can). */

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
 
 import { Client, type ClientChannel, type ConnectConfig, type SFTPWrapper } from 'ssh2';
@@ -8,6 +7,12 @@ import { sleep } from '../../core/clock.js';
 import type { ResourceRegistry } from '../resources.js';
 import { ChannelLimit } from './_internals/channel-limit.js';
 import { type HostKeyChecking, verifyHostKey } from './_internals/known-hosts.js';
+import {
+  groupStartScript,
+  GroupStartReader,
+  killGroupByPidScript,
+  killGroupScript,
+} from './_internals/group-shell.js';
 import { ShellSession } from './_internals/shell-session.js';
 import { shellLine, shellQuote } from './_internals/shell.js';
 import type {
@@ -51,38 +56,13 @@ const READY_TIMEOUT_MS = 10_000;
 const EXEC_TIMEOUT_MS = 30_000;
 const STREAM_POLL_MS = 100;
 const STREAM_CHUNK_BYTES = 64 * 1024;
-const SIGNAL_EXIT_BASE = 128;
 
 interface SshProcess extends RuntimeProcess {
   readonly pidFile: string;
 }
 
-/** A signal's name from its number (`exit 137` of a shell is SIGKILL). */
-function signalName(n: number): NodeJS.Signals | null {
-  const entry = Object.entries(constants.signals).find(([, v]) => v === n);
-  return entry ? (entry[0] as NodeJS.Signals) : null;
-}
-
-/**
- * The shell text that ends the process group whose leader's pid and start time a pid file holds,
- * only while that pid is still that process (a reused pid is never signalled).
- */
-export function killGroupScript(pidFile: string, signal = 'KILL'): string {
-  const f = shellQuote(pidFile);
-  return (
-    `[ -r ${f} ] || exit 0; read pid start < ${f}; ` +
-    `[ "$(cut -d' ' -f22 /proc/$pid/stat 2>/dev/null)" = "$start" ] || exit 0; ` +
-    `kill -s ${signal} -- -$pid 2>/dev/null || true`
-  );
-}
-
-/** Ends process group `pid` while its leader is still the process that started at `start`. */
-function killGroupByPidScript(pid: number, start: string): string {
-  return (
-    `[ "$(cut -d' ' -f22 /proc/${pid}/stat 2>/dev/null)" = ${shellQuote(start)} ] || exit 0; ` +
-    `kill -s KILL -- -${pid} 2>/dev/null || true`
-  );
-}
+/** The shell text that signals the group a pid file names (shared with the other remote runtimes). */
+export { killGroupScript };
 
 /**
  * A host reached over SSH (the `ssh2` library): one connection, at most `maxChannels` channels
@@ -319,12 +299,7 @@ export class SshRuntime implements NodeRuntime {
       undo: killGroupScript(pidFile),
       label: `process group on ${this.host} (${spec.label})`,
     });
-    const env = Object.entries(spec.env).map(([k, v]) => `${k}=${v}`);
-    const node = `${shellLine(['env', ...env, ...spec.argv])} >>${shellQuote(spec.stdout)} 2>>${shellQuote(spec.stderr)} </dev/null`;
-    const inner =
-      `start=$(cut -d' ' -f22 /proc/$$/stat); echo "$$ $start" > ${shellQuote(pidFile)}; echo "pid $$ $start"; ` +
-      `${node} & wait $!; echo "exit $?"`;
-    const command = `cd ${shellQuote(spec.cwd)} && exec setsid -w sh -c ${shellQuote(inner)}`;
+    const command = groupStartScript(spec, pidFile);
     let opened: { stream: ClientChannel; release: () => void };
     try {
       opened = await this.channel(this.asRoot(command));
@@ -334,37 +309,33 @@ export class SshRuntime implements NodeRuntime {
     }
     const { stream, release } = opened;
     return new Promise((resolve, reject) => {
-      let out = '';
+      const said = new GroupStartReader();
       let stderr = '';
-      let pid: number | undefined;
       let byPid: number | undefined;
-      let end: ProcessEnd | undefined;
       let resolveExit!: (end: ProcessEnd) => void;
       const exited = new Promise<ProcessEnd>((r) => (resolveExit = r));
       stream.on('data', (d: Buffer) => {
-        out += d.toString();
-        const started = /^pid (\d+) (\d+)$/m.exec(out);
-        if (pid === undefined && started) {
-          pid = Number(started[1]);
+        const before = said.started;
+        said.feed(d);
+        const started = said.started;
+        if (before === undefined && started !== undefined) {
           // Named by pid and start time too: the pid file may go before the group does (the run's
           // dir removed first, or shared between hosts).
           byPid = registry.record({
             kind: 'remote',
             target: this.target,
-            undo: killGroupByPidScript(pid, started[2]),
-            label: `process group ${pid} on ${this.host} (${spec.label})`,
+            undo: killGroupByPidScript(started.pid, started.start),
+            label: `process group ${started.pid} on ${this.host} (${spec.label})`,
           });
           registry.forget(resourceId);
-          const proc: SshProcess = { pid, pgid: pid, resourceId: byPid, exited, pidFile };
+          const proc: SshProcess = {
+            pid: started.pid,
+            pgid: started.pid,
+            resourceId: byPid,
+            exited,
+            pidFile,
+          };
           resolve(proc);
-        }
-        const ended = /^exit (\d+)$/m.exec(out);
-        if (ended && end === undefined) {
-          const status = Number(ended[1]);
-          end =
-            status > SIGNAL_EXIT_BASE
-              ? { code: null, signal: signalName(status - SIGNAL_EXIT_BASE) }
-              : { code: status, signal: null };
         }
       });
       stream.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -372,7 +343,7 @@ export class SshRuntime implements NodeRuntime {
         release();
         registry.forget(resourceId);
         if (byPid !== undefined) registry.forget(byPid);
-        if (pid === undefined) {
+        if (said.started === undefined) {
           reject(
             new HostError(
               this.host,
@@ -381,8 +352,7 @@ export class SshRuntime implements NodeRuntime {
           );
           return;
         }
-        // No exit line: the wrapper shell was killed with its group.
-        resolveExit(end ?? { code: null, signal: 'SIGKILL' });
+        resolveExit(said.ending());
       });
     });
   }

@@ -1,0 +1,284 @@
+import { join } from 'node:path';
+
+import type { PacketParams } from '../../core/fault.js';
+import type { HostLayout } from '../cluster.js';
+import type { ResourceRegistry } from '../resources.js';
+import { docker, type DockerEndpoint, dockerArgv, DockerRuntime } from '../runtime/docker.js';
+import type { Address, Link, NetworkBackend } from './backend.js';
+
+export interface ContainersOptions {
+  readonly runId: string;
+  /** Node i runs in container i. */
+  readonly nodes: readonly string[];
+  readonly image: string;
+  readonly endpoint: DockerEndpoint;
+  /** Service name → the TCP port every node listens on for it (on its container's address). */
+  readonly services: Readonly<Record<string, number>>;
+  readonly registry: ResourceRegistry;
+}
+
+/** Files of a node's output dir streamed back besides stdout and stderr. */
+const STREAMED = ['probe.jsonl'] as const;
+/** How long `docker run` of one container may take (the daemon creates its layer and network). */
+const CREATE_TIMEOUT_MS = 60_000;
+/** The ways an image may hold iptables: its own name, or the multi-call binaries behind it. */
+const IPTABLES_CANDIDATES: readonly (readonly string[])[] = [
+  ['iptables'],
+  ['xtables-nft-multi', 'iptables'],
+  ['xtables-legacy-multi', 'iptables'],
+];
+
+/** The run's network and the name of a node's container: `mallory-<run id>[-<node>]`. */
+export function containerName(runId: string, node?: string): string {
+  return node === undefined ? `mallory-${runId}` : `mallory-${runId}-${node}`;
+}
+
+/** The run's dir in every container (on a tmpfs the container mounts at /tmp). */
+export function containerRoot(runId: string): string {
+  return join('/tmp', `mallory-${runId}`);
+}
+
+/** How iptables is called in a container (`iptables`, or the multi-call binary), undefined when it has none. */
+export async function findIptables(runtime: DockerRuntime): Promise<readonly string[] | undefined> {
+  for (const argv of IPTABLES_CANDIDATES) if (await runtime.isRunnable(argv[0])) return argv;
+  return undefined;
+}
+
+/**
+ * Nodes in containers created from an image, one per node, on a bridge network the run creates
+ * (through the docker client, so `DOCKER_HOST`/`--docker-host` choose the daemon). Addresses are
+ * the containers' own on that network. A cut link is an iptables rule in the receiving container
+ * (`-A INPUT -s <sender> -j DROP`, it has NET_ADMIN); the rules live in the container's network
+ * namespace and go with it. The network and every container are recorded in the registry before
+ * they are made and removed when the backend closes (by the registry on Ctrl-C, by `mallory
+ * cleanup` after a SIGKILL).
+ */
+export class ContainersBackend implements NetworkBackend {
+  readonly kind = 'containers' as const;
+  private readonly runtimes = new Map<string, DockerRuntime>();
+  private readonly addresses = new Map<string, string>();
+  private readonly iptables = new Map<string, readonly string[]>();
+  /** Each rule added (the receiving node and its sender) → its iptables arguments after -A/-D. */
+  private readonly rules = new Map<string, { node: string; spec: readonly string[] }>();
+  /** Registry entries: the network's, then each container's. */
+  private readonly ids: number[] = [];
+  private closed = false;
+
+  private constructor(private readonly options: ContainersOptions) {}
+
+  /** Creates the network and the containers (at once), and learns their addresses. */
+  static async create(options: ContainersOptions): Promise<ContainersBackend> {
+    const backend = new ContainersBackend(options);
+    try {
+      await backend.make();
+    } catch (error) {
+      await backend.close();
+      throw error;
+    }
+    return backend;
+  }
+
+  private async must(args: readonly string[], timeoutMs?: number): Promise<string> {
+    const result = await docker(this.options.endpoint, args, timeoutMs !== undefined ? { timeoutMs } : {});
+    if (result.code !== 0) {
+      throw new Error(
+        `docker ${args.slice(0, 2).join(' ')} failed (exit ${result.code}): ${result.stderr.trim()}`,
+      );
+    }
+    return result.stdout.toString().trim();
+  }
+
+  private async make(): Promise<void> {
+    const { runId, endpoint, registry, image } = this.options;
+    const network = containerName(runId);
+    this.ids.push(
+      registry.record({
+        kind: 'command',
+        undo: dockerArgv(endpoint, ['network', 'rm', network]),
+        label: `docker network ${network}`,
+      }),
+    );
+    await this.must(['network', 'create', '--driver', 'bridge', '--label', `mallory.run=${runId}`, network]);
+    await Promise.all(
+      this.options.nodes.map(async (node) => {
+        const name = containerName(runId, node);
+        this.ids.push(
+          registry.record({
+            kind: 'command',
+            undo: dockerArgv(endpoint, ['rm', '-f', '-v', name]),
+            label: `docker container ${name} (${node})`,
+          }),
+        );
+        await this.must(
+          [
+            'run',
+            '--detach',
+            '--name',
+            name,
+            '--hostname',
+            node,
+            '--network',
+            network,
+            '--cap-add',
+            'NET_ADMIN',
+            // PID 1 reaps what a killed node group leaves; the node's files live on a tmpfs.
+            '--init',
+            '--tmpfs',
+            '/tmp',
+            '--label',
+            `mallory.run=${runId}`,
+            '--entrypoint',
+            'sleep',
+            image,
+            'infinity',
+          ],
+          CREATE_TIMEOUT_MS,
+        );
+        const address = await this.must([
+          'inspect',
+          '--format',
+          `{{(index .NetworkSettings.Networks "${network}").IPAddress}}`,
+          name,
+        ]);
+        if (address === '') throw new Error(`container ${name} has no address on network ${network}`);
+        this.addresses.set(node, address);
+        this.runtimes.set(node, new DockerRuntime(endpoint, name));
+      }),
+    );
+  }
+
+  runtime(node: string): DockerRuntime {
+    const runtime = this.runtimes.get(node);
+    if (!runtime) throw new Error(`unknown node "${node}" (nodes: ${this.options.nodes.join(', ')})`);
+    return runtime;
+  }
+
+  /** Where the cluster runs each node, and the run's dir in its container. */
+  layout(): HostLayout {
+    const root = containerRoot(this.options.runId);
+    return {
+      runtimeOf: (node) => this.runtime(node),
+      root,
+      streamed: STREAMED,
+      // Inside the container: it goes with the container.
+      prepareHost: (node) => this.runtime(node).mkdir(root),
+    };
+  }
+
+  /** Each node's container address. */
+  nodeAddresses(): Readonly<Record<string, string>> {
+    return Object.fromEntries(this.addresses);
+  }
+
+  private address(node: string): string {
+    const address = this.addresses.get(node);
+    if (address === undefined)
+      throw new Error(`unknown node "${node}" (nodes: ${this.options.nodes.join(', ')})`);
+    return address;
+  }
+
+  private port(service: string): number {
+    const port = this.options.services[service];
+    if (port === undefined) {
+      throw new Error(
+        `unknown service "${service}" (services: ${Object.keys(this.options.services).join(', ')})`,
+      );
+    }
+    return port;
+  }
+
+  listen(node: string, service: string): Address {
+    return { host: this.address(node), port: this.port(service) };
+  }
+
+  dial(_from: string, to: string, service: string): Address {
+    return { host: this.address(to), port: this.port(service) };
+  }
+
+  clientAddress(node: string, service: string): Address {
+    return { host: this.address(node), port: this.port(service) };
+  }
+
+  commandPrefix(): readonly string[] {
+    return [];
+  }
+
+  private async iptablesOf(node: string): Promise<readonly string[]> {
+    const known = this.iptables.get(node);
+    if (known) return known;
+    const found = await findIptables(this.runtime(node));
+    if (!found)
+      throw new Error(`${this.runtime(node).host} has no iptables: partitions need it in the image`);
+    this.iptables.set(node, found);
+    return found;
+  }
+
+  /** The iptables rule (after `-A`/`-D`) that drops what `from` sends to the container it is in. */
+  private dropRule(from: string): readonly string[] {
+    return [
+      'INPUT',
+      '-s',
+      this.address(from),
+      '-m',
+      'comment',
+      '--comment',
+      `mallory-${this.options.runId}`,
+      '-j',
+      'DROP',
+    ];
+  }
+
+  private async iptablesRun(node: string, op: '-A' | '-D', spec: readonly string[]): Promise<void> {
+    const runtime = this.runtime(node);
+    const result = await runtime.exec([...(await this.iptablesOf(node)), '-w', op, ...spec]);
+    if (result.code !== 0) {
+      throw new Error(`${runtime.host}: iptables ${op} ${spec.join(' ')} failed: ${result.stderr.trim()}`);
+    }
+  }
+
+  async cut(links: readonly Link[]): Promise<void> {
+    const wanted = new Map<string, { node: string; spec: readonly string[] }>();
+    for (const [from, to] of links) {
+      this.address(to);
+      wanted.set(`${to} ${from}`, { node: to, spec: this.dropRule(from) });
+    }
+    const removals = [...this.rules.entries()].filter(([key]) => !wanted.has(key));
+    await Promise.all(
+      removals.map(async ([key, rule]) => {
+        await this.iptablesRun(rule.node, '-D', rule.spec);
+        this.rules.delete(key);
+      }),
+    );
+    const additions = [...wanted.entries()].filter(([key]) => !this.rules.has(key));
+    await Promise.all(
+      additions.map(async ([key, rule]) => {
+        await this.iptablesRun(rule.node, '-A', rule.spec);
+        this.rules.set(key, rule);
+      }),
+    );
+  }
+
+  degrade(_links: readonly Link[], _params: PacketParams): Promise<void> {
+    return Promise.reject(new Error('delay, loss and duplication are not done in containers yet'));
+  }
+
+  heal(): Promise<void> {
+    return this.cut([]);
+  }
+
+  /** Removes every container, then the network (what could not be removed is left to the registry). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.runtimes.values()].map((r) => r.close()));
+    const [networkId, ...containerIds] = this.ids;
+    const names = this.options.nodes.map((node) => containerName(this.options.runId, node));
+    const removed = await docker(this.options.endpoint, ['rm', '-f', '-v', ...names], {
+      timeoutMs: CREATE_TIMEOUT_MS,
+    });
+    if (removed.code === 0) for (const id of containerIds) this.options.registry.forget(id);
+    else for (const id of containerIds) this.options.registry.release(id);
+    if (networkId !== undefined) this.options.registry.release(networkId);
+    this.ids.length = 0;
+  }
+}

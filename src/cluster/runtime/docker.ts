@@ -1,0 +1,324 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+import type { ResourceRegistry } from '../resources.js';
+import {
+  groupStartScript,
+  GroupStartReader,
+  killGroupByPidScript,
+  killGroupScript,
+} from './_internals/group-shell.js';
+import { shellLine, shellQuote } from './_internals/shell.js';
+import type {
+  ExecResult,
+  FileStream,
+  NodeRuntime,
+  ProcessEnd,
+  RuntimeProcess,
+  StartSpec,
+} from './runtime.js';
+
+/** Which docker client, talking to which daemon (`-H`; absent: the client's own default, `DOCKER_HOST`). */
+export interface DockerEndpoint {
+  /** The docker client (e.g. `/usr/bin/docker` of Debian's docker.io). */
+  readonly binary: string;
+  /** The daemon's address (`unix:///run/docker.sock`, `tcp://…`), as `--docker-host` or `DOCKER_HOST` gave it. */
+  readonly host?: string | undefined;
+}
+
+/** A docker command line: the client, the daemon, the arguments. */
+export function dockerArgv(endpoint: DockerEndpoint, args: readonly string[]): string[] {
+  return [endpoint.binary, ...(endpoint.host !== undefined ? ['-H', endpoint.host] : []), ...args];
+}
+
+export interface DockerResult {
+  readonly code: number;
+  readonly stdout: Buffer;
+  readonly stderr: string;
+}
+
+const EXEC_TIMEOUT_MS = 30_000;
+
+/** Runs a docker command to completion (stdout as bytes); never rejects for a non-zero exit. */
+export function docker(
+  endpoint: DockerEndpoint,
+  args: readonly string[],
+  options: {
+    readonly input?: string | Buffer;
+    readonly inputFile?: string;
+    readonly timeoutMs?: number;
+  } = {},
+): Promise<DockerResult> {
+  const argv = dockerArgv(endpoint, args);
+  return new Promise((resolve) => {
+    let child: ChildProcess;
+    try {
+      // Its own process group: a Ctrl-C at the terminal reaches the fuzzer, which ends the run in
+      // order, not the docker clients it is still using for that.
+      child = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    } catch (error) {
+      resolve({ code: 127, stdout: Buffer.alloc(0), stderr: (error as Error).message });
+      return;
+    }
+    const out: Buffer[] = [];
+    let stderr = '';
+    const timer = setTimeout(() => {
+      stderr += `timed out after ${options.timeoutMs ?? EXEC_TIMEOUT_MS} ms`;
+      child.kill('SIGKILL');
+    }, options.timeoutMs ?? EXEC_TIMEOUT_MS);
+    child.stdout?.on('data', (d: Buffer) => out.push(d));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdin?.on('error', () => {
+      // the command ended without reading all its input: its exit says why
+    });
+    child.once('error', (error) => {
+      stderr += error.message;
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr });
+    });
+    if (options.inputFile !== undefined && child.stdin) {
+      createReadStream(options.inputFile)
+        .on('error', (error) => {
+          stderr += error.message;
+          child.stdin?.end();
+        })
+        .pipe(child.stdin);
+    } else child.stdin?.end(options.input ?? '');
+  });
+}
+
+interface DockerProcess extends RuntimeProcess {
+  readonly pidFile: string;
+}
+
+/**
+ * A node's container, driven through the docker client: every command is `docker exec -u 0` in
+ * it, so a node's process group, its files and the iptables rules of partitions are the
+ * container's own. A node starts as on an SSH host (the same shell line: its own process group,
+ * a pid file, the exit status said last) with the `docker exec` client waiting for it.
+ */
+export class DockerRuntime implements NodeRuntime {
+  readonly kind = 'docker' as const;
+  private nextPidFile = 0;
+  private closed = false;
+
+  constructor(
+    readonly endpoint: DockerEndpoint,
+    /** The container's name. */
+    readonly container: string,
+  ) {}
+
+  get host(): string {
+    return `container ${this.container}`;
+  }
+
+  /** `docker exec` of shell text as root in the container, its argv. */
+  private execArgv(script: string, interactive = false): string[] {
+    return ['exec', ...(interactive ? ['-i'] : []), '-u', '0', this.container, 'sh', '-c', script];
+  }
+
+  /** Runs shell text as root in the container to completion. */
+  async shell(script: string, timeoutMs = EXEC_TIMEOUT_MS): Promise<ExecResult> {
+    const result = await docker(this.endpoint, this.execArgv(script), { timeoutMs });
+    return { code: result.code, stdout: result.stdout.toString(), stderr: result.stderr };
+  }
+
+  exec(argv: readonly string[], options: { readonly timeoutMs?: number } = {}): Promise<ExecResult> {
+    return this.shell(shellLine(argv), options.timeoutMs);
+  }
+
+  private async must(script: string): Promise<Buffer> {
+    const result = await docker(this.endpoint, this.execArgv(script));
+    if (result.code !== 0) {
+      throw new Error(`${this.host}: \`${script}\` failed (exit ${result.code}): ${result.stderr.trim()}`);
+    }
+    return result.stdout;
+  }
+
+  /** The undo of something made in the container: shell text run there by the docker client. */
+  private undo(script: string): readonly string[] {
+    return dockerArgv(this.endpoint, this.execArgv(script));
+  }
+
+  /**
+   * Starts the command in its own process group in the container; the `docker exec` client stays
+   * attached, reading the pid line first and the exit line last. Recorded by its pid file before
+   * anything runs and by pid and start time once known (removing the container ends it too).
+   */
+  async start(spec: StartSpec, registry: ResourceRegistry): Promise<RuntimeProcess> {
+    const pidFile = join(dirname(spec.stdout), `.pid-${process.pid}-${this.nextPidFile++}`);
+    const resourceId = registry.record({
+      kind: 'command',
+      undo: this.undo(killGroupScript(pidFile)),
+      label: `process group in ${this.host} (${spec.label})`,
+    });
+    const argv = dockerArgv(this.endpoint, this.execArgv(groupStartScript(spec, pidFile)));
+    return new Promise((resolve, reject) => {
+      let child: ChildProcess;
+      try {
+        child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      } catch (error) {
+        registry.release(resourceId);
+        reject(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      const said = new GroupStartReader();
+      let stderr = '';
+      let byPid: number | undefined;
+      let resolveExit!: (end: ProcessEnd) => void;
+      const exited = new Promise<ProcessEnd>((r) => (resolveExit = r));
+      child.stdout?.on('data', (d: Buffer) => {
+        const before = said.started;
+        said.feed(d);
+        const started = said.started;
+        if (before === undefined && started !== undefined) {
+          byPid = registry.record({
+            kind: 'command',
+            undo: this.undo(killGroupByPidScript(started.pid, started.start)),
+            label: `process group ${started.pid} in ${this.host} (${spec.label})`,
+          });
+          registry.forget(resourceId);
+          const proc: DockerProcess = {
+            pid: started.pid,
+            pgid: started.pid,
+            resourceId: byPid,
+            exited,
+            pidFile,
+          };
+          resolve(proc);
+        }
+      });
+      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.once('error', (error) => {
+        stderr += error.message;
+      });
+      child.once('close', () => {
+        registry.forget(resourceId);
+        if (byPid !== undefined) registry.forget(byPid);
+        if (said.started === undefined) {
+          reject(
+            new Error(
+              `${this.host}: ${spec.argv[0]} did not start: ${stderr.trim() || 'docker exec ended first'}`,
+            ),
+          );
+          return;
+        }
+        resolveExit(said.ending());
+      });
+    });
+  }
+
+  async signal(proc: RuntimeProcess, signal: NodeJS.Signals): Promise<void> {
+    const name = signal.replace(/^SIG/, '');
+    const pidFile = (proc as Partial<DockerProcess>).pidFile;
+    await this.shell(
+      pidFile !== undefined
+        ? killGroupScript(pidFile, name)
+        : `kill -s ${name} -- -${proc.pgid} 2>/dev/null || true`,
+    );
+  }
+
+  readFile(path: string): Promise<Buffer> {
+    return this.must(`cat ${shellQuote(path)}`);
+  }
+
+  async writeFile(path: string, data: string | Buffer): Promise<void> {
+    const script = `cat > ${shellQuote(path)}`;
+    const result = await docker(this.endpoint, this.execArgv(script, true), { input: data });
+    if (result.code !== 0) {
+      throw new Error(`${this.host}: cannot write ${path} (exit ${result.code}): ${result.stderr.trim()}`);
+    }
+  }
+
+  async mkdir(path: string): Promise<void> {
+    await this.must(`mkdir -p ${shellQuote(path)}`);
+  }
+
+  async remove(path: string): Promise<void> {
+    await this.must(`rm -rf ${shellQuote(path)}`);
+  }
+
+  async empty(path: string): Promise<void> {
+    await this.must(`mkdir -p ${shellQuote(path)} && find ${shellQuote(path)} -mindepth 1 -delete`);
+  }
+
+  /**
+   * One `docker exec` per streamed file, `tail -c +1 -F` in the container (it waits for a file
+   * that is not there yet), its pid said first. Stopping ends that tail in the container and reads
+   * what is past the bytes already delivered, so nothing written before `stop` is missed.
+   */
+  stream(path: string, onData: (chunk: Buffer) => void): FileStream {
+    let delivered = 0;
+    let tailPid: number | undefined;
+    let header = '';
+    const argv = dockerArgv(
+      this.endpoint,
+      this.execArgv(`echo $$; exec tail -c +1 -F ${shellQuote(path)} 2>/dev/null`),
+    );
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
+    child.once('error', () => {
+      // the final read in stop() reads what is there
+    });
+    const ended = new Promise<void>((resolve) => {
+      child.once('close', () => {
+        resolve();
+      });
+    });
+    child.stdout?.on('data', (d: Buffer) => {
+      let chunk = d;
+      if (tailPid === undefined) {
+        header += d.toString('latin1');
+        const newline = header.indexOf('\n');
+        if (newline < 0) return;
+        tailPid = Number(header.slice(0, newline));
+        chunk = Buffer.from(header.slice(newline + 1), 'latin1');
+        header = '';
+      }
+      if (chunk.length === 0) return;
+      delivered += chunk.length;
+      onData(chunk);
+    });
+    return {
+      stop: async () => {
+        if (tailPid !== undefined && !this.closed) {
+          await this.shell(`kill ${tailPid} 2>/dev/null || true`).catch(() => undefined);
+        }
+        child.kill('SIGKILL');
+        await ended;
+        if (this.closed) return;
+        const rest = await docker(
+          this.endpoint,
+          this.execArgv(`tail -c +${delivered + 1} ${shellQuote(path)} 2>/dev/null || true`),
+        );
+        if (rest.stdout.length > 0) {
+          delivered += rest.stdout.length;
+          onData(rest.stdout);
+        }
+      },
+    };
+  }
+
+  /** Copies a file in through `docker exec -i … cat` (`docker cp` does not see a tmpfs mounted in the container). */
+  async upload(localPath: string, path: string): Promise<void> {
+    const script = `cat > ${shellQuote(path)}`;
+    const result = await docker(this.endpoint, this.execArgv(script, true), { inputFile: localPath });
+    if (result.code !== 0) {
+      throw new Error(`${this.host}: cannot upload ${localPath} to ${path}: ${result.stderr.trim()}`);
+    }
+  }
+
+  async isRunnable(command: string): Promise<boolean> {
+    const test = command.includes('/')
+      ? `test -x ${shellQuote(command)}`
+      : `command -v ${shellQuote(command)}`;
+    return (await this.shell(`${test} >/dev/null 2>&1`)).code === 0;
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    return Promise.resolve();
+  }
+}
