@@ -9,6 +9,7 @@ import {
   killGroupByPidScript,
   killGroupScript,
 } from './_internals/group-shell.js';
+import { ShellPool, ShellSession } from './_internals/shell-session.js';
 import { shellLine, shellQuote } from './_internals/shell.js';
 import type {
   ExecResult,
@@ -39,6 +40,8 @@ export interface DockerResult {
 }
 
 const EXEC_TIMEOUT_MS = 30_000;
+/** Shells kept open per container for short commands. */
+const SHELLS = 2;
 
 /** Runs a docker command to completion (stdout as bytes); never rejects for a non-zero exit. */
 export function docker(
@@ -104,6 +107,8 @@ export class DockerRuntime implements NodeRuntime {
   readonly kind = 'docker' as const;
   private nextPidFile = 0;
   private closed = false;
+  /** Short commands run on these (see `ShellPool`). */
+  private readonly shells = new ShellPool(SHELLS, (onClosed) => this.openShell(onClosed));
 
   constructor(
     readonly endpoint: DockerEndpoint,
@@ -120,10 +125,52 @@ export class DockerRuntime implements NodeRuntime {
     return ['exec', ...(interactive ? ['-i'] : []), '-u', '0', this.container, 'sh', '-c', script];
   }
 
-  /** Runs shell text as root in the container to completion. */
+  /**
+   * Runs shell text as root in the container to completion: on a shell kept open in it (a
+   * `docker exec` costs the client's start and the daemon's exec set-up each time), else by a
+   * `docker exec` of its own.
+   */
   async shell(script: string, timeoutMs = EXEC_TIMEOUT_MS): Promise<ExecResult> {
+    const kept = await this.shells.run(script, timeoutMs);
+    if (kept !== undefined) return kept;
     const result = await docker(this.endpoint, this.execArgv(script), { timeoutMs });
     return { code: result.code, stdout: result.stdout.toString(), stderr: result.stderr };
+  }
+
+  /** A `docker exec -i … sh` kept open, its own process group (ended by close, or with its container). */
+  private openShell(onClosed: () => void): Promise<ShellSession> {
+    const argv = dockerArgv(this.endpoint, ['exec', '-i', '-u', '0', this.container, 'sh']);
+    return new Promise((resolve, reject) => {
+      const child = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      child.once('error', reject);
+      child.once('spawn', () => {
+        child.stdin.on('error', () => {
+          // the shell is gone: its close answers what was pending
+        });
+        resolve(
+          new ShellSession({
+            write: (text) => {
+              child.stdin.write(text);
+            },
+            onStdout: (l) => {
+              child.stdout.on('data', l);
+            },
+            onStderr: (l) => {
+              child.stderr.on('data', l);
+            },
+            onClose: (l) => {
+              child.once('close', () => {
+                l();
+                onClosed();
+              });
+            },
+            close: () => {
+              child.kill('SIGKILL');
+            },
+          }),
+        );
+      });
+    });
   }
 
   exec(argv: readonly string[], options: { readonly timeoutMs?: number } = {}): Promise<ExecResult> {
@@ -319,6 +366,7 @@ export class DockerRuntime implements NodeRuntime {
 
   close(): Promise<void> {
     this.closed = true;
+    this.shells.close();
     return Promise.resolve();
   }
 }

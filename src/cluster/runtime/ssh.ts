@@ -13,7 +13,7 @@ import {
   killGroupByPidScript,
   killGroupScript,
 } from './_internals/group-shell.js';
-import { ShellSession } from './_internals/shell-session.js';
+import { ShellPool, ShellSession } from './_internals/shell-session.js';
 import { shellLine, shellQuote } from './_internals/shell.js';
 import type {
   ExecResult,
@@ -75,9 +75,8 @@ export class SshRuntime implements NodeRuntime {
   private sftpSession: Promise<SFTPWrapper> | undefined;
   private nextPidFile = 0;
   private closed = false;
-  private shells: ShellSession[] = [];
-  private openingShells = 0;
-  private readonly shellWaiters: (() => void)[] = [];
+  /** Short commands run on these (see `ShellPool`). */
+  private readonly shells = new ShellPool(SHELLS, (onClosed) => this.openShell(onClosed));
 
   private constructor(
     readonly target: SshTarget,
@@ -185,41 +184,7 @@ export class SshRuntime implements NodeRuntime {
     return this.sudo ? `sudo -n sh -c ${shellQuote(command)}` : command;
   }
 
-  /**
-   * Runs shell text on a shell kept open on the host that runs no command now: one of at most
-   * `SHELLS`, opened when none is idle, else the first to become idle (claimed in the same turn it
-   * is found idle). Undefined when none can be opened (the caller opens a channel of its own).
-   */
-  private async onShell(command: string, timeoutMs: number): Promise<ExecResult | undefined> {
-    for (;;) {
-      if (this.closed) return undefined;
-      this.shells = this.shells.filter((s) => s.alive);
-      const idle = this.shells.find((s) => s.idle);
-      if (idle) {
-        try {
-          return await idle.run(command, timeoutMs);
-        } finally {
-          this.shellWaiters.shift()?.();
-        }
-      }
-      if (this.shells.length + this.openingShells < SHELLS) {
-        this.openingShells++;
-        try {
-          // Opened first, then added: `this.shells` may be a new array by then.
-          const opened = await this.openShell();
-          this.shells.push(opened);
-        } catch {
-          return undefined;
-        } finally {
-          this.openingShells--;
-        }
-        continue;
-      }
-      await new Promise<void>((resolve) => this.shellWaiters.push(resolve));
-    }
-  }
-
-  private async openShell(): Promise<ShellSession> {
+  private async openShell(onClosed: () => void): Promise<ShellSession> {
     const { stream, release } = await this.channel(this.asRoot('exec sh'));
     return new ShellSession({
       write: (text) => {
@@ -235,7 +200,7 @@ export class SshRuntime implements NodeRuntime {
         stream.on('close', () => {
           release();
           l();
-          this.shellWaiters.shift()?.();
+          onClosed();
         });
       },
       close: () => {
@@ -246,7 +211,7 @@ export class SshRuntime implements NodeRuntime {
 
   /** Runs shell text as root to completion: on a kept shell, else on a channel of its own. */
   async shell(command: string, timeoutMs = EXEC_TIMEOUT_MS): Promise<ExecResult> {
-    return (await this.onShell(command, timeoutMs)) ?? this.shellOnChannel(command, timeoutMs);
+    return (await this.shells.run(command, timeoutMs)) ?? this.shellOnChannel(command, timeoutMs);
   }
 
   /** Runs shell text as root on an exec channel of its own. */
@@ -486,6 +451,7 @@ export class SshRuntime implements NodeRuntime {
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.closed = true;
+    this.shells.close();
     return new Promise((resolve) => {
       this.client.once('close', () => {
         resolve();

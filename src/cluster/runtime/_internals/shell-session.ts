@@ -116,3 +116,65 @@ export class ShellSession {
     p.resolve(result);
   }
 }
+
+/**
+ * Up to `size` kept shells of one host: a command runs on one that runs nothing now (claimed in
+ * the same turn it is found idle), else on one opened for it while fewer than `size` are open,
+ * else on the first to become idle. `run` answers undefined when no shell can be opened: the
+ * caller runs the command its own way.
+ */
+export class ShellPool {
+  private shells: ShellSession[] = [];
+  private opening = 0;
+  private readonly waiters: (() => void)[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly size: number,
+    /** Opens a shell; `onClosed` is to be called once it is gone. */
+    private readonly open: (onClosed: () => void) => Promise<ShellSession>,
+  ) {}
+
+  async run(command: string, timeoutMs: number): Promise<ExecResult | undefined> {
+    for (;;) {
+      if (this.closed) return undefined;
+      this.shells = this.shells.filter((s) => s.alive);
+      const idle = this.shells.find((s) => s.idle);
+      if (idle) {
+        try {
+          return await idle.run(command, timeoutMs);
+        } finally {
+          this.wake();
+        }
+      }
+      if (this.shells.length + this.opening < this.size) {
+        this.opening++;
+        try {
+          // Opened first, then added: `this.shells` may be a new array by then.
+          const opened = await this.open(() => {
+            this.wake();
+          });
+          this.shells.push(opened);
+        } catch {
+          return undefined;
+        } finally {
+          this.opening--;
+        }
+        continue;
+      }
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  /** Closes every shell; commands asked for from now on are answered undefined. */
+  close(): void {
+    this.closed = true;
+    for (const s of this.shells) s.close();
+    this.shells = [];
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  private wake(): void {
+    this.waiters.shift()?.();
+  }
+}
