@@ -32,12 +32,25 @@ async function leftoversOn(hosts: SshHosts, i: number): Promise<string[]> {
   return found;
 }
 
-/** The runs' dirs on the hosts (the hosts share this machine's files): `/tmp/mallory-<run>/nodes`. */
-function hostRunDirs(): string[] {
-  return readdirSync(tmpdir())
-    .filter((d) => d.startsWith('mallory-'))
-    .filter((d) => existsSync(join(tmpdir(), d, 'nodes')))
-    .map((d) => join(tmpdir(), d));
+/**
+ * The run's dir on the hosts (they share this machine's files): `/tmp/mallory-<run>`, found by
+ * the pid files its fuzzer (`pid`) named in it. Other runs on this machine have dirs there too.
+ */
+function runDirOf(pid: number): string | undefined {
+  for (const d of readdirSync(tmpdir()).filter((x) => x.startsWith('mallory-'))) {
+    const nodes = join(tmpdir(), d, 'nodes');
+    if (!existsSync(nodes)) continue;
+    for (const node of readdirSync(nodes)) {
+      let files: string[] = [];
+      try {
+        files = readdirSync(join(nodes, node));
+      } catch {
+        continue;
+      }
+      if (files.some((f) => f.startsWith(`.pid-${pid}-`))) return join(tmpdir(), d);
+    }
+  }
+  return undefined;
 }
 
 describe.skipIf(unavailable !== undefined)(
@@ -46,7 +59,6 @@ describe.skipIf(unavailable !== undefined)(
     let box: Sandbox;
     let registry: ResourceRegistry;
     let hosts: SshHosts;
-    let before: string[];
     const sshFlags = (): string[] => [
       '--hosts',
       hosts.addresses.join(','),
@@ -66,7 +78,6 @@ describe.skipIf(unavailable !== undefined)(
       if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
       else process.env.MALLORY_STATE_DIR = saved;
       hosts = await makeSshHosts(HOSTS, join(box.store, '..', 'keys'), registry, `e2ehosts${process.pid}`);
-      before = hostRunDirs();
     });
 
     afterAll(async () => {
@@ -98,6 +109,9 @@ describe.skipIf(unavailable !== undefined)(
       expect(result.code, result.stderr).toBe(0);
       const summary = JSON.parse(result.stdout) as { runDir: string; status: string };
       expect(summary.status).toBe('complete');
+      const { run: done } = JSON.parse(readFileSync(join(summary.runDir, 'results.json'), 'utf8')) as {
+        run: { id: string };
+      };
       const history = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8');
       const faults = new Set(
         history
@@ -118,7 +132,7 @@ describe.skipIf(unavailable !== undefined)(
         ).toBeGreaterThan(0);
       }
       for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
-      expect(hostRunDirs()).toEqual(before);
+      expect(existsSync(join(tmpdir(), `mallory-${done.id}`))).toBe(false);
     });
 
     it('after the fuzzer is SIGKILLed mid-run, mallory cleanup removes every process, rule and dir on every host', async () => {
@@ -162,6 +176,8 @@ describe.skipIf(unavailable !== undefined)(
         if (Date.now() > deadline) throw new Error(`no partition rule appeared: ${stderr}`);
         await new Promise((r) => setTimeout(r, 200));
       }
+      const runDir = runDirOf(child.pid!);
+      expect(runDir).toBeDefined();
       child.kill('SIGKILL');
       await exited;
       const left = (await Promise.all([0, 1, 2].map((i) => leftoversOn(hosts, i)))).flat();
@@ -173,7 +189,7 @@ describe.skipIf(unavailable !== undefined)(
       expect(cleanup.stdout).toMatch(/iptables rule on /);
 
       for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
-      expect(hostRunDirs()).toEqual(before);
+      expect(existsSync(runDir!)).toBe(false);
     });
 
     it('on Ctrl-C (SIGINT) mid-run, removes every process, rule and dir it made on every host', async () => {
@@ -212,10 +228,12 @@ describe.skipIf(unavailable !== undefined)(
         if (Date.now() > deadline) throw new Error(`no partition rule appeared: ${stderr}`);
         await new Promise((r) => setTimeout(r, 200));
       }
+      const runDir = runDirOf(child.pid!);
+      expect(runDir).toBeDefined();
       child.kill('SIGINT');
       expect(await exited, stderr).toBe(130);
       for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
-      expect(hostRunDirs()).toEqual(before);
+      expect(existsSync(runDir!)).toBe(false);
     });
 
     it('refuses, in one line naming the host, a host that refuses the connection, rejects the key or lacks the command, and faults not done on hosts', async () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { HostsBackend, hostRoot } from '../../cluster/net/hosts.js';
+import { HostsBackend } from '../../cluster/net/hosts.js';
 import type { ClusterView } from '../../cluster/node-system.js';
 import { ResourceRegistry } from '../../cluster/resources.js';
 import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
@@ -92,7 +92,8 @@ export async function planHosts(
       nodes,
       members: nodes,
       runDir: scratch,
-      dataDir: (node) => join(hostRoot('check'), node),
+      // What launch writes for the check (a config) stays in the scratch dir, removed with it.
+      dataDir: (node) => join(scratch, 'hosts', node),
       listen: (node, service) => hosts.listen(node, service),
       dial: (from, to, service) => hosts.dial(from, to, service),
       clientAddress: (node, service) => hosts.clientAddress(node, service),

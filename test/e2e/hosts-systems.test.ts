@@ -1,0 +1,174 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { run } from '../../src/cluster/net/_internals/exec.js';
+import { ResourceRegistry } from '../../src/cluster/resources.js';
+import { makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
+
+const HOSTS = 3;
+const BINARIES = ['/usr/bin/etcd', '/usr/bin/redis-server', '/usr/bin/redis-sentinel', '/usr/bin/nsenter'];
+const unavailable =
+  sshHostsUnavailable() ??
+  BINARIES.filter((b) => !existsSync(b))
+    .map((b) => `${b} is missing`)
+    .join(', ');
+
+/**
+ * What a host holds that is not its sshd: processes, the run's iptables rules, and anything under
+ * its own /tmp (each host has its own, empty when it starts).
+ */
+async function leftoversOn(hosts: SshHosts, i: number): Promise<string[]> {
+  const found: string[] = [];
+  const pids = (await run(['ip', 'netns', 'pids', hosts.namespace(i)])).stdout
+    .split('\n')
+    .filter((p) => p.trim() !== '');
+  for (const pid of pids) {
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+    } catch {
+      continue;
+    }
+    if (!cmd.startsWith('/usr/sbin/sshd') && !cmd.startsWith('sshd')) found.push(`process ${pid}: ${cmd}`);
+  }
+  const rules = (await hosts.inHost(i, ['iptables', '-S', 'INPUT'])).stdout;
+  for (const line of rules.split('\n')) if (line.includes('mallory-')) found.push(`rule: ${line}`);
+  const files = (await hosts.inHost(i, ['find', '/tmp', '-mindepth', '1', '-maxdepth', '1'])).stdout;
+  for (const line of files.split('\n')) if (line.trim() !== '') found.push(`file: ${line}`);
+  return found;
+}
+
+/** The run's id and dir from `mallory run --json`'s summary and the run's results. */
+function runOf(stdout: string): { id: string; dir: string; valid: boolean | 'unknown' } {
+  const summary = JSON.parse(stdout) as { runDir: string; status: string };
+  expect(summary.status).toBe('complete');
+  const results = JSON.parse(readFileSync(join(summary.runDir, 'results.json'), 'utf8')) as {
+    run: { id: string };
+    verdict: { valid: boolean | 'unknown' };
+  };
+  return { id: results.run.id, dir: summary.runDir, valid: results.verdict.valid };
+}
+
+describe.skipIf(unavailable !== '')(
+  `etcd and redis on sshd hosts${unavailable ? ` (skipped: ${unavailable})` : ''}`,
+  () => {
+    let box: Sandbox;
+    let keys: string;
+    let registry: ResourceRegistry;
+    let hosts: SshHosts;
+    const sshFlags = (): string[] => [
+      '--hosts',
+      hosts.addresses.join(','),
+      '--ssh-private-key',
+      hosts.privateKey,
+      '--known-hosts',
+      hosts.knownHosts,
+    ];
+    /** Nothing of the run on any host, nor its copy of the hosts' dir here (`/tmp/mallory-<run>`). */
+    const clean = async (runId: string): Promise<void> => {
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+      expect(existsSync(join(tmpdir(), `mallory-${runId}`))).toBe(false);
+    };
+
+    beforeAll(async () => {
+      box = sandbox();
+      const state = join(box.store, '..', 'hosts-state');
+      mkdirSync(state, { recursive: true });
+      const saved = process.env.MALLORY_STATE_DIR;
+      process.env.MALLORY_STATE_DIR = state;
+      registry = new ResourceRegistry(`e2ehostsys${process.pid}`);
+      if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
+      else process.env.MALLORY_STATE_DIR = saved;
+      // Outside /tmp: each host has its own /tmp, and sshd reads its keys from here.
+      keys = mkdtempSync('/var/tmp/mallory-e2e-keys-');
+      hosts = await makeSshHosts(HOSTS, keys, registry, `e2ehostsys${process.pid}`, { ownTmp: true });
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+    });
+
+    afterAll(async () => {
+      await hosts.close();
+      registry.releaseAll();
+      disposeSandbox(box);
+      rmSync(keys, { recursive: true, force: true });
+    });
+
+    it('runs an etcd campaign with partitions, kills and pauses enacted over SSH to a valid verdict, leaving nothing on any host', async () => {
+      const result = await mallory(
+        [
+          'run',
+          '--system',
+          'etcd',
+          ...sshFlags(),
+          '--faults',
+          'partition,kill,pause',
+          '--time',
+          '25s',
+          '--steps',
+          '4',
+          '--step',
+          '1s',
+          '--seed',
+          '11',
+          '--store',
+          box.store,
+          '--json',
+        ],
+        box,
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const run = runOf(result.stdout);
+      expect(run.valid).toBe(true);
+      const history = readFileSync(join(run.dir, 'history.jsonl'), 'utf8');
+      const faults = new Set(
+        history
+          .split('\n')
+          .filter((l) => l.includes('"nemesis"'))
+          .map((l) => (JSON.parse(l) as { f: string }).f),
+      );
+      for (const f of ['start-partition', 'kill', 'pause']) expect([...faults]).toContain(f);
+      expect(history).toMatch(/"type":"ok"/);
+      // etcd's own log came back over SSH: it names the host's address it listened on.
+      expect(readFileSync(join(run.dir, 'nodes', 'n2', 'stderr.log'), 'utf8')).toContain(hosts.addresses[1]);
+      await clean(run.id);
+    });
+
+    it('runs redis with its sentinels on the hosts, their configs copied there', async () => {
+      const result = await mallory(
+        [
+          'run',
+          '--system',
+          'redis',
+          ...sshFlags(),
+          '--faults',
+          'kill,pause',
+          // Sentinels take some 25 s to know every replica, before any schedule starts.
+          '--time',
+          '45s',
+          '--steps',
+          '3',
+          '--step',
+          '1s',
+          '--seed',
+          '5',
+          '--store',
+          box.store,
+          '--json',
+        ],
+        box,
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const run = runOf(result.stdout);
+      expect(readFileSync(join(run.dir, 'history.jsonl'), 'utf8')).toMatch(/"type":"ok"/);
+      // redis-server and its sentinel read the configs copied to their host: the replicas and
+      // sentinels found each other at the hosts' addresses the configs name.
+      const log = readFileSync(join(run.dir, 'nodes', 'n3', 'stdout.log'), 'utf8');
+      expect(log).toMatch(/Ready to accept connections/);
+      expect(log).toContain(`+slave slave ${hosts.addresses[1]}:6379`);
+      await clean(run.id);
+    });
+  },
+);
