@@ -96,7 +96,7 @@ describe.skipIf(unavailable !== '')(
       rmSync(keys, { recursive: true, force: true });
     });
 
-    it('runs an etcd campaign with partitions, kills and pauses enacted over SSH to a valid verdict, leaving nothing on any host', async () => {
+    it('runs an etcd campaign with partitions, kills, pauses and membership changes enacted over SSH to a valid verdict, leaving nothing on any host', async () => {
       const result = await mallory(
         [
           'run',
@@ -104,9 +104,9 @@ describe.skipIf(unavailable !== '')(
           'etcd',
           ...sshFlags(),
           '--faults',
-          'partition,kill,pause',
+          'partition,kill,pause,member',
           '--time',
-          '25s',
+          '30s',
           '--steps',
           '4',
           '--step',
@@ -123,13 +123,17 @@ describe.skipIf(unavailable !== '')(
       const run = runOf(result.stdout);
       expect(run.valid).toBe(true);
       const history = readFileSync(join(run.dir, 'history.jsonl'), 'utf8');
+      // Enacted: a nemesis completion (what it acted on, not the target it was asked for), no error.
       const faults = new Set(
         history
           .split('\n')
           .filter((l) => l.includes('"nemesis"'))
-          .map((l) => (JSON.parse(l) as { f: string }).f),
+          .map((l) => JSON.parse(l) as { f: string; value: unknown; error?: string })
+          .filter((e) => typeof e.value !== 'string' && e.error === undefined)
+          .map((e) => e.f),
       );
-      for (const f of ['start-partition', 'kill', 'pause']) expect([...faults]).toContain(f);
+      for (const f of ['start-partition', 'kill', 'pause', 'member-remove', 'member-add'])
+        expect([...faults]).toContain(f);
       expect(history).toMatch(/"type":"ok"/);
       // etcd's own log came back over SSH: it names the host's address it listened on.
       expect(readFileSync(join(run.dir, 'nodes', 'n2', 'stderr.log'), 'utf8')).toContain(hosts.addresses[1]);

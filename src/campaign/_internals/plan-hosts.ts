@@ -15,7 +15,6 @@ import { HOST_FAULT_FAMILIES, type RunConfig } from '../config.js';
 const NOT_ON_HOSTS: Readonly<Record<string, string>> = {
   packet:
     'delay, loss and duplication need tc netem or iptables statistic rules on the hosts, not done over SSH yet',
-  member: 'membership changes wipe data dirs on the hosts, not done over SSH yet',
   clock: 'clock faults need libfaketime preloaded on the hosts, not done over SSH yet',
   disk: 'disk faults need the FUSE disk layer built and mounted on the hosts, not done over SSH yet',
 };
