@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -173,6 +173,61 @@ describe.skipIf(unavailable !== '')(
       expect(log).toMatch(/Ready to accept connections/);
       expect(log).toContain(`+slave slave ${hosts.addresses[1]}:6379`);
       await clean(run.id);
+    });
+    it('mallory doctor --hosts says per host what it has for the system, and exits 0', async () => {
+      const result = await mallory(['doctor', '--system', 'etcd', ...sshFlags()], box);
+      expect(result.code, result.stderr).toBe(0);
+      const lines = result.stdout.trim().split('\n');
+      expect(lines).toHaveLength(HOSTS + 1);
+      hosts.addresses.forEach((address, i) => {
+        expect(lines[i]).toMatch(new RegExp(`^ok +host ${address.replace(/\./g, '\\.')} \\(n${i + 1}\\): `));
+        expect(lines[i]).toContain('iptables');
+        expect(lines[i]).toContain('etcd: etcd Version: 3.4');
+      });
+      expect(lines[HOSTS]).toBe('mallory doctor: every host has what etcd needs');
+    });
+
+    it('mallory doctor --hosts names, in one line, a host that refuses the connection and a host that lacks the command, and exits 2', async () => {
+      const [a, b, c] = hosts.addresses;
+      const refused = await mallory(
+        ['doctor', '--system', 'etcd', ...sshFlags().slice(2), '--hosts', `${a},${b},${c}:2222`],
+        box,
+      );
+      expect(refused.code, refused.stderr).toBe(2);
+      const lines = refused.stdout.trim().split('\n');
+      expect(lines.filter((l) => l.startsWith('ok '))).toHaveLength(2);
+      expect(lines[2]).toBe(
+        `MISSING  host ${c} (n3): connection refused on port 2222: start sshd there, or give the port it listens on (--ssh-port)`,
+      );
+      expect(lines[3]).toBe('mallory doctor: 1 of 3 hosts lack something — see the fixes above');
+
+      // A system whose node command is on the first two hosts only (outside /tmp: every host sees it).
+      const bins = join(keys, 'bins');
+      for (const n of ['n1', 'n2']) {
+        mkdirSync(join(bins, n), { recursive: true });
+        writeFileSync(join(bins, n, 'server'), '#!/bin/sh\nexec sleep 300\n', { mode: 0o755 });
+      }
+      const system = join(keys, 'only-some.mjs');
+      writeFileSync(
+        system,
+        `export default {
+  name: 'only-some', bugs: [], defaultNodes: 3,
+  create: () => ({
+    name: 'only-some', services: ['client'], peerServices: [], crashPatterns: [],
+    doctor: async () => [],
+    launch: (node) => ({ command: ${JSON.stringify(bins)} + '/' + node + '/server', args: [] }),
+    ready: async () => true,
+    client: () => ({ invoke: async () => ({ type: 'ok' }), close: async () => {} }),
+  }),
+};\n`,
+      );
+      const lacking = await mallory(['doctor', '--system', system, ...sshFlags()], box);
+      expect(lacking.code, lacking.stderr).toBe(2);
+      const out = lacking.stdout.trim().split('\n');
+      expect(out[2]).toBe(
+        `MISSING  host ${c} (n3): n3's command ${bins}/n3/server (fix: install it on the host at that path)`,
+      );
+      expect(out.slice(0, 2).every((l) => l.startsWith('ok '))).toBe(true);
     });
   },
 );
