@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 import type { Durability } from '../check/durability.js';
@@ -7,7 +7,7 @@ import { UsageError } from '../core/errors.js';
 import type { RunStore } from '../store/run-store.js';
 import { readCheckpoint } from '../store/checkpoint-files.js';
 import type { ReplayOf } from '../store/replay-of.js';
-import { RunConfigSchema } from './config.js';
+import { HOST_FAULT_FAMILIES, type RunConfig, RunConfigSchema } from './config.js';
 import type { Reporter } from './reporter.js';
 import { runCampaign } from './run-campaign.js';
 import { readSchedule, readScheduleHeader, type ScheduleHeader } from './schedule-file.js';
@@ -129,6 +129,44 @@ export interface ReplayOptions {
   readonly fresh?: boolean;
   /** The shrinker's candidate these tries run (their runs say `shrink`, not `replay`). */
   readonly candidate?: number;
+  /** The hosts the tries run their nodes on (`--hosts` and how to reach them); absent: this machine. */
+  readonly hosts?: HostsSettings;
+}
+
+/** A run's hosts and how it reaches them (`--hosts`, `--username`, …), as its config keeps them. */
+export type HostsSettings = Pick<
+  RunConfig,
+  'hosts' | 'sshUsername' | 'sshPrivateKey' | 'sshPort' | 'strictHostKeyChecking' | 'knownHosts'
+>;
+
+/**
+ * The hosts the run a bug came from ran its nodes on (its `results.json`'s config), so a replay
+ * runs there again; undefined for a bug of a run on this machine or not in a run's dir.
+ */
+export function hostsOfRun(bugDir: string): HostsSettings | undefined {
+  const runDir = dirname(dirname(resolve(bugDir)));
+  let config: Partial<RunConfig> | undefined;
+  try {
+    config = (
+      JSON.parse(readFileSync(join(runDir, 'results.json'), 'utf8')) as {
+        run?: { config?: Partial<RunConfig> };
+      }
+    ).run?.config;
+  } catch {
+    return undefined;
+  }
+  if (config?.hosts === undefined) return undefined;
+  const parsed = RunConfigSchema.safeParse({ ...config, schedule: undefined, replayOf: undefined });
+  if (!parsed.success) return undefined;
+  const c = parsed.data;
+  return {
+    hosts: c.hosts,
+    sshUsername: c.sshUsername,
+    sshPrivateKey: c.sshPrivateKey,
+    sshPort: c.sshPort,
+    strictHostKeyChecking: c.strictHostKeyChecking,
+    knownHosts: c.knownHosts,
+  };
 }
 
 /**
@@ -201,6 +239,16 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     warmupMs,
     schedule: bug.scheduleFile,
     ...(start.kind === 'checkpoint' ? { checkpoint: start.dir } : {}),
+    // On hosts: one node a host, the faults done there (a run on hosts had no others), no
+    // checkpoints (not taken there).
+    ...(options.hosts?.hosts !== undefined
+      ? {
+          ...withoutUndefined(options.hosts),
+          nodes: options.hosts.hosts.length,
+          faults: [...HOST_FAULT_FAMILIES],
+          checkpoints: 0,
+        }
+      : {}),
     store: options.store,
     timeMs,
   });
@@ -234,4 +282,8 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     reproduced: tries.filter((t) => t.reproduced).length,
     interrupted: options.signal.aborted,
   };
+}
+
+function withoutUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

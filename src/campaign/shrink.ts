@@ -4,6 +4,7 @@ import { dirname, join, relative } from 'node:path';
 import { inMajority } from '../store/replay-record.js';
 import { ddmin } from './ddmin.js';
 import {
+  hostsOfRun,
   replayBug,
   type ReplayableBug,
   type ReplayOptions,
@@ -85,6 +86,7 @@ export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
   mkdirSync(workDir, { recursive: true });
   const candidates: Candidate[] = [];
   let start: ReplayStart | undefined;
+  const hosts = options.hosts ?? hostsOfRun(bug.dir);
 
   const replay = async (chosen: readonly ScheduleItem[], early: boolean): Promise<Candidate> => {
     const index = candidates.length;
@@ -95,6 +97,8 @@ export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
       candidate: index,
       repeat,
       ...(options.fresh !== undefined ? { fresh: options.fresh } : {}),
+      // A bug found on hosts is shrunk on them (the run's, unless given).
+      ...(hosts !== undefined ? { hosts } : {}),
       store: options.store,
       signal,
       reporters: options.reporters,

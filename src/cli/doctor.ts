@@ -7,11 +7,15 @@ import { describeSettings } from '../systems/settings.js';
 import { loadSystem } from '../systems/load-system.js';
 import type { SystemDefinition } from '../systems/system.js';
 import { hostTargets } from '../campaign/_internals/plan-hosts.js';
-import { HOST_FAULT_FAMILIES } from '../campaign/config.js';
 import { servicePorts } from '../campaign/create-run.js';
-import { addHostOptions, diagnoseHosts, formatHostRows } from './_internals/doctor-hosts.js';
+import {
+  addHostOptions,
+  diagnoseHosts,
+  formatHostRows,
+  runConfigOfHostFlags,
+} from './_internals/doctor-hosts.js';
 import type { RegisterCommand } from './command.js';
-import { configFromFlags, type RunFlags } from './run.js';
+import type { RunFlags } from './run.js';
 
 /** One line of the doctor's table. `optional` is informative: nothing fails without it. */
 export interface DoctorRow {
@@ -300,17 +304,7 @@ type DoctorFlags = Pick<
 
 /** `mallory doctor --hosts …`: one line per host; 2 when a host lacks something. */
 async function doctorHosts(flags: DoctorFlags): Promise<number> {
-  // Only the hosts' flags matter here; the rest are `mallory run`'s defaults.
-  const config = configFromFlags({
-    time: '60s',
-    policy: 'adaptive',
-    faults: HOST_FAULT_FAMILIES.join(','),
-    workload: 'register',
-    bug: [],
-    network: 'auto',
-    ...flags,
-    system: flags.system ?? 'kvraft',
-  } as unknown as RunFlags);
+  const config = runConfigOfHostFlags(flags, flags.system ?? 'kvraft');
   const targets = hostTargets(config);
   const { definition } = await loadSystem(config.system);
   const system = definition.create({ bugs: [], nodes: targets.length });

@@ -174,6 +174,57 @@ describe.skipIf(unavailable !== '')(
       expect(log).toContain(`+slave slave ${hosts.addresses[1]}:6379`);
       await clean(run.id);
     });
+    it("finds redis's lost writes on the hosts (the primary cut off from its replicas) and replays the bug there from the run's config", async () => {
+      const schedule = join(keys, 'isolate.jsonl');
+      writeFileSync(
+        schedule,
+        [
+          { atMs: 1000, f: 'start-partition', value: 'leader' },
+          { atMs: 8000, f: 'stop-partition', value: null },
+        ]
+          .map((l) => JSON.stringify(l))
+          .join('\n') + '\n',
+      );
+      const found = await mallory(
+        [
+          'run',
+          '--system',
+          'redis',
+          '--workload',
+          'set',
+          '--schedule',
+          schedule,
+          '--steps',
+          '4',
+          '--seed',
+          '3',
+          ...sshFlags(),
+          '--store',
+          box.store,
+          '--json',
+        ],
+        box,
+      );
+      expect(found.code, found.stderr).toBe(1);
+      const run = runOf(found.stdout);
+      expect(run.valid).toBe(false);
+      const bugDir = join(run.dir, 'bugs', '1');
+      expect(readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8')).toContain('lost-elements');
+      await clean(run.id);
+
+      // No host flags: the hosts come from the run's config.
+      const replay = await mallory(['replay', bugDir, '--repeat', '1', '--store', box.store, '--json'], box);
+      expect(replay.stderr).toContain(`on hosts: ${hosts.addresses.join(', ')}`);
+      expect(replay.code, replay.stderr).toBe(1);
+      const result = JSON.parse(replay.stdout) as { reproduced: number; tries: { runDir: string }[] };
+      expect(result.reproduced).toBe(1);
+      const tried = JSON.parse(readFileSync(join(result.tries[0].runDir, 'results.json'), 'utf8')) as {
+        run: { id: string; config: { hosts?: unknown[] } };
+      };
+      expect(tried.run.config.hosts).toHaveLength(HOSTS);
+      await clean(tried.run.id);
+    });
+
     it('mallory doctor --hosts says per host what it has for the system, and exits 0', async () => {
       const result = await mallory(['doctor', '--system', 'etcd', ...sshFlags()], box);
       expect(result.code, result.stderr).toBe(0);

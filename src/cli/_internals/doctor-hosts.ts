@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 
+import { HOST_FAULT_FAMILIES, type RunConfig } from '../../campaign/config.js';
 import type { ClusterView } from '../../cluster/node-system.js';
 import { HOST_KEY_CHECKING } from '../../cluster/runtime/_internals/known-hosts.js';
 import { HostError, SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
 import { checkingBinariesWith } from '../../systems/check-binary.js';
 import type { SystemAdapter } from '../../systems/system.js';
+import { configFromFlags, type RunFlags } from '../run.js';
 
 /** The flags that say which hosts and how to reach them (`mallory run`'s, for other commands). */
 export function addHostOptions(command: Command): Command {
@@ -28,6 +30,31 @@ export function addHostOptions(command: Command): Command {
       ).choices(HOST_KEY_CHECKING),
     )
     .option('--known-hosts <file>', 'with --hosts: the known_hosts file (default ~/.ssh/known_hosts)');
+}
+
+/** The host flags of a command other than run. */
+export type HostFlags = Pick<
+  RunFlags,
+  'hosts' | 'username' | 'sshPrivateKey' | 'sshPort' | 'strictHostKeyChecking' | 'knownHosts'
+>;
+
+/** A run's config from the host flags alone (the rest `mallory run`'s defaults), checked as run checks them. */
+export function runConfigOfHostFlags(flags: HostFlags, system: string): RunConfig {
+  return configFromFlags({
+    time: '60s',
+    policy: 'adaptive',
+    faults: HOST_FAULT_FAMILIES.join(','),
+    workload: 'register',
+    bug: [],
+    network: 'auto',
+    hosts: flags.hosts,
+    username: flags.username,
+    sshPrivateKey: flags.sshPrivateKey,
+    sshPort: flags.sshPort,
+    strictHostKeyChecking: flags.strictHostKeyChecking,
+    knownHosts: flags.knownHosts,
+    system,
+  } as unknown as RunFlags);
 }
 
 /** What one host has and lacks for a system's node. */
