@@ -91,6 +91,9 @@ describe.skipIf(unavailable !== undefined)(
         [
           'run',
           ...sshFlags(),
+          // The families this test checks (the default on hosts has member too).
+          '--faults',
+          'partition,kill,pause',
           '--time',
           '25s',
           '--steps',
