@@ -14,7 +14,7 @@ const MAX_PORT = 65_535;
 const DEFAULT_SSH_PORT = 22;
 
 /** The fault families done on SSH hosts (the others are refused on hosts, before the run starts). */
-export const HOST_FAULT_FAMILIES = ['partition', 'kill', 'pause'] as const;
+export const HOST_FAULT_FAMILIES = ['partition', 'kill', 'pause', 'member'] as const;
 
 export const POLICIES = ['adaptive', 'mallory', 'random', 'triggered', 'corpus'] as const;
 export type PolicyName = (typeof POLICIES)[number];

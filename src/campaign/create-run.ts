@@ -422,7 +422,7 @@ function readStart(
   return { dir, manifest };
 }
 
-function servicePorts(system: SystemAdapter): Record<string, number> {
+export function servicePorts(system: SystemAdapter): Record<string, number> {
   return Object.fromEntries(system.services.map((s, i) => [s, system.ports?.[s] ?? NETNS_PORT_BASE + i]));
 }
 

@@ -8,7 +8,7 @@ import { FAMILY_KINDS, FAULT_FAMILIES, type FaultFamily } from '../core/fault.js
 import type { RunStore } from '../store/run-store.js';
 import { readCheckpoint } from '../store/checkpoint-files.js';
 import type { ReplayOf } from '../store/replay-of.js';
-import { RunConfigSchema } from './config.js';
+import { type RunConfig, RunConfigSchema } from './config.js';
 import type { Reporter } from './reporter.js';
 import { runCampaign } from './run-campaign.js';
 import {
@@ -136,7 +136,15 @@ export interface ReplayOptions {
   readonly fresh?: boolean;
   /** The shrinker's candidate these tries run (their runs say `shrink`, not `replay`). */
   readonly candidate?: number;
+  /** The hosts the tries run their nodes on (`--hosts` and how to reach them); absent: the bug's run's (its header), else this machine. */
+  readonly hosts?: HostsSettings;
 }
+
+/** A run's hosts and how it reaches them (`--hosts`, `--username`, …), as its config keeps them. */
+export type HostsSettings = Pick<
+  RunConfig,
+  'hosts' | 'sshUsername' | 'sshPrivateKey' | 'sshPort' | 'strictHostKeyChecking' | 'knownHosts'
+>;
 
 /**
  * What the `index`th try of a replay (or of a shrink's `candidate`) of `bug` is, as its run keeps
@@ -201,6 +209,7 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
   const items = readSchedule(bug.scheduleFile);
   const timeMs = replayBudgetMs(h, items);
   const start = replayStart(bug, options.fresh ?? false);
+  const hosts = options.hosts ?? h.hosts;
   const config = RunConfigSchema.parse({
     system: h.system,
     nodes: h.nodes,
@@ -221,8 +230,17 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     ...(start.kind === 'checkpoint' ? { checkpoint: start.dir } : {}),
     store: options.store,
     timeMs,
-    // On the hosts the run's nodes ran on, as it was set up (its fault families are in the schedule).
-    ...(h.hosts !== undefined ? { ...h.hosts, checkpoints: 0, faults: scheduleFamilies(items) } : {}),
+    // On hosts (those given, else the run's, as its bug record keeps them): one node a host, the
+    // fault families the schedule uses (a family not done on hosts is refused), no checkpoints
+    // (not taken there).
+    ...(hosts?.hosts !== undefined
+      ? {
+          ...withoutUndefined(hosts),
+          nodes: hosts.hosts.length,
+          faults: scheduleFamilies(items),
+          checkpoints: 0,
+        }
+      : {}),
   });
   const tries: ReplayTry[] = [];
   for (let i = 0; i < options.repeat && !options.signal.aborted; i++) {
@@ -254,4 +272,8 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     reproduced: tries.filter((t) => t.reproduced).length,
     interrupted: options.signal.aborted,
   };
+}
+
+function withoutUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -95,6 +95,8 @@ export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
       candidate: index,
       repeat,
       ...(options.fresh !== undefined ? { fresh: options.fresh } : {}),
+      // A bug found on hosts is shrunk on them (the run's, unless given).
+      ...(options.hosts !== undefined ? { hosts: options.hosts } : {}),
       store: options.store,
       signal,
       reporters: options.reporters,

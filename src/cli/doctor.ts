@@ -6,7 +6,16 @@ import { SYSTEMS } from '../systems/index.js';
 import { describeSettings } from '../systems/settings.js';
 import { loadSystem } from '../systems/load-system.js';
 import type { SystemDefinition } from '../systems/system.js';
+import { hostTargets } from '../campaign/_internals/plan-hosts.js';
+import { servicePorts } from '../campaign/create-run.js';
+import {
+  addHostOptions,
+  diagnoseHosts,
+  formatHostRows,
+  runConfigOfHostFlags,
+} from './_internals/doctor-hosts.js';
 import type { RegisterCommand } from './command.js';
+import type { RunFlags } from './run.js';
 
 /** One line of the doctor's table. `optional` is informative: nothing fails without it. */
 export interface DoctorRow {
@@ -250,28 +259,68 @@ export function formatRows(rows: readonly DoctorRow[]): string {
  * (an environment error, as for every command), so scripts can gate on it.
  */
 export const registerDoctor: RegisterCommand = (program, setExit) => {
-  program
+  const command = program
     .command('doctor')
-    .description('check this machine: root, namespaces, iptables, tcpdump, netem, each system’s binaries')
+    .description(
+      'check this machine (root, namespaces, iptables, tcpdump, netem, each system’s binaries), or with --hosts each host',
+    )
     .option(
       '--system <name|path>',
-      'check only this system’s binaries: a built-in or the path of a system module',
+      'check only this system’s binaries: a built-in or the path of a system module (with --hosts: the system to run there, default kvraft)',
     )
-    .option('--json', 'print the findings as one JSON document on stdout')
-    .action(async (flags: { json?: boolean; system?: string }) => {
-      const only = flags.system === undefined ? undefined : (await loadSystem(flags.system)).definition;
-      const rows = await diagnose(only === undefined ? SYSTEMS : { [only.name]: only });
-      const missing = rows.filter((r) => r.status === 'missing');
-      if (flags.json)
-        process.stdout.write(JSON.stringify({ ok: missing.length === 0, rows }, null, 2) + '\n');
-      else {
-        process.stdout.write(formatRows(rows) + '\n');
-        process.stdout.write(
-          missing.length === 0
-            ? 'mallory doctor: everything needed is here\n'
-            : `mallory doctor: ${missing.length} missing — run the fix commands above\n`,
-        );
-      }
-      setExit(missing.length === 0 ? 0 : 2);
-    });
+    .option('--json', 'print the findings as one JSON document on stdout');
+  addHostOptions(command).action(async (flags: DoctorFlags) => {
+    if (flags.hosts !== undefined) {
+      setExit(await doctorHosts(flags));
+      return;
+    }
+    const only = flags.system === undefined ? undefined : (await loadSystem(flags.system)).definition;
+    const rows = await diagnose(only === undefined ? SYSTEMS : { [only.name]: only });
+    const missing = rows.filter((r) => r.status === 'missing');
+    if (flags.json) process.stdout.write(JSON.stringify({ ok: missing.length === 0, rows }, null, 2) + '\n');
+    else {
+      process.stdout.write(formatRows(rows) + '\n');
+      process.stdout.write(
+        missing.length === 0
+          ? 'mallory doctor: everything needed is here\n'
+          : `mallory doctor: ${missing.length} missing — run the fix commands above\n`,
+      );
+    }
+    setExit(missing.length === 0 ? 0 : 2);
+  });
 };
+
+type DoctorFlags = Pick<
+  RunFlags,
+  | 'system'
+  | 'json'
+  | 'hosts'
+  | 'username'
+  | 'sshPrivateKey'
+  | 'sshPort'
+  | 'strictHostKeyChecking'
+  | 'knownHosts'
+>;
+
+/** `mallory doctor --hosts …`: one line per host; 2 when a host lacks something. */
+async function doctorHosts(flags: DoctorFlags): Promise<number> {
+  const config = runConfigOfHostFlags(flags, flags.system ?? 'kvraft');
+  const targets = hostTargets(config);
+  const { definition } = await loadSystem(config.system);
+  const system = definition.create({ bugs: [], nodes: targets.length });
+  const rows = await diagnoseHosts(targets, system, servicePorts(system));
+  const lacking = rows.filter((r) => !r.ok).length;
+  if (flags.json) {
+    process.stdout.write(
+      JSON.stringify({ ok: lacking === 0, system: config.system, hosts: rows }, null, 2) + '\n',
+    );
+  } else {
+    process.stdout.write(formatHostRows(rows) + '\n');
+    process.stdout.write(
+      lacking === 0
+        ? `mallory doctor: every host has what ${config.system} needs\n`
+        : `mallory doctor: ${lacking} of ${rows.length} hosts lack something — see the fixes above\n`,
+    );
+  }
+  return lacking === 0 ? 0 : 2;
+}

@@ -12,8 +12,9 @@ import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { collect, DURABILITY_HELP, SET_HELP } from './run.js';
 import { parseSetFlags } from '../systems/settings.js';
+import { addHostOptions, type HostFlags, runConfigOfHostFlags } from './_internals/doctor-hosts.js';
 
-interface ReplayFlags {
+interface ReplayFlags extends HostFlags {
   repeat: string;
   set: string[];
   durability?: Durability;
@@ -31,7 +32,7 @@ export const FRESH_HELP =
 export const VERBOSE_HELP = "print each try's whole campaign output (by default one line per try)";
 
 export const registerReplay: RegisterCommand = (program, setExit) => {
-  program
+  const command = program
     .command('replay')
     .description('run a bug again from its directory alone, and say how often it reproduced')
     .argument('<bug-dir>', 'a bug record: store/<system>/<run>/bugs/<id>')
@@ -45,18 +46,25 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
     .option('--store <dir>', 'where the replays are stored', 'store')
     .option('--json', 'print the result as one JSON document on stdout')
     .option('--verbose', VERBOSE_HELP)
-    .option('--fresh', FRESH_HELP)
+    .option('--fresh', FRESH_HELP);
+  addHostOptions(command)
+    .addHelpText(
+      'after',
+      "\nA bug of a run on hosts is replayed on the run's hosts (kept in its schedule.jsonl) unless --hosts is given.",
+    )
     .action(async (bugDir: string, flags: ReplayFlags) => {
       const repeat = parseRepeat(flags.repeat);
       const settings = parseSetFlags(flags.set);
       const bug = readBug(bugDir);
       const h = bug.header;
+      const hosts = flags.hosts !== undefined ? runConfigOfHostFlags(flags, h.system) : h.hosts;
       const start = replayStart(bug, flags.fresh ?? false);
       process.stderr.write(
         `mallory replay: ${h.finding.kind}/${h.finding.name} on ${h.system} (${h.nodes} nodes` +
           `${h.bugs.length > 0 ? `, --bug ${h.bugs.join(' --bug ')}` : ''}${describeSet({ ...h.settings, ...settings })}` +
-          `${(flags.durability ?? h.durability) !== undefined ? `, --durability ${flags.durability ?? h.durability}` : ''}, seed ${h.seed}${h.hosts !== undefined ? `, on hosts ${h.hosts.hosts.map((x) => x.host).join(',')}` : ''}), ${repeat} time(s), from ${bug.scheduleFile}\n` +
-          `  start: ${describeStart(start)}\n`,
+          `${(flags.durability ?? h.durability) !== undefined ? `, --durability ${flags.durability ?? h.durability}` : ''}, seed ${h.seed}), ${repeat} time(s), from ${bug.scheduleFile}\n` +
+          `  start: ${describeStart(start)}\n` +
+          (hosts?.hosts !== undefined ? `  on hosts: ${hosts.hosts.map((x) => x.host).join(', ')}\n` : ''),
       );
       const result = await guardCampaigns(({ signal, onRegistry }) =>
         replayBug({
@@ -66,6 +74,7 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
           settings,
           ...(flags.durability !== undefined ? { durability: flags.durability } : {}),
           fresh: flags.fresh ?? false,
+          ...(hosts?.hosts !== undefined ? { hosts } : {}),
           signal,
           reporters: flags.verbose ? [new ProgressReporter()] : [],
           onRegistry,

@@ -28,7 +28,7 @@ import { parseFaultsFlag } from './_internals/faults-flag.js';
 export const SYSTEM_HELP =
   'system under test: a built-in (kvraft, etcd, redis, dqlite, dqlite-app) or the path of a module exporting a SystemDefinition (.js, .ts, or a package directory)';
 
-interface RunFlags {
+export interface RunFlags {
   system: string;
   nodes?: string;
   time: string;

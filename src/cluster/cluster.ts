@@ -1,6 +1,6 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { monoNs, sleep } from '../core/clock.js';
 import type { ClockPreload } from './clock-preload.js';
@@ -13,6 +13,7 @@ import type { FileStream, NodeRuntime, RuntimeProcess } from './runtime/runtime.
 import { boundedReady, ReadyDidNotAnswer } from './_internals/bounded-ready.js';
 import { checkedLaunchSpec } from './_internals/launch-spec.js';
 import { copyTree, relocateText } from './_internals/copy-tree.js';
+import { HostFiles } from './_internals/host-files.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
 
@@ -123,6 +124,8 @@ export class Cluster implements ClusterView {
   /** The streams of remote nodes' output back into their log dirs. */
   private readonly streams: FileStream[] = [];
   private readonly hostsReady = new Set<string>();
+  /** What `prepare`/`launch` wrote here for nodes on other hosts, owed to their hosts. */
+  private readonly hostFiles: HostFiles | undefined;
   private readonly procs = new Map<string, NodeProcess>();
   private readonly status = new Map<string, NodeStatus>();
   private readonly memberSet: Set<string>;
@@ -146,6 +149,7 @@ export class Cluster implements ClusterView {
     this.registry.record({ kind: 'dir', path: this.root });
     if (!this.hosts) mkdirSync(this.root, { recursive: true });
     this.memberSet = new Set(options.nodes);
+    this.hostFiles = this.hosts ? new HostFiles(this.root, this.nodes) : undefined;
     for (const node of this.nodes) {
       this.status.set(node, 'exited');
       if (!this.hosts) mkdirSync(this.dataDir(node), { recursive: true });
@@ -199,6 +203,18 @@ export class Cluster implements ClusterView {
         }),
       );
     }
+  }
+
+  /**
+   * Copies to the node's host what `prepare`/`launch` wrote here for it (its configs), to the same
+   * paths under the run's dir there, which the run removes with the dir.
+   */
+  private async uploadOwed(node: string): Promise<void> {
+    if (!this.hostFiles) return;
+    const { dirs, files } = this.hostFiles.take(node);
+    const runtime = this.runtimeOf(node);
+    for (const dir of new Set([...dirs, ...files.map((f) => dirname(f))])) await runtime.mkdir(dir);
+    for (const file of files) await runtime.upload(file, file);
   }
 
   get members(): readonly string[] {
@@ -276,17 +292,20 @@ export class Cluster implements ClusterView {
     await this.disk?.mount(node, this.dataDir(node), this.logDir(node));
     await this.prepareHost(node);
     const view = this.launchView();
+    const track = <T>(call: () => T | Promise<T>): Promise<T> =>
+      this.hostFiles ? this.hostFiles.track(call) : Promise.resolve(call());
     if (!this.prepared) {
-      await this.system.prepare?.(view);
+      await track(() => this.system.prepare?.(view));
       this.prepared = true;
     }
     const runtime = this.runtimeOf(node);
     const spec = await checkedLaunchSpec(
-      this.system.launch(node, view, { join: this.joiners.has(node) }),
+      await track(() => this.system.launch(node, view, { join: this.joiners.has(node) })),
       node,
       this.dataDir(node),
       runtime.kind === 'local' ? undefined : runtime,
     );
+    await this.uploadOwed(node);
     const prefix = this.network.commandPrefix(node);
     const logDir = this.hostLogDir(node);
     let started: RuntimeProcess;
@@ -374,6 +393,7 @@ export class Cluster implements ClusterView {
     this.joiners.add(node);
     if (this.hosts) {
       await this.runtimeOf(node).empty(dir);
+      this.hostFiles?.wiped(node, dir);
       return;
     }
     mkdirSync(dir, { recursive: true });

@@ -29,6 +29,8 @@ export interface SshHosts {
   readonly knownHosts: string;
   /** The network namespace of host i (for checks the test makes from outside, e.g. iptables). */
   namespace(i: number): string;
+  /** Runs a command inside host i (its network and, with `ownTmp`, its own /tmp). */
+  inHost(i: number, argv: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   /** Ends host i's sshd (its connection is refused from then on). */
   stopSshd(i: number): Promise<void>;
   close(): Promise<void>;
@@ -52,6 +54,15 @@ async function keygen(file: string): Promise<void> {
   if (result.code !== 0) throw new Error(`ssh-keygen failed: ${result.stderr}`);
 }
 
+export interface SshHostsOptions {
+  /**
+   * Each host gets its own empty /tmp (a tmpfs in a mount namespace of its sshd's own, gone with
+   * it), so a file the fuzzer wrote under /tmp is on a host only if it was copied there. `dir`
+   * must then be outside /tmp: sshd reads its keys from there.
+   */
+  readonly ownTmp?: boolean;
+}
+
 /**
  * Makes `count` hosts: network namespaces on a bridge (the project's netns backend), each running
  * Debian's sshd on its own config and host key, with one authorized key for root. Everything is
@@ -62,7 +73,11 @@ export async function makeSshHosts(
   dir: string,
   registry: ResourceRegistry,
   runId: string,
+  options: SshHostsOptions = {},
 ): Promise<SshHosts> {
+  if (options.ownTmp === true && (dir === '/tmp' || dir.startsWith('/tmp/'))) {
+    throw new Error(`makeSshHosts: with ownTmp the keys dir must be outside /tmp (got ${dir})`);
+  }
   const names = Array.from({ length: count }, (_, i) => `h${i + 1}`);
   const network = await NetnsBackend.create({ runId, nodes: names, services: { ssh: SSH_PORT }, registry });
   const sshds: { pid: number; id: number }[] = [];
@@ -98,7 +113,22 @@ export async function makeSshHosts(
           '',
         ].join('\n'),
       );
-      const child = spawn('ip', ['netns', 'exec', network.namespace(name), SSHD, '-D', '-e', '-f', config], {
+      const sshd = [SSHD, '-D', '-e', '-f', config];
+      // `ip netns exec`, unshare and sh each exec the next: the pid is sshd's.
+      const argv = options.ownTmp
+        ? [
+            'unshare',
+            '--mount',
+            '--propagation',
+            'private',
+            'sh',
+            '-c',
+            'mount -t tmpfs -o size=512m,mode=1777 mallory-test-host /tmp && exec "$@"',
+            'sh',
+            ...sshd,
+          ]
+        : sshd;
+      const child = spawn('ip', ['netns', 'exec', network.namespace(name), ...argv], {
         detached: true,
         stdio: ['ignore', 'ignore', 'ignore'],
       });
@@ -125,6 +155,11 @@ export async function makeSshHosts(
       privateKey,
       knownHosts,
       namespace: (i) => network.namespace(names[i]),
+      inHost: (i, argv) => {
+        const sshd = sshds[i];
+        if (!sshd) throw new Error(`no host ${i}`);
+        return run(['nsenter', '-t', String(sshd.pid), '-m', '-n', '--', ...argv]);
+      },
       stopSshd: (i) => {
         const sshd = sshds[i];
         if (sshd) registry.release(sshd.id);

@@ -96,6 +96,9 @@ describe.skipIf(unavailable !== undefined)(
         [
           'run',
           ...sshFlags(),
+          // The families this test checks (the default on hosts has member too).
+          '--faults',
+          'partition,kill,pause',
           '--time',
           '25s',
           '--steps',
@@ -177,7 +180,7 @@ describe.skipIf(unavailable !== undefined)(
       });
 
       const replay = await mallory(['replay', bugDir, '--repeat', '2', '--store', store, '--json'], box);
-      expect(replay.stderr).toContain(`on hosts ${hosts.addresses.join(',')}`);
+      expect(replay.stderr).toContain(`on hosts: ${hosts.addresses.join(', ')}`);
       const result = JSON.parse(replay.stdout) as {
         reproduced: number;
         tries: { runDir: string; reproduced: boolean }[];
@@ -241,6 +244,8 @@ describe.skipIf(unavailable !== undefined)(
         if (Date.now() > deadline) throw new Error(`no partition rule appeared: ${stderr}`);
         await new Promise((r) => setTimeout(r, 200));
       }
+      // The run's dir is on the hosts now (so its absence after says it was removed).
+      expect(hostRunDirs(box.store)).toHaveLength(1);
       child.kill('SIGKILL');
       await exited;
       const left = (await Promise.all([0, 1, 2].map((i) => leftoversOn(hosts, i)))).flat();
@@ -291,6 +296,8 @@ describe.skipIf(unavailable !== undefined)(
         if (Date.now() > deadline) throw new Error(`no partition rule appeared: ${stderr}`);
         await new Promise((r) => setTimeout(r, 200));
       }
+      // The run's dir is on the hosts now (so its absence after says it was removed).
+      expect(hostRunDirs(box.store)).toHaveLength(1);
       child.kill('SIGINT');
       expect(await exited, stderr).toBe(130);
       for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { HostsBackend, hostRoot } from '../../cluster/net/hosts.js';
+import { HostsBackend } from '../../cluster/net/hosts.js';
 import type { ClusterView } from '../../cluster/node-system.js';
 import { ResourceRegistry } from '../../cluster/resources.js';
 import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
@@ -15,7 +15,6 @@ import { HOST_FAULT_FAMILIES, type RunConfig } from '../config.js';
 const NOT_ON_HOSTS: Readonly<Record<string, string>> = {
   packet:
     'delay, loss and duplication need tc netem or iptables statistic rules on the hosts, not done over SSH yet',
-  member: 'membership changes wipe data dirs on the hosts, not done over SSH yet',
   clock: 'clock faults need libfaketime preloaded on the hosts, not done over SSH yet',
   disk: 'disk faults need the FUSE disk layer built and mounted on the hosts, not done over SSH yet',
 };
@@ -92,7 +91,8 @@ export async function planHosts(
       nodes,
       members: nodes,
       runDir: scratch,
-      dataDir: (node) => join(hostRoot('check'), node),
+      // What launch writes for the check (a config) stays in the scratch dir, removed with it.
+      dataDir: (node) => join(scratch, 'hosts', node),
       listen: (node, service) => hosts.listen(node, service),
       dial: (from, to, service) => hosts.dial(from, to, service),
       clientAddress: (node, service) => hosts.clientAddress(node, service),

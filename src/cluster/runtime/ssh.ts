@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { Client, type ClientChannel, type ConnectConfig, type SFTPWrapper } from 'ssh2';
@@ -426,14 +426,22 @@ export class SshRuntime implements NodeRuntime {
     };
   }
 
+  /**
+   * Copies a local file to the host with its mode, through a temp file renamed over `path`: a
+   * reader never sees half of it, and a host that shares this machine's files (the same path on
+   * both) gets the file back whole instead of truncating it while it is read.
+   */
   async upload(localPath: string, path: string): Promise<void> {
     const sftp = await this.sftp();
+    const mode = statSync(localPath).mode & 0o7777;
+    const temp = `${path}.mallory-upload-${process.pid}`;
     await new Promise<void>((resolve, reject) => {
-      sftp.fastPut(localPath, path, (error) => {
+      sftp.fastPut(localPath, temp, { mode }, (error) => {
         if (error) reject(error);
         else resolve();
       });
     });
+    await this.must(`mv -f ${shellQuote(temp)} ${shellQuote(path)}`);
   }
 
   async isRunnable(command: string): Promise<boolean> {

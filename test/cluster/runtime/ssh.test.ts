@@ -67,6 +67,25 @@ describe.skipIf(unavailable !== undefined)(
       }
     });
 
+    it('uploads a file with its mode, and a file onto itself (a host sharing these files) stays whole', async () => {
+      const host = await SshRuntime.connect(target(0));
+      try {
+        const local = join(root, 'script.sh');
+        writeFileSync(local, '#!/bin/sh\necho uploaded\n', { mode: 0o750 });
+        const there = join(root, 'copy', 'script.sh');
+        await host.mkdir(join(root, 'copy'));
+        await host.upload(local, there);
+        expect((await host.exec([there])).stdout).toBe('uploaded\n');
+        expect((await host.exec(['stat', '-c', '%a', there])).stdout.trim()).toBe('750');
+        // These test hosts see this machine's files: the same path on both is one file.
+        await host.upload(local, local);
+        expect(readFileSync(local, 'utf8')).toBe('#!/bin/sh\necho uploaded\n');
+        expect((await host.exec(['ls', join(root, 'copy')])).stdout.trim()).toBe('script.sh');
+      } finally {
+        await host.close();
+      }
+    });
+
     it('starts a process group, stops and continues it, streams its output, and hears it die', async () => {
       const host = await SshRuntime.connect(target(1));
       try {

@@ -1,0 +1,175 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import type { Command } from 'commander';
+import { Option } from 'commander';
+
+import { HOST_FAULT_FAMILIES, type RunConfig } from '../../campaign/config.js';
+import type { ClusterView } from '../../cluster/node-system.js';
+import { HOST_KEY_CHECKING } from '../../cluster/runtime/_internals/known-hosts.js';
+import { HostError, SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
+import { checkingBinariesWith } from '../../systems/check-binary.js';
+import type { SystemAdapter } from '../../systems/system.js';
+import { configFromFlags, type RunFlags } from '../run.js';
+
+/** The flags that say which hosts and how to reach them (`mallory run`'s, for other commands). */
+export function addHostOptions(command: Command): Command {
+  return command
+    .option(
+      '--hosts <file|list>',
+      'the hosts, one node each: a file (one [user@]host[:port] a line) or h1,h2,h3',
+    )
+    .option('--username <user>', 'with --hosts: the SSH user (default root; not root: sudo -n)')
+    .option('--ssh-private-key <file>', 'with --hosts: the private key (default: the SSH agent)')
+    .option('--ssh-port <n>', 'with --hosts: the SSH port (default 22)')
+    .addOption(
+      new Option(
+        '--strict-host-key-checking <mode>',
+        'with --hosts: check host keys against known_hosts (yes), add unknown ones on first use (accept-new), or not at all (no)',
+      ).choices(HOST_KEY_CHECKING),
+    )
+    .option('--known-hosts <file>', 'with --hosts: the known_hosts file (default ~/.ssh/known_hosts)');
+}
+
+/** The host flags of a command other than run. */
+export type HostFlags = Pick<
+  RunFlags,
+  'hosts' | 'username' | 'sshPrivateKey' | 'sshPort' | 'strictHostKeyChecking' | 'knownHosts'
+>;
+
+/** A run's config from the host flags alone (the rest `mallory run`'s defaults), checked as run checks them. */
+export function runConfigOfHostFlags(flags: HostFlags, system: string): RunConfig {
+  return configFromFlags({
+    time: '60s',
+    policy: 'adaptive',
+    faults: HOST_FAULT_FAMILIES.join(','),
+    workload: 'register',
+    bug: [],
+    network: 'auto',
+    hosts: flags.hosts,
+    username: flags.username,
+    sshPrivateKey: flags.sshPrivateKey,
+    sshPort: flags.sshPort,
+    strictHostKeyChecking: flags.strictHostKeyChecking,
+    knownHosts: flags.knownHosts,
+    system,
+  } as unknown as RunFlags);
+}
+
+/** What one host has and lacks for a system's node. */
+export interface HostDoctorRow {
+  readonly host: string;
+  readonly node: string;
+  readonly ok: boolean;
+  readonly has: readonly string[];
+  readonly missing: readonly { readonly what: string; readonly fix?: string }[];
+}
+
+/** What every host runs for a node besides the node's own command (process groups, files, cleanup). */
+const HOST_TOOLS = ['sh', 'setsid', 'kill', 'cut', 'find', 'rm', 'mkdir', 'mv', 'env'] as const;
+
+/**
+ * Connects to each host (all at once, each on its own) and asks it for what a run of `system`
+ * needs there: SSH with SFTP, root (directly or `sudo -n`), the tools the run uses, `iptables`
+ * (partitions), the node's command as `launch` gives it, and the system's own binary checks
+ * (`doctor()`), run on the host.
+ */
+export async function diagnoseHosts(
+  targets: readonly SshTarget[],
+  system: SystemAdapter,
+  ports: Readonly<Record<string, number>>,
+): Promise<HostDoctorRow[]> {
+  const nodes = targets.map((_, i) => `n${i + 1}`);
+  const scratch = mkdtempSync(join(tmpdir(), 'mallory-doctor-hosts-'));
+  const address = (node: string, service: string): { host: string; port: number } => ({
+    host: targets[nodes.indexOf(node)].host,
+    port: ports[service] ?? 0,
+  });
+  const view: ClusterView = {
+    nodes,
+    members: nodes,
+    runDir: scratch,
+    // What launch writes for the check (a config) stays in the scratch dir, removed with it.
+    dataDir: (node) => join(scratch, 'hosts', node),
+    listen: address,
+    dial: (_from, to, service) => address(to, service),
+    clientAddress: address,
+  };
+  try {
+    return await Promise.all(targets.map((target, i) => diagnoseHost(target, nodes[i], system, view)));
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+async function diagnoseHost(
+  target: SshTarget,
+  node: string,
+  system: SystemAdapter,
+  view: ClusterView,
+): Promise<HostDoctorRow> {
+  const has: string[] = [];
+  const missing: { what: string; fix?: string }[] = [];
+  const done = (): HostDoctorRow => ({ host: target.host, node, ok: missing.length === 0, has, missing });
+  let runtime: SshRuntime;
+  try {
+    runtime = await SshRuntime.connect(target);
+  } catch (error) {
+    if (!(error instanceof HostError)) throw error;
+    // The reason says what to do already.
+    missing.push({ what: error.message.replace(`host ${target.host}: `, '') });
+    return done();
+  }
+  try {
+    has.push(`ssh as ${target.username}`, runtime.sudo ? 'root through sudo -n' : 'root');
+    try {
+      await runtime.readFile('/proc/version');
+      has.push('sftp');
+    } catch (error) {
+      missing.push({
+        what: `sftp (${(error as Error).message})`,
+        fix: 'enable the SFTP subsystem in sshd_config (Subsystem sftp …)',
+      });
+    }
+    const tools = await Promise.all(HOST_TOOLS.map((t) => runtime.isRunnable(t)));
+    const lacking = HOST_TOOLS.filter((_, i) => !tools[i]);
+    if (lacking.length === 0) has.push(HOST_TOOLS.join(' '));
+    else missing.push({ what: lacking.join(' '), fix: 'apt-get install -y coreutils util-linux findutils' });
+    if (await runtime.isRunnable('iptables')) has.push('iptables');
+    else missing.push({ what: 'iptables (partitions)', fix: 'apt-get install -y iptables' });
+    const spec = await Promise.resolve(system.launch(node, view, { join: false }));
+    if (await runtime.isRunnable(spec.command)) has.push(`${node}'s command ${spec.command}`);
+    else {
+      missing.push({
+        what: `${node}'s command ${spec.command}`,
+        fix: 'install it on the host at that path',
+      });
+    }
+    const findings = await checkingBinariesWith(
+      (argv, timeoutMs) => runtime.exec(argv, { timeoutMs }),
+      () => system.doctor(),
+    );
+    for (const finding of findings) {
+      if (finding.ok) has.push(finding.what);
+      else
+        missing.push(
+          finding.fix === undefined ? { what: finding.what } : { what: finding.what, fix: finding.fix },
+        );
+    }
+  } finally {
+    await runtime.close();
+  }
+  return done();
+}
+
+/** One line per host: what it lacks and how to fix it, else what it has. */
+export function formatHostRows(rows: readonly HostDoctorRow[]): string {
+  return rows
+    .map((r) =>
+      r.ok
+        ? `ok       host ${r.host} (${r.node}): ${r.has.join(', ')}`
+        : `MISSING  host ${r.host} (${r.node}): ${r.missing.map((m) => (m.fix === undefined ? m.what : `${m.what} (fix: ${m.fix})`)).join('; ')}`,
+    )
+    .join('\n');
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+
+import { formatHostRows } from '../../../src/cli/_internals/doctor-hosts.js';
+import { run } from '../../../src/cluster/net/_internals/exec.js';
+import { shellLine } from '../../../src/cluster/runtime/_internals/shell.js';
+import { checkBinary, checkingBinariesWith } from '../../../src/systems/check-binary.js';
+
+/** Runs argv through `sh -c`, as a host's SSH runtime does. */
+const throughShell = (argv: readonly string[]): ReturnType<typeof run> => run(['sh', '-c', shellLine(argv)]);
+
+describe('doctor --hosts', () => {
+  it("runs a system's binary checks through the host's runner: a command the shell cannot find is missing", async () => {
+    const seen: string[] = [];
+    const findings = await checkingBinariesWith(
+      (argv) => {
+        seen.push(argv.join(' '));
+        return throughShell(argv);
+      },
+      () =>
+        Promise.all([
+          checkBinary('sh', ['-c', 'echo from-the-host'], 'dash', 'shell'),
+          checkBinary('mallory-no-such-binary', ['--version'], 'nothing', 'absent'),
+        ]),
+    );
+    expect(seen).toEqual(['sh -c echo from-the-host', 'mallory-no-such-binary --version']);
+    expect(findings).toEqual([
+      { ok: true, what: 'shell: from-the-host' },
+      { ok: false, what: 'absent: `mallory-no-such-binary` not found', fix: 'apt-get install -y nothing' },
+    ]);
+    // Outside it, checks run here again.
+    expect(await checkBinary('sh', ['-c', 'echo here'], 'dash', 'shell')).toEqual({
+      ok: true,
+      what: 'shell: here',
+    });
+  });
+
+  it('prints one line per host: what it has, or what it lacks with the fix', () => {
+    const text = formatHostRows([
+      { host: '10.0.0.1', node: 'n1', ok: true, has: ['root', 'iptables'], missing: [] },
+      {
+        host: '10.0.0.2',
+        node: 'n2',
+        ok: false,
+        has: ['root'],
+        missing: [{ what: 'iptables (partitions)', fix: 'apt-get install -y iptables' }, { what: 'x' }],
+      },
+    ]);
+    expect(text.split('\n')).toEqual([
+      'ok       host 10.0.0.1 (n1): root, iptables',
+      'MISSING  host 10.0.0.2 (n2): iptables (partitions) (fix: apt-get install -y iptables); x',
+    ]);
+  });
+});

@@ -1,0 +1,284 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { run } from '../../src/cluster/net/_internals/exec.js';
+import { ResourceRegistry } from '../../src/cluster/resources.js';
+import { makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
+
+const HOSTS = 3;
+const BINARIES = ['/usr/bin/etcd', '/usr/bin/redis-server', '/usr/bin/redis-sentinel', '/usr/bin/nsenter'];
+const unavailable =
+  sshHostsUnavailable() ??
+  BINARIES.filter((b) => !existsSync(b))
+    .map((b) => `${b} is missing`)
+    .join(', ');
+
+/**
+ * What a host holds that is not its sshd: processes, the run's iptables rules, and anything under
+ * its own /tmp (each host has its own, empty when it starts).
+ */
+async function leftoversOn(hosts: SshHosts, i: number): Promise<string[]> {
+  const found: string[] = [];
+  const pids = (await run(['ip', 'netns', 'pids', hosts.namespace(i)])).stdout
+    .split('\n')
+    .filter((p) => p.trim() !== '');
+  for (const pid of pids) {
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+    } catch {
+      continue;
+    }
+    if (!cmd.startsWith('/usr/sbin/sshd') && !cmd.startsWith('sshd')) found.push(`process ${pid}: ${cmd}`);
+  }
+  const rules = (await hosts.inHost(i, ['iptables', '-S', 'INPUT'])).stdout;
+  for (const line of rules.split('\n')) if (line.includes('mallory-')) found.push(`rule: ${line}`);
+  const files = (await hosts.inHost(i, ['find', '/tmp', '-mindepth', '1', '-maxdepth', '1'])).stdout;
+  for (const line of files.split('\n')) if (line.trim() !== '') found.push(`file: ${line}`);
+  return found;
+}
+
+/** The run's id and dir from `mallory run --json`'s summary and the run's results. */
+function runOf(stdout: string): { id: string; dir: string; valid: boolean | 'unknown' } {
+  const summary = JSON.parse(stdout) as { runDir: string; status: string };
+  expect(summary.status).toBe('complete');
+  const results = JSON.parse(readFileSync(join(summary.runDir, 'results.json'), 'utf8')) as {
+    run: { id: string };
+    verdict: { valid: boolean | 'unknown' };
+  };
+  return { id: results.run.id, dir: summary.runDir, valid: results.verdict.valid };
+}
+
+describe.skipIf(unavailable !== '')(
+  `etcd and redis on sshd hosts${unavailable ? ` (skipped: ${unavailable})` : ''}`,
+  () => {
+    let box: Sandbox;
+    let keys: string;
+    let registry: ResourceRegistry;
+    let hosts: SshHosts;
+    const sshFlags = (): string[] => [
+      '--hosts',
+      hosts.addresses.join(','),
+      '--ssh-private-key',
+      hosts.privateKey,
+      '--known-hosts',
+      hosts.knownHosts,
+    ];
+    /** Nothing of the run on any host, nor its copy of the hosts' dir here (`/tmp/mallory-<run>`). */
+    const clean = async (runId: string): Promise<void> => {
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+      expect(existsSync(join(tmpdir(), `mallory-${runId}`))).toBe(false);
+    };
+
+    beforeAll(async () => {
+      box = sandbox();
+      const state = join(box.store, '..', 'hosts-state');
+      mkdirSync(state, { recursive: true });
+      const saved = process.env.MALLORY_STATE_DIR;
+      process.env.MALLORY_STATE_DIR = state;
+      registry = new ResourceRegistry(`e2ehostsys${process.pid}`);
+      if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
+      else process.env.MALLORY_STATE_DIR = saved;
+      // Outside /tmp: each host has its own /tmp, and sshd reads its keys from here.
+      keys = mkdtempSync('/var/tmp/mallory-e2e-keys-');
+      hosts = await makeSshHosts(HOSTS, keys, registry, `e2ehostsys${process.pid}`, { ownTmp: true });
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+    });
+
+    afterAll(async () => {
+      await hosts.close();
+      registry.releaseAll();
+      disposeSandbox(box);
+      rmSync(keys, { recursive: true, force: true });
+    });
+
+    it('runs an etcd campaign with partitions, kills, pauses and membership changes enacted over SSH to a valid verdict, leaving nothing on any host', async () => {
+      const result = await mallory(
+        [
+          'run',
+          '--system',
+          'etcd',
+          ...sshFlags(),
+          '--faults',
+          'partition,kill,pause,member',
+          '--time',
+          '30s',
+          '--steps',
+          '4',
+          '--step',
+          '1s',
+          '--seed',
+          '11',
+          '--store',
+          box.store,
+          '--json',
+        ],
+        box,
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const run = runOf(result.stdout);
+      expect(run.valid).toBe(true);
+      const history = readFileSync(join(run.dir, 'history.jsonl'), 'utf8');
+      // Enacted: a nemesis completion (what it acted on, not the target it was asked for), no error.
+      const faults = new Set(
+        history
+          .split('\n')
+          .filter((l) => l.includes('"nemesis"'))
+          .map((l) => JSON.parse(l) as { f: string; value: unknown; error?: string })
+          .filter((e) => typeof e.value !== 'string' && e.error === undefined)
+          .map((e) => e.f),
+      );
+      for (const f of ['start-partition', 'kill', 'pause', 'member-remove', 'member-add'])
+        expect([...faults]).toContain(f);
+      expect(history).toMatch(/"type":"ok"/);
+      // etcd's own log came back over SSH: it names the host's address it listened on.
+      expect(readFileSync(join(run.dir, 'nodes', 'n2', 'stderr.log'), 'utf8')).toContain(hosts.addresses[1]);
+      await clean(run.id);
+    });
+
+    it('runs redis with its sentinels on the hosts, their configs copied there', async () => {
+      const result = await mallory(
+        [
+          'run',
+          '--system',
+          'redis',
+          ...sshFlags(),
+          '--faults',
+          'kill,pause',
+          // Sentinels take some 25 s to know every replica, before any schedule starts.
+          '--time',
+          '45s',
+          '--steps',
+          '3',
+          '--step',
+          '1s',
+          '--seed',
+          '5',
+          '--store',
+          box.store,
+          '--json',
+        ],
+        box,
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const run = runOf(result.stdout);
+      expect(readFileSync(join(run.dir, 'history.jsonl'), 'utf8')).toMatch(/"type":"ok"/);
+      // redis-server and its sentinel read the configs copied to their host: the replicas and
+      // sentinels found each other at the hosts' addresses the configs name.
+      const log = readFileSync(join(run.dir, 'nodes', 'n3', 'stdout.log'), 'utf8');
+      expect(log).toMatch(/Ready to accept connections/);
+      expect(log).toContain(`+slave slave ${hosts.addresses[1]}:6379`);
+      await clean(run.id);
+    });
+    it("finds redis's lost writes on the hosts (the primary cut off from its replicas) and replays the bug there from the run's config", async () => {
+      const schedule = join(keys, 'isolate.jsonl');
+      writeFileSync(
+        schedule,
+        [
+          { atMs: 1000, f: 'start-partition', value: 'leader' },
+          { atMs: 8000, f: 'stop-partition', value: null },
+        ]
+          .map((l) => JSON.stringify(l))
+          .join('\n') + '\n',
+      );
+      const found = await mallory(
+        [
+          'run',
+          '--system',
+          'redis',
+          '--workload',
+          'set',
+          '--schedule',
+          schedule,
+          '--steps',
+          '4',
+          '--seed',
+          '3',
+          ...sshFlags(),
+          '--store',
+          box.store,
+          '--json',
+        ],
+        box,
+      );
+      expect(found.code, found.stderr).toBe(1);
+      const run = runOf(found.stdout);
+      expect(run.valid).toBe(false);
+      const bugDir = join(run.dir, 'bugs', '1');
+      expect(readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8')).toContain('lost-elements');
+      await clean(run.id);
+
+      // No host flags: the hosts come from the run's config.
+      const replay = await mallory(['replay', bugDir, '--repeat', '1', '--store', box.store, '--json'], box);
+      expect(replay.stderr).toContain(`on hosts: ${hosts.addresses.join(', ')}`);
+      expect(replay.code, replay.stderr).toBe(1);
+      const result = JSON.parse(replay.stdout) as { reproduced: number; tries: { runDir: string }[] };
+      expect(result.reproduced).toBe(1);
+      const tried = JSON.parse(readFileSync(join(result.tries[0].runDir, 'results.json'), 'utf8')) as {
+        run: { id: string; config: { hosts?: unknown[] } };
+      };
+      expect(tried.run.config.hosts).toHaveLength(HOSTS);
+      await clean(tried.run.id);
+    });
+
+    it('mallory doctor --hosts says per host what it has for the system, and exits 0', async () => {
+      const result = await mallory(['doctor', '--system', 'etcd', ...sshFlags()], box);
+      expect(result.code, result.stderr).toBe(0);
+      const lines = result.stdout.trim().split('\n');
+      expect(lines).toHaveLength(HOSTS + 1);
+      hosts.addresses.forEach((address, i) => {
+        expect(lines[i]).toMatch(new RegExp(`^ok +host ${address.replace(/\./g, '\\.')} \\(n${i + 1}\\): `));
+        expect(lines[i]).toContain('iptables');
+        expect(lines[i]).toContain('etcd: etcd Version: 3.4');
+      });
+      expect(lines[HOSTS]).toBe('mallory doctor: every host has what etcd needs');
+    });
+
+    it('mallory doctor --hosts names, in one line, a host that refuses the connection and a host that lacks the command, and exits 2', async () => {
+      const [a, b, c] = hosts.addresses;
+      const refused = await mallory(
+        ['doctor', '--system', 'etcd', ...sshFlags().slice(2), '--hosts', `${a},${b},${c}:2222`],
+        box,
+      );
+      expect(refused.code, refused.stderr).toBe(2);
+      const lines = refused.stdout.trim().split('\n');
+      expect(lines.filter((l) => l.startsWith('ok '))).toHaveLength(2);
+      expect(lines[2]).toBe(
+        `MISSING  host ${c} (n3): connection refused on port 2222: start sshd there, or give the port it listens on (--ssh-port)`,
+      );
+      expect(lines[3]).toBe('mallory doctor: 1 of 3 hosts lack something — see the fixes above');
+
+      // A system whose node command is on the first two hosts only (outside /tmp: every host sees it).
+      const bins = join(keys, 'bins');
+      for (const n of ['n1', 'n2']) {
+        mkdirSync(join(bins, n), { recursive: true });
+        writeFileSync(join(bins, n, 'server'), '#!/bin/sh\nexec sleep 300\n', { mode: 0o755 });
+      }
+      const system = join(keys, 'only-some.mjs');
+      writeFileSync(
+        system,
+        `export default {
+  name: 'only-some', bugs: [], defaultNodes: 3,
+  create: () => ({
+    name: 'only-some', services: ['client'], peerServices: [], crashPatterns: [],
+    doctor: async () => [],
+    launch: (node) => ({ command: ${JSON.stringify(bins)} + '/' + node + '/server', args: [] }),
+    ready: async () => true,
+    client: () => ({ invoke: async () => ({ type: 'ok' }), close: async () => {} }),
+  }),
+};\n`,
+      );
+      const lacking = await mallory(['doctor', '--system', system, ...sshFlags()], box);
+      expect(lacking.code, lacking.stderr).toBe(2);
+      const out = lacking.stdout.trim().split('\n');
+      expect(out[2]).toBe(
+        `MISSING  host ${c} (n3): n3's command ${bins}/n3/server (fix: install it on the host at that path)`,
+      );
+      expect(out.slice(0, 2).every((l) => l.startsWith('ok '))).toBe(true);
+    });
+  },
+);
