@@ -6,6 +6,7 @@ import type { ResourceRegistry } from '../resources.js';
 import { shellLine } from '../runtime/_internals/shell.js';
 import { type SshTarget, SshRuntime } from '../runtime/ssh.js';
 import type { Address, Link, NetworkBackend } from './backend.js';
+import { FixedPorts } from './_internals/fixed-ports.js';
 
 export interface HostsOptions {
   readonly runId: string;
@@ -39,9 +40,12 @@ export class HostsBackend implements NetworkBackend {
   /** Each rule added (as its iptables arguments after -A/-D) → its registry entry. */
   private readonly rules = new Map<string, { node: string; spec: readonly string[]; id: number }>();
   private readonly rootIds = new Map<string, number>();
+  private readonly ports: FixedPorts;
   private closed = false;
 
-  private constructor(private readonly options: HostsOptions) {}
+  private constructor(private readonly options: HostsOptions) {
+    this.ports = new FixedPorts(options.services, (node) => this.address(node));
+  }
 
   /** Connects to every host (at once); a `HostError` names the first that failed. */
   static async connect(options: HostsOptions): Promise<HostsBackend> {
@@ -96,26 +100,16 @@ export class HostsBackend implements NetworkBackend {
     return address;
   }
 
-  private port(service: string): number {
-    const port = this.options.services[service];
-    if (port === undefined) {
-      throw new Error(
-        `unknown service "${service}" (services: ${Object.keys(this.options.services).join(', ')})`,
-      );
-    }
-    return port;
-  }
-
   listen(node: string, service: string): Address {
-    return { host: this.address(node), port: this.port(service) };
+    return this.ports.at(node, service);
   }
 
   dial(_from: string, to: string, service: string): Address {
-    return { host: this.address(to), port: this.port(service) };
+    return this.ports.at(to, service);
   }
 
   clientAddress(node: string, service: string): Address {
-    return { host: this.address(node), port: this.port(service) };
+    return this.ports.at(node, service);
   }
 
   commandPrefix(): readonly string[] {
