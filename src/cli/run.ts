@@ -3,7 +3,12 @@ import { resolve } from 'node:path';
 
 import { type Command, Option } from 'commander';
 
-import { HOST_FAULT_FAMILIES, POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
+import {
+  HOST_DEFAULT_FAULT_FAMILIES,
+  POLICIES,
+  type RunConfig,
+  RunConfigSchema,
+} from '../campaign/config.js';
 import { HOST_KEY_CHECKING } from '../cluster/runtime/_internals/known-hosts.js';
 import { parseHosts } from '../cluster/runtime/hosts-spec.js';
 import type { Reporter } from '../campaign/reporter.js';
@@ -353,7 +358,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       if (flags.hosts !== undefined) {
         // On hosts the defaults are what is done there: the faults done over SSH, no checkpoints.
         if (command.getOptionValueSource('faults') === 'default')
-          flags.faults = HOST_FAULT_FAMILIES.join(',');
+          flags.faults = HOST_DEFAULT_FAULT_FAMILIES.join(',');
         flags.checkpoints ??= '0';
       }
       const config = configFromFlags(flags);

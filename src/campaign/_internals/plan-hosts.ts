@@ -8,17 +8,52 @@ import { ResourceRegistry } from '../../cluster/resources.js';
 import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
 import { HostError, type SshTarget } from '../../cluster/runtime/ssh.js';
 import { UsageError } from '../../core/errors.js';
+import { packetEffects } from '../../core/fault-targets.js';
+import { PacketFamily } from '../../nemesis/families/packet.js';
+import { keepTargets } from '../../nemesis/target-limits.js';
 import type { SystemAdapter } from '../../systems/system.js';
 import { HOST_FAULT_FAMILIES, type RunConfig } from '../config.js';
 
 /** Why each fault family not done on hosts is not. */
 const NOT_ON_HOSTS: Readonly<Record<string, string>> = {
-  packet:
-    'delay, loss and duplication need tc netem or iptables statistic rules on the hosts, not done over SSH yet',
   member: 'membership changes wipe data dirs on the hosts, not done over SSH yet',
   clock: 'clock faults need libfaketime preloaded on the hosts, not done over SSH yet',
   disk: 'disk faults need the FUSE disk layer built and mounted on the hosts, not done over SSH yet',
 };
+
+/**
+ * The packet effects (delay, loss, dup) the run's packet faults may use: the packet family's
+ * values kept as `--faults packet:…` keeps them, the one list a local run draws from too.
+ */
+function packetEffectsOf(config: RunConfig): Set<string> {
+  const values = keepTargets('packet', new PacketFamily().values(), config.faultTargets);
+  return new Set((values['start-packet'] ?? []).flatMap((v) => packetEffects(v)));
+}
+
+/**
+ * Whether `node`'s host can do the run's packet faults: loss needs iptables, delay and duplication
+ * netem (probed on the host). A host that cannot is refused in one line that says how to keep the
+ * packet faults to loss.
+ */
+async function checkPacketHost(hosts: HostsBackend, node: string, config: RunConfig): Promise<void> {
+  const runtime = hosts.runtime(node);
+  const effects = packetEffectsOf(config);
+  if (effects.has('loss') && !(await runtime.isRunnable('iptables'))) {
+    throw new UsageError(
+      'missing-binary',
+      `host ${runtime.host}: packet loss needs iptables there: apt-get install -y iptables on the host, or drop packet from --faults`,
+    );
+  }
+  const needs = ['delay', 'dup'].filter((e) => effects.has(e));
+  if (needs.length === 0) return;
+  const missing = await hosts.netemMissing(node);
+  if (missing === undefined) return;
+  const what = needs.map((e) => (e === 'dup' ? 'duplication' : e)).join(' and ');
+  throw new UsageError(
+    'unsupported-fault',
+    `host ${runtime.host}: --faults packet needs ${what} (tc netem), and ${missing}: load sch_netem there (modprobe sch_netem), or give --faults packet:loss to keep packet faults to loss (iptables statistic rules)`,
+  );
+}
 
 /** The hosts of a run as SSH targets: each host's own fields, else the flags'. */
 export function hostTargets(config: RunConfig): SshTarget[] {
@@ -113,6 +148,7 @@ export async function planHosts(
             `host ${runtime.host}: partitions need iptables there: apt-get install -y iptables on the host, or drop partition from --faults`,
           );
         }
+        if (config.faults.includes('packet')) await checkPacketHost(hosts, node, config);
       }),
     );
   } finally {
