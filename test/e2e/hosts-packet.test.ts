@@ -21,6 +21,20 @@ async function malloryRules(hosts: SshHosts, i: number): Promise<string[]> {
   return rules.split('\n').filter((line) => line.includes('mallory-'));
 }
 
+/** The command lines of a host's processes, read from its namespace. */
+async function processesOn(hosts: SshHosts, i: number): Promise<string[]> {
+  const pids = (await run(['ip', 'netns', 'pids', hosts.namespace(i)])).stdout
+    .split('\n')
+    .filter((p) => p.trim() !== '');
+  return pids.flatMap((pid) => {
+    try {
+      return [readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim()];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** What a host holds besides its sshd: processes (nodes, tcpdump), the run's rules, root qdiscs. */
 async function leftoversOn(hosts: SshHosts, i: number): Promise<string[]> {
   const ns = hosts.namespace(i);
@@ -98,8 +112,9 @@ describe.skipIf(unavailable !== undefined)(
       disposeSandbox(box);
     });
 
-    it('enacts loss as iptables statistic rules on the hosts over SSH, removes them, and leaves nothing on any host', async () => {
+    it("enacts loss as iptables statistic rules on the hosts over SSH, captures each node's traffic there with tcpdump into the run, and leaves nothing on any host", async () => {
       const seen = new Map<number, string>();
+      const capturing = new Set<number>();
       let done = false;
       const running = mallory(
         [
@@ -125,13 +140,18 @@ describe.skipIf(unavailable !== undefined)(
         for (let i = 0; i < HOSTS; i++) {
           const loss = (await malloryRules(hosts, i)).find((r) => r.includes('statistic'));
           if (loss !== undefined) seen.set(i, loss);
+          if ((await processesOn(hosts, i)).some((cmd) => cmd.startsWith('tcpdump '))) capturing.add(i);
         }
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       }
       const result = await running;
       expect(result.stderr).not.toMatch(/Error:/);
       expect(result.code, result.stderr).toBe(0);
-      const summary = JSON.parse(result.stdout) as { runDir: string; status: string };
+      const summary = JSON.parse(result.stdout) as {
+        runDir: string;
+        status: string;
+        metrics: Record<string, number>;
+      };
       expect(summary.status).toBe('complete');
       const history = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8');
       expect(history).toMatch(/"f":"start-packet","value":\{"target":"[a-z]+","lossPct":\d+\}/);
@@ -142,6 +162,13 @@ describe.skipIf(unavailable !== undefined)(
           /^-A INPUT -s 10\.\d+\.\d+\.\d+\/32 -m statistic --mode random --probability 0\.\d+ -m comment --comment mallory-\S+ -j DROP$/,
         );
       }
+      // Each host captured its node's traffic, streamed back over SSH into the run's timeline.
+      expect([...capturing].sort()).toEqual([0, 1, 2]);
+      expect(summary.metrics.net_events).toBeGreaterThan(100);
+      const results = JSON.parse(readFileSync(join(summary.runDir, 'results.json'), 'utf8')) as {
+        coverage: Record<string, number>;
+      };
+      expect(results.coverage.net_events).toBe(summary.metrics.net_events);
       expect(await settledLeftovers(hosts)).toEqual([]);
       expect(existsSync(hostRunDir(summary.runDir))).toBe(false);
     });
@@ -156,7 +183,7 @@ describe.skipIf(unavailable !== undefined)(
       const lines = result.stderr.trim().split('\n');
       expect(lines).toHaveLength(1);
       expect(lines[0]).toMatch(
-        /^mallory: host (10\.\d+\.\d+\.\d+): --faults packet needs delay \(tc netem\), and this host's kernel has no netem qdisc \(tc: .+\): .*give --faults packet:loss/,
+        /^mallory: host (10\.\d+\.\d+\.\d+): packet faults need delay \(tc netem\), and this host's kernel has no netem qdisc \(tc: .+\): .*--faults packet:loss/,
       );
       expect(hosts.addresses).toContain(/host (\S+):/.exec(lines[0])?.[1]);
       expect(existsSync(store)).toBe(false);

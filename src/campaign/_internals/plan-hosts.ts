@@ -13,6 +13,7 @@ import { PacketFamily } from '../../nemesis/families/packet.js';
 import { keepTargets } from '../../nemesis/target-limits.js';
 import type { SystemAdapter } from '../../systems/system.js';
 import { HOST_FAULT_FAMILIES, type RunConfig } from '../config.js';
+import { isLet, readSchedule } from '../schedule-file.js';
 
 /** Why each fault family not done on hosts is not. */
 const NOT_ON_HOSTS: Readonly<Record<string, string>> = {
@@ -23,11 +24,17 @@ const NOT_ON_HOSTS: Readonly<Record<string, string>> = {
 
 /**
  * The packet effects (delay, loss, dup) the run's packet faults may use: the packet family's
- * values kept as `--faults packet:…` keeps them, the one list a local run draws from too.
+ * values kept as `--faults packet:…` keeps them (the one list a local run draws from too), and
+ * those of its schedule files' `start-packet` lines.
  */
-function packetEffectsOf(config: RunConfig): Set<string> {
-  const values = keepTargets('packet', new PacketFamily().values(), config.faultTargets);
-  return new Set((values['start-packet'] ?? []).flatMap((v) => packetEffects(v)));
+function packetEffectsOf(config: RunConfig, nodes: readonly string[]): Set<string> {
+  const values = config.faults.includes('packet')
+    ? (keepTargets('packet', new PacketFamily().values(), config.faultTargets)['start-packet'] ?? [])
+    : [];
+  const lines = (config.schedule ?? [])
+    .flatMap((file) => readSchedule(file, nodes))
+    .flatMap((item) => (!isLet(item) && item.f === 'start-packet' ? [item.value] : []));
+  return new Set([...values, ...lines].flatMap((v) => packetEffects(v)));
 }
 
 /**
@@ -35,9 +42,12 @@ function packetEffectsOf(config: RunConfig): Set<string> {
  * netem (probed on the host). A host that cannot is refused in one line that says how to keep the
  * packet faults to loss.
  */
-async function checkPacketHost(hosts: HostsBackend, node: string, config: RunConfig): Promise<void> {
+async function checkPacketHost(
+  hosts: HostsBackend,
+  node: string,
+  effects: ReadonlySet<string>,
+): Promise<void> {
   const runtime = hosts.runtime(node);
-  const effects = packetEffectsOf(config);
   if (effects.has('loss') && !(await runtime.isRunnable('iptables'))) {
     throw new UsageError(
       'missing-binary',
@@ -51,7 +61,7 @@ async function checkPacketHost(hosts: HostsBackend, node: string, config: RunCon
   const what = needs.map((e) => (e === 'dup' ? 'duplication' : e)).join(' and ');
   throw new UsageError(
     'unsupported-fault',
-    `host ${runtime.host}: --faults packet needs ${what} (tc netem), and ${missing}: load sch_netem there (modprobe sch_netem), or give --faults packet:loss to keep packet faults to loss (iptables statistic rules)`,
+    `host ${runtime.host}: packet faults need ${what} (tc netem), and ${missing}: load sch_netem there (modprobe sch_netem), or keep packet faults to loss with --faults packet:loss (iptables statistic rules)`,
   );
 }
 
@@ -103,6 +113,7 @@ export async function planHosts(
       '--checkpoints/--from-checkpoint: checkpoints of nodes on SSH hosts are not taken yet: give --checkpoints 0',
     );
   }
+  const effects = packetEffectsOf(config, nodes);
   const scratch = mkdtempSync(join(tmpdir(), 'mallory-hosts-check-'));
   const previousState = process.env.MALLORY_STATE_DIR;
   // The check's connections make nothing on the hosts; its registry lives and dies with it.
@@ -148,7 +159,13 @@ export async function planHosts(
             `host ${runtime.host}: partitions need iptables there: apt-get install -y iptables on the host, or drop partition from --faults`,
           );
         }
-        if (config.faults.includes('packet')) await checkPacketHost(hosts, node, config);
+        await checkPacketHost(hosts, node, effects);
+        if (!(await runtime.isRunnable('tcpdump'))) {
+          throw new UsageError(
+            'missing-binary',
+            `host ${runtime.host}: the messages between nodes are captured there with tcpdump: apt-get install -y tcpdump on the host`,
+          );
+        }
       }),
     );
   } finally {

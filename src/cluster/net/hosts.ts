@@ -5,7 +5,7 @@ import type { HostLayout } from '../cluster.js';
 import type { ResourceRegistry } from '../resources.js';
 import { shellLine } from '../runtime/_internals/shell.js';
 import { type SshTarget, SshRuntime } from '../runtime/ssh.js';
-import type { Address, Link, NetworkBackend } from './backend.js';
+import type { Address, HostCaptureTap, Link, NetworkBackend } from './backend.js';
 import { FixedPorts } from './_internals/fixed-ports.js';
 
 export interface HostsOptions {
@@ -123,6 +123,26 @@ export class HostsBackend implements NetworkBackend {
 
   commandPrefix(): readonly string[] {
     return [];
+  }
+
+  /** Each host captures its own node's traffic with the others, on the device it reaches them by. */
+  hostCaptureTap(): HostCaptureTap {
+    const nodes = this.options.nodes;
+    return {
+      nodes,
+      runtime: (node) => this.runtime(node),
+      address: (node) => this.address(node),
+      device: (node) => {
+        const peer = nodes.find((n) => n !== node);
+        return peer === undefined ? Promise.resolve('any') : this.deviceTo(node, peer);
+      },
+      ports: [...new Set(Object.values(this.options.services))],
+      prepare: async (node) => {
+        await this.prepareHost(node);
+        return hostRoot(this.options.runId);
+      },
+      nodeAt: (ip) => nodes.find((n) => this.addresses.get(n) === ip),
+    };
   }
 
   /**

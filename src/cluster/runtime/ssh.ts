@@ -49,6 +49,17 @@ const EXEC_TIMEOUT_MS = 30_000;
 const STREAM_POLL_MS = 100;
 const STREAM_CHUNK_BYTES = 64 * 1024;
 const SIGNAL_EXIT_BASE = 128;
+/** How long `stop` of a streaming command waits for its channel to close after the kill. */
+const STOP_WAIT_MS = 5_000;
+
+/** A long-lived command whose output streams back (`startStreaming`). */
+export interface StreamingProcess {
+  readonly pid: number;
+  /** Resolves when its channel closes (it ended, or the connection went). */
+  readonly ended: Promise<void>;
+  /** Ends its process group on the host and waits for the channel to close. */
+  stop(): Promise<void>;
+}
 
 interface SshProcess extends RuntimeProcess {
   readonly pidFile: string;
@@ -312,6 +323,92 @@ export class SshRuntime implements NodeRuntime {
         }
         // No exit line: the wrapper shell was killed with its group.
         resolveExit(end ?? { code: null, signal: 'SIGKILL' });
+      });
+    });
+  }
+
+  /**
+   * Starts a long-lived command whose stdout is data (e.g. `tcpdump -w -`), streamed back over its
+   * exec channel to `onStdout`; stderr lines go to `onStderr`. It leads its own process group, and
+   * is recorded as a node is: by a pid file named before it runs, then by pid and start time (sent
+   * on stderr first, as stdout is the data). `stop` ends the group and forgets it; until then
+   * cleanup ends it.
+   */
+  async startStreaming(
+    argv: readonly string[],
+    pidFile: string,
+    registry: ResourceRegistry,
+    label: string,
+    onStdout: (chunk: Buffer) => void,
+    onStderr: (text: string) => void,
+  ): Promise<StreamingProcess> {
+    const resourceId = registry.record({
+      kind: 'remote',
+      target: this.target,
+      undo: killGroupScript(pidFile),
+      label: `process group on ${this.host} (${label})`,
+    });
+    const inner =
+      `start=$(cut -d' ' -f22 /proc/$$/stat); echo "$$ $start" > ${shellQuote(pidFile)}; echo "pid $$ $start" >&2; ` +
+      `exec ${shellLine(argv)} </dev/null`;
+    let opened: { stream: ClientChannel; release: () => void };
+    try {
+      opened = await this.channel(this.asRoot(`exec setsid -w sh -c ${shellQuote(inner)}`));
+    } catch (error) {
+      registry.release(resourceId);
+      throw error;
+    }
+    const { stream, release } = opened;
+    let closed = false;
+    const ended = new Promise<void>((resolve) => {
+      stream.on('close', () => {
+        closed = true;
+        release();
+        resolve();
+      });
+    });
+    stream.on('data', onStdout);
+    return new Promise((resolve, reject) => {
+      let err = '';
+      let started = false;
+      stream.stderr.on('data', (d: Buffer) => {
+        const text = d.toString();
+        if (started) {
+          onStderr(text);
+          return;
+        }
+        err += text;
+        const match = /^pid (\d+) (\d+)$/m.exec(err);
+        if (!match) return;
+        started = true;
+        const pid = Number(match[1]);
+        const startTime = match[2];
+        const byPid = registry.record({
+          kind: 'remote',
+          target: this.target,
+          undo: killGroupByPidScript(pid, startTime),
+          label: `process group ${pid} on ${this.host} (${label})`,
+        });
+        registry.forget(resourceId);
+        const rest = err.slice(match.index + match[0].length).replace(/^\n/, '');
+        if (rest !== '') onStderr(rest);
+        resolve({
+          pid,
+          ended,
+          stop: async () => {
+            if (!closed && !this.closed) await this.shell(killGroupByPidScript(pid, startTime));
+            await Promise.race([ended, sleep(STOP_WAIT_MS)]);
+            // Ended, or its connection is gone: the registry's own connection ends it at cleanup.
+            if (closed) registry.forget(byPid);
+          },
+        });
+      });
+      void ended.then(() => {
+        if (started) return;
+        registry.forget(resourceId);
+        reject(
+          new HostError(this.host, `${argv[0]} did not start: ${err.trim() || 'the channel closed first'}`),
+        );
       });
     });
   }
