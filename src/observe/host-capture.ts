@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { HostCaptureTap } from '../cluster/net/backend.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import type { SshRuntime, StreamingProcess } from '../cluster/runtime/ssh.js';
-import { monoNs } from '../core/clock.js';
+import { monoNs, wallClockNs } from '../core/clock.js';
 import type { Event } from '../core/event.js';
 import { type ClockOffset, type ClockSample, clockOffset, toFuzzerNs } from './_internals/clock-offset.js';
 import { PcapParser, type TcpSegment } from './_internals/pcap.js';
@@ -23,24 +23,13 @@ interface HostCapture {
 }
 
 /**
- * Reads `runtime`'s host clock `CLOCK_SAMPLES` times over SSH (`date +%s%N`), each bracketed by the
- * fuzzer's own wall clock, and gives the host's offset from the shortest round trip.
+ * Reads `runtime`'s host clock `CLOCK_SAMPLES` times over SSH (in one shell on one channel), each
+ * bracketed by the fuzzer's own wall clock, and gives the host's offset from the shortest round trip.
  */
 export async function hostClockOffset(runtime: SshRuntime, samples = CLOCK_SAMPLES): Promise<ClockOffset> {
-  const taken: ClockSample[] = [];
-  for (let i = 0; i < samples; i++) {
-    const sentNs = wallNs();
-    const result = await runtime.exec(['date', '+%s%N']);
-    const receivedNs = wallNs();
-    const hostNs = Number(result.stdout.trim());
-    if (result.code === 0 && Number.isFinite(hostNs)) taken.push({ sentNs, hostNs, receivedNs });
-  }
+  const taken: ClockSample[] = await runtime.clockReadings(samples);
   if (taken.length === 0) throw new Error(`host ${runtime.host}: cannot read its clock (date +%s%N)`);
   return clockOffset(taken);
-}
-
-function wallNs(): number {
-  return Date.now() * 1e6;
 }
 
 /**
@@ -118,7 +107,7 @@ async function startOne(
     filter,
   ];
   // pcap stamps the host's wall clock; events carry the fuzzer's monotonic clock.
-  const wallToMonoNs = monoNs() - wallNs();
+  const wallToMonoNs = monoNs() - wallClockNs();
   const parser = new PcapParser();
   let listening!: () => void;
   let stderr = '';

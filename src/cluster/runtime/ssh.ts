@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 
 import { Client, type ClientChannel, type ConnectConfig, type SFTPWrapper } from 'ssh2';
 
-import { sleep } from '../../core/clock.js';
+import { sleep, wallClockNs } from '../../core/clock.js';
 import type { ResourceRegistry } from '../resources.js';
 import { ChannelLimit } from './_internals/channel-limit.js';
 import { type HostKeyChecking, verifyHostKey } from './_internals/known-hosts.js';
@@ -325,6 +325,53 @@ export class SshRuntime implements NodeRuntime {
         resolveExit(end ?? { code: null, signal: 'SIGKILL' });
       });
     });
+  }
+
+  /**
+   * Reads the host's wall clock `count` times in one shell (`read; date +%s%N` in a loop), each
+   * reading bracketed by this machine's wall clock when asked and when answered: the shell is
+   * started once, so a round trip is the channel's, not a process start's.
+   */
+  async clockReadings(
+    count: number,
+  ): Promise<{ readonly sentNs: number; readonly hostNs: number; readonly receivedNs: number }[]> {
+    const { stream, release } = await this.channel(
+      this.asRoot(`i=0; while [ $i -lt ${count} ] && read x; do date +%s%N; i=$((i+1)); done`),
+    );
+    const readings: { sentNs: number; hostNs: number; receivedNs: number }[] = [];
+    try {
+      let buffered = '';
+      let answered: ((line: string) => void) | undefined;
+      stream.on('data', (d: Buffer) => {
+        buffered += d.toString();
+        const end = buffered.indexOf('\n');
+        if (end >= 0 && answered) {
+          const line = buffered.slice(0, end);
+          buffered = buffered.slice(end + 1);
+          answered(line);
+        }
+      });
+      const closed = new Promise<string>((resolve) => {
+        stream.once('close', () => {
+          resolve('');
+        });
+      });
+      for (let i = 0; i < count; i++) {
+        const reply = new Promise<string>((resolve) => (answered = resolve));
+        const sentNs = wallClockNs();
+        stream.write('\n');
+        const line = await Promise.race([reply, closed, sleep(EXEC_TIMEOUT_MS).then(() => '')]);
+        const receivedNs = wallClockNs();
+        const hostNs = Number(line.trim());
+        if (line === '' || !Number.isFinite(hostNs)) break;
+        readings.push({ sentNs, hostNs, receivedNs });
+      }
+    } finally {
+      stream.end();
+      stream.close();
+      release();
+    }
+    return readings;
   }
 
   /**
