@@ -257,7 +257,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .addOption(new Option('--policy <name>', 'fault policy').choices(POLICIES).default('adaptive'))
     .option(
       '--faults <list>',
-      `fault families: ${FAULT_FAMILIES.join(',')}; FAMILY:TARGET keeps a family to some targets (kill:one,kill:minority)`,
+      `fault families: ${FAULT_FAMILIES.join(',')}; FAMILY:TARGET keeps a family to some targets (kill:one,kill:minority; packet:loss keeps packet faults to loss)`,
       DEFAULT_FAULT_FAMILIES.join(','),
     )
     .option('--workload <name|path>', WORKLOAD_HELP, 'register')
