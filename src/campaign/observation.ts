@@ -5,6 +5,7 @@ import type { NetworkBackend } from '../cluster/net/backend.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import type { Event } from '../core/event.js';
 import { PacketCapture } from '../observe/capture.js';
+import { HostPacketCapture } from '../observe/host-capture.js';
 import { type LogEvents, logEventsFor } from '../observe/log-events.js';
 import { parseProbeLine } from '../observe/probe-events.js';
 import { FileTail } from '../observe/tail.js';
@@ -29,6 +30,8 @@ export class Observation {
   private timelineOn = true;
   private readonly listeners = new Set<(event: Event) => void>();
   private capture: PacketCapture | undefined;
+  private hostCapture: HostPacketCapture | undefined;
+  private netEventCount = 0;
 
   constructor(
     private readonly runDir: string,
@@ -61,7 +64,8 @@ export class Observation {
 
   /**
    * Observes the messages between nodes: the events of a network that relays them itself, else
-   * packet capture on its tap (resolves once the capture listens).
+   * packet capture on its tap, or on each host when the nodes are on other hosts (resolves once
+   * the capture listens).
    */
   async watchNetwork(network: NetworkBackend, registry: ResourceRegistry): Promise<void> {
     network.onEvent?.((event) => {
@@ -73,6 +77,17 @@ export class Observation {
         this.ingest(event);
       });
     }
+    const hosts = network.hostCaptureTap?.();
+    if (hosts) {
+      this.hostCapture = await HostPacketCapture.start(hosts, registry, (event) => {
+        this.ingest(event);
+      });
+    }
+  }
+
+  /** Network events (send/recv between nodes) seen so far, from any source. */
+  get netEvents(): number {
+    return this.netEventCount;
   }
 
   /** Calls `listener` with every event as it is ingested; returns the unsubscribe. */
@@ -92,6 +107,7 @@ export class Observation {
   }
 
   ingest(event: Event): void {
+    if (event.source === 'net') this.netEventCount++;
     if (this.timelineOn) this.timeline.ingest(event);
     for (const listener of this.listeners) listener(event);
     if (this.invariantEvents.keep(event) && this.scheduleEvents.length < MAX_SCHEDULE_EVENTS) {
@@ -108,6 +124,7 @@ export class Observation {
 
   async stop(): Promise<void> {
     this.capture?.close();
+    await this.hostCapture?.close();
     await Promise.all(this.tails.map((t) => t.stop(false)));
   }
 }

@@ -3,7 +3,13 @@ import { resolve } from 'node:path';
 
 import { type Command, Option } from 'commander';
 
-import { HOST_FAULT_FAMILIES, POLICIES, type RunConfig, RunConfigSchema } from '../campaign/config.js';
+import {
+  CONTAINER_FAULT_FAMILIES,
+  HOST_DEFAULT_FAULT_FAMILIES,
+  POLICIES,
+  type RunConfig,
+  RunConfigSchema,
+} from '../campaign/config.js';
 import { HOST_KEY_CHECKING } from '../cluster/runtime/_internals/known-hosts.js';
 import { isContainerHosts, parseContainerHosts } from '../cluster/runtime/containers-spec.js';
 import { parseHosts } from '../cluster/runtime/hosts-spec.js';
@@ -262,7 +268,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .addOption(new Option('--policy <name>', 'fault policy').choices(POLICIES).default('adaptive'))
     .option(
       '--faults <list>',
-      `fault families: ${FAULT_FAMILIES.join(',')}; FAMILY:TARGET keeps a family to some targets (kill:one,kill:minority)`,
+      `fault families: ${FAULT_FAMILIES.join(',')}; FAMILY:TARGET keeps a family to some targets (kill:one,kill:minority; packet:loss keeps packet faults to loss)`,
       DEFAULT_FAULT_FAMILIES.join(','),
     )
     .option('--workload <name|path>', WORKLOAD_HELP, 'register')
@@ -367,7 +373,9 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       if (flags.hosts !== undefined) {
         // On hosts the defaults are what is done there: the faults done over SSH, no checkpoints.
         if (command.getOptionValueSource('faults') === 'default')
-          flags.faults = HOST_FAULT_FAMILIES.join(',');
+          flags.faults = (
+            isContainerHosts(flags.hosts) ? CONTAINER_FAULT_FAMILIES : HOST_DEFAULT_FAULT_FAMILIES
+          ).join(',');
         flags.checkpoints ??= '0';
       }
       const config = configFromFlags(flags);

@@ -5,6 +5,11 @@ export function monoNs(): number {
 
 export const NS_PER_MS = 1_000_000;
 
+/** The wall clock in ns since the epoch, finer than `Date.now()` (to the 256 ns a number holds there). */
+export function wallClockNs(): number {
+  return (performance.timeOrigin + performance.now()) * NS_PER_MS;
+}
+
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) {

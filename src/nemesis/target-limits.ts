@@ -5,7 +5,7 @@ import {
   type FaultValue,
   type Target,
 } from '../core/fault.js';
-import type { FaultTargets } from '../core/fault-targets.js';
+import { type FaultTargets, PACKET_EFFECTS, packetEffects } from '../core/fault-targets.js';
 import { majoritySize } from './targets.js';
 
 /** What a fault value aims at: its target or shape (`'one'`, `'halves'`), or undefined (null, nodes). */
@@ -19,7 +19,9 @@ function aimOf(value: FaultValue): string | undefined {
 
 /**
  * The values a family offers, kept to the targets the run chose for it: the faults that inject
- * keep only values aimed at one of them; the family's undoing kind (its last) keeps all.
+ * keep only values aimed at one of them; the family's undoing kind (its last) keeps all. Packet
+ * effects (`packet:loss`) keep the values whose every effect is chosen, and keep every target
+ * unless targets are chosen too.
  */
 export function keepTargets(
   family: FaultFamily,
@@ -30,10 +32,15 @@ export function keepTargets(
   if (kept === undefined) return values;
   const kinds = FAMILY_KINDS[family];
   const undo = kinds[kinds.length - 1];
+  const effects = kept.filter((t) => (PACKET_EFFECTS as readonly string[]).includes(t));
+  const aims = kept.filter((t) => !effects.includes(t));
+  const keeps = (v: FaultValue): boolean =>
+    (aims.length === 0 || aims.includes(aimOf(v) ?? '')) &&
+    packetEffects(v).every((e) => effects.length === 0 || effects.includes(e));
   const out: Partial<Record<FaultKind, readonly FaultValue[]>> = {};
   for (const kind of kinds) {
     const offered = values[kind] ?? [null];
-    out[kind] = kind === undo ? offered : offered.filter((v) => kept.includes(aimOf(v) ?? ''));
+    out[kind] = kind === undo ? offered : offered.filter(keeps);
   }
   return out;
 }

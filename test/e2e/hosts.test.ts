@@ -317,7 +317,7 @@ describe.skipIf(unavailable !== undefined)(
           ['--hosts', `${hosts.addresses[0]},${hosts.addresses[1]},${bad} ssh-private-key=${stranger}`],
           `host ${bad}: the key was rejected for user root`,
         ],
-        [['--faults', 'partition,packet'], '--faults packet: not on SSH hosts (delay, loss and duplication'],
+        [['--faults', 'partition,clock'], '--faults clock: not on SSH hosts (clock faults need libfaketime'],
       ];
       const hostsFile = join(box.store, '..', 'hosts-file');
       mkdirSync(box.store, { recursive: true });

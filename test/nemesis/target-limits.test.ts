@@ -33,6 +33,35 @@ describe('keepTargets', () => {
   });
 });
 
+describe('keepTargets with packet effects', () => {
+  const packets = [
+    { target: 'one' as const, delayMs: 200 },
+    { target: 'one' as const, lossPct: 20 },
+    { target: 'minority' as const, lossPct: 5 },
+    { target: 'all' as const, lossPct: 5, delayMs: 50 },
+    { target: 'all' as const, dupPct: 10 },
+  ];
+  const values = { 'start-packet': packets, 'stop-packet': [null] };
+
+  it('packet:loss keeps the values that only lose packets, at every target', () => {
+    expect(keepTargets('packet', values, { packet: ['loss'] })).toEqual({
+      'start-packet': [packets[1], packets[2]],
+      'stop-packet': [null],
+    });
+  });
+
+  it('effects and targets together keep what matches both', () => {
+    expect(keepTargets('packet', values, { packet: ['loss', 'one'] })['start-packet']).toEqual([packets[1]]);
+    expect(keepTargets('packet', values, { packet: ['loss', 'delay'] })['start-packet']).toEqual([
+      packets[0],
+      packets[1],
+      packets[2],
+      packets[3],
+    ]);
+    expect(keepTargets('packet', values, { packet: ['dup'] })['start-packet']).toEqual([packets[4]]);
+  });
+});
+
 describe('downLimit', () => {
   it('is the largest of the kept targets in nodes, none when the family is not kept', () => {
     expect(downLimit('kill', { kill: ['one'] }, 5)).toBe(1);

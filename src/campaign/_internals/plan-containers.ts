@@ -7,7 +7,7 @@ import { docker, type DockerEndpoint } from '../../cluster/runtime/docker.js';
 import { shellQuote } from '../../cluster/runtime/_internals/shell.js';
 import { UsageError } from '../../core/errors.js';
 import type { SystemAdapter } from '../../systems/system.js';
-import { HOST_FAULT_FAMILIES, type RunConfig } from '../config.js';
+import { CONTAINER_FAULT_FAMILIES, type RunConfig } from '../config.js';
 
 /** The containers of a run: the image and the daemon they are made on. */
 export interface ContainerPlan {
@@ -59,10 +59,10 @@ export async function planContainers(
   const image = config.containers?.image ?? '';
   const where = `--hosts docker:${image}`;
   for (const family of config.faults) {
-    if (!(HOST_FAULT_FAMILIES as readonly string[]).includes(family)) {
+    if (!(CONTAINER_FAULT_FAMILIES as readonly string[]).includes(family)) {
       throw new UsageError(
         'unsupported-fault',
-        `--faults ${family}: not in containers (${NOT_IN_CONTAINERS[family] ?? 'not done yet'}): choose from ${HOST_FAULT_FAMILIES.join(',')}`,
+        `--faults ${family}: not in containers (${NOT_IN_CONTAINERS[family] ?? 'not done yet'}): choose from ${CONTAINER_FAULT_FAMILIES.join(',')}`,
       );
     }
   }

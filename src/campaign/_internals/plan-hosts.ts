@@ -8,16 +8,61 @@ import { ResourceRegistry } from '../../cluster/resources.js';
 import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
 import { HostError, type SshTarget } from '../../cluster/runtime/ssh.js';
 import { UsageError } from '../../core/errors.js';
+import { packetEffects } from '../../core/fault-targets.js';
+import { PacketFamily } from '../../nemesis/families/packet.js';
+import { keepTargets } from '../../nemesis/target-limits.js';
 import type { SystemAdapter } from '../../systems/system.js';
 import { HOST_FAULT_FAMILIES, type RunConfig } from '../config.js';
+import { isLet, readSchedule } from '../schedule-file.js';
 
 /** Why each fault family not done on hosts is not. */
 const NOT_ON_HOSTS: Readonly<Record<string, string>> = {
-  packet:
-    'delay, loss and duplication need tc netem or iptables statistic rules on the hosts, not done over SSH yet',
   clock: 'clock faults need libfaketime preloaded on the hosts, not done over SSH yet',
   disk: 'disk faults need the FUSE disk layer built and mounted on the hosts, not done over SSH yet',
 };
+
+/**
+ * The packet effects (delay, loss, dup) the run's packet faults may use: the packet family's
+ * values kept as `--faults packet:…` keeps them (the one list a local run draws from too), and
+ * those of its schedule files' `start-packet` lines.
+ */
+function packetEffectsOf(config: RunConfig, nodes: readonly string[]): Set<string> {
+  const values = config.faults.includes('packet')
+    ? (keepTargets('packet', new PacketFamily().values(), config.faultTargets)['start-packet'] ?? [])
+    : [];
+  const lines = (config.schedule ?? [])
+    .flatMap((file) => readSchedule(file, nodes))
+    .flatMap((item) => (!isLet(item) && item.f === 'start-packet' ? [item.value] : []));
+  return new Set([...values, ...lines].flatMap((v) => packetEffects(v)));
+}
+
+/**
+ * Whether `node`'s host can do the run's packet faults: loss needs iptables, delay and duplication
+ * netem (probed on the host). A host that cannot is refused in one line that says how to keep the
+ * packet faults to loss.
+ */
+async function checkPacketHost(
+  hosts: HostsBackend,
+  node: string,
+  effects: ReadonlySet<string>,
+): Promise<void> {
+  const runtime = hosts.runtime(node);
+  if (effects.has('loss') && !(await runtime.isRunnable('iptables'))) {
+    throw new UsageError(
+      'missing-binary',
+      `host ${runtime.host}: packet loss needs iptables there: apt-get install -y iptables on the host, or drop packet from --faults`,
+    );
+  }
+  const needs = ['delay', 'dup'].filter((e) => effects.has(e));
+  if (needs.length === 0) return;
+  const missing = await hosts.netemMissing(node);
+  if (missing === undefined) return;
+  const what = needs.map((e) => (e === 'dup' ? 'duplication' : e)).join(' and ');
+  throw new UsageError(
+    'unsupported-fault',
+    `host ${runtime.host}: packet faults need ${what} (tc netem), and ${missing}: load sch_netem there (modprobe sch_netem), or keep packet faults to loss with --faults packet:loss (iptables statistic rules)`,
+  );
+}
 
 /** The hosts of a run as SSH targets: each host's own fields, else the flags'. */
 export function hostTargets(config: RunConfig): SshTarget[] {
@@ -67,6 +112,7 @@ export async function planHosts(
       '--checkpoints/--from-checkpoint: checkpoints of nodes on SSH hosts are not taken yet: give --checkpoints 0',
     );
   }
+  const effects = packetEffectsOf(config, nodes);
   const scratch = mkdtempSync(join(tmpdir(), 'mallory-hosts-check-'));
   const previousState = process.env.MALLORY_STATE_DIR;
   // The check's connections make nothing on the hosts; its registry lives and dies with it.
@@ -111,6 +157,13 @@ export async function planHosts(
           throw new UsageError(
             'missing-binary',
             `host ${runtime.host}: partitions need iptables there: apt-get install -y iptables on the host, or drop partition from --faults`,
+          );
+        }
+        await checkPacketHost(hosts, node, effects);
+        if (!(await runtime.isRunnable('tcpdump'))) {
+          throw new UsageError(
+            'missing-binary',
+            `host ${runtime.host}: the messages between nodes are captured there with tcpdump: apt-get install -y tcpdump on the host`,
           );
         }
       }),

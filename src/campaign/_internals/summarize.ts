@@ -50,6 +50,8 @@ function metrics(plan: RunPlan, state: RunState, parts: RunParts | undefined): R
     fuzzer_peak_rss_mb: Math.round(state.peakRssBytes / 2 ** 20),
     // Events the timeline dropped to stay within its memory bound (a flood from the system).
     events_shed: parts?.observation.timeline.stats.shed ?? 0,
+    // Messages between nodes observed (relayed by the proxies, or captured locally or on hosts).
+    net_events: parts?.observation.netEvents ?? 0,
     ...(plan.diskLayerBinary !== undefined ? { induced_exits: state.inducedExits } : {}),
     ...(state.decisions > 0
       ? { state_arrival_pct: Math.round((1000 * state.decisionsWithState) / state.decisions) / 10 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 
-import { HOST_FAULT_FAMILIES, type RunConfig } from '../../campaign/config.js';
+import { HOST_DEFAULT_FAULT_FAMILIES, type RunConfig } from '../../campaign/config.js';
 import type { ClusterView } from '../../cluster/node-system.js';
 import { HOST_KEY_CHECKING } from '../../cluster/runtime/_internals/known-hosts.js';
 import { HostError, SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
@@ -43,7 +43,7 @@ export function runConfigOfHostFlags(flags: HostFlags, system: string): RunConfi
   return configFromFlags({
     time: '60s',
     policy: 'adaptive',
-    faults: HOST_FAULT_FAMILIES.join(','),
+    faults: HOST_DEFAULT_FAULT_FAMILIES.join(','),
     workload: 'register',
     bug: [],
     network: 'auto',

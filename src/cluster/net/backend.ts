@@ -1,5 +1,6 @@
 import type { Event } from '../../core/event.js';
 import type { PacketParams } from '../../core/fault.js';
+import type { SshRuntime } from '../runtime/ssh.js';
 
 export interface Address {
   readonly host: string;
@@ -37,6 +38,8 @@ export interface NetworkBackend {
   onEvent?(listener: (event: Event) => void): void;
   /** Where packet capture (observe/capture.ts) can watch the traffic between nodes. */
   captureTap?(): CaptureTap;
+  /** Where packet capture runs on each host, when the nodes are on other hosts (observe/host-capture.ts). */
+  hostCaptureTap?(): HostCaptureTap;
   close(): Promise<void>;
 }
 
@@ -47,6 +50,23 @@ export interface CaptureTap {
   readonly iface: string;
   /** Hosts whose traffic is not between nodes (the fuzzer's own clients). */
   readonly exclude: readonly string[];
+  /** The node that has address `ip`, if any. */
+  nodeAt(ip: string): string | undefined;
+}
+
+/** Each node's host, where a capture of that node's traffic with the other nodes can run. */
+export interface HostCaptureTap {
+  readonly nodes: readonly string[];
+  /** The connection to `node`'s host. */
+  runtime(node: string): SshRuntime;
+  /** `node`'s address (its host's). */
+  address(node: string): string;
+  /** The device `node`'s host reaches the other nodes on. */
+  device(node: string): Promise<string>;
+  /** The system's ports: traffic between nodes is to or from one of them. */
+  readonly ports: readonly number[];
+  /** Makes the run's dir on `node`'s host and gives it (pid files go there). */
+  prepare(node: string): Promise<string>;
   /** The node that has address `ip`, if any. */
   nodeAt(ip: string): string | undefined;
 }

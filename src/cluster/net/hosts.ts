@@ -5,7 +5,8 @@ import type { HostLayout } from '../cluster.js';
 import type { ResourceRegistry } from '../resources.js';
 import { shellLine } from '../runtime/_internals/shell.js';
 import { type SshTarget, SshRuntime } from '../runtime/ssh.js';
-import type { Address, Link, NetworkBackend } from './backend.js';
+import type { Address, HostCaptureTap, Link, NetworkBackend } from './backend.js';
+import { FixedPorts } from './_internals/fixed-ports.js';
 
 export interface HostsOptions {
   readonly runId: string;
@@ -20,6 +21,10 @@ export interface HostsOptions {
 /** Files of a node's output dir streamed back besides stdout and stderr. */
 const STREAMED = ['probe.jsonl'] as const;
 
+const PERCENT = 100;
+/** The netem probe's exit status when the host has no `tc` at all. */
+const NO_TC_EXIT = 3;
+
 /** The run's dir on every host. */
 export function hostRoot(runId: string): string {
   return join('/tmp', `mallory-${runId}`);
@@ -29,8 +34,8 @@ export function hostRoot(runId: string): string {
  * Nodes on other hosts, one host per node, reached over SSH (one connection each). Addresses are
  * the hosts' own; a cut link is an iptables rule on the receiving host (`-A INPUT -s <sender> -j
  * DROP`, Jepsen's), recorded in the registry before it is added and removed by exactly the rule it
- * added, so what else is in the host's tables is never touched. Delay, loss and duplication are not
- * done on hosts yet (the run refuses those faults before it starts).
+ * added, so what else is in the host's tables is never touched; loss is the same rule with an
+ * iptables `statistic` match, delay and duplication netem on the sending host (`degrade`).
  */
 export class HostsBackend implements NetworkBackend {
   readonly kind = 'hosts' as const;
@@ -39,9 +44,17 @@ export class HostsBackend implements NetworkBackend {
   /** Each rule added (as its iptables arguments after -A/-D) → its registry entry. */
   private readonly rules = new Map<string, { node: string; spec: readonly string[]; id: number }>();
   private readonly rootIds = new Map<string, number>();
+  /** The root qdiscs this run put on the hosts' devices (delay, duplication). */
+  private readonly qdiscs: { node: string; device: string; id: number }[] = [];
+  private readonly netemProbes = new Map<string, Promise<string | undefined>>();
+  private cuts: readonly Link[] = [];
+  private degraded: { readonly links: readonly Link[]; readonly params: PacketParams } | undefined;
+  private readonly ports: FixedPorts;
   private closed = false;
 
-  private constructor(private readonly options: HostsOptions) {}
+  private constructor(private readonly options: HostsOptions) {
+    this.ports = new FixedPorts(options.services, (node) => this.address(node));
+  }
 
   /** Connects to every host (at once); a `HostError` names the first that failed. */
   static async connect(options: HostsOptions): Promise<HostsBackend> {
@@ -96,38 +109,54 @@ export class HostsBackend implements NetworkBackend {
     return address;
   }
 
-  private port(service: string): number {
-    const port = this.options.services[service];
-    if (port === undefined) {
-      throw new Error(
-        `unknown service "${service}" (services: ${Object.keys(this.options.services).join(', ')})`,
-      );
-    }
-    return port;
-  }
-
   listen(node: string, service: string): Address {
-    return { host: this.address(node), port: this.port(service) };
+    return this.ports.at(node, service);
   }
 
   dial(_from: string, to: string, service: string): Address {
-    return { host: this.address(to), port: this.port(service) };
+    return this.ports.at(to, service);
   }
 
   clientAddress(node: string, service: string): Address {
-    return { host: this.address(node), port: this.port(service) };
+    return this.ports.at(node, service);
   }
 
   commandPrefix(): readonly string[] {
     return [];
   }
 
-  /** The iptables rule (after `-A`/`-D`) that drops what `from` sends to the host it is on. */
-  private dropRule(from: string): readonly string[] {
+  /** Each host captures its own node's traffic with the others, on the device it reaches them by. */
+  hostCaptureTap(): HostCaptureTap {
+    const nodes = this.options.nodes;
+    return {
+      nodes,
+      runtime: (node) => this.runtime(node),
+      address: (node) => this.address(node),
+      device: (node) => {
+        const peer = nodes.find((n) => n !== node);
+        return peer === undefined ? Promise.resolve('any') : this.deviceTo(node, peer);
+      },
+      ports: [...new Set(Object.values(this.options.services))],
+      prepare: async (node) => {
+        await this.prepareHost(node);
+        return hostRoot(this.options.runId);
+      },
+      nodeAt: (ip) => nodes.find((n) => this.addresses.get(n) === ip),
+    };
+  }
+
+  /**
+   * The iptables rule (after `-A`/`-D`) that drops what `from` sends to the host it is on: all of
+   * it, or at random with probability `probability` (loss).
+   */
+  private dropRule(from: string, probability?: number): readonly string[] {
     return [
       'INPUT',
       '-s',
       this.address(from),
+      ...(probability === undefined
+        ? []
+        : ['-m', 'statistic', '--mode', 'random', '--probability', String(probability)]),
       '-m',
       'comment',
       '--comment',
@@ -138,12 +167,73 @@ export class HostsBackend implements NetworkBackend {
   }
 
   async cut(links: readonly Link[]): Promise<void> {
-    const wanted = new Map<string, { node: string; spec: readonly string[] }>();
     for (const [from, to] of links) {
       this.address(from);
       this.address(to);
+    }
+    this.cuts = links;
+    await this.syncRules();
+  }
+
+  /**
+   * Loss is an iptables `statistic` rule on the receiving host, like a cut; delay and duplication
+   * are netem on the sending host (a prio qdisc whose extra band holds netem, the links' targets
+   * filtered into it, so the host's other traffic — the fuzzer's SSH channels — is untouched).
+   * A host without netem cannot delay or duplicate: the run refuses such faults before it starts
+   * (`netemMissing`), and one that reaches here anyway is an error naming the host.
+   */
+  async degrade(links: readonly Link[], params: PacketParams): Promise<void> {
+    for (const [from, to] of links) {
+      this.address(from);
+      this.address(to);
+    }
+    for (const [name, pct] of [
+      ['lossPct', params.lossPct],
+      ['dupPct', params.dupPct],
+    ] as const) {
+      if (pct !== undefined && (pct < 0 || pct > PERCENT))
+        throw new Error(`${name} must be 0–100, got ${pct}`);
+    }
+    if (params.delayMs !== undefined && params.delayMs < 0)
+      throw new Error(`delayMs must be ≥ 0, got ${params.delayMs}`);
+    const netemLinks = (params.delayMs ?? 0) > 0 || (params.dupPct ?? 0) > 0 ? links : [];
+    for (const node of new Set(netemLinks.map(([from]) => from))) {
+      const missing = await this.netemMissing(node);
+      if (missing !== undefined) {
+        throw new Error(`host ${this.runtime(node).host}: delay and duplication need netem: ${missing}`);
+      }
+    }
+    await this.stopNetem();
+    this.degraded = { links, params };
+    await this.syncRules();
+    for (const node of new Set(netemLinks.map(([from]) => from))) {
+      await this.startNetem(
+        node,
+        netemLinks.filter(([from]) => from === node).map(([, to]) => to),
+        params,
+      );
+    }
+  }
+
+  heal(): Promise<void> {
+    this.cuts = [];
+    this.degraded = undefined;
+    return this.syncRules().finally(() => this.stopNetem());
+  }
+
+  /** Makes the hosts' rules those of the current cuts and loss: removes the others, adds the missing. */
+  private async syncRules(): Promise<void> {
+    const wanted = new Map<string, { node: string; spec: readonly string[] }>();
+    for (const [from, to] of this.cuts) {
       const spec = this.dropRule(from);
       wanted.set(`${to} ${spec.join(' ')}`, { node: to, spec });
+    }
+    const loss = (this.degraded?.params.lossPct ?? 0) / PERCENT;
+    if (loss > 0) {
+      for (const [from, to] of this.degraded?.links ?? []) {
+        const spec = this.dropRule(from, loss);
+        wanted.set(`${to} ${spec.join(' ')}`, { node: to, spec });
+      }
     }
     const removals = [...this.rules.entries()].filter(([key]) => !wanted.has(key));
     await Promise.all(
@@ -174,12 +264,105 @@ export class HostsBackend implements NetworkBackend {
     );
   }
 
-  degrade(_links: readonly Link[], _params: PacketParams): Promise<void> {
-    return Promise.reject(new Error('delay, loss and duplication are not done on SSH hosts yet'));
+  /**
+   * Why `node`'s host cannot delay or duplicate packets (no `tc`, or a kernel without the netem
+   * qdisc), or undefined when it can. Tried once per host, in a network namespace of its own that
+   * ends with the command (`unshare --net`), so the probe leaves nothing on the host.
+   */
+  netemMissing(node: string): Promise<string | undefined> {
+    let probe = this.netemProbes.get(node);
+    if (!probe) {
+      const runtime = this.runtime(node);
+      probe = runtime
+        .shell(
+          `command -v tc >/dev/null 2>&1 || { echo 'tc is missing (apt-get install -y iproute2)' >&2; exit ${NO_TC_EXIT}; }; ` +
+            'unshare --net tc qdisc add dev lo root netem delay 1ms',
+        )
+        .then((result) =>
+          result.code === 0
+            ? undefined
+            : result.code === NO_TC_EXIT
+              ? result.stderr.trim()
+              : `this host's kernel has no netem qdisc (tc: ${result.stderr.trim().replace(/\.$/, '') || `exit ${result.code}`})`,
+        );
+      this.netemProbes.set(node, probe);
+    }
+    return probe;
   }
 
-  heal(): Promise<void> {
-    return this.cut([]);
+  /** The device `node`'s host sends to `peer` on (`ip route get`). */
+  private async deviceTo(node: string, peer: string): Promise<string> {
+    const runtime = this.runtime(node);
+    const result = await runtime.exec(['ip', '-o', 'route', 'get', this.address(peer)]);
+    const device = / dev (\S+)/.exec(result.stdout)?.[1];
+    if (result.code !== 0 || device === undefined) {
+      throw new Error(
+        `host ${runtime.host}: no route to ${this.address(peer)}: ${result.stderr.trim() || result.stdout.trim()}`,
+      );
+    }
+    return device;
+  }
+
+  private async startNetem(node: string, peers: readonly string[], params: PacketParams): Promise<void> {
+    const runtime = this.runtime(node);
+    const netem = [
+      ...((params.delayMs ?? 0) > 0 ? ['delay', `${params.delayMs}ms`] : []),
+      ...((params.dupPct ?? 0) > 0 ? ['duplicate', `${params.dupPct}%`] : []),
+    ];
+    const byDevice = new Map<string, string[]>();
+    for (const peer of peers) {
+      const device = await this.deviceTo(node, peer);
+      byDevice.set(device, [...(byDevice.get(device) ?? []), this.address(peer)]);
+    }
+    for (const [device, addresses] of byDevice) {
+      const id = this.options.registry.record({
+        kind: 'remote',
+        target: runtime.target,
+        undo: shellLine(['tc', 'qdisc', 'del', 'dev', device, 'root']),
+        label: `netem on ${runtime.host} ${device}`,
+      });
+      this.qdiscs.push({ node, device, id });
+      const commands: string[][] = [
+        ['tc', 'qdisc', 'replace', 'dev', device, 'root', 'handle', '1:', 'prio', 'bands', '4'],
+        ['tc', 'qdisc', 'add', 'dev', device, 'parent', '1:4', 'handle', '40:', 'netem', ...netem],
+        ...addresses.map((address) => [
+          'tc',
+          'filter',
+          'add',
+          'dev',
+          device,
+          'parent',
+          '1:',
+          'protocol',
+          'ip',
+          'prio',
+          '1',
+          'u32',
+          'match',
+          'ip',
+          'dst',
+          `${address}/32`,
+          'flowid',
+          '1:4',
+        ]),
+      ];
+      for (const argv of commands) {
+        const result = await runtime.exec(argv);
+        if (result.code !== 0) {
+          throw new Error(`host ${runtime.host}: ${argv.join(' ')} failed: ${result.stderr.trim()}`);
+        }
+      }
+    }
+  }
+
+  private async stopNetem(): Promise<void> {
+    const qdiscs = this.qdiscs.splice(0);
+    await Promise.all(
+      qdiscs.map(async ({ node, device, id }) => {
+        await this.runtime(node).exec(['tc', 'qdisc', 'del', 'dev', device, 'root']);
+        this.options.registry.forget(id);
+      }),
+    );
   }
 
   /** The rules this run added, as `host: spec` lines (for tests and cleanup reports). */

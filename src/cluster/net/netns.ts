@@ -6,6 +6,7 @@ import { processStartTime, type ResourceRegistry } from '../resources.js';
 import type { Address, CaptureTap, Link, NetworkBackend } from './backend.js';
 import { DELAY_PROXY_GID, DELAY_PROXY_SCRIPT, type DelayProxyConfig } from './_internals/delay-proxy.js';
 import { mustRun, run } from './_internals/exec.js';
+import { FixedPorts } from './_internals/fixed-ports.js';
 import { RulesLoader } from './_internals/rules-loader.js';
 import { chooseSubnet, prefixesIn, type Subnet24 } from './_internals/subnet.js';
 
@@ -90,6 +91,7 @@ export class NetnsBackend implements NetworkBackend {
   private readonly loaders = new Map<string, RulesLoader>();
   private readonly proxies = new Map<string, Proxy>();
   private readonly netemNodes = new Set<string>();
+  private readonly ports: FixedPorts;
   private cuts: readonly Link[] = [];
   private degraded: { readonly links: readonly Link[]; readonly params: PacketParams } | undefined;
   private closed = false;
@@ -105,6 +107,7 @@ export class NetnsBackend implements NetworkBackend {
     this.subnet = net.cidr;
     this.hubNamespace = `${prefix}hub`;
     this.clientHost = `${net.base}.${ROOT_HOST_OCTET}`;
+    this.ports = new FixedPorts(options.services, (node) => this.nodeIp(node));
     options.nodes.forEach((node, i) => {
       const ip = `${net.base}.${hostOctet(i)}`;
       this.nodeIps.set(node, ip);
@@ -265,25 +268,19 @@ export class NetnsBackend implements NetworkBackend {
   }
 
   private port(service: string): number {
-    const port = this.options.services[service];
-    if (port === undefined) {
-      throw new Error(
-        `unknown service "${service}" (services: ${Object.keys(this.options.services).join(', ')})`,
-      );
-    }
-    return port;
+    return this.ports.port(service);
   }
 
   listen(node: string, service: string): Address {
-    return { host: this.nodeIp(node), port: this.port(service) };
+    return this.ports.at(node, service);
   }
 
   dial(_from: string, to: string, service: string): Address {
-    return { host: this.nodeIp(to), port: this.port(service) };
+    return this.ports.at(to, service);
   }
 
   clientAddress(node: string, service: string): Address {
-    return { host: this.nodeIp(node), port: this.port(service) };
+    return this.ports.at(node, service);
   }
 
   commandPrefix(node: string): readonly string[] {

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 
 import { Client, type ClientChannel, type ConnectConfig, type SFTPWrapper } from 'ssh2';
 
-import { sleep } from '../../core/clock.js';
+import { sleep, wallClockNs } from '../../core/clock.js';
 import type { ResourceRegistry } from '../resources.js';
 import { ChannelLimit } from './_internals/channel-limit.js';
 import { type HostKeyChecking, verifyHostKey } from './_internals/known-hosts.js';
@@ -56,6 +56,17 @@ const READY_TIMEOUT_MS = 10_000;
 const EXEC_TIMEOUT_MS = 30_000;
 const STREAM_POLL_MS = 100;
 const STREAM_CHUNK_BYTES = 64 * 1024;
+/** How long `stop` of a streaming command waits for its channel to close after the kill. */
+const STOP_WAIT_MS = 5_000;
+
+/** A long-lived command whose output streams back (`startStreaming`). */
+export interface StreamingProcess {
+  readonly pid: number;
+  /** Resolves when its channel closes (it ended, or the connection went). */
+  readonly ended: Promise<void>;
+  /** Ends its process group on the host and waits for the channel to close. */
+  stop(): Promise<void>;
+}
 
 interface SshProcess extends RuntimeProcess {
   readonly pidFile: string;
@@ -318,6 +329,139 @@ export class SshRuntime implements NodeRuntime {
           return;
         }
         resolveExit(said.ending());
+      });
+    });
+  }
+
+  /**
+   * Reads the host's wall clock `count` times in one shell (`read; date +%s%N` in a loop), each
+   * reading bracketed by this machine's wall clock when asked and when answered: the shell is
+   * started once, so a round trip is the channel's, not a process start's.
+   */
+  async clockReadings(
+    count: number,
+  ): Promise<{ readonly sentNs: number; readonly hostNs: number; readonly receivedNs: number }[]> {
+    const { stream, release } = await this.channel(
+      this.asRoot(`i=0; while [ $i -lt ${count} ] && read x; do date +%s%N; i=$((i+1)); done`),
+    );
+    const readings: { sentNs: number; hostNs: number; receivedNs: number }[] = [];
+    try {
+      let buffered = '';
+      let answered: ((line: string) => void) | undefined;
+      stream.on('data', (d: Buffer) => {
+        buffered += d.toString();
+        const end = buffered.indexOf('\n');
+        if (end >= 0 && answered) {
+          const line = buffered.slice(0, end);
+          buffered = buffered.slice(end + 1);
+          answered(line);
+        }
+      });
+      const closed = new Promise<string>((resolve) => {
+        stream.once('close', () => {
+          resolve('');
+        });
+      });
+      for (let i = 0; i < count; i++) {
+        const reply = new Promise<string>((resolve) => (answered = resolve));
+        const sentNs = wallClockNs();
+        stream.write('\n');
+        const line = await Promise.race([reply, closed, sleep(EXEC_TIMEOUT_MS).then(() => '')]);
+        const receivedNs = wallClockNs();
+        const hostNs = Number(line.trim());
+        if (line === '' || !Number.isFinite(hostNs)) break;
+        readings.push({ sentNs, hostNs, receivedNs });
+      }
+    } finally {
+      stream.end();
+      stream.close();
+      release();
+    }
+    return readings;
+  }
+
+  /**
+   * Starts a long-lived command whose stdout is data (e.g. `tcpdump -w -`), streamed back over its
+   * exec channel to `onStdout`; stderr lines go to `onStderr`. It leads its own process group, and
+   * is recorded as a node is: by a pid file named before it runs, then by pid and start time (sent
+   * on stderr first, as stdout is the data). `stop` ends the group and forgets it; until then
+   * cleanup ends it.
+   */
+  async startStreaming(
+    argv: readonly string[],
+    pidFile: string,
+    registry: ResourceRegistry,
+    label: string,
+    onStdout: (chunk: Buffer) => void,
+    onStderr: (text: string) => void,
+  ): Promise<StreamingProcess> {
+    const resourceId = registry.record({
+      kind: 'remote',
+      target: this.target,
+      undo: killGroupScript(pidFile),
+      label: `process group on ${this.host} (${label})`,
+    });
+    const inner =
+      `start=$(cut -d' ' -f22 /proc/$$/stat); echo "$$ $start" > ${shellQuote(pidFile)}; echo "pid $$ $start" >&2; ` +
+      `exec ${shellLine(argv)} </dev/null`;
+    let opened: { stream: ClientChannel; release: () => void };
+    try {
+      opened = await this.channel(this.asRoot(`exec setsid -w sh -c ${shellQuote(inner)}`));
+    } catch (error) {
+      registry.release(resourceId);
+      throw error;
+    }
+    const { stream, release } = opened;
+    let closed = false;
+    const ended = new Promise<void>((resolve) => {
+      stream.on('close', () => {
+        closed = true;
+        release();
+        resolve();
+      });
+    });
+    stream.on('data', onStdout);
+    return new Promise((resolve, reject) => {
+      let err = '';
+      let started = false;
+      stream.stderr.on('data', (d: Buffer) => {
+        const text = d.toString();
+        if (started) {
+          onStderr(text);
+          return;
+        }
+        err += text;
+        const match = /^pid (\d+) (\d+)$/m.exec(err);
+        if (!match) return;
+        started = true;
+        const pid = Number(match[1]);
+        const startTime = match[2];
+        const byPid = registry.record({
+          kind: 'remote',
+          target: this.target,
+          undo: killGroupByPidScript(pid, startTime),
+          label: `process group ${pid} on ${this.host} (${label})`,
+        });
+        registry.forget(resourceId);
+        const rest = err.slice(match.index + match[0].length).replace(/^\n/, '');
+        if (rest !== '') onStderr(rest);
+        resolve({
+          pid,
+          ended,
+          stop: async () => {
+            if (!closed && !this.closed) await this.shell(killGroupByPidScript(pid, startTime));
+            await Promise.race([ended, sleep(STOP_WAIT_MS)]);
+            // Ended, or its connection is gone: the registry's own connection ends it at cleanup.
+            if (closed) registry.forget(byPid);
+          },
+        });
+      });
+      void ended.then(() => {
+        if (started) return;
+        registry.forget(resourceId);
+        reject(
+          new HostError(this.host, `${argv[0]} did not start: ${err.trim() || 'the channel closed first'}`),
+        );
       });
     });
   }

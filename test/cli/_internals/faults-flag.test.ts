@@ -38,6 +38,16 @@ describe('--faults FAMILY:TARGET', () => {
     expect(configFromFlags({ ...BASE, faults: 'kill' }).faultTargets).toEqual({});
   });
 
+  it('keeps packet faults to effects (packet:loss), and names the effects among the valid ones', () => {
+    expect(parseFaultsFlag('partition,packet:loss')).toEqual({
+      faults: ['partition', 'packet'],
+      faultTargets: { packet: ['loss'] },
+    });
+    expect(() => parseFaultsFlag('packet:jitter')).toThrow(
+      '--faults: unknown target "packet:jitter": packet takes packet:one, packet:minority, packet:majority, packet:all, packet:leader, packet:delay, packet:loss, packet:dup',
+    );
+  });
+
   it('refuses an unknown target in one line that lists the valid ones', () => {
     expect(() => parseFaultsFlag('kill:most')).toThrow(
       '--faults: unknown target "kill:most": kill takes kill:one, kill:minority, kill:majority, kill:all, kill:leader',
