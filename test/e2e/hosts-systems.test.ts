@@ -96,6 +96,23 @@ describe.skipIf(unavailable !== '')(
       rmSync(keys, { recursive: true, force: true });
     });
 
+    /** A schedule file that enacts a partition, a kill, a pause and a member removal and addition. */
+    function etcdSchedule(): string {
+      const file = join(box.store, '..', 'etcd-hosts.jsonl');
+      const lines = [
+        { atMs: 200, f: 'start-partition', value: 'halves' },
+        { atMs: 900, f: 'stop-partition' },
+        { atMs: 1200, f: 'kill', nodes: ['n3'] },
+        { atMs: 2000, f: 'start', nodes: ['n3'] },
+        { atMs: 2600, f: 'pause', nodes: ['n2'] },
+        { atMs: 3000, f: 'resume', nodes: ['n2'] },
+        { atMs: 3600, f: 'member-remove', nodes: ['n3'] },
+        { atMs: 4600, f: 'member-add', nodes: ['n3'] },
+      ];
+      writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+      return file;
+    }
+
     it('runs an etcd campaign with partitions, kills, pauses and membership changes enacted over SSH to a valid verdict, leaving nothing on any host', async () => {
       const result = await mallory(
         [
@@ -105,12 +122,15 @@ describe.skipIf(unavailable !== '')(
           ...sshFlags(),
           '--faults',
           'partition,kill,pause,member',
-          '--time',
-          '30s',
+          // Each family once, in a fixed schedule (a policy's choices vary with timing).
+          '--schedule',
+          etcdSchedule(),
           '--steps',
-          '4',
+          '6',
           '--step',
           '1s',
+          '--time',
+          '60s',
           '--seed',
           '11',
           '--store',

@@ -36,8 +36,9 @@ async function leftoversOn(hosts: SshHosts, i: number): Promise<string[]> {
 /** The ids of the runs under `store` (each run's `run.db`), the fuzzer's own included when it was killed. */
 function runIds(store: string): string[] {
   if (!existsSync(store)) return [];
-  return readdirSync(store, { recursive: true, encoding: 'utf8' })
-    .filter((f) => f.endsWith('run.db'))
+  const ids = readdirSync(store, { recursive: true, encoding: 'utf8' })
+    // `latest` links to a run listed already.
+    .filter((f) => f.endsWith('run.db') && !f.split('/').includes('latest'))
     .flatMap((f) => {
       const db = new Database(join(store, f), { readonly: true });
       try {
@@ -46,6 +47,7 @@ function runIds(store: string): string[] {
         db.close();
       }
     });
+  return [...new Set(ids)];
 }
 
 /**
@@ -86,6 +88,8 @@ describe.skipIf(unavailable !== undefined)(
     });
 
     afterAll(async () => {
+      // What a failed test's run left (its nodes on the hosts), before the hosts go.
+      await mallory(['cleanup'], box);
       await hosts.close();
       registry.releaseAll();
       disposeSandbox(box);
