@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,7 +87,10 @@ describe.skipIf(unavailable !== undefined)(
       hosts = await makeSshHosts(HOSTS, join(box.store, '..', 'keys'), registry, `e2ehosts${process.pid}`);
     });
 
+    /** The fuzzers the tests started themselves: a failed test's is ended here. */
+    const children: ChildProcess[] = [];
     afterAll(async () => {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       // What a failed test's run left (its nodes on the hosts), before the hosts go.
       await mallory(['cleanup'], box);
       await hosts.close();
@@ -229,6 +232,7 @@ describe.skipIf(unavailable !== undefined)(
         ],
         { env: box.env, cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
       );
+      children.push(child);
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const exited = new Promise<void>((resolve) =>
@@ -286,6 +290,7 @@ describe.skipIf(unavailable !== undefined)(
         ],
         { env: box.env, cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
       );
+      children.push(child);
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const exited = new Promise<number | null>((resolve) =>
