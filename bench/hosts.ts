@@ -2,12 +2,13 @@
  * kvraft on SSH hosts against the same system in local network namespaces, side by side: three
  * hosts made on this machine (network namespaces, each running Debian's sshd; the fuzzer reaches
  * them only over SSH), the same seed, faults and time on both. Prints per run the client ops per
- * second, the probe events per second that reached the fuzzer, the faults enacted and the states
- * seen; then a kvraft bug switch found by a policy campaign on the hosts and its schedule replayed
+ * second, the probe events and the captured messages (pcap) per second that reached the fuzzer,
+ * the faults enacted and the states seen; then a kvraft bug switch found by a policy campaign on the hosts and its schedule replayed
  * `repeat` times there. Needs root and `openssh-server`, and `npm run build`. Event-to-fault
  * latency over SSH: `npx tsx bench/trigger-latency.ts 30 netns,hosts`.
  *
- * `npx tsx bench/hosts.ts [time=60s] [seed=7] [bug=ack-before-commit|none] [repeat=10] [bug-time=10m]`
+ * `npx tsx bench/hosts.ts [time=60s] [seed=7] [bug=ack-before-commit|none] [repeat=10] [bug-time=10m] [system=kvraft] [faults=partition,kill,pause]`
+ * (a bug switch is kvraft's; with another system give `none`).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -25,7 +26,8 @@ const SEED = process.argv[3] ?? '7';
 const BUG = process.argv[4] ?? 'ack-before-commit';
 const REPEAT = process.argv[5] ?? '10';
 const BUG_TIME = process.argv[6] ?? '10m';
-const FAULTS = 'partition,kill,pause';
+const SYSTEM = process.argv[7] ?? 'kvraft';
+const FAULTS = process.argv[8] ?? 'partition,kill,pause';
 
 interface Summary {
   readonly runDir: string;
@@ -77,7 +79,8 @@ function row(name: string, s: Summary): string {
   const states = Object.entries(s.metrics).find(([k]) => k.startsWith('states_'))?.[1] ?? 0;
   return (
     `  ${name.padEnd(22)} ${seconds.toFixed(1).padStart(6)} s  ${(ops / seconds).toFixed(0).padStart(6)} ops/s` +
-    `  ${(s.ops.ok / seconds).toFixed(0).padStart(6)} ok/s  ${(probeEvents(s.runDir) / seconds).toFixed(0).padStart(6)} events/s` +
+    `  ${(s.ops.ok / seconds).toFixed(0).padStart(6)} ok/s  ${(probeEvents(s.runDir) / seconds).toFixed(0).padStart(6)} probe events/s` +
+    `  ${((s.metrics.net_events ?? 0) / seconds).toFixed(0).padStart(6)} captured/s` +
     `  ${String(s.faults).padStart(4)} faults  ${String(states).padStart(4)} states  valid ${String(s.verdict.valid)}`
   );
 }
@@ -109,14 +112,14 @@ try {
     '--known-hosts',
     hosts.knownHosts,
   ];
-  const common = ['run', '--system', 'kvraft', '--faults', FAULTS, '--seed', SEED, '--time', TIME];
+  const common = ['run', '--system', SYSTEM, '--faults', FAULTS, '--seed', SEED, '--time', TIME];
   const store = join(root, 'store');
   const local = mallory(
     [...common, '--network', 'netns', '--checkpoints', '0', '--store', store],
     env,
   ) as Summary;
   const remote = mallory([...common, ...ssh, '--store', store], env) as Summary;
-  process.stdout.write(`\nkvraft, 3 nodes, --faults ${FAULTS}, seed ${SEED}, --time ${TIME}\n`);
+  process.stdout.write(`\n${SYSTEM}, 3 nodes, --faults ${FAULTS}, seed ${SEED}, --time ${TIME}\n`);
   process.stdout.write(`${row('local (namespaces)', local)}\n${row('SSH hosts', remote)}\n`);
 
   if (BUG !== 'none') {
