@@ -176,3 +176,37 @@ export async function makeSshHosts(
     throw error;
   }
 }
+
+/**
+ * What host i holds besides its sshd: processes (nodes, tcpdump, a session's shells), the runs'
+ * iptables rules (their `mallory-` comment), netem or prio qdiscs, and with `files` (hosts with
+ * their own /tmp, empty when they start) anything under its /tmp.
+ */
+export async function hostLeftovers(
+  hosts: SshHosts,
+  i: number,
+  options: { readonly files?: boolean } = {},
+): Promise<string[]> {
+  const found: string[] = [];
+  const pids = (await run(['ip', 'netns', 'pids', hosts.namespace(i)])).stdout
+    .split('\n')
+    .filter((p) => p.trim() !== '');
+  for (const pid of pids) {
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+    } catch {
+      continue;
+    }
+    if (!cmd.startsWith(SSHD) && !cmd.startsWith('sshd')) found.push(`process ${pid}: ${cmd}`);
+  }
+  const rules = (await hosts.inHost(i, ['iptables', '-S', 'INPUT'])).stdout;
+  for (const line of rules.split('\n')) if (line.includes('mallory-')) found.push(`rule: ${line}`);
+  const qdiscs = (await hosts.inHost(i, ['tc', 'qdisc', 'show'])).stdout;
+  for (const line of qdiscs.split('\n')) if (/netem|prio/.test(line)) found.push(`qdisc: ${line}`);
+  if (options.files === true) {
+    const files = (await hosts.inHost(i, ['find', '/tmp', '-mindepth', '1', '-maxdepth', '1'])).stdout;
+    for (const line of files.split('\n')) if (line.trim() !== '') found.push(`file: ${line}`);
+  }
+  return found;
+}

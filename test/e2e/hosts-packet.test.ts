@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { run } from '../../src/cluster/net/_internals/exec.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
-import { makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { hostLeftovers, makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
 import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
 
 const unavailable = sshHostsUnavailable();
@@ -35,25 +35,8 @@ async function processesOn(hosts: SshHosts, i: number): Promise<string[]> {
   });
 }
 
-/** What a host holds besides its sshd: processes (nodes, tcpdump), the run's rules, root qdiscs. */
-async function leftoversOn(hosts: SshHosts, i: number): Promise<string[]> {
-  const ns = hosts.namespace(i);
-  const found: string[] = [];
-  const pids = (await run(['ip', 'netns', 'pids', ns])).stdout.split('\n').filter((p) => p.trim() !== '');
-  for (const pid of pids) {
-    let cmd = '';
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
-    } catch {
-      continue;
-    }
-    if (!cmd.startsWith('/usr/sbin/sshd') && !cmd.startsWith('sshd')) found.push(`process ${pid}: ${cmd}`);
-  }
-  for (const rule of await malloryRules(hosts, i)) found.push(`rule: ${rule}`);
-  const qdiscs = (await run(['ip', 'netns', 'exec', ns, 'tc', 'qdisc', 'show'])).stdout;
-  for (const line of qdiscs.split('\n')) if (/netem|prio/.test(line)) found.push(`qdisc: ${line}`);
-  return found;
-}
+/** What host i holds besides its sshd. */
+const leftoversOn = (hosts: SshHosts, i: number): Promise<string[]> => hostLeftovers(hosts, i);
 
 /**
  * What is left on the hosts once `leftoversOn` says nothing, or after `LEFTOVER_WAIT_MS`: an SSH

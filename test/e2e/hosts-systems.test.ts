@@ -4,9 +4,8 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { run } from '../../src/cluster/net/_internals/exec.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
-import { makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { hostLeftovers, makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
 import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
 
 const HOSTS = 3;
@@ -17,30 +16,9 @@ const unavailable =
     .map((b) => `${b} is missing`)
     .join(', ');
 
-/**
- * What a host holds that is not its sshd: processes, the run's iptables rules, and anything under
- * its own /tmp (each host has its own, empty when it starts).
- */
-async function leftoversOn(hosts: SshHosts, i: number): Promise<string[]> {
-  const found: string[] = [];
-  const pids = (await run(['ip', 'netns', 'pids', hosts.namespace(i)])).stdout
-    .split('\n')
-    .filter((p) => p.trim() !== '');
-  for (const pid of pids) {
-    let cmd = '';
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
-    } catch {
-      continue;
-    }
-    if (!cmd.startsWith('/usr/sbin/sshd') && !cmd.startsWith('sshd')) found.push(`process ${pid}: ${cmd}`);
-  }
-  const rules = (await hosts.inHost(i, ['iptables', '-S', 'INPUT'])).stdout;
-  for (const line of rules.split('\n')) if (line.includes('mallory-')) found.push(`rule: ${line}`);
-  const files = (await hosts.inHost(i, ['find', '/tmp', '-mindepth', '1', '-maxdepth', '1'])).stdout;
-  for (const line of files.split('\n')) if (line.trim() !== '') found.push(`file: ${line}`);
-  return found;
-}
+/** What host i holds besides its sshd, anything under its own /tmp included. */
+const leftoversOn = (hosts: SshHosts, i: number): Promise<string[]> =>
+  hostLeftovers(hosts, i, { files: true });
 
 /** The run's id and dir from `mallory run --json`'s summary and the run's results. */
 function runOf(stdout: string): { id: string; dir: string; valid: boolean | 'unknown' } {

@@ -8,30 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { run } from '../../src/cluster/net/_internals/exec.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
-import { makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { hostLeftovers, makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
 import { BIN, disposeSandbox, mallory, REPO, type Sandbox, sandbox } from './helpers.js';
 
 const unavailable = sshHostsUnavailable();
 const HOSTS = 3;
 
-/** What a host holds that is not its sshd: processes, the run's iptables rules. */
-async function leftoversOn(hosts: SshHosts, i: number): Promise<string[]> {
-  const ns = hosts.namespace(i);
-  const found: string[] = [];
-  const pids = (await run(['ip', 'netns', 'pids', ns])).stdout.split('\n').filter((p) => p.trim() !== '');
-  for (const pid of pids) {
-    let cmd = '';
-    try {
-      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
-    } catch {
-      continue;
-    }
-    if (!cmd.startsWith('/usr/sbin/sshd') && !cmd.startsWith('sshd')) found.push(`process ${pid}: ${cmd}`);
-  }
-  const rules = (await run(['ip', 'netns', 'exec', ns, 'iptables', '-S', 'INPUT'])).stdout;
-  for (const line of rules.split('\n')) if (line.includes('mallory-')) found.push(`rule: ${line}`);
-  return found;
-}
+/** What host i holds besides its sshd. */
+const leftoversOn = (hosts: SshHosts, i: number): Promise<string[]> => hostLeftovers(hosts, i);
 
 /** The ids of the runs under `store` (each run's `run.db`), the fuzzer's own included when it was killed. */
 function runIds(store: string): string[] {
