@@ -172,7 +172,7 @@ describe.skipIf(unavailable !== '')(
       expect(log).toContain(`+slave slave ${hosts.addresses[1]}:6379`);
       await clean(run.id);
     });
-    it("finds redis's lost writes on the hosts (the primary cut off from its replicas) and replays the bug there from the run's config", async () => {
+    it("finds redis's lost writes on the hosts (the primary cut off from its replicas) and replays the bug there from its record (no host flags)", async () => {
       const schedule = join(keys, 'isolate.jsonl');
       writeFileSync(
         schedule,
@@ -210,7 +210,7 @@ describe.skipIf(unavailable !== '')(
       expect(readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8')).toContain('lost-elements');
       await clean(run.id);
 
-      // No host flags: the hosts come from the run's config.
+      // No host flags: the hosts come from the bug's record (its schedule header).
       const replay = await mallory(['replay', bugDir, '--repeat', '1', '--store', box.store, '--json'], box);
       expect(replay.stderr).toContain(`on hosts: ${hosts.addresses.join(', ')}`);
       expect(replay.code, replay.stderr).toBe(1);
