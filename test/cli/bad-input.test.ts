@@ -59,6 +59,9 @@ describe('a schedule is validated whole before the cluster starts', () => {
   ];
   it.each(cases)('%s', async (line, problem) => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mallory-schedule-'));
+    onTestFinished(() => {
+      rmSync(dir, { recursive: true, force: true });
+    });
     const file = path.join(dir, 'schedule.jsonl');
     // The bad line comes after a good one: the run must refuse before it starts, not when it gets there.
     writeFileSync(file, `{"atMs": 0, "f": "kill", "value": "one"}\n${line}\n`);
