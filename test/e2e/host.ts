@@ -196,8 +196,12 @@ function environOf(pid: string): string {
 
 /** Host network state that no run may remove (another run's own names come and go with it). */
 const KEPT_KINDS = new Set(['links', 'routes', 'iptables']);
-/** What any Mallory run's resources look like, whoever made them. */
-const ANY_RUN = /mallory-|mlr[0-9a-f]{6}|metric 4242/;
+/**
+ * What any Mallory run's resources look like, whoever made them; a containers run's docker
+ * network is a bridge `br-<id>` with the containers' `veth…` links (the tests' dockerd makes no
+ * other: it runs with `--bridge=none`).
+ */
+const ANY_RUN = /mallory-|mlr[0-9a-f]{6}|metric 4242|\bbr-[0-9a-f]{12}\b|^veth[0-9a-f]{7}$/;
 
 /**
  * What the sandbox's runs left on the host since `before`: new processes, namespaces, links,
