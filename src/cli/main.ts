@@ -38,6 +38,27 @@ async function main(argv: readonly string[]): Promise<number> {
   return status;
 }
 
+/**
+ * An error nothing caught, thrown where no campaign guards the process (before a run, after it,
+ * in any other command): an internal error, exit 2 — never Node's own exit 1, which says "found a
+ * bug". While a campaign runs, its guard (campaign-guard.ts) has its own listener and decides.
+ */
+function lastResort(event: 'uncaughtException' | 'unhandledRejection'): (error: unknown) => void {
+  return (error) => {
+    if (process.listenerCount(event) > 1) return;
+    try {
+      process.stderr.write(
+        `mallory: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+    } catch {
+      // no terminal any more
+    }
+    process.exit(EXIT_USAGE);
+  };
+}
+
+process.on('uncaughtException', lastResort('uncaughtException'));
+process.on('unhandledRejection', lastResort('unhandledRejection'));
 endQuietlyWhenStdoutCloses();
 main(process.argv.slice(2)).then(
   (code) => {

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -17,6 +18,25 @@ describe('mallory (the program)', () => {
     expect(out.stdout).toBe(`${manifest.version}\n`);
     expect(out.stderr).toBe('');
   });
+});
+
+describe('an error nothing caught', () => {
+  const script = path.join(REPO_ROOT, 'test', 'fixtures', 'modules', 'throw-outside-command.mjs');
+  it.each(['throw', 'reject'])(
+    'outside a campaign (%s) is an internal error, exit 2 — never exit 1, which says a bug was found',
+    async (how) => {
+      const out = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          [script, '--version'],
+          { env: { ...process.env, LATE_FAILURE: how }, timeout: 30_000 },
+          (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }),
+        );
+      });
+      expect(out.stderr).toMatch(/^mallory: internal error: Error: (thrown|rejected) outside any command/m);
+      expect(out.code).toBe(2);
+    },
+  );
 });
 
 describe('mallory run --help', () => {

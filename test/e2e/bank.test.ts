@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
 import type { Op } from '../../src/core/op.js';
-import { disposeSandbox, mallory, type Sandbox, sandbox, skipReason, jsonOf } from './helpers.js';
+import {
+  explainExit,
+  disposeSandbox,
+  mallory,
+  type Sandbox,
+  sandbox,
+  skipReason,
+  jsonOf,
+} from './helpers.js';
 
 interface Summary {
   readonly status: string;
@@ -77,7 +85,7 @@ describe('the bank workload against real systems (fixed schedules)', () => {
       const summary = jsonOf(r) as Summary;
       expect(summary.status).toBe('complete');
       expect(summary.bugs).toEqual([]);
-      expect(r.code).toBe(0);
+      expect(r.code, explainExit(r)).toBe(0);
       const ops = history(summary.runDir);
       const client = ops.filter((op) => op.process !== 'nemesis');
       expect(new Set(client.map((op) => op.f))).toEqual(new Set(['transfer', 'read']));

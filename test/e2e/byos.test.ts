@@ -4,7 +4,16 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { disposeSandbox, mallory, REPO, registryFiles, type Sandbox, sandbox, jsonOf } from './helpers.js';
+import {
+  explainExit,
+  disposeSandbox,
+  mallory,
+  REPO,
+  registryFiles,
+  type Sandbox,
+  sandbox,
+  jsonOf,
+} from './helpers.js';
 
 /** kvraft re-exported from a file outside src/, with log rules of its own: loaded through tsx. */
 const OUTSIDE = join(REPO, 'test', 'fixtures', 'systems', 'kvraft-outside.ts');
@@ -41,7 +50,7 @@ describe('mallory run --system PATH (a system defined outside the repo, real pro
       box,
     );
     expect(r.stderr).toContain('run dir');
-    expect(r.code).toBe(0);
+    expect(r.code, explainExit(r)).toBe(0);
     const summary = jsonOf(r) as Summary;
     expect(summary.status).toBe('complete');
     expect(summary.system).toBe('kvraft-outside');

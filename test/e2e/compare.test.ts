@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { mallory, sandbox, jsonOf } from './helpers.js';
+import { explainExit, mallory, sandbox, jsonOf } from './helpers.js';
 
 describe('mallory compare (kvraft, real processes)', () => {
   const box = sandbox();
@@ -29,7 +29,7 @@ describe('mallory compare (kvraft, real processes)', () => {
       ],
       box,
     );
-    expect(r.code).toBe(0);
+    expect(r.code, explainExit(r)).toBe(0);
     const result = jsonOf(r) as {
       policies: Record<
         string,

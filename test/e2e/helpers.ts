@@ -60,6 +60,32 @@ export function jsonOf(result: CliResult): unknown {
   }
 }
 
+/**
+ * What a command's exit said, for an assertion's message: the bugs its `--json` summary holds (kind,
+ * name, message, the start of the evidence) and the end of its stderr. A run that exits 1 where a
+ * test expects 0 then says in the test's output what it found, so the finding can be triaged even
+ * when its store is gone with the test's sandbox.
+ */
+export function explainExit(result: CliResult): string {
+  const parts = [`exit ${result.code}`];
+  try {
+    const summary = JSON.parse(result.stdout) as {
+      runDir?: string;
+      bugs?: { kind: string; name: string; message: string; schedule: number; evidence: unknown }[];
+    };
+    if (summary.runDir !== undefined) parts.push(`run ${summary.runDir}`);
+    for (const bug of summary.bugs ?? []) {
+      parts.push(
+        `bug in schedule ${bug.schedule}: ${bug.kind}/${bug.name}: ${bug.message}; evidence ${JSON.stringify(bug.evidence).slice(0, 1500)}`,
+      );
+    }
+  } catch {
+    // no summary on stdout: stderr says why
+  }
+  parts.push(`stderr: ${result.stderr.slice(-2000)}`);
+  return parts.join('\n');
+}
+
 export function mallory(args: readonly string[], box: Sandbox, timeoutMs = 300_000): Promise<CliResult> {
   return new Promise((resolvePromise) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: box.env, cwd: REPO });

@@ -19,6 +19,7 @@ import {
   disposeSandbox,
   skipReason,
   jsonOf,
+  explainExit,
 } from './helpers.js';
 
 interface Summary {
@@ -106,7 +107,7 @@ describe('mallory run against real systems in network namespaces', () => {
       expect(summary.status).toBe('complete');
       expect(summary.ops.ok).toBeGreaterThan(200);
       expect(summary.bugs).toEqual([]);
-      expect(r.code).toBe(0);
+      expect(r.code, explainExit(r)).toBe(0);
       expect(leftovers(runId(summary.runDir), guards)).toEqual([]);
       expect(registryFiles(b)).toEqual([]);
     },

@@ -8,7 +8,7 @@ import { ResultsSchema, type Results } from '../../src/report/results.js';
 import { CHROMIUM, chromium } from '../_helpers/chromium.js';
 import { readStoredRun } from '../../src/store/run-reader.js';
 import { validateJsonSchema } from '../report/_helpers/validate-json-schema.js';
-import { disposeSandbox, mallory, REPO, sandbox, jsonOf } from './helpers.js';
+import { explainExit, disposeSandbox, mallory, REPO, sandbox, jsonOf } from './helpers.js';
 
 /** A screenshot of a page with charts: a blank page of that size is a few kB. */
 const MIN_SCREENSHOT_BYTES = 50_000;
@@ -77,7 +77,7 @@ describe('mallory report', () => {
     expect(readFileSync(join(box.store, 'index.html'), 'utf8')).toContain(runDir.split('/').at(-1));
 
     const r = await mallory(['report', runDir], box);
-    expect(r.code).toBe(0);
+    expect(r.code, explainExit(r)).toBe(0);
     expect(r.stdout).toBe(
       `${join(runDir, 'report.html')}\n${join(runDir, 'results.json')}\n${join(runDir, 'mallory.log')}\n`,
     );

@@ -16,6 +16,7 @@ import {
   waitFor,
   disposeSandbox,
   jsonOf,
+  explainExit,
 } from './helpers.js';
 
 describe('mallory run (kvraft, real processes)', () => {
@@ -32,7 +33,7 @@ describe('mallory run (kvraft, real processes)', () => {
       box,
     );
     expect(r.stderr).toContain('run dir');
-    expect(r.code).toBe(0);
+    expect(r.code, explainExit(r)).toBe(0);
     const summary = jsonOf(r) as {
       runDir: string;
       schedules: number;

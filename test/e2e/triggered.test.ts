@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { describeFault, type Fault } from '../../src/core/fault.js';
 import { describeTrigger, type TriggeredAction } from '../../src/core/trigger.js';
-import { disposeSandbox, mallory, type Sandbox, sandbox, jsonOf } from './helpers.js';
+import { explainExit, disposeSandbox, mallory, type Sandbox, sandbox, jsonOf } from './helpers.js';
 
 describe('mallory run --policy triggered and corpus (kvraft, real processes)', () => {
   const boxes: Sandbox[] = [];
@@ -21,7 +21,7 @@ describe('mallory run --policy triggered and corpus (kvraft, real processes)', (
       ['run', '--policy', 'triggered', '--time', '45s', '--seed', '1', '--store', box.store, '--json'],
       box,
     );
-    expect(r.code).toBe(0);
+    expect(r.code, explainExit(r)).toBe(0);
     const summary = jsonOf(r) as {
       runDir: string;
       policy: string;
@@ -93,7 +93,7 @@ describe('mallory run --policy triggered and corpus (kvraft, real processes)', (
       ],
       box,
     );
-    expect(r.code).toBe(0);
+    expect(r.code, explainExit(r)).toBe(0);
     const summary = jsonOf(r) as { runDir: string; policy: string; schedules: number };
     expect(summary.policy).toBe('corpus');
     const db = new Database(join(summary.runDir, 'run.db'), { readonly: true });
