@@ -30,7 +30,9 @@ describe('an error nothing caught', () => {
           process.execPath,
           [script, '--version'],
           { env: { ...process.env, LATE_FAILURE: how }, timeout: 30_000 },
-          (error, _stdout, stderr) => resolve({ code: error ? (error.code as number) : 0, stderr }),
+          (error, _stdout, stderr) => {
+            resolve({ code: error ? (error.code as number) : 0, stderr });
+          },
         );
       });
       expect(out.stderr).toMatch(/^mallory: internal error: Error: (thrown|rejected) outside any command/m);
