@@ -31,6 +31,12 @@ export interface SshHosts {
   namespace(i: number): string;
   /** Runs a command inside host i (its network and, with `ownTmp`, its own /tmp). */
   inHost(i: number, argv: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /**
+   * With `ownTmp`, the mounts in host i's own mount namespace that were not there when it started
+   * (read from its sshd's /proc/PID/mounts); without, none (the host shares this machine's mounts,
+   * and other tests' with them).
+   */
+  newMounts(i: number): string[];
   /** Ends host i's sshd (its connection is refused from then on). */
   stopSshd(i: number): Promise<void>;
   close(): Promise<void>;
@@ -81,6 +87,17 @@ export async function makeSshHosts(
   const names = Array.from({ length: count }, (_, i) => `h${i + 1}`);
   const network = await NetnsBackend.create({ runId, nodes: names, services: { ssh: SSH_PORT }, registry });
   const sshds: { pid: number; id: number }[] = [];
+  /** Each host's mounts when its sshd listened (with `ownTmp`). */
+  const mountsAtStart: Set<string>[] = [];
+  const mountsOf = (pid: number): string[] => {
+    try {
+      return readFileSync(`/proc/${pid}/mounts`, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '');
+    } catch {
+      return [];
+    }
+  };
   try {
     mkdirSync(dir, { recursive: true });
     // sshd's privilege separation dir, as the package's service would make it.
@@ -147,6 +164,7 @@ export async function makeSshHosts(
         if (Date.now() > deadline) throw new Error(`sshd of ${name} does not listen on ${ip}:${SSH_PORT}`);
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       }
+      if (options.ownTmp) mountsAtStart[i] = new Set(mountsOf(pid));
     }
     const knownHosts = join(dir, 'known_hosts');
     writeFileSync(knownHosts, known.join('\n') + '\n');
@@ -159,6 +177,12 @@ export async function makeSshHosts(
         const sshd = sshds[i];
         if (!sshd) throw new Error(`no host ${i}`);
         return run(['nsenter', '-t', String(sshd.pid), '-m', '-n', '--', ...argv]);
+      },
+      newMounts: (i) => {
+        const sshd = sshds[i];
+        const before = mountsAtStart[i];
+        if (!sshd || before === undefined) return [];
+        return mountsOf(sshd.pid).filter((m) => !before.has(m));
       },
       stopSshd: (i) => {
         const sshd = sshds[i];
@@ -180,7 +204,8 @@ export async function makeSshHosts(
 /**
  * What host i holds besides its sshd: processes (nodes, tcpdump, a session's shells), the runs'
  * iptables rules (their `mallory-` comment), netem or prio qdiscs, and with `files` (hosts with
- * their own /tmp, empty when they start) anything under its /tmp.
+ * their own /tmp, empty when they start) anything under its /tmp and any mount made in it since
+ * it started. The hosts are the test's own: what they hold is its runs'.
  */
 export async function hostLeftovers(
   hosts: SshHosts,
@@ -207,6 +232,7 @@ export async function hostLeftovers(
   if (options.files === true) {
     const files = (await hosts.inHost(i, ['find', '/tmp', '-mindepth', '1', '-maxdepth', '1'])).stdout;
     for (const line of files.split('\n')) if (line.trim() !== '') found.push(`file: ${line}`);
+    for (const mount of hosts.newMounts(i)) found.push(`mount: ${mount}`);
   }
   return found;
 }
