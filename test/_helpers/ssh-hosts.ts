@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { afterAll, beforeAll } from 'vitest';
+
 import { NetnsBackend } from '../../src/cluster/net/netns.js';
-import { processStartTime, type ResourceRegistry } from '../../src/cluster/resources.js';
+import { processStartTime, ResourceRegistry } from '../../src/cluster/resources.js';
 import { run } from '../../src/cluster/net/_internals/exec.js';
 
 export const SSHD = '/usr/sbin/sshd';
@@ -235,4 +238,75 @@ export async function hostLeftovers(
     for (const mount of hosts.newMounts(i)) found.push(`mount: ${mount}`);
   }
   return found;
+}
+
+export interface UseSshHostsOptions extends SshHostsOptions {
+  /** How many hosts (default 3). */
+  readonly count?: number;
+}
+
+/** What `useSshHosts` makes: valid from its beforeAll to its afterAll. */
+export interface SshHostsFixture {
+  readonly hosts: SshHosts;
+  /**
+   * A dir of the hosts' own (their keys, sshd configs and state): outside /tmp with `ownTmp`, so
+   * a file a test puts here is on every host without being copied.
+   */
+  readonly dir: string;
+  /** `--hosts A,B,C --ssh-private-key K --known-hosts F` for them. */
+  flags(): string[];
+}
+
+/**
+ * SSH hosts for the tests of the enclosing describe (or file): made in a beforeAll, gone in an
+ * afterAll. Their own registry (their sshd, their namespaces) lives in a state dir apart from any
+ * run's, so a run's `mallory cleanup` never touches the hosts themselves. Does nothing where the
+ * hosts cannot be made (`sshHostsUnavailable`): the tests using them are skipped there. A test's
+ * own afterAll declared after this call runs first (vitest runs after-hooks in reverse), while the
+ * hosts are still there: the place for `mallory cleanup` of a failed test's run.
+ */
+export function useSshHosts(name: string, options: UseSshHostsOptions = {}): SshHostsFixture {
+  let hosts: SshHosts | undefined;
+  let registry: ResourceRegistry | undefined;
+  let dir: string | undefined;
+  beforeAll(async () => {
+    if (sshHostsUnavailable() !== undefined) return;
+    // With their own /tmp, sshd reads its keys from outside it.
+    dir = mkdtempSync(join(options.ownTmp === true ? '/var/tmp' : tmpdir(), 'mallory-ssh-hosts-'));
+    const state = join(dir, 'state');
+    mkdirSync(state, { recursive: true });
+    const saved = process.env.MALLORY_STATE_DIR;
+    process.env.MALLORY_STATE_DIR = state;
+    const id = `${name}${process.pid}`;
+    registry = new ResourceRegistry(id);
+    if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
+    else process.env.MALLORY_STATE_DIR = saved;
+    hosts = await makeSshHosts(options.count ?? 3, join(dir, 'keys'), registry, id, options);
+  });
+  afterAll(async () => {
+    await hosts?.close();
+    registry?.releaseAll();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+  const made = (): SshHosts => {
+    if (hosts === undefined) throw new Error('useSshHosts: the hosts are made in beforeAll');
+    return hosts;
+  };
+  return {
+    get hosts() {
+      return made();
+    },
+    get dir() {
+      if (dir === undefined) throw new Error('useSshHosts: the hosts are made in beforeAll');
+      return dir;
+    },
+    flags: () => [
+      '--hosts',
+      made().addresses.join(','),
+      '--ssh-private-key',
+      made().privateKey,
+      '--known-hosts',
+      made().knownHosts,
+    ],
+  };
 }
