@@ -10,7 +10,6 @@ import {
   type RunConfig,
   RunConfigSchema,
 } from '../campaign/config.js';
-import { HOST_KEY_CHECKING } from '../cluster/runtime/_internals/known-hosts.js';
 import { isContainerHosts, parseContainerHosts } from '../cluster/runtime/containers-spec.js';
 import { parseHosts } from '../cluster/runtime/hosts-spec.js';
 import type { Reporter } from '../campaign/reporter.js';
@@ -27,6 +26,7 @@ import { ConsoleLogReporter } from './console-log-reporter.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { systemsHelp } from './_internals/systems-help.js';
 import { WORKLOADS } from '../workload/workload.js';
+import { addHostOptions } from './_internals/host-options.js';
 import { runPlanWorker } from './_internals/plan-worker.js';
 import { parseFaultsFlag } from './_internals/faults-flag.js';
 
@@ -257,7 +257,7 @@ export function configFromFlags(flags: RunFlags): RunConfig {
 }
 
 export const registerRun: RegisterCommand = (program, setExit) => {
-  program
+  const runCommand = program
     .command('run')
     .addHelpText('after', systemsHelp())
     .description('run a fuzzing campaign against a system')
@@ -334,25 +334,16 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option(
       '--pace <faults:quiet>',
       "Jepsen's alternation: N steps of faults, then M quiet steps with every fault healed, in turn (e.g. 4:2)",
-    )
-    .option(
-      '--hosts <file|list>',
+    );
+  addHostOptions(runCommand, {
+    hostsHelp:
       'run the nodes on these hosts over SSH, one host per node: a file (one [user@]host[:port] a line) or h1,h2,h3; docker:IMAGE: in containers of IMAGE, one per node',
-    )
-    .option(
-      '--docker-host <address>',
-      'with --hosts docker:IMAGE: the docker daemon (default: DOCKER_HOST, else the client default)',
-    )
-    .option('--username <user>', 'with --hosts: the SSH user (default root; not root: sudo -n)')
-    .option('--ssh-private-key <file>', 'with --hosts: the private key (default: the SSH agent)')
-    .option('--ssh-port <n>', 'with --hosts: the SSH port (default 22)')
-    .addOption(
-      new Option(
-        '--strict-host-key-checking <mode>',
-        'with --hosts: check host keys against known_hosts (yes), add unknown ones on first use (accept-new), or not at all (no)',
-      ).choices(HOST_KEY_CHECKING),
-    )
-    .option('--known-hosts <file>', 'with --hosts: the known_hosts file (default ~/.ssh/known_hosts)')
+    afterHosts: (c) =>
+      c.option(
+        '--docker-host <address>',
+        'with --hosts docker:IMAGE: the docker daemon (default: DOCKER_HOST, else the client default)',
+      ),
+  })
     .option('--json', 'print the summary as one JSON document on stdout')
     .option(
       '--plan <file>',

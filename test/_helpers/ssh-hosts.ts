@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { afterAll, beforeAll } from 'vitest';
+
 import { NetnsBackend } from '../../src/cluster/net/netns.js';
-import { processStartTime, type ResourceRegistry } from '../../src/cluster/resources.js';
+import { processStartTime, ResourceRegistry } from '../../src/cluster/resources.js';
 import { run } from '../../src/cluster/net/_internals/exec.js';
 
 export const SSHD = '/usr/sbin/sshd';
@@ -31,6 +34,12 @@ export interface SshHosts {
   namespace(i: number): string;
   /** Runs a command inside host i (its network and, with `ownTmp`, its own /tmp). */
   inHost(i: number, argv: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /**
+   * With `ownTmp`, the mounts in host i's own mount namespace that were not there when it started
+   * (read from its sshd's /proc/PID/mounts); without, none (the host shares this machine's mounts,
+   * and other tests' with them).
+   */
+  newMounts(i: number): string[];
   /** Ends host i's sshd (its connection is refused from then on). */
   stopSshd(i: number): Promise<void>;
   close(): Promise<void>;
@@ -81,6 +90,17 @@ export async function makeSshHosts(
   const names = Array.from({ length: count }, (_, i) => `h${i + 1}`);
   const network = await NetnsBackend.create({ runId, nodes: names, services: { ssh: SSH_PORT }, registry });
   const sshds: { pid: number; id: number }[] = [];
+  /** Each host's mounts when its sshd listened (with `ownTmp`). */
+  const mountsAtStart: Set<string>[] = [];
+  const mountsOf = (pid: number): string[] => {
+    try {
+      return readFileSync(`/proc/${pid}/mounts`, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '');
+    } catch {
+      return [];
+    }
+  };
   try {
     mkdirSync(dir, { recursive: true });
     // sshd's privilege separation dir, as the package's service would make it.
@@ -147,6 +167,7 @@ export async function makeSshHosts(
         if (Date.now() > deadline) throw new Error(`sshd of ${name} does not listen on ${ip}:${SSH_PORT}`);
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       }
+      if (options.ownTmp) mountsAtStart[i] = new Set(mountsOf(pid));
     }
     const knownHosts = join(dir, 'known_hosts');
     writeFileSync(knownHosts, known.join('\n') + '\n');
@@ -159,6 +180,12 @@ export async function makeSshHosts(
         const sshd = sshds[i];
         if (!sshd) throw new Error(`no host ${i}`);
         return run(['nsenter', '-t', String(sshd.pid), '-m', '-n', '--', ...argv]);
+      },
+      newMounts: (i) => {
+        const sshd = sshds[i];
+        const before = mountsAtStart[i];
+        if (!sshd || before === undefined) return [];
+        return mountsOf(sshd.pid).filter((m) => !before.has(m));
       },
       stopSshd: (i) => {
         const sshd = sshds[i];
@@ -180,7 +207,8 @@ export async function makeSshHosts(
 /**
  * What host i holds besides its sshd: processes (nodes, tcpdump, a session's shells), the runs'
  * iptables rules (their `mallory-` comment), netem or prio qdiscs, and with `files` (hosts with
- * their own /tmp, empty when they start) anything under its /tmp.
+ * their own /tmp, empty when they start) anything under its /tmp and any mount made in it since
+ * it started. The hosts are the test's own: what they hold is its runs'.
  */
 export async function hostLeftovers(
   hosts: SshHosts,
@@ -207,6 +235,78 @@ export async function hostLeftovers(
   if (options.files === true) {
     const files = (await hosts.inHost(i, ['find', '/tmp', '-mindepth', '1', '-maxdepth', '1'])).stdout;
     for (const line of files.split('\n')) if (line.trim() !== '') found.push(`file: ${line}`);
+    for (const mount of hosts.newMounts(i)) found.push(`mount: ${mount}`);
   }
   return found;
+}
+
+export interface UseSshHostsOptions extends SshHostsOptions {
+  /** How many hosts (default 3). */
+  readonly count?: number;
+}
+
+/** What `useSshHosts` makes: valid from its beforeAll to its afterAll. */
+export interface SshHostsFixture {
+  readonly hosts: SshHosts;
+  /**
+   * A dir of the hosts' own (their keys, sshd configs and state): outside /tmp with `ownTmp`, so
+   * a file a test puts here is on every host without being copied.
+   */
+  readonly dir: string;
+  /** `--hosts A,B,C --ssh-private-key K --known-hosts F` for them. */
+  flags(): string[];
+}
+
+/**
+ * SSH hosts for the tests of the enclosing describe (or file): made in a beforeAll, gone in an
+ * afterAll. Their own registry (their sshd, their namespaces) lives in a state dir apart from any
+ * run's, so a run's `mallory cleanup` never touches the hosts themselves. Does nothing where the
+ * hosts cannot be made (`sshHostsUnavailable`): the tests using them are skipped there. A test's
+ * own afterAll declared after this call runs first (vitest runs after-hooks in reverse), while the
+ * hosts are still there: the place for `mallory cleanup` of a failed test's run.
+ */
+export function useSshHosts(name: string, options: UseSshHostsOptions = {}): SshHostsFixture {
+  let hosts: SshHosts | undefined;
+  let registry: ResourceRegistry | undefined;
+  let dir: string | undefined;
+  beforeAll(async () => {
+    if (sshHostsUnavailable() !== undefined) return;
+    // With their own /tmp, sshd reads its keys from outside it.
+    dir = mkdtempSync(join(options.ownTmp === true ? '/var/tmp' : tmpdir(), 'mallory-ssh-hosts-'));
+    const state = join(dir, 'state');
+    mkdirSync(state, { recursive: true });
+    const saved = process.env.MALLORY_STATE_DIR;
+    process.env.MALLORY_STATE_DIR = state;
+    const id = `${name}${process.pid}`;
+    registry = new ResourceRegistry(id);
+    if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
+    else process.env.MALLORY_STATE_DIR = saved;
+    hosts = await makeSshHosts(options.count ?? 3, join(dir, 'keys'), registry, id, options);
+  });
+  afterAll(async () => {
+    await hosts?.close();
+    registry?.releaseAll();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+  const made = (): SshHosts => {
+    if (hosts === undefined) throw new Error('useSshHosts: the hosts are made in beforeAll');
+    return hosts;
+  };
+  return {
+    get hosts() {
+      return made();
+    },
+    get dir() {
+      if (dir === undefined) throw new Error('useSshHosts: the hosts are made in beforeAll');
+      return dir;
+    },
+    flags: () => [
+      '--hosts',
+      made().addresses.join(','),
+      '--ssh-private-key',
+      made().privateKey,
+      '--known-hosts',
+      made().knownHosts,
+    ],
+  };
 }

@@ -168,31 +168,45 @@ describe.skipIf(unavailable !== undefined)(
       expect(readdirSync(box.state).filter((f) => f.endsWith('.jsonl'))).toEqual([]);
     });
 
-    it('after the fuzzer is SIGKILLed mid-run, mallory cleanup removes its containers and network', async () => {
-      const run = start([...flags(), '--time', '120s', '--seed', '3', '--store', box.store]);
+    /** How a run is interrupted mid-run, and what is checked between that and the final checks. */
+    const interruptions: {
+      readonly title: string;
+      readonly seed: number;
+      readonly interrupt: (run: ReturnType<typeof start>) => Promise<void>;
+    }[] = [
+      {
+        title: 'after the fuzzer is SIGKILLed mid-run, mallory cleanup removes its containers and network',
+        seed: 3,
+        interrupt: async (run) => {
+          run.child.kill('SIGKILL');
+          await run.exited;
+          const left = await leftovers();
+          expect(left.filter((l) => !l.startsWith('docker client'))).toHaveLength(4);
+          // The node's docker exec clients outlive the fuzzer until their containers go.
+          expect(left.some((l) => l.startsWith('docker client'))).toBe(true);
+
+          const cleanup = await mallory(['cleanup'], box);
+          expect(cleanup.code, cleanup.stderr).toBe(0);
+          expect(cleanup.stdout).toMatch(/docker container mallory-\S+-n1 \(n1\)/);
+          expect(cleanup.stdout).toMatch(/docker network mallory-/);
+        },
+      },
+      {
+        title:
+          'on Ctrl-C (SIGINT to its process group) mid-run, removes its containers and network, and no docker client is left',
+        seed: 5,
+        interrupt: async (run) => {
+          // As Ctrl-C at a terminal: to the whole foreground group.
+          process.kill(-(run.child.pid ?? 0), 'SIGINT');
+          expect(await run.exited, run.stderr()).toBe(130);
+        },
+      },
+    ];
+    it.each(interruptions)('$title', async ({ seed, interrupt }) => {
+      const run = start([...flags(), '--time', '120s', '--seed', String(seed), '--store', box.store]);
       await waitForContainers(3, run.stderr);
       await waitForNodes(run);
-      run.child.kill('SIGKILL');
-      await run.exited;
-      const left = await leftovers();
-      expect(left.filter((l) => !l.startsWith('docker client'))).toHaveLength(4);
-      // The node's docker exec clients outlive the fuzzer until their containers go.
-      expect(left.some((l) => l.startsWith('docker client'))).toBe(true);
-
-      const cleanup = await mallory(['cleanup'], box);
-      expect(cleanup.code, cleanup.stderr).toBe(0);
-      expect(cleanup.stdout).toMatch(/docker container mallory-\S+-n1 \(n1\)/);
-      expect(cleanup.stdout).toMatch(/docker network mallory-/);
-      expect(await leftovers()).toEqual([]);
-    });
-
-    it('on Ctrl-C (SIGINT to its process group) mid-run, removes its containers and network, and no docker client is left', async () => {
-      const run = start([...flags(), '--time', '120s', '--seed', '5', '--store', box.store]);
-      await waitForContainers(3, run.stderr);
-      await waitForNodes(run);
-      // As Ctrl-C at a terminal: to the whole foreground group.
-      process.kill(-(run.child.pid ?? 0), 'SIGINT');
-      expect(await run.exited, run.stderr()).toBe(130);
+      await interrupt(run);
       expect(await leftovers()).toEqual([]);
       expect(readdirSync(box.state).filter((f) => f.endsWith('.jsonl'))).toEqual([]);
     });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -6,8 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { run } from '../../src/cluster/net/_internals/exec.js';
-import { ResourceRegistry } from '../../src/cluster/resources.js';
-import { hostLeftovers, makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { hostLeftovers, type SshHosts, sshHostsUnavailable, useSshHosts } from '../_helpers/ssh-hosts.js';
 import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
 
 const unavailable = sshHostsUnavailable();
@@ -66,32 +65,16 @@ describe.skipIf(unavailable !== undefined)(
   `mallory run --hosts with packet faults${unavailable ? ` (skipped: ${unavailable})` : ''}`,
   () => {
     let box: Sandbox;
-    let registry: ResourceRegistry;
+    const fixture = useSshHosts('e2epacket');
     let hosts: SshHosts;
-    const sshFlags = (): string[] => [
-      '--hosts',
-      hosts.addresses.join(','),
-      '--ssh-private-key',
-      hosts.privateKey,
-      '--known-hosts',
-      hosts.knownHosts,
-    ];
+    const sshFlags = (): string[] => fixture.flags();
 
-    beforeAll(async () => {
+    beforeAll(() => {
       box = sandbox();
-      const state = join(box.store, '..', 'hosts-state');
-      mkdirSync(state, { recursive: true });
-      const saved = process.env.MALLORY_STATE_DIR;
-      process.env.MALLORY_STATE_DIR = state;
-      registry = new ResourceRegistry(`e2epacket${process.pid}`);
-      if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
-      else process.env.MALLORY_STATE_DIR = saved;
-      hosts = await makeSshHosts(HOSTS, join(box.store, '..', 'keys'), registry, `e2epacket${process.pid}`);
+      hosts = fixture.hosts;
     });
 
-    afterAll(async () => {
-      await hosts.close();
-      registry.releaseAll();
+    afterAll(() => {
       disposeSandbox(box);
     });
 

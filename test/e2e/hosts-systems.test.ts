@@ -1,11 +1,10 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { ResourceRegistry } from '../../src/cluster/resources.js';
-import { hostLeftovers, makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { hostLeftovers, type SshHosts, sshHostsUnavailable, useSshHosts } from '../_helpers/ssh-hosts.js';
 import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
 
 const HOSTS = 3;
@@ -35,17 +34,11 @@ describe.skipIf(unavailable !== '')(
   `etcd and redis on sshd hosts${unavailable ? ` (skipped: ${unavailable})` : ''}`,
   () => {
     let box: Sandbox;
+    /** A dir outside /tmp (each host has its own /tmp): a file here is on every host as it is. */
     let keys: string;
-    let registry: ResourceRegistry;
+    const fixture = useSshHosts('e2ehostsys', { ownTmp: true });
     let hosts: SshHosts;
-    const sshFlags = (): string[] => [
-      '--hosts',
-      hosts.addresses.join(','),
-      '--ssh-private-key',
-      hosts.privateKey,
-      '--known-hosts',
-      hosts.knownHosts,
-    ];
+    const sshFlags = (): string[] => fixture.flags();
     /** Nothing of the run on any host, nor its copy of the hosts' dir here (`/tmp/mallory-<run>`). */
     const clean = async (runId: string): Promise<void> => {
       for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
@@ -54,24 +47,13 @@ describe.skipIf(unavailable !== '')(
 
     beforeAll(async () => {
       box = sandbox();
-      const state = join(box.store, '..', 'hosts-state');
-      mkdirSync(state, { recursive: true });
-      const saved = process.env.MALLORY_STATE_DIR;
-      process.env.MALLORY_STATE_DIR = state;
-      registry = new ResourceRegistry(`e2ehostsys${process.pid}`);
-      if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
-      else process.env.MALLORY_STATE_DIR = saved;
-      // Outside /tmp: each host has its own /tmp, and sshd reads its keys from here.
-      keys = mkdtempSync('/var/tmp/mallory-e2e-keys-');
-      hosts = await makeSshHosts(HOSTS, keys, registry, `e2ehostsys${process.pid}`, { ownTmp: true });
+      hosts = fixture.hosts;
+      keys = fixture.dir;
       for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
     });
 
-    afterAll(async () => {
-      await hosts.close();
-      registry.releaseAll();
+    afterAll(() => {
       disposeSandbox(box);
-      rmSync(keys, { recursive: true, force: true });
     });
 
     /** A schedule file that enacts a partition, a kill, a pause and a member removal and addition. */

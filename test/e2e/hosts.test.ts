@@ -7,8 +7,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { run } from '../../src/cluster/net/_internals/exec.js';
-import { ResourceRegistry } from '../../src/cluster/resources.js';
-import { hostLeftovers, makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { hostLeftovers, type SshHosts, sshHostsUnavailable, useSshHosts } from '../_helpers/ssh-hosts.js';
 import { BIN, disposeSandbox, mallory, REPO, type Sandbox, sandbox } from './helpers.js';
 
 const unavailable = sshHostsUnavailable();
@@ -48,37 +47,22 @@ describe.skipIf(unavailable !== undefined)(
   `mallory run --hosts: kvraft on sshd hosts${unavailable ? ` (skipped: ${unavailable})` : ''}`,
   () => {
     let box: Sandbox;
-    let registry: ResourceRegistry;
+    const fixture = useSshHosts('e2ehosts');
     let hosts: SshHosts;
-    const sshFlags = (): string[] => [
-      '--hosts',
-      hosts.addresses.join(','),
-      '--ssh-private-key',
-      hosts.privateKey,
-      '--known-hosts',
-      hosts.knownHosts,
-    ];
+    const sshFlags = (): string[] => fixture.flags();
 
-    beforeAll(async () => {
+    beforeAll(() => {
       box = sandbox();
-      const state = join(box.store, '..', 'hosts-state');
-      mkdirSync(state, { recursive: true });
-      const saved = process.env.MALLORY_STATE_DIR;
-      process.env.MALLORY_STATE_DIR = state;
-      registry = new ResourceRegistry(`e2ehosts${process.pid}`);
-      if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
-      else process.env.MALLORY_STATE_DIR = saved;
-      hosts = await makeSshHosts(HOSTS, join(box.store, '..', 'keys'), registry, `e2ehosts${process.pid}`);
+      hosts = fixture.hosts;
     });
 
     /** The fuzzers the tests started themselves: a failed test's is ended here. */
     const children: ChildProcess[] = [];
+    // Runs before the hosts go (after-hooks run in reverse).
     afterAll(async () => {
       for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       // What a failed test's run left (its nodes on the hosts), before the hosts go.
       await mallory(['cleanup'], box);
-      await hosts.close();
-      registry.releaseAll();
       disposeSandbox(box);
     });
 

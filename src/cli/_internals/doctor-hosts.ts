@@ -2,35 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { Command } from 'commander';
-import { Option } from 'commander';
-
 import { HOST_DEFAULT_FAULT_FAMILIES, type RunConfig } from '../../campaign/config.js';
 import type { ClusterView } from '../../cluster/node-system.js';
-import { HOST_KEY_CHECKING } from '../../cluster/runtime/_internals/known-hosts.js';
 import { HostError, SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
 import { checkingBinariesWith } from '../../systems/check-binary.js';
 import type { SystemAdapter } from '../../systems/system.js';
 import { configFromFlags, type RunFlags } from '../run.js';
 
-/** The flags that say which hosts and how to reach them (`mallory run`'s, for other commands). */
-export function addHostOptions(command: Command): Command {
-  return command
-    .option(
-      '--hosts <file|list>',
-      'the hosts, one node each: a file (one [user@]host[:port] a line) or h1,h2,h3',
-    )
-    .option('--username <user>', 'with --hosts: the SSH user (default root; not root: sudo -n)')
-    .option('--ssh-private-key <file>', 'with --hosts: the private key (default: the SSH agent)')
-    .option('--ssh-port <n>', 'with --hosts: the SSH port (default 22)')
-    .addOption(
-      new Option(
-        '--strict-host-key-checking <mode>',
-        'with --hosts: check host keys against known_hosts (yes), add unknown ones on first use (accept-new), or not at all (no)',
-      ).choices(HOST_KEY_CHECKING),
-    )
-    .option('--known-hosts <file>', 'with --hosts: the known_hosts file (default ~/.ssh/known_hosts)');
-}
+export { addHostOptions } from './host-options.js';
 
 /** The host flags of a command other than run. */
 export type HostFlags = Pick<

@@ -7,6 +7,7 @@ import { shellLine } from '../runtime/_internals/shell.js';
 import { type SshTarget, SshRuntime } from '../runtime/ssh.js';
 import type { Address, HostCaptureTap, Link, NetworkBackend } from './backend.js';
 import { FixedPorts } from './_internals/fixed-ports.js';
+import { netemDstFilterArgs } from './_internals/netem-filter.js';
 
 export interface HostsOptions {
   readonly runId: string;
@@ -325,26 +326,7 @@ export class HostsBackend implements NetworkBackend {
       const commands: string[][] = [
         ['tc', 'qdisc', 'replace', 'dev', device, 'root', 'handle', '1:', 'prio', 'bands', '4'],
         ['tc', 'qdisc', 'add', 'dev', device, 'parent', '1:4', 'handle', '40:', 'netem', ...netem],
-        ...addresses.map((address) => [
-          'tc',
-          'filter',
-          'add',
-          'dev',
-          device,
-          'parent',
-          '1:',
-          'protocol',
-          'ip',
-          'prio',
-          '1',
-          'u32',
-          'match',
-          'ip',
-          'dst',
-          `${address}/32`,
-          'flowid',
-          '1:4',
-        ]),
+        ...addresses.map((address) => ['tc', ...netemDstFilterArgs(device, address)]),
       ];
       for (const argv of commands) {
         const result = await runtime.exec(argv);

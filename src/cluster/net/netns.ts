@@ -7,6 +7,7 @@ import type { Address, CaptureTap, Link, NetworkBackend } from './backend.js';
 import { DELAY_PROXY_GID, DELAY_PROXY_SCRIPT, type DelayProxyConfig } from './_internals/delay-proxy.js';
 import { mustRun, run } from './_internals/exec.js';
 import { FixedPorts } from './_internals/fixed-ports.js';
+import { netemDstFilterArgs } from './_internals/netem-filter.js';
 import { RulesLoader } from './_internals/rules-loader.js';
 import { chooseSubnet, prefixesIn, type Subnet24 } from './_internals/subnet.js';
 
@@ -548,26 +549,7 @@ export class NetnsBackend implements NetworkBackend {
         `${delayMs}ms`,
       ]);
       for (const [, to] of links.filter(([from]) => from === node)) {
-        await mustRun([
-          ...tc,
-          'filter',
-          'add',
-          'dev',
-          NODE_IFACE,
-          'parent',
-          '1:',
-          'protocol',
-          'ip',
-          'prio',
-          '1',
-          'u32',
-          'match',
-          'ip',
-          'dst',
-          `${this.nodeIp(to)}/32`,
-          'flowid',
-          '1:4',
-        ]);
+        await mustRun([...tc, ...netemDstFilterArgs(NODE_IFACE, this.nodeIp(to))]);
       }
     }
   }

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import type { ResourceRegistry } from '../resources.js';
+import { emptyScript, mkdirScript, removeScript } from './_internals/file-scripts.js';
 import {
   groupStartScript,
   GroupStartReader,
@@ -281,15 +282,15 @@ export class DockerRuntime implements NodeRuntime {
   }
 
   async mkdir(path: string): Promise<void> {
-    await this.must(`mkdir -p ${shellQuote(path)}`);
+    await this.must(mkdirScript(path));
   }
 
   async remove(path: string): Promise<void> {
-    await this.must(`rm -rf ${shellQuote(path)}`);
+    await this.must(removeScript(path));
   }
 
   async empty(path: string): Promise<void> {
-    await this.must(`mkdir -p ${shellQuote(path)} && find ${shellQuote(path)} -mindepth 1 -delete`);
+    await this.must(emptyScript(path));
   }
 
   /**

@@ -7,6 +7,7 @@ import { sleep, wallClockNs } from '../../core/clock.js';
 import type { ResourceRegistry } from '../resources.js';
 import { ChannelLimit } from './_internals/channel-limit.js';
 import { type HostKeyChecking, verifyHostKey } from './_internals/known-hosts.js';
+import { emptyScript, mkdirScript, removeScript } from './_internals/file-scripts.js';
 import {
   groupStartScript,
   GroupStartReader,
@@ -507,15 +508,15 @@ export class SshRuntime implements NodeRuntime {
   }
 
   async mkdir(path: string): Promise<void> {
-    await this.must(`mkdir -p ${shellQuote(path)}`);
+    await this.must(mkdirScript(path));
   }
 
   async remove(path: string): Promise<void> {
-    await this.must(`rm -rf ${shellQuote(path)}`);
+    await this.must(removeScript(path));
   }
 
   async empty(path: string): Promise<void> {
-    await this.must(`mkdir -p ${shellQuote(path)} && find ${shellQuote(path)} -mindepth 1 -delete`);
+    await this.must(emptyScript(path));
   }
 
   stream(path: string, onData: (chunk: Buffer) => void): FileStream {
