@@ -107,6 +107,15 @@ function dataRoot(runId: string): string {
 }
 
 /**
+ * Waits for every promise, then throws the first rejection: nothing is still writing when the
+ * caller cleans up after a failure.
+ */
+async function settleAll(promises: readonly Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(promises)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/**
  * The nodes of one run as real OS processes: each in its own process group, with its own data dir
  * and its output under `<runDir>/nodes/<n>/`. Everything it creates is in the run's registry.
  */
@@ -454,16 +463,16 @@ export class Cluster implements ClusterView {
     const begun = performance.now();
     let pauseMs: number;
     try {
-      await Promise.all(running.map((p) => p.runtime.signal(p.proc, 'SIGSTOP')));
-      await Promise.all(
+      await settleAll(running.map((p) => p.runtime.signal(p.proc, 'SIGSTOP')));
+      await settleAll(
         this.nodes.map((node) => packDir(this.runtimeOf(node), this.dataDir(node), archive(node))),
       );
     } finally {
-      await Promise.all(running.map((p) => p.runtime.signal(p.proc, 'SIGCONT')));
+      await settleAll(running.map((p) => p.runtime.signal(p.proc, 'SIGCONT')));
       pauseMs = performance.now() - begun;
     }
     const bytes: Record<string, number> = {};
-    await Promise.all(
+    await settleAll(
       this.nodes.map(async (node) => {
         bytes[node] = await fetchPacked(this.runtimeOf(node), archive(node), join(to, node));
       }),
@@ -488,7 +497,7 @@ export class Cluster implements ClusterView {
     const staging = join(this.runDir, 'restoring');
     const id = this.registry.record({ kind: 'dir', path: staging });
     try {
-      await Promise.all(
+      await settleAll(
         states.map(async (state) => {
           const dir = this.dataDir(state.node);
           const local = join(staging, state.node);
