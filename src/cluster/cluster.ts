@@ -13,7 +13,7 @@ import type { FileStream, NodeRuntime, RuntimeProcess } from './runtime/runtime.
 import { boundedReady, ReadyDidNotAnswer } from './_internals/bounded-ready.js';
 import { checkedLaunchSpec } from './_internals/launch-spec.js';
 import { copyTree, relocateText } from './_internals/copy-tree.js';
-import { fetchPacked, packDir, uploadDir } from './runtime/_internals/dir-transfer.js';
+import { fetchSnapshot, snapshotDir, uploadDir } from './runtime/_internals/dir-transfer.js';
 import { HostFiles } from './_internals/host-files.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
@@ -448,9 +448,10 @@ export class Cluster implements ClusterView {
 
   /**
    * `copyDataDirs` for nodes on other hosts, one consistent cut too: every running node's group is
-   * stopped, each data dir archived on its own host (in parallel), the groups continued; only then
-   * are the archives brought here into `<to>/<node>/` and removed from the hosts. The pause is the
-   * signals' round trips and the archiving on the hosts, not the transfer.
+   * stopped, each data dir copied on its own host (in parallel, zeros left as holes), the groups
+   * continued; only then are the copies archived, brought here into `<to>/<node>/` and removed
+   * from the hosts. The pause is the signals' round trips and the copies on the hosts, not the
+   * transfer. On this host it is `copyDataDirs`.
    */
   async copyHostDataDirs(to: string): Promise<DataDirsCopy> {
     if (!this.hosts) return this.copyDataDirs(to);
@@ -459,13 +460,13 @@ export class Cluster implements ClusterView {
       .filter(([node]) => this.statusOf(node) === 'running')
       .map(([, proc]) => proc);
     const states = this.nodeStates();
-    const archive = (node: string): string => join(this.root, `.checkpoint-${node}.tar`);
+    const snapshot = (node: string): string => join(this.root, `.checkpoint-${node}`);
     const begun = performance.now();
     let pauseMs: number;
     try {
       await settleAll(running.map((p) => p.runtime.signal(p.proc, 'SIGSTOP')));
       await settleAll(
-        this.nodes.map((node) => packDir(this.runtimeOf(node), this.dataDir(node), archive(node))),
+        this.nodes.map((node) => snapshotDir(this.runtimeOf(node), this.dataDir(node), snapshot(node))),
       );
     } finally {
       await settleAll(running.map((p) => p.runtime.signal(p.proc, 'SIGCONT')));
@@ -474,7 +475,7 @@ export class Cluster implements ClusterView {
     const bytes: Record<string, number> = {};
     await settleAll(
       this.nodes.map(async (node) => {
-        bytes[node] = await fetchPacked(this.runtimeOf(node), archive(node), join(to, node));
+        bytes[node] = await fetchSnapshot(this.runtimeOf(node), snapshot(node), join(to, node));
       }),
     );
     return { pauseMs, bytes, states };
@@ -483,7 +484,7 @@ export class Cluster implements ClusterView {
   /**
    * `restoreDataDirs` for nodes on other hosts: each node's data dir on its host becomes what
    * `<from>/<node>/` holds (staged here to move the paths text files name, then uploaded), before
-   * the node first starts.
+   * the node first starts. On this host it is `restoreDataDirs`.
    */
   async restoreHostDataDirs(from: string, states: readonly NodeState[]): Promise<void> {
     if (!this.hosts) {

@@ -61,17 +61,17 @@ function procState(pid: number): string {
 
 /**
  * This machine as the nodes' "host": the runtime the SSH one stands in for, real processes and
- * files, which notes the nodes' states whenever a tar runs on it and can be made to lose the
+ * files, which notes the nodes' states whenever it copies a data dir and can be made to lose the
  * connection (its reads fail) partway.
  */
 class WatchedHost extends LocalRuntime {
-  readonly statesAtTar: string[][] = [];
+  readonly statesAtCopy: string[][] = [];
   pids: () => number[] = () => [];
   failReadsAfter = Infinity;
   private reads = 0;
 
   /**
-   * A stop signal is taken when its process next runs: a tar waits (up to `STOPPED_WITHIN_MS`)
+   * A stop signal is taken when its process next runs: a copy waits (up to `STOPPED_WITHIN_MS`)
    * for the nodes to show as stopped before it notes their states. Nodes never signalled to stop
    * stay running, and say so.
    */
@@ -79,12 +79,12 @@ class WatchedHost extends LocalRuntime {
     argv: readonly string[],
     options?: { readonly timeoutMs?: number },
   ): Promise<ExecResult> {
-    if (argv[0] === 'tar') {
+    if (argv.some((a) => a.includes('cp -a'))) {
       const deadline = Date.now() + STOPPED_WITHIN_MS;
       while (this.pids().some((pid) => procState(pid) !== 'T') && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       }
-      this.statesAtTar.push(this.pids().map(procState));
+      this.statesAtCopy.push(this.pids().map(procState));
     }
     return super.exec(argv, options);
   }
@@ -151,9 +151,9 @@ describe('Checkpoints of nodes on other hosts: archived there, brought here, put
 
     await checkpoints.takeFromHosts(0, cluster, CTX);
 
-    // Every tar on the host ran with every node stopped.
-    expect(host.statesAtTar).toHaveLength(NODES.length);
-    for (const states of host.statesAtTar) expect(states).toEqual(['T', 'T', 'T']);
+    // Every copy on the host was made with every node stopped.
+    expect(host.statesAtCopy).toHaveLength(NODES.length);
+    for (const states of host.statesAtCopy) expect(states).toEqual(['T', 'T', 'T']);
     for (const node of NODES) {
       expect(procState(cluster.pidOf(node)!)).not.toBe('T');
       expect(cluster.statusOf(node)).toBe('running');
@@ -166,7 +166,7 @@ describe('Checkpoints of nodes on other hosts: archived there, brought here, put
       NODES.map((n) => [n, 10 * KIB, cluster.dataDir(n)]),
     );
     expect(readFileSync(join(lookup.dir, 'n2', 'wal', 'log'))).toEqual(Buffer.alloc(10 * KIB, 7));
-    // No archive left on the host nor here.
+    // No copy or archive left on the host nor here.
     expect(readdirSync(dirname(cluster.dataDir('n1'))).sort()).toEqual(['n1', 'n2', 'n3', 'nodes']);
     expect(readdirSync(lookup.dir).sort()).toEqual(['checkpoint.json', 'n1', 'n2', 'n3']);
   });

@@ -10,7 +10,7 @@ const TAR_TIMEOUT_MS = 10 * 60_000;
 const STAT_BLOCK_BYTES = 512;
 
 /**
- * tar's flags for an archive of a data dir: holes kept (`-S`: etcd preallocates its WAL segments),
+ * tar's flags for an archive of a data dir: holes kept (`-S`),
  * the entries relative to the dir, owners not kept on extraction (the host's root runs the nodes,
  * whoever ran the fuzzer here).
  */
@@ -34,26 +34,36 @@ async function mustOn(runtime: NodeRuntime, argv: readonly string[], what: strin
 }
 
 /**
- * Archives `dir` on the runtime's host into `archive` there (a path outside `dir`): the part of a
- * download that needs the dir to hold still, done on the host at its disk's speed.
+ * Copies `dir` on the runtime's host to `snapshot` there (a path outside `dir`, replaced): the
+ * part of a download that needs the dir to hold still, done on the host at its disk's speed. Runs
+ * of zeros become holes (`cp --sparse=always`): etcd preallocates its WAL segments with
+ * `fallocate`, 64 MiB of zeros each that would otherwise be archived and sent in full.
  */
-export async function packDir(runtime: NodeRuntime, dir: string, archive: string): Promise<void> {
+export async function snapshotDir(runtime: NodeRuntime, dir: string, snapshot: string): Promise<void> {
+  const script = 'rm -rf "$2" && mkdir -p "$2" && cp -a --sparse=always "$1/." "$2/"';
   try {
-    await mustOn(runtime, packArgv(dir, archive), `archive ${dir}`);
+    await mustOn(runtime, ['sh', '-c', script, 'sh', dir, snapshot], `copy ${dir}`);
   } catch (error) {
-    await runtime.remove(archive);
+    await runtime.remove(snapshot);
     throw error;
   }
 }
 
 /**
- * Brings an archive `packDir` made on the host here, unpacked into `localDir` (made when missing),
- * and removes it from the host. The archive passes as bytes (the runtime's `readFile`: SFTP over
- * SSH), so any file survives whole. Returns the bytes of the files' data `localDir` now holds.
+ * Brings a snapshot `snapshotDir` made on the host here, into `localDir` (made when missing), and
+ * removes it from the host: archived there with its holes, the archive passed as bytes (the
+ * runtime's `readFile`: SFTP over SSH, so any file arrives whole) and unpacked here. Returns the
+ * bytes of the files' data `localDir` now holds (holes not counted).
  */
-export async function fetchPacked(runtime: NodeRuntime, archive: string, localDir: string): Promise<number> {
+export async function fetchSnapshot(
+  runtime: NodeRuntime,
+  snapshot: string,
+  localDir: string,
+): Promise<number> {
+  const archive = `${snapshot}.tar`;
   const local = `${localDir}.tar`;
   try {
+    await mustOn(runtime, packArgv(snapshot, archive), `archive ${snapshot}`);
     const data = await runtime.readFile(archive);
     mkdirSync(localDir, { recursive: true });
     writeFileSync(local, data);
@@ -61,19 +71,20 @@ export async function fetchPacked(runtime: NodeRuntime, archive: string, localDi
   } finally {
     rmSync(local, { force: true });
     await runtime.remove(archive);
+    await runtime.remove(snapshot);
   }
   return storedBytes(localDir);
 }
 
-/** Copies `dir` on the runtime's host into `localDir` here, through `archive` on the host. */
+/** Copies `dir` on the runtime's host into `localDir` here, through `snapshot` on the host. */
 export async function downloadDir(
   runtime: NodeRuntime,
   dir: string,
-  archive: string,
+  snapshot: string,
   localDir: string,
 ): Promise<number> {
-  await packDir(runtime, dir, archive);
-  return fetchPacked(runtime, archive, localDir);
+  await snapshotDir(runtime, dir, snapshot);
+  return fetchSnapshot(runtime, snapshot, localDir);
 }
 
 /**

@@ -45,7 +45,10 @@ describe('dir-transfer: a data dir to and from a runtime host, byte for byte (lo
     rmSync(root, { recursive: true, force: true });
   });
 
-  /** A data dir with a binary file, a nested one, an empty dir, a symlink, a mode and a sparse file. */
+  /**
+   * A data dir with a binary file, a nested one, an empty dir, a symlink, a mode, a sparse file
+   * and a preallocated one (all its zeros written, as `fallocate` leaves them: no holes).
+   */
   const makeDataDir = (dir: string): void => {
     mkdirSync(join(dir, 'wal', 'segments'), { recursive: true });
     mkdirSync(join(dir, 'empty'));
@@ -57,6 +60,10 @@ describe('dir-transfer: a data dir to and from a runtime host, byte for byte (lo
     const fd = openSync(join(dir, 'wal', 'prealloc.tmp'), 'w');
     writeSync(fd, Buffer.alloc(4096, 1), 0, 4096, 8 * MIB - 4096);
     closeSync(fd);
+    writeFileSync(
+      join(dir, 'wal', 'fallocated.wal'),
+      Buffer.concat([Buffer.alloc(4096, 2), Buffer.alloc(8 * MIB)]),
+    );
   };
 
   const expectSameTree = (a: string, b: string): void => {
@@ -69,22 +76,26 @@ describe('dir-transfer: a data dir to and from a runtime host, byte for byte (lo
     expect(prealloc.length).toBe(8 * MIB);
     expect(prealloc.subarray(8 * MIB - 4096).equals(Buffer.alloc(4096, 1))).toBe(true);
     expect(prealloc.subarray(0, 8 * MIB - 4096).some((x) => x !== 0)).toBe(false);
+    const fallocated = readFileSync(join(b, 'wal', 'fallocated.wal'));
+    expect(fallocated.length).toBe(4096 + 8 * MIB);
+    expect(fallocated.subarray(0, 4096).equals(Buffer.alloc(4096, 2))).toBe(true);
+    expect(fallocated.subarray(4096).some((x) => x !== 0)).toBe(false);
   };
 
-  it('downloads a dir from the host whole, its holes kept, and leaves no archive behind', async () => {
+  it('downloads a dir from the host whole, its zeros as holes, and leaves no copy or archive behind', async () => {
     const hostDir = join(root, 'host', 'n1');
     makeDataDir(hostDir);
-    const archive = join(root, 'host', '.checkpoint-n1.tar');
+    const snapshot = join(root, 'host', '.checkpoint-n1');
     const local = join(root, 'checkpoint', 'n1');
 
-    const bytes = await downloadDir(runtime, hostDir, archive, local);
+    const bytes = await downloadDir(runtime, hostDir, snapshot, local);
 
     expectSameTree(hostDir, local);
-    expect(existsSync(archive)).toBe(false);
+    expect(readdirSync(join(root, 'host'))).toEqual(['n1']);
     expect(readdirSync(join(root, 'checkpoint'))).toEqual(['n1']);
-    // The sparse file's 8 MiB count as the 4 KiB it holds (give or take a filesystem block).
+    // The two 8 MiB files count as the 4 KiB each holds (give or take a filesystem block).
     expect(bytes).toBe(storedBytes(local));
-    expect(bytes).toBeGreaterThanOrEqual(BINARY.length + 3000 + 4096);
+    expect(bytes).toBeGreaterThanOrEqual(BINARY.length + 3000 + 2 * 4096);
     expect(bytes).toBeLessThan(MIB);
   });
 
@@ -109,8 +120,8 @@ describe('dir-transfer: a data dir to and from a runtime host, byte for byte (lo
     const local = join(root, 'checkpoint', 'n1');
     const missing = join(root, 'host', 'nope');
     mkdirSync(join(root, 'host'));
-    await expect(downloadDir(runtime, missing, join(root, 'host', 'x.tar'), local)).rejects.toThrow(
-      new RegExp(`^host local: cannot archive ${missing} \\(\`tar -S -C ${missing} `),
+    await expect(downloadDir(runtime, missing, join(root, 'host', 'x'), local)).rejects.toThrow(
+      new RegExp(`^host local: cannot copy ${missing} \\(\`sh -c `),
     );
     expect(existsSync(local)).toBe(false);
     expect(readdirSync(join(root, 'host'))).toEqual([]);
