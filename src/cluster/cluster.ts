@@ -484,7 +484,8 @@ export class Cluster implements ClusterView {
   /**
    * `restoreDataDirs` for nodes on other hosts: each node's data dir on its host becomes what
    * `<from>/<node>/` holds (staged here to move the paths text files name, then uploaded), before
-   * the node first starts. On this host it is `restoreDataDirs`.
+   * the node first starts; the same path here holds it too, as `launch` reads it. On this host it
+   * is `restoreDataDirs`.
    */
   async restoreHostDataDirs(from: string, states: readonly NodeState[]): Promise<void> {
     if (!this.hosts) {
@@ -504,6 +505,10 @@ export class Cluster implements ClusterView {
           const local = join(staging, state.node);
           copyTree(join(from, state.node), local);
           if (state.dataDir !== undefined && state.dataDir !== dir) relocateText(local, state.dataDir, dir);
+          // `launch` runs here on the same path: it must see the restored files, or a config it
+          // writes only when missing (Redis's) is written afresh and copied over the restored one.
+          this.hostFiles?.wiped(state.node, dir);
+          copyTree(local, dir);
           await this.prepareHost(state.node);
           const archive = join(this.root, `.restore-${state.node}.tar`);
           await uploadDir(this.runtimeOf(state.node), local, dir, archive);

@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -15,6 +23,7 @@ const SCHEDULES = join(REPO, 'test', 'systems', 'kvraft', 'schedules');
 const FIRST = join(SCHEDULES, 'rejoined-restart-assert.1.jsonl');
 const SECOND = join(SCHEDULES, 'rejoined-restart-assert.2.jsonl');
 const BUG = 'rejoined-restart-assert';
+const REDIS_BINARIES = ['/usr/bin/redis-server', '/usr/bin/redis-sentinel'];
 
 interface RunJson {
   readonly runDir: string;
@@ -152,5 +161,31 @@ describe.skipIf(unavailable !== undefined)(
       expect(freshly.reproduced, fresh.stderr).toBe(0);
       await clean([...replayed.tries, ...freshly.tries].map((t) => t.runDir));
     }, 900_000);
+
+    it.skipIf(!REDIS_BINARIES.every((b) => existsSync(b)))(
+      "a run started from a checkpoint on hosts keeps the restored config a system writes only when it is missing (redis's redis.conf)",
+      async () => {
+        const common = ['--system', 'redis', '--faults', 'pause', '--time', '40s', '--seed', '2'];
+        const store = join(box.store, 'redis');
+        const first = await mallory(['run', ...sshFlags(), ...common, '--store', store, '--json'], box);
+        const firstDir = (jsonOf(first) as RunJson).runDir;
+        const checkpoint = join(firstDir, 'checkpoints', '0');
+        expect(existsSync(join(checkpoint, 'checkpoint.json')), first.stderr).toBe(true);
+        // A line the launch would not write: the host's file after the restore is the checkpoint's.
+        appendFileSync(join(checkpoint, 'n1', 'redis.conf'), '# from the checkpoint\n');
+
+        const second = await mallory(
+          ['run', ...sshFlags(), ...common, '--from-checkpoint', checkpoint, '--store', store, '--json'],
+          box,
+        );
+        const secondDir = (jsonOf(second) as RunJson).runDir;
+        // The second run's own first checkpoint is what n1's host held once it was serving.
+        const onHost = readFileSync(join(secondDir, 'checkpoints', '0', 'n1', 'redis.conf'), 'utf8');
+        expect(onHost).toContain('# from the checkpoint');
+        expect(onHost).toContain(`dir /tmp/mallory-${runIdOf(secondDir)}/n1`);
+        await clean([firstDir, secondDir]);
+      },
+      600_000,
+    );
   },
 );
