@@ -4,15 +4,14 @@ import { join } from 'node:path';
 import { mustRun } from '../../net/_internals/exec.js';
 import type { NodeRuntime } from '../runtime.js';
 
-/** The longest a tar of a data dir may take, on the host or here. */
-const TAR_TIMEOUT_MS = 10 * 60_000;
+/** The longest a copy, archive or unpack of a data dir may take, on the host or here. */
+const TRANSFER_TIMEOUT_MS = 10 * 60_000;
 /** `st_blocks` counts 512-byte units whatever the filesystem's block size. */
 const STAT_BLOCK_BYTES = 512;
 
 /**
- * tar's flags for an archive of a data dir: holes kept (`-S`),
- * the entries relative to the dir, owners not kept on extraction (the host's root runs the nodes,
- * whoever ran the fuzzer here).
+ * tar's flags for an archive of a data dir: holes kept (`-S`), the entries relative to the dir,
+ * owners not kept on extraction (the host's root runs the nodes, whoever ran the fuzzer here).
  */
 const packArgv = (dir: string, archive: string): string[] => ['tar', '-S', '-C', dir, '-cf', archive, '.'];
 const unpackArgv = (archive: string, dir: string): string[] => [
@@ -25,7 +24,7 @@ const unpackArgv = (archive: string, dir: string): string[] => [
 ];
 
 async function mustOn(runtime: NodeRuntime, argv: readonly string[], what: string): Promise<void> {
-  const result = await runtime.exec(argv, { timeoutMs: TAR_TIMEOUT_MS });
+  const result = await runtime.exec(argv, { timeoutMs: TRANSFER_TIMEOUT_MS });
   if (result.code !== 0) {
     throw new Error(
       `host ${runtime.host}: cannot ${what} (\`${argv.join(' ')}\`, exit ${result.code}): ${result.stderr.trim()}`,
@@ -53,7 +52,8 @@ export async function snapshotDir(runtime: NodeRuntime, dir: string, snapshot: s
  * Brings a snapshot `snapshotDir` made on the host here, into `localDir` (made when missing), and
  * removes it from the host: archived there with its holes, the archive passed as bytes (the
  * runtime's `readFile`: SFTP over SSH, so any file arrives whole) and unpacked here. Returns the
- * bytes of the files' data `localDir` now holds (holes not counted).
+ * bytes of the files' data `localDir` now holds (holes not counted). The archive is held whole in
+ * memory on its way: fine for data dirs of a few hundred MiB, not for many GiB.
  */
 export async function fetchSnapshot(
   runtime: NodeRuntime,
@@ -67,7 +67,7 @@ export async function fetchSnapshot(
     const data = await runtime.readFile(archive);
     mkdirSync(localDir, { recursive: true });
     writeFileSync(local, data);
-    await mustRun(unpackArgv(local, localDir), { timeoutMs: TAR_TIMEOUT_MS });
+    await mustRun(unpackArgv(local, localDir), { timeoutMs: TRANSFER_TIMEOUT_MS });
   } finally {
     rmSync(local, { force: true });
     await runtime.remove(archive);
@@ -100,7 +100,7 @@ export async function uploadDir(
 ): Promise<void> {
   const local = `${localDir}.tar`;
   try {
-    await mustRun(packArgv(localDir, local), { timeoutMs: TAR_TIMEOUT_MS });
+    await mustRun(packArgv(localDir, local), { timeoutMs: TRANSFER_TIMEOUT_MS });
     await runtime.upload(local, archive);
     await runtime.empty(dir);
     await mustOn(runtime, unpackArgv(archive, dir), `unpack into ${dir}`);
