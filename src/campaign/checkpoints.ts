@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 
 import { describeBytes } from '../check/_internals/memory-limit.js';
-import type { Cluster } from '../cluster/cluster.js';
+import type { Cluster, DataDirsCopy } from '../cluster/cluster.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import {
   CHECKPOINT_FILE,
@@ -64,13 +64,43 @@ export class Checkpoints {
    * one among them when even the bugs' checkpoints leave it no room).
    */
   take(schedule: number, cluster: Cluster, ctx: CheckpointContext): readonly DroppedCheckpoint[] {
+    const partial = this.begin(schedule);
+    return this.finish(schedule, partial.id, cluster.copyDataDirs(partial.dir), ctx);
+  }
+
+  /**
+   * `take` for nodes on other hosts (`Cluster.onHosts`): their data dirs are brought here, into
+   * the same `.partial` dir renamed once whole.
+   */
+  async takeFromHosts(
+    schedule: number,
+    cluster: Cluster,
+    ctx: CheckpointContext,
+  ): Promise<readonly DroppedCheckpoint[]> {
+    const partial = this.begin(schedule);
+    return this.finish(schedule, partial.id, await cluster.copyHostDataDirs(partial.dir), ctx);
+  }
+
+  /** The schedule's `.partial` dir, recorded in the registry before it is made. */
+  private begin(schedule: number): { readonly dir: string; readonly id: number } {
     const dir = this.dirOf(schedule);
     const partial = dir + PARTIAL_SUFFIX;
     mkdirSync(this.root, { recursive: true });
     const id = this.registry.record({ kind: 'dir', path: partial });
     rmSync(partial, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
-    const copy = cluster.copyDataDirs(partial);
+    return { dir: partial, id };
+  }
+
+  /** The manifest written last, the partial dir renamed, the bounds kept. */
+  private finish(
+    schedule: number,
+    partialId: number,
+    copy: DataDirsCopy,
+    ctx: CheckpointContext,
+  ): readonly DroppedCheckpoint[] {
+    const dir = this.dirOf(schedule);
+    const partial = dir + PARTIAL_SUFFIX;
     const bytes = Object.values(copy.bytes).reduce((a, b) => a + b, 0);
     const manifest: CheckpointManifest = {
       version: 1,
@@ -89,7 +119,7 @@ export class Checkpoints {
     };
     writeFileSync(join(partial, CHECKPOINT_FILE), JSON.stringify(manifest, null, 2) + '\n');
     renameSync(partial, dir);
-    this.registry.forget(id);
+    this.registry.forget(partialId);
     this.pauses.push(manifest.pauseMs);
     this.sizes.push(bytes);
     this.entries.push({ schedule, bytes, pauseMs: manifest.pauseMs, bug: false });

@@ -231,14 +231,12 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     store: options.store,
     timeMs,
     // On hosts (those given, else the run's, as its bug record keeps them): one node a host, the
-    // fault families the schedule uses (a family not done on hosts is refused), no checkpoints
-    // (not taken there).
+    // fault families the schedule uses (a family not done on hosts is refused).
     ...(hosts?.hosts !== undefined
       ? {
           ...withoutUndefined(hosts),
           nodes: hosts.hosts.length,
           faults: scheduleFamilies(items),
-          checkpoints: 0,
         }
       : {}),
   });

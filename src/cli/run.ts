@@ -362,12 +362,13 @@ export const registerRun: RegisterCommand = (program, setExit) => {
         throw new UsageError('bad-flag', '--index needs --plan FILE: the plan whose campaign to run');
       }
       if (flags.hosts !== undefined) {
-        // On hosts the defaults are what is done there: the faults done over SSH, no checkpoints.
+        // On hosts the defaults are what is done there: the faults done over SSH; in containers no
+        // checkpoints (not taken there yet).
         if (command.getOptionValueSource('faults') === 'default')
           flags.faults = (
             isContainerHosts(flags.hosts) ? CONTAINER_FAULT_FAMILIES : HOST_DEFAULT_FAULT_FAMILIES
           ).join(',');
-        flags.checkpoints ??= '0';
+        if (isContainerHosts(flags.hosts)) flags.checkpoints ??= '0';
       }
       const config = configFromFlags(flags);
       const reporters: Reporter[] = [new ProgressReporter(), new ConsoleLogReporter()];

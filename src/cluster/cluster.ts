@@ -13,6 +13,7 @@ import type { FileStream, NodeRuntime, RuntimeProcess } from './runtime/runtime.
 import { boundedReady, ReadyDidNotAnswer } from './_internals/bounded-ready.js';
 import { checkedLaunchSpec } from './_internals/launch-spec.js';
 import { copyTree, relocateText } from './_internals/copy-tree.js';
+import { fetchSnapshot, snapshotDir, uploadDir } from './runtime/_internals/dir-transfer.js';
 import { HostFiles } from './_internals/host-files.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
@@ -106,6 +107,15 @@ function dataRoot(runId: string): string {
 }
 
 /**
+ * Waits for every promise, then throws the first rejection: nothing is still writing when the
+ * caller cleans up after a failure.
+ */
+async function settleAll(promises: readonly Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(promises)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/**
  * The nodes of one run as real OS processes: each in its own process group, with its own data dir
  * and its output under `<runDir>/nodes/<n>/`. Everything it creates is in the run's registry.
  */
@@ -155,6 +165,11 @@ export class Cluster implements ClusterView {
       if (!this.hosts) mkdirSync(this.dataDir(node), { recursive: true });
       mkdirSync(this.logDir(node), { recursive: true });
     }
+  }
+
+  /** Whether the nodes run on other hosts (`ClusterOptions.hosts`): their data dirs are there. */
+  get onHosts(): boolean {
+    return this.hosts !== undefined;
   }
 
   /** Where the node runs. */
@@ -417,7 +432,7 @@ export class Cluster implements ClusterView {
    * Synchronous, so nothing else of the fuzzer runs while the nodes are stopped.
    */
   copyDataDirs(to: string): DataDirsCopy {
-    if (this.hosts) throw new Error('copyDataDirs: checkpoints of nodes on other hosts are not taken yet');
+    if (this.hosts) throw new Error('copyDataDirs: nodes on other hosts are copied by copyHostDataDirs');
     const running = [...this.procs.entries()].filter(([node]) => this.statusOf(node) === 'running');
     const states = this.nodeStates();
     const begun = performance.now();
@@ -432,6 +447,84 @@ export class Cluster implements ClusterView {
   }
 
   /**
+   * `copyDataDirs` for nodes on other hosts, one consistent cut too: every running node's group is
+   * stopped, each data dir copied on its own host (in parallel, zeros left as holes), the groups
+   * continued; only then are the copies archived, brought here into `<to>/<node>/` and removed
+   * from the hosts. The pause is the signals' round trips and the copies on the hosts, not the
+   * transfer. On this host it is `copyDataDirs`.
+   */
+  async copyHostDataDirs(to: string): Promise<DataDirsCopy> {
+    if (!this.hosts) return this.copyDataDirs(to);
+    for (const node of this.nodes) await this.prepareHost(node);
+    const running = [...this.procs.entries()]
+      .filter(([node]) => this.statusOf(node) === 'running')
+      .map(([, proc]) => proc);
+    const states = this.nodeStates();
+    const snapshot = (node: string): string => join(this.root, `.checkpoint-${node}`);
+    const begun = performance.now();
+    let pauseMs: number;
+    try {
+      await settleAll(running.map((p) => p.runtime.signal(p.proc, 'SIGSTOP')));
+      await settleAll(
+        this.nodes.map((node) => snapshotDir(this.runtimeOf(node), this.dataDir(node), snapshot(node))),
+      );
+    } finally {
+      await settleAll(running.map((p) => p.runtime.signal(p.proc, 'SIGCONT')));
+      pauseMs = performance.now() - begun;
+    }
+    const bytes: Record<string, number> = {};
+    await settleAll(
+      this.nodes.map(async (node) => {
+        bytes[node] = await fetchSnapshot(this.runtimeOf(node), snapshot(node), join(to, node));
+      }),
+    );
+    return { pauseMs, bytes, states };
+  }
+
+  /**
+   * `restoreDataDirs` for nodes on other hosts: each node's data dir on its host becomes what
+   * `<from>/<node>/` holds (staged here to move the paths text files name, then uploaded), before
+   * the node first starts; the same path here holds it too, as `launch` reads it. On this host it
+   * is `restoreDataDirs`.
+   */
+  async restoreHostDataDirs(from: string, states: readonly NodeState[]): Promise<void> {
+    if (!this.hosts) {
+      this.restoreDataDirs(from, states);
+      return;
+    }
+    if (this.procs.size > 0) throw new Error('restoreHostDataDirs: nodes are running');
+    for (const state of states) {
+      if (!this.nodes.includes(state.node)) throw new Error(`restoreHostDataDirs: no node ${state.node}`);
+    }
+    const staging = join(this.runDir, 'restoring');
+    const id = this.registry.record({ kind: 'dir', path: staging });
+    try {
+      await settleAll(
+        states.map(async (state) => {
+          const dir = this.dataDir(state.node);
+          const local = join(staging, state.node);
+          copyTree(join(from, state.node), local);
+          if (state.dataDir !== undefined && state.dataDir !== dir) relocateText(local, state.dataDir, dir);
+          // `launch` runs here on the same path: it must see the restored files, or a config it
+          // writes only when missing (Redis's) is written afresh and copied over the restored one.
+          this.hostFiles?.wiped(state.node, dir);
+          copyTree(local, dir);
+          await this.prepareHost(state.node);
+          const archive = join(this.root, `.restore-${state.node}.tar`);
+          await uploadDir(this.runtimeOf(state.node), local, dir, archive);
+        }),
+      );
+    } finally {
+      this.registry.release(id);
+    }
+    for (const state of states) {
+      this.setMember(state.node, state.member);
+      if (state.joiner) this.joiners.add(state.node);
+      else this.joiners.delete(state.node);
+    }
+  }
+
+  /**
    * Before the first start: every node's data dir becomes a copy of `<from>/<node>/`, and each
    * node's membership and joiner flag what `states` say, so the nodes start where a checkpoint left
    * them (the caller starts the ones that were running). Text files that name the node's old data
@@ -440,7 +533,7 @@ export class Cluster implements ClusterView {
   restoreDataDirs(from: string, states: readonly NodeState[]): void {
     if (this.procs.size > 0) throw new Error('restoreDataDirs: nodes are running');
     if (this.hosts)
-      throw new Error('restoreDataDirs: checkpoints of nodes on other hosts are not restored yet');
+      throw new Error('restoreDataDirs: nodes on other hosts are restored by restoreHostDataDirs');
     for (const state of states) {
       if (!this.nodes.includes(state.node)) throw new Error(`restoreDataDirs: no node ${state.node}`);
       const dir = this.dataDir(state.node);

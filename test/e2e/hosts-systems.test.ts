@@ -213,6 +213,7 @@ describe.skipIf(unavailable !== '')(
       hosts.addresses.forEach((address, i) => {
         expect(lines[i]).toMatch(new RegExp(`^ok +host ${address.replace(/\./g, '\\.')} \\(n${i + 1}\\): `));
         expect(lines[i]).toContain('iptables');
+        expect(lines[i]).toContain(', tar,');
         expect(lines[i]).toContain('etcd: etcd Version: 3.4');
       });
       expect(lines[HOSTS]).toBe('mallory doctor: every host has what etcd needs');

@@ -8,13 +8,13 @@ import { takeCheckpoint } from './take-checkpoint.js';
  * Starts the run's next schedule: stored as started, its checkpoint taken, the timeline fresh (and on, unless a fixed
  * schedule drives the run), the episode's coverage and policy reset, the workload running.
  */
-export function beginSchedule(live: LiveRun): ScheduleFaults {
+export async function beginSchedule(live: LiveRun): Promise<ScheduleFaults> {
   const { state, store, plan, parts } = live;
   const { observation } = parts;
   const s = state.schedule;
   const scheduleStart = Date.now();
   store.scheduleStarted(s, scheduleStart - state.startMs);
-  takeCheckpoint(live, s, scheduleStart - state.startMs);
+  await takeCheckpoint(live, s, scheduleStart - state.startMs);
   observation.setTimeline(!plan.fixedSchedule);
   observation.timeline.discardBefore(monoNs());
   observation.takeScheduleEvents();

@@ -81,9 +81,10 @@ export function hostTargets(config: RunConfig): SshTarget[] {
 }
 
 /**
- * What a run on hosts is refused for, before anything starts: a fault not done on hosts, a
- * checkpoint, a node count that is not the host count; then each host is reached (the connection,
- * the key, root) and asked for its node's command. Every refusal is one line naming the host.
+ * What a run on hosts is refused for, before anything starts: a fault not done on hosts, a node
+ * count that is not the host count; then each host is reached (the connection, the key, root) and
+ * asked for its node's command and the tools the run uses there (iptables, tcpdump, tar for
+ * checkpoints). Every refusal is one line naming the host.
  */
 export async function planHosts(
   config: RunConfig,
@@ -106,13 +107,8 @@ export async function planHosts(
       );
     }
   }
-  if (config.checkpoints > 0 || config.checkpoint !== undefined) {
-    throw new UsageError(
-      'bad-flag',
-      '--checkpoints/--from-checkpoint: checkpoints of nodes on SSH hosts are not taken yet: give --checkpoints 0',
-    );
-  }
   const effects = packetEffectsOf(config, nodes);
+  const checkpoints = config.checkpoints > 0 || config.checkpoint !== undefined;
   const scratch = mkdtempSync(join(tmpdir(), 'mallory-hosts-check-'));
   const previousState = process.env.MALLORY_STATE_DIR;
   // The check's connections make nothing on the hosts; its registry lives and dies with it.
@@ -160,6 +156,12 @@ export async function planHosts(
           );
         }
         await checkPacketHost(hosts, node, effects);
+        if (checkpoints && !(await runtime.isRunnable('tar'))) {
+          throw new UsageError(
+            'missing-binary',
+            `host ${runtime.host}: checkpoints copy the node's data dir with tar there: apt-get install -y tar on the host, or give --checkpoints 0${config.checkpoint !== undefined ? ' and drop --from-checkpoint' : ''}`,
+          );
+        }
         if (!(await runtime.isRunnable('tcpdump'))) {
           throw new UsageError(
             'missing-binary',

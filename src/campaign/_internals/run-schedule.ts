@@ -23,7 +23,7 @@ export async function runSchedule(
   budgetEnd: number,
   policyRng: Rng,
 ): Promise<void> {
-  const scheduled = beginSchedule(live);
+  const scheduled = await beginSchedule(live);
   await driveSchedule(live, scheduled, budgetEnd, policyRng);
   const ops = await takeScheduleOps(live, warm.carried);
   const recovery = await healAndRecover(live, ops);

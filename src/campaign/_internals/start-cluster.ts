@@ -88,7 +88,7 @@ async function startFromCheckpoint(
 ): Promise<void> {
   const { parts, emit } = live;
   const { manifest } = from;
-  parts.cluster.restoreDataDirs(from.dir, manifest.nodes);
+  await parts.cluster.restoreHostDataDirs(from.dir, manifest.nodes);
   emit(
     'message',
     `starting from the checkpoint of schedule ${manifest.schedule + 1}: ${from.dir} (${Math.round(manifest.bytes / 1024)} KiB)`,

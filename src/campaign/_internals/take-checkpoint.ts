@@ -9,17 +9,21 @@ import type { LiveRun } from './live-run.js';
  * The schedule's checkpoint, before its workload starts (the cluster healed and serving); says
  * which checkpoints the cap dropped (the newest-K rule drops them every schedule, silently).
  */
-export function takeCheckpoint(live: LiveRun, schedule: number, atMs: number): void {
+export async function takeCheckpoint(live: LiveRun, schedule: number, atMs: number): Promise<void> {
   const { parts, plan, emit } = live;
-  const { checkpoints, network, clocks } = parts;
+  const { checkpoints, network, clocks, cluster } = parts;
   if (checkpoints === undefined) return;
-  const dropped = checkpoints.take(schedule, parts.cluster, {
+  const ctx = {
     system: plan.definition.name,
     keysFrom: firstKeyspace(plan) + schedule,
     takenAtMs: atMs,
     network: manifestNetwork(network),
-    clockOffsetMs: (node) => clocks?.offsetMs(node) ?? 0,
-  });
+    clockOffsetMs: (node: string) => clocks?.offsetMs(node) ?? 0,
+  };
+  // On this host the copy is synchronous: nothing else of the fuzzer runs while the nodes are stopped.
+  const dropped = cluster.onHosts
+    ? await checkpoints.takeFromHosts(schedule, cluster, ctx)
+    : checkpoints.take(schedule, cluster, ctx);
   for (const d of dropped.filter((x) => x.reason.includes('cap'))) {
     emit(
       'message',

@@ -51,8 +51,8 @@ const HOST_TOOLS = ['sh', 'setsid', 'kill', 'cut', 'find', 'rm', 'mkdir', 'mv', 
 /**
  * Connects to each host (all at once, each on its own) and asks it for what a run of `system`
  * needs there: SSH with SFTP, root (directly or `sudo -n`), the tools the run uses, `iptables`
- * (partitions), the node's command as `launch` gives it, and the system's own binary checks
- * (`doctor()`), run on the host.
+ * (partitions), `tar` (checkpoints), the node's command as `launch` gives it, and the system's
+ * own binary checks (`doctor()`), run on the host.
  */
 export async function diagnoseHosts(
   targets: readonly SshTarget[],
@@ -117,6 +117,9 @@ async function diagnoseHost(
     else missing.push({ what: lacking.join(' '), fix: 'apt-get install -y coreutils util-linux findutils' });
     if (await runtime.isRunnable('iptables')) has.push('iptables');
     else missing.push({ what: 'iptables (partitions)', fix: 'apt-get install -y iptables' });
+    if (await runtime.isRunnable('tar')) has.push('tar');
+    else
+      missing.push({ what: 'tar (checkpoints)', fix: 'apt-get install -y tar, or run with --checkpoints 0' });
     const spec = await Promise.resolve(system.launch(node, view, { join: false }));
     if (await runtime.isRunnable(spec.command)) has.push(`${node}'s command ${spec.command}`);
     else {
