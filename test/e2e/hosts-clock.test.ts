@@ -1,11 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { LIBFAKETIME_PATHS } from '../../src/cluster/clock-preload.js';
+import { libfaketimeMissing } from '../../src/cluster/host-clock.js';
 import { run } from '../../src/cluster/net/_internals/exec.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
 import type { ClusterView } from '../../src/cluster/node-system.js';
@@ -235,6 +238,143 @@ describe.skipIf(unavailable !== undefined)(
       expect(await settledLeftovers()).toEqual([]);
       expect(hostRunDirs(box.store)).toEqual([]);
       expect(faketimeFilesOf(pids)).toEqual([]);
+    });
+
+    it('after the fuzzer is SIGKILLed with clocks moved, mallory cleanup removes the nodes and their libfaketime files on the hosts', async () => {
+      const { child, stderr, exited } = startRun(12);
+      const pids = new Set<number>();
+      const deadline = Date.now() + WAIT_MS;
+      // Until n1's clock is moved: the nodes run with libfaketime loaded and a control file each.
+      for (;;) {
+        for (let i = 0; i < HOSTS; i++) for (const pid of await nodePids(hosts, i)) pids.add(pid);
+        const n1 = await skewMs('n1');
+        if (n1 !== undefined && Math.abs(n1 - BUMP_MS) < TOLERANCE_MS) break;
+        if (Date.now() > deadline) throw new Error(`n1's clock was not moved: ${stderr()}`);
+        await new Promise((r) => setTimeout(r, POLL_MS));
+      }
+      expect(faketimeFilesOf(pids).length).toBeGreaterThanOrEqual(2 * HOSTS);
+      child.kill('SIGKILL');
+      await exited;
+
+      const cleanup = await mallory(['cleanup'], box);
+      expect(cleanup.code, cleanup.stderr).toBe(0);
+      expect(cleanup.stdout).toMatch(/libfaketime files of n\d \(pid \d+\) on /);
+      expect(await settledLeftovers()).toEqual([]);
+      expect(hostRunDirs(box.store)).toEqual([]);
+      expect(faketimeFilesOf(pids)).toEqual([]);
+    });
+
+    it('replays on the hosts a bug whose schedule has clock faults', async () => {
+      const store = join(box.store, 'replayed');
+      const bugSchedule = join(box.store, '..', 'ack-with-clock.jsonl');
+      writeFileSync(
+        bugSchedule,
+        [
+          ...readFileSync(
+            join(REPO, 'test', 'systems', 'kvraft', 'schedules', 'ack-before-commit.jsonl'),
+            'utf8',
+          )
+            .split('\n')
+            .filter((l) => l.startsWith('{')),
+          JSON.stringify({ atMs: 3_000, f: 'bump-clock', value: { target: ['n2'], deltaMs: 5_000 } }),
+          JSON.stringify({ atMs: 11_000, f: 'reset-clock', value: 'all' }),
+        ].join('\n') + '\n',
+      );
+      const found = await mallory(
+        [
+          'run',
+          ...sshFlags(),
+          '--bug',
+          'ack-before-commit',
+          '--schedule',
+          bugSchedule,
+          '--steps',
+          '6',
+          '--time',
+          '5m',
+          '--seed',
+          '7',
+          '--store',
+          store,
+          '--json',
+        ],
+        box,
+      );
+      expect(found.code, found.stderr).toBe(1);
+      const bugDir = (JSON.parse(found.stdout) as { bugs: { dir: string }[] }).bugs[0].dir;
+      expect(readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8')).toContain('"bump-clock"');
+
+      const replay = await mallory(['replay', bugDir, '--repeat', '2', '--store', store, '--json'], box);
+      expect(replay.stderr).toContain(`on hosts: ${hosts.addresses.join(', ')}`);
+      const result = JSON.parse(replay.stdout) as { reproduced: number; tries: { runDir: string }[] };
+      expect(result.tries).toHaveLength(2);
+      expect(result.reproduced, replay.stderr).toBeGreaterThanOrEqual(1);
+      for (const t of result.tries) {
+        const db = new Database(join(t.runDir, 'run.db'), { readonly: true });
+        const row = db.prepare('SELECT config FROM run').get() as { config: string };
+        db.close();
+        expect((JSON.parse(row.config) as { faults: string[] }).faults).toEqual(['partition', 'clock']);
+        const bumps = readFileSync(join(t.runDir, 'history.jsonl'), 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"bump-clock"'))
+          .map((l) => JSON.parse(l) as { value: unknown; error?: string });
+        // Asked for, then done on n2.
+        expect(bumps.at(-1)).toEqual(expect.objectContaining({ value: ['n2'] }));
+        expect(bumps.at(-1)?.error).toBeUndefined();
+      }
+      expect(await settledLeftovers()).toEqual([]);
+      expect(hostRunDirs(box.store)).toEqual([]);
+    });
+
+    it('mallory doctor --hosts says where libfaketime is on each host', async () => {
+      const result = await mallory(['doctor', ...sshFlags()], box);
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      const lines = result.stdout.split('\n').filter((l) => l.startsWith('ok '));
+      expect(lines).toHaveLength(HOSTS);
+      for (const line of lines)
+        expect(line).toMatch(/libfaketime \/\S+\/libfaketime\.so\.1 \(clock faults\)/);
+    });
+
+    it('refuses clock faults, in one line naming the host, on a host without libfaketime; doctor says it is missing for clock faults only', async () => {
+      // A host whose faketime package dirs are empty: no libfaketime there, whatever dpkg lists.
+      const hidden = [...new Set(LIBFAKETIME_PATHS.map((p) => dirname(p)))].filter((d) => existsSync(d));
+      const bare = await makeSshHosts(
+        1,
+        join(box.store, '..', 'bare-keys'),
+        registry,
+        `e2eclockbare${process.pid}`,
+        {
+          hidden,
+        },
+      );
+      try {
+        const address = bare.addresses[0];
+        const flags = [
+          '--hosts',
+          address,
+          '--ssh-private-key',
+          bare.privateKey,
+          '--known-hosts',
+          bare.knownHosts,
+        ];
+        const refused = join(box.store, 'refused');
+        const result = await mallory(
+          ['run', ...flags, '--faults', 'kill,clock', '--time', '5s', '--store', refused],
+          box,
+        );
+        expect(result.code, result.stderr).toBe(2);
+        expect(result.stderr).toBe(`mallory: ${libfaketimeMissing(address)}\n`);
+        expect(existsSync(refused)).toBe(false);
+
+        const doctor = await mallory(['doctor', ...flags], box);
+        expect(doctor.code, doctor.stdout).toBe(0);
+        expect(doctor.stdout).toContain(`host ${address} (n1): `);
+        expect(doctor.stdout).toContain(
+          '— without: libfaketime (clock faults) (fix: apt-get install -y faketime)',
+        );
+      } finally {
+        await bare.close();
+      }
     });
   },
 );
