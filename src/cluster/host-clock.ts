@@ -89,14 +89,27 @@ export class HostControlFiles {
   }
 }
 
-/** The shell text that prints the first child of process `pid` (the node its group's leader started), waiting for it. */
+/**
+ * The shell text that prints the first child of process `pid` (the node its group's leader
+ * started), waiting for it: from `/proc/<pid>/task/<pid>/children`, else (a kernel without it) from
+ * the parent pid field of every `/proc/<p>/stat`.
+ */
 export function nodePidScript(pid: number): string {
   const children = `/proc/${pid}/task/${pid}/children`;
+  const scan = childScanScript(pid);
   return (
-    `i=0; while [ $i -lt ${NODE_PID_TRIES} ]; do ` +
-    `c=; read -r c 2>/dev/null < ${children}; set -- $c; ` +
+    `i=0; while [ $i -lt ${NODE_PID_TRIES} ]; do c=; ` +
+    `if [ -e ${children} ]; then read -r c 2>/dev/null < ${children}; else ${scan}; fi; set -- $c; ` +
     `[ -n "$1" ] && { echo "$1"; exit 0; }; [ -d /proc/${pid} ] || exit 1; ` +
     `sleep ${NODE_PID_POLL_S}; i=$((i+1)); done; exit 1`
+  );
+}
+
+/** The shell text that sets `c` to a child of process `pid`, found by the parent pid field of every `/proc/<p>/stat`. */
+export function childScanScript(pid: number): string {
+  return (
+    `for f in /proc/[0-9]*/stat; do l=; read -r l 2>/dev/null < "$f" || continue; ` +
+    `set -- \${l##*) }; [ "$2" = ${pid} ] && { d=\${f%/stat}; c=\${d#/proc/}; break; }; done`
   );
 }
 

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { findLibfaketime } from '../../src/cluster/clock-preload.js';
 import {
+  childScanScript,
   controlFileScript,
   findLibfaketimeOn,
   HostControlFiles,
@@ -91,6 +92,24 @@ describe('nodePidScript', () => {
       expect(found.stdout.trim()).toBe(child);
     } finally {
       // The leader's whole group: its sleep too.
+      process.kill(-(leader.pid ?? 0), 'SIGKILL');
+    }
+  });
+
+  it('finds the child by the parent pid in /proc/<p>/stat too (a kernel without the children file)', async () => {
+    const leader = spawn('sh', ['-c', 'sleep 30 & echo $!; wait'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      detached: true,
+    });
+    try {
+      const child = await new Promise<string>((resolve) => {
+        leader.stdout.once('data', (d: Buffer) => {
+          resolve(d.toString().trim());
+        });
+      });
+      const found = await runtime.exec(['sh', '-c', `${childScanScript(leader.pid ?? 0)}; echo "$c"`]);
+      expect(found.stdout.trim()).toBe(child);
+    } finally {
       process.kill(-(leader.pid ?? 0), 'SIGKILL');
     }
   });

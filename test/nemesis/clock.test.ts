@@ -6,6 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { clockControlFile, faketimeSpec, writeControlFile } from '../../src/cluster/clock-preload.js';
 import { CoalescedClockWriter, NodeClocks } from '../../src/nemesis/clock.js';
+import { ClockFamily } from '../../src/nemesis/families/clock.js';
+import type { FamilyContext } from '../../src/nemesis/families/family.js';
 
 const dirs: string[] = [];
 function runDir(): string {
@@ -125,5 +127,19 @@ describe('NodeClocks on a slow writer (control files on other hosts)', () => {
     await settled;
     expect(puts.at(-1)?.offsetMs).toBe(0);
     expect(writer.counts.written).toBe(puts.length);
+  });
+});
+
+describe('ClockFamily.heal on a writer that fails (a host lost)', () => {
+  it("puts the clocks back and says the failed write among the heal's errors, without throwing", async () => {
+    const writer = new CoalescedClockWriter(() => Promise.reject(new Error('host h1: connection lost')));
+    const clocks = new NodeClocks(writer);
+    clocks.bump(['n1'], 5_000);
+    await expect(clocks.settled()).rejects.toThrow('connection lost');
+    const errors: string[] = [];
+    // The heal reads only the clocks of its context.
+    await new ClockFamily().heal({ clocks } as unknown as FamilyContext, errors);
+    expect(errors).toEqual(['reset-clock: host h1: connection lost']);
+    expect(clocks.faulted).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import {
   type FaultFamilyPackage,
   type FaultOutcome,
   type HealOp,
+  messageOf,
   type Recorded,
 } from './family.js';
 
@@ -105,8 +106,12 @@ export class ClockFamily implements FaultFamilyPackage {
     return skewed.length > 0 ? { f: 'reset-clock', value: [...skewed] } : undefined;
   }
 
-  async heal(ctx: FamilyContext): Promise<void> {
+  async heal(ctx: FamilyContext, errors: string[]): Promise<void> {
     ctx.clocks?.reset();
-    await ctx.clocks?.settled();
+    try {
+      await ctx.clocks?.settled();
+    } catch (error) {
+      errors.push(`reset-clock: ${messageOf(error)}`);
+    }
   }
 }
