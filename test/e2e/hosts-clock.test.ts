@@ -264,6 +264,26 @@ describe.skipIf(unavailable !== undefined)(
       expect(faketimeFilesOf(pids)).toEqual([]);
     });
 
+    it("on Ctrl-C (SIGINT) with clocks moved, removes the nodes' libfaketime files and the control files on the hosts", async () => {
+      const { child, stderr, exited } = startRun(13);
+      const pids = new Set<number>();
+      const deadline = Date.now() + WAIT_MS;
+      for (;;) {
+        for (let i = 0; i < HOSTS; i++) for (const pid of await nodePids(hosts, i)) pids.add(pid);
+        const n1 = await skewMs('n1');
+        if (n1 !== undefined && Math.abs(n1 - BUMP_MS) < TOLERANCE_MS) break;
+        if (Date.now() > deadline) throw new Error(`n1's clock was not moved: ${stderr()}`);
+        await new Promise((r) => setTimeout(r, POLL_MS));
+      }
+      expect(faketimeFilesOf(pids).length).toBeGreaterThanOrEqual(2 * HOSTS);
+      expect(hostRunDirs(box.store).length).toBeGreaterThanOrEqual(1);
+      child.kill('SIGINT');
+      expect(await exited, stderr()).toBe(130);
+      expect(await settledLeftovers()).toEqual([]);
+      expect(hostRunDirs(box.store)).toEqual([]);
+      expect(faketimeFilesOf(pids)).toEqual([]);
+    });
+
     it('replays on the hosts a bug whose schedule has clock faults', async () => {
       const store = join(box.store, 'replayed');
       const bugSchedule = join(box.store, '..', 'ack-with-clock.jsonl');
