@@ -1,6 +1,10 @@
-import { ClockPreload, findLibfaketime, LIBFAKETIME_FIX } from '../cluster/clock-preload.js';
+import {
+  ClockPreload,
+  findLibfaketime,
+  LIBFAKETIME_FIX,
+  type NodeClockPreload,
+} from '../cluster/clock-preload.js';
 import { Cluster, type NodeExit } from '../cluster/cluster.js';
-import type { NodeClockPreload } from '../cluster/clock-preload.js';
 import { HostClockPreload, HostControlFiles } from '../cluster/host-clock.js';
 import { buildDiskLayer, DiskLayer } from '../cluster/disk-layer.js';
 import type { NetworkBackend } from '../cluster/net/backend.js';
