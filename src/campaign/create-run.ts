@@ -1,5 +1,11 @@
-import { ClockPreload, findLibfaketime, LIBFAKETIME_FIX } from '../cluster/clock-preload.js';
+import {
+  ClockPreload,
+  findLibfaketime,
+  LIBFAKETIME_FIX,
+  type NodeClockPreload,
+} from '../cluster/clock-preload.js';
 import { Cluster, type NodeExit } from '../cluster/cluster.js';
+import { HostClockPreload, HostControlFiles } from '../cluster/host-clock.js';
 import { buildDiskLayer, DiskLayer } from '../cluster/disk-layer.js';
 import type { NetworkBackend } from '../cluster/net/backend.js';
 import { ContainersBackend } from '../cluster/net/containers.js';
@@ -13,7 +19,7 @@ import { LogCheck } from '../check/logs.js';
 import { UsageError } from '../core/errors.js';
 import { FAMILY_KINDS } from '../core/fault.js';
 import type { Rng } from '../core/random.js';
-import { NodeClocks } from '../nemesis/clock.js';
+import { CoalescedClockWriter, NodeClocks } from '../nemesis/clock.js';
 import { NodeDisks } from '../nemesis/disk.js';
 import { Nemesis, unsupportedFault } from '../nemesis/nemesis.js';
 import type { LogTemplate } from '../observe/drain.js';
@@ -79,7 +85,10 @@ export interface RunPlan {
   readonly targets: readonly SshTarget[] | undefined;
   /** The containers the nodes run in, one per node (`--hosts docker:IMAGE`); absent: not in containers. */
   readonly containers?: ContainerPlan | undefined;
+  /** libfaketime's path here, when the run has clock faults on this host. */
   readonly libfaketime: string | undefined;
+  /** Node → libfaketime's path on its SSH host, when a run on hosts has clock faults. */
+  readonly hostLibfaketime?: Readonly<Record<string, string>> | undefined;
   readonly diskLayerBinary: string | undefined;
   /** Every setting the system declares, with its default where not given (`--set`). */
   readonly settings: Readonly<Record<string, string>>;
@@ -141,9 +150,12 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
   if (wants('clock')) {
     const reason = unsupportedFault('bump-clock', system, definition.name, nodeCount);
     if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults clock: ${reason}`);
-    libfaketime = findLibfaketime();
-    if (libfaketime === undefined) {
-      throw new UsageError('missing-binary', `clock faults need libfaketime: run ${LIBFAKETIME_FIX}`);
+    // On hosts it is looked for on each host (`planHosts`), not here.
+    if (config.hosts === undefined) {
+      libfaketime = findLibfaketime();
+      if (libfaketime === undefined) {
+        throw new UsageError('missing-binary', `clock faults need libfaketime: run ${LIBFAKETIME_FIX}`);
+      }
     }
   }
   let diskLayerBinary: string | undefined;
@@ -165,8 +177,11 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     policy && config.seedPolicyFrom
       ? readSeed(config.seedPolicyFrom, definition.name, policy.name)
       : undefined;
-  const targets =
-    config.hosts !== undefined ? await planHosts(config, system, nodes, servicePorts(system)) : undefined;
+  const hostsPlan =
+    config.hosts !== undefined
+      ? await planHosts(config, system, nodes, servicePorts(system), wants('clock'))
+      : undefined;
+  const targets = hostsPlan?.targets;
   const containers =
     config.containers !== undefined
       ? await planContainers(config, system, nodes, servicePorts(system))
@@ -188,6 +203,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     targets,
     containers,
     libfaketime,
+    hostLibfaketime: hostsPlan?.libfaketime,
     diskLayerBinary,
     settings,
     durability,
@@ -235,6 +251,7 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
   try {
     const diskLayer =
       plan.diskLayerBinary !== undefined ? new DiskLayer(plan.diskLayerBinary, registry) : undefined;
+    const clock = clockParts(plan, network, store.dir);
     const cluster = new Cluster({
       system,
       nodes,
@@ -246,10 +263,10 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
       ...(network instanceof HostsBackend || network instanceof ContainersBackend
         ? { hosts: network.layout() }
         : {}),
-      ...(plan.libfaketime !== undefined ? { clock: new ClockPreload(plan.libfaketime, store.dir) } : {}),
+      ...(clock !== undefined ? { clock: clock.preload } : {}),
       ...(diskLayer !== undefined ? { disk: diskLayer } : {}),
     });
-    const clocks = plan.libfaketime !== undefined ? new NodeClocks(store.dir) : undefined;
+    const clocks = clock?.clocks;
     const disks = diskLayer !== undefined ? new NodeDisks(diskLayer) : undefined;
     const watching = new Observation(store.dir, nodes, system);
     observation = watching;
@@ -297,6 +314,34 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
     await network.close().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * libfaketime in the nodes and the clocks the nemesis moves, when the run has clock faults: here,
+ * control files in the run dir; on SSH hosts, the library and the control files on each node's
+ * host, written there by commands coalesced per node.
+ */
+function clockParts(
+  plan: RunPlan,
+  network: NetworkBackend,
+  runDir: string,
+): { readonly preload: NodeClockPreload; readonly clocks: NodeClocks } | undefined {
+  const onHosts = plan.hostLibfaketime;
+  if (onHosts !== undefined && network instanceof HostsBackend) {
+    const runtimeOf = (node: string): ReturnType<HostsBackend['runtime']> => network.runtime(node);
+    const files = new HostControlFiles(network.layout().root, runtimeOf);
+    const libraryOf = (node: string): string => {
+      const library = onHosts[node];
+      if (library === undefined) throw new Error(`no libfaketime found for ${node}'s host`);
+      return library;
+    };
+    return {
+      preload: new HostClockPreload(libraryOf, files, runtimeOf),
+      clocks: new NodeClocks(new CoalescedClockWriter((node, offsetMs) => files.write(node, offsetMs))),
+    };
+  }
+  if (plan.libfaketime === undefined) return undefined;
+  return { preload: new ClockPreload(plan.libfaketime, runDir), clocks: new NodeClocks(runDir) };
 }
 
 /** The client workload the configuration names (a built-in or one loaded by path), on this cluster. */

@@ -2,16 +2,44 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
+import type { ResourceRegistry } from './resources.js';
+
 /** Where Debian's `faketime` package puts the preload library, per architecture. */
-const LIBFAKETIME_PATHS = [
+export const LIBFAKETIME_PATHS = [
   '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1',
   '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1',
   '/usr/lib/faketime/libfaketime.so.1',
 ];
-const LIBFAKETIME_NAME = 'libfaketime.so.1';
+export const LIBFAKETIME_NAME = 'libfaketime.so.1';
 const MS_PER_S = 1000;
 /** libfaketime's shared memory and semaphore, named after the first process that loads it. */
 const SHM_DIR = '/dev/shm';
+
+/**
+ * The files libfaketime creates for a process it is loaded into (its children share them); a
+ * process that exits normally removes them, a killed one leaves them for the harness to remove.
+ */
+export function faketimeSharedFiles(pid: number): string[] {
+  return [join(SHM_DIR, `faketime_shm_${pid}`), join(SHM_DIR, `sem.faketime_sem_${pid}`)];
+}
+
+/** Removes what a node's process left of libfaketime's files, once it has ended. */
+export type RemoveSharedFiles = () => void | Promise<void>;
+
+/** How a cluster gives its node processes a movable wall clock (on this host, or on the nodes'). */
+export interface NodeClockPreload {
+  /** The environment a node process starts with (its control file made, at no offset, if missing). */
+  env(node: string): Readonly<Record<string, string>> | Promise<Readonly<Record<string, string>>>;
+  /**
+   * Records in the registry the libfaketime files of the node's process `pid` (the group's leader
+   * the runtime started), so a crash of the fuzzer leaves none; the function removes them.
+   */
+  trackSharedFiles(
+    node: string,
+    pid: number,
+    registry: ResourceRegistry,
+  ): RemoveSharedFiles | Promise<RemoveSharedFiles>;
+}
 
 /** The fix printed when libfaketime is missing. */
 export const LIBFAKETIME_FIX = 'apt-get install faketime';
@@ -55,10 +83,23 @@ export function writeControlFile(file: string, offsetMs: number): void {
 }
 
 /**
+ * The environment that preloads `library` into a process, reading `controlFile` on every call,
+ * with monotonic clocks left real (timers and timeouts keep working).
+ */
+export function preloadEnv(library: string, controlFile: string): Record<string, string> {
+  return {
+    LD_PRELOAD: library,
+    FAKETIME_TIMESTAMP_FILE: controlFile,
+    FAKETIME_NO_CACHE: '1',
+    FAKETIME_DONT_FAKE_MONOTONIC: '1',
+  };
+}
+
+/**
  * How node processes get a movable wall clock: libfaketime preloaded, reading the node's control
  * file on every call, with monotonic clocks left real (timers and timeouts keep working).
  */
-export class ClockPreload {
+export class ClockPreload implements NodeClockPreload {
   constructor(
     private readonly library: string,
     private readonly runDir: string,
@@ -68,19 +109,18 @@ export class ClockPreload {
   env(node: string): Record<string, string> {
     const file = clockControlFile(this.runDir, node);
     if (!existsSync(file)) writeControlFile(file, 0);
-    return {
-      LD_PRELOAD: this.library,
-      FAKETIME_TIMESTAMP_FILE: file,
-      FAKETIME_NO_CACHE: '1',
-      FAKETIME_DONT_FAKE_MONOTONIC: '1',
-    };
+    return preloadEnv(this.library, file);
   }
 
-  /**
-   * The files libfaketime creates for a process it is loaded into (its children share them); a
-   * process that exits normally removes them, a killed one leaves them for the harness to remove.
-   */
+  /** The node's libfaketime files (see `faketimeSharedFiles`). */
   sharedFiles(pid: number): string[] {
-    return [join(SHM_DIR, `faketime_shm_${pid}`), join(SHM_DIR, `sem.faketime_sem_${pid}`)];
+    return faketimeSharedFiles(pid);
+  }
+
+  trackSharedFiles(_node: string, pid: number, registry: ResourceRegistry): RemoveSharedFiles {
+    const ids = this.sharedFiles(pid).map((path) => registry.record({ kind: 'file', path }));
+    return () => {
+      for (const id of ids) registry.release(id);
+    };
   }
 }

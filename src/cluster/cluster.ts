@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 import { monoNs, sleep } from '../core/clock.js';
-import type { ClockPreload } from './clock-preload.js';
+import type { NodeClockPreload, RemoveSharedFiles } from './clock-preload.js';
 import type { DiskLayer } from './disk-layer.js';
 import type { Address, NetworkBackend } from './net/backend.js';
 import { isReady, type ClusterView, type NodeSystem, type ReadyAttempt } from './node-system.js';
@@ -33,8 +33,8 @@ export interface NodeExit {
 interface NodeProcess {
   proc: RuntimeProcess;
   runtime: NodeRuntime;
-  /** Files the process leaves behind if killed (libfaketime's shared memory). */
-  leftovers: readonly number[];
+  /** Removes the files the process leaves behind if killed (libfaketime's shared memory). */
+  removeLeftovers: RemoveSharedFiles | undefined;
   expectExit: boolean;
   exited: Promise<void>;
 }
@@ -66,7 +66,7 @@ export interface ClusterOptions {
   readonly registry: ResourceRegistry;
   readonly onExit?: (exit: NodeExit) => void;
   /** Preloads libfaketime into every node, so clock faults can move its wall clock. */
-  readonly clock?: ClockPreload;
+  readonly clock?: NodeClockPreload;
   /** Mounts the FUSE disk layer over every node's data dir before it first starts (disk faults). */
   readonly disk?: DiskLayer;
   /**
@@ -126,7 +126,7 @@ export class Cluster implements ClusterView {
   private readonly network: NetworkBackend;
   private readonly registry: ResourceRegistry;
   private readonly onExit: ((exit: NodeExit) => void) | undefined;
-  private readonly clock: ClockPreload | undefined;
+  private readonly clock: NodeClockPreload | undefined;
   private readonly disk: DiskLayer | undefined;
   private readonly hosts: HostLayout | undefined;
   private readonly local = new LocalRuntime();
@@ -328,7 +328,7 @@ export class Cluster implements ClusterView {
       started = await runtime.start(
         {
           argv: [...prefix, spec.command, ...spec.args],
-          env: { ...spec.env, ...this.clock?.env(node), MALLORY_NODE: node },
+          env: { ...spec.env, ...(await this.clock?.env(node)), MALLORY_NODE: node },
           cwd: this.dataDir(node),
           stdout: join(logDir, 'stdout.log'),
           stderr: join(logDir, 'stderr.log'),
@@ -343,16 +343,19 @@ export class Cluster implements ClusterView {
       throw error;
     }
     const pid = started.pid;
-    const leftovers = (this.clock?.sharedFiles(pid) ?? []).map((path) =>
-      this.registry.record({ kind: 'file', path }),
-    );
     let resolveExit!: () => void;
     const exited = new Promise<void>((resolve) => (resolveExit = resolve));
-    const proc: NodeProcess = { proc: started, runtime, leftovers, expectExit: false, exited };
+    const proc: NodeProcess = {
+      proc: started,
+      runtime,
+      removeLeftovers: await this.clock?.trackSharedFiles(node, pid, this.registry),
+      expectExit: false,
+      exited,
+    };
     this.procs.set(node, proc);
     this.status.set(node, 'running');
-    void started.exited.then(({ code, signal }) => {
-      for (const id of leftovers) this.registry.release(id);
+    void started.exited.then(async ({ code, signal }) => {
+      await Promise.resolve(proc.removeLeftovers?.()).catch(() => undefined);
       if (this.procs.get(node) === proc) {
         this.procs.delete(node);
         if (!proc.expectExit) this.status.set(node, 'exited');

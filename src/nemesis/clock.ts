@@ -1,7 +1,54 @@
 import { clockControlFile, writeControlFile } from '../cluster/clock-preload.js';
+import { LatestWrites, type WriteCounts } from './_internals/latest-writes.js';
 
 /** How often drifting and strobing clocks get their control file rewritten. */
 export const CLOCK_TICK_MS = 50;
+
+/** Where the nodes' offsets go: each node's control file, on this host or on the node's. */
+export interface ClockWriter {
+  /** Puts the node's offset in its control file (at once, or queued: see `settled`). */
+  write(node: string, offsetMs: number): void;
+  /** Resolves once every write asked so far has landed; rejects with the first that failed since the last call. */
+  settled(): Promise<void>;
+}
+
+/** Control files in the run dir on this host, written synchronously (`writeControlFile`). */
+export class LocalClockWriter implements ClockWriter {
+  constructor(private readonly runDir: string) {}
+
+  write(node: string, offsetMs: number): void {
+    writeControlFile(clockControlFile(this.runDir, node), offsetMs);
+  }
+
+  settled(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/**
+ * Control files written by a slow `put` (a command on the node's host): per node in order, one
+ * write in flight, a tick that comes meanwhile keeping only the newest offset (`LatestWrites`).
+ */
+export class CoalescedClockWriter implements ClockWriter {
+  private readonly writes: LatestWrites<number>;
+
+  constructor(put: (node: string, offsetMs: number) => Promise<void>) {
+    this.writes = new LatestWrites(put);
+  }
+
+  write(node: string, offsetMs: number): void {
+    this.writes.write(node, offsetMs).catch(() => undefined);
+  }
+
+  settled(): Promise<void> {
+    return this.writes.settled();
+  }
+
+  /** How many offsets were asked for and how many were written. */
+  get counts(): WriteCounts {
+    return this.writes.counts;
+  }
+}
 
 interface NodeClock {
   /** Offset from real time, in ms. */
@@ -17,11 +64,20 @@ interface NodeClock {
 export class NodeClocks {
   private readonly clocks = new Map<string, NodeClock>();
   private ticker: NodeJS.Timeout | undefined;
+  private readonly writer: ClockWriter;
 
+  /** `to`: the run dir whose control files are written here, or a writer of control files elsewhere. */
   constructor(
-    private readonly runDir: string,
+    to: string | ClockWriter,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.writer = typeof to === 'string' ? new LocalClockWriter(to) : to;
+  }
+
+  /** Resolves once the offsets set so far are in the control files; rejects when a write failed. */
+  settled(): Promise<void> {
+    return this.writer.settled();
+  }
 
   /** The node's current offset from real time, in ms. */
   offsetMs(node: string): number {
@@ -70,12 +126,15 @@ export class NodeClocks {
   reset(nodes: readonly string[] = this.faulted): void {
     for (const node of nodes) {
       if (!this.clocks.delete(node)) continue;
-      writeControlFile(clockControlFile(this.runDir, node), 0);
+      this.writer.write(node, 0);
     }
     this.retick();
   }
 
-  /** Stops the ticker (control files stay in the run dir, as the record of the last offsets). */
+  /**
+   * Puts every clock back and stops the ticker (local control files stay in the run dir, as the
+   * record of the last offsets); `settled` says when the resets have landed.
+   */
   close(): void {
     this.reset();
     if (this.ticker) clearInterval(this.ticker);
@@ -95,7 +154,7 @@ export class NodeClocks {
   }
 
   private apply(nodes: readonly string[]): void {
-    for (const node of nodes) writeControlFile(clockControlFile(this.runDir, node), this.offsetMs(node));
+    for (const node of nodes) this.writer.write(node, this.offsetMs(node));
     this.retick();
   }
 
@@ -105,9 +164,7 @@ export class NodeClocks {
     if (moving && !this.ticker) {
       this.ticker = setInterval(() => {
         for (const [node, clock] of this.clocks) {
-          if (clock.drift ?? clock.strobe) {
-            writeControlFile(clockControlFile(this.runDir, node), this.offsetMs(node));
-          }
+          if (clock.drift ?? clock.strobe) this.writer.write(node, this.offsetMs(node));
         }
       }, CLOCK_TICK_MS);
       this.ticker.unref();

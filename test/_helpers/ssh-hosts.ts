@@ -70,6 +70,11 @@ export interface SshHostsOptions {
    * must then be outside /tmp: sshd reads its keys from there.
    */
   readonly ownTmp?: boolean;
+  /**
+   * Dirs every host sees empty (a tmpfs over each, in a mount namespace of its sshd's own): a host
+   * without a package's files, e.g. libfaketime's.
+   */
+  readonly hidden?: readonly string[];
 }
 
 /**
@@ -135,19 +140,24 @@ export async function makeSshHosts(
       );
       const sshd = [SSHD, '-D', '-e', '-f', config];
       // `ip netns exec`, unshare and sh each exec the next: the pid is sshd's.
-      const argv = options.ownTmp
-        ? [
-            'unshare',
-            '--mount',
-            '--propagation',
-            'private',
-            'sh',
-            '-c',
-            'mount -t tmpfs -o size=512m,mode=1777 mallory-test-host /tmp && exec "$@"',
-            'sh',
-            ...sshd,
-          ]
-        : sshd;
+      const mounts = [
+        ...(options.ownTmp === true ? ['mount -t tmpfs -o size=512m,mode=1777 mallory-test-host /tmp'] : []),
+        ...(options.hidden ?? []).map((d) => `mount -t tmpfs -o size=1m mallory-test-hidden '${d}'`),
+      ];
+      const argv =
+        mounts.length > 0
+          ? [
+              'unshare',
+              '--mount',
+              '--propagation',
+              'private',
+              'sh',
+              '-c',
+              `${mounts.join(' && ')} && exec "$@"`,
+              'sh',
+              ...sshd,
+            ]
+          : sshd;
       const child = spawn('ip', ['netns', 'exec', network.namespace(name), ...argv], {
         detached: true,
         stdio: ['ignore', 'ignore', 'ignore'],

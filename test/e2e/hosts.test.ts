@@ -294,7 +294,10 @@ describe.skipIf(unavailable !== undefined)(
           ['--hosts', `${hosts.addresses[0]},${hosts.addresses[1]},${bad} ssh-private-key=${stranger}`],
           `host ${bad}: the key was rejected for user root`,
         ],
-        [['--faults', 'partition,clock'], '--faults clock: not on SSH hosts (clock faults need libfaketime'],
+        [
+          ['--faults', 'partition,disk'],
+          '--faults disk: not on SSH hosts (disk faults need the FUSE disk layer',
+        ],
       ];
       const hostsFile = join(box.store, '..', 'hosts-file');
       mkdirSync(box.store, { recursive: true });

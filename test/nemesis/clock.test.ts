@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { clockControlFile, faketimeSpec, writeControlFile } from '../../src/cluster/clock-preload.js';
-import { NodeClocks } from '../../src/nemesis/clock.js';
+import { CoalescedClockWriter, NodeClocks } from '../../src/nemesis/clock.js';
+import { ClockFamily } from '../../src/nemesis/families/clock.js';
+import type { FamilyContext } from '../../src/nemesis/families/family.js';
 
 const dirs: string[] = [];
 function runDir(): string {
@@ -90,5 +92,54 @@ describe('NodeClocks.set', () => {
     expect(read(dir, 'n2')).toBe('+0.000\n');
     expect(clocks.faulted).toEqual([]);
     clocks.close();
+  });
+});
+
+describe('NodeClocks on a slow writer (control files on other hosts)', () => {
+  it('a strobe ticking faster than writes land keeps one write in flight per node, then writes the newest offset', async () => {
+    const puts: { node: string; offsetMs: number; end: () => void }[] = [];
+    const writer = new CoalescedClockWriter(
+      (node, offsetMs) => new Promise<void>((resolve) => puts.push({ node, offsetMs, end: resolve })),
+    );
+    let now = 0;
+    const clocks = new NodeClocks(writer, () => now);
+    clocks.strobe(['n1'], 10_000, 100);
+    expect(puts).toEqual([expect.objectContaining({ node: 'n1', offsetMs: 10_000 })]);
+    // The ticker asks again every tick while the first write is still in flight.
+    const deadline = Date.now() + 5_000;
+    while (writer.counts.asked < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(writer.counts.asked).toBeGreaterThanOrEqual(6);
+    expect(puts).toHaveLength(1);
+
+    now = 150; // the strobe's second half period: no offset, asked by the next tick
+    const asked = writer.counts.asked;
+    while (writer.counts.asked === asked && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    puts[0].end();
+    while (puts.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(puts).toHaveLength(2);
+    expect(puts[1].offsetMs).toBe(0);
+
+    clocks.close();
+    const settled = clocks.settled();
+    puts[1].end();
+    while (puts.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    puts[2]?.end();
+    await settled;
+    expect(puts.at(-1)?.offsetMs).toBe(0);
+    expect(writer.counts.written).toBe(puts.length);
+  });
+});
+
+describe('ClockFamily.heal on a writer that fails (a host lost)', () => {
+  it("puts the clocks back and says the failed write among the heal's errors, without throwing", async () => {
+    const writer = new CoalescedClockWriter(() => Promise.reject(new Error('host h1: connection lost')));
+    const clocks = new NodeClocks(writer);
+    clocks.bump(['n1'], 5_000);
+    await expect(clocks.settled()).rejects.toThrow('connection lost');
+    const errors: string[] = [];
+    // The heal reads only the clocks of its context.
+    await new ClockFamily().heal({ clocks } as unknown as FamilyContext, errors);
+    expect(errors).toEqual(['reset-clock: host h1: connection lost']);
+    expect(clocks.faulted).toEqual([]);
   });
 });

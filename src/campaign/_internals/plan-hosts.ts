@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { findLibfaketimeOn, libfaketimeMissing } from '../../cluster/host-clock.js';
 import { HostsBackend } from '../../cluster/net/hosts.js';
 import type { ClusterView } from '../../cluster/node-system.js';
 import { ResourceRegistry } from '../../cluster/resources.js';
@@ -17,7 +18,6 @@ import { isLet, readSchedule } from '../schedule-file.js';
 
 /** Why each fault family not done on hosts is not. */
 const NOT_ON_HOSTS: Readonly<Record<string, string>> = {
-  clock: 'clock faults need libfaketime preloaded on the hosts, not done over SSH yet',
   disk: 'disk faults need the FUSE disk layer built and mounted on the hosts, not done over SSH yet',
 };
 
@@ -80,18 +80,26 @@ export function hostTargets(config: RunConfig): SshTarget[] {
   });
 }
 
+/** The hosts of a run as planned: how to reach each, and where libfaketime is on each (clock faults). */
+export interface HostsPlan {
+  readonly targets: SshTarget[];
+  /** Node → libfaketime's path on its host, when the run has clock faults. */
+  readonly libfaketime: Readonly<Record<string, string>> | undefined;
+}
+
 /**
  * What a run on hosts is refused for, before anything starts: a fault not done on hosts, a node
  * count that is not the host count; then each host is reached (the connection, the key, root) and
  * asked for its node's command and the tools the run uses there (iptables, tcpdump, tar for
- * checkpoints). Every refusal is one line naming the host.
+ * checkpoints, libfaketime when `clock` is true). Every refusal is one line naming the host.
  */
 export async function planHosts(
   config: RunConfig,
   system: SystemAdapter,
   nodes: readonly string[],
   servicePorts: Readonly<Record<string, number>>,
-): Promise<SshTarget[]> {
+  clock = false,
+): Promise<HostsPlan> {
   const targets = hostTargets(config);
   if (config.nodes !== undefined && config.nodes !== targets.length) {
     throw new UsageError(
@@ -115,6 +123,7 @@ export async function planHosts(
   process.env.MALLORY_STATE_DIR = join(scratch, 'state');
   const registry = new ResourceRegistry(`hosts-check-${process.pid}`);
   let backend: HostsBackend | undefined;
+  const libfaketime: Record<string, string> = {};
   try {
     try {
       backend = await HostsBackend.connect({
@@ -162,6 +171,11 @@ export async function planHosts(
             `host ${runtime.host}: checkpoints copy the node's data dir with tar there: apt-get install -y tar on the host, or give --checkpoints 0${config.checkpoint !== undefined ? ' and drop --from-checkpoint' : ''}`,
           );
         }
+        if (clock) {
+          const found = await findLibfaketimeOn(runtime);
+          if (found === undefined) throw new UsageError('missing-binary', libfaketimeMissing(runtime.host));
+          libfaketime[node] = found;
+        }
         if (!(await runtime.isRunnable('tcpdump'))) {
           throw new UsageError(
             'missing-binary',
@@ -177,5 +191,5 @@ export async function planHosts(
     else process.env.MALLORY_STATE_DIR = previousState;
     rmSync(scratch, { recursive: true, force: true });
   }
-  return targets;
+  return { targets, libfaketime: clock ? libfaketime : undefined };
 }

@@ -10,6 +10,8 @@ export async function stopRun(parts: RunParts | undefined, registry: ResourceReg
   await parts?.workload.stop().catch(() => undefined);
   await parts?.observation.stop().catch(() => undefined);
   parts?.clocks?.close();
+  // Clocks on other hosts are reset by commands there: they land before the connections close.
+  await parts?.clocks?.settled().catch(() => undefined);
   await parts?.cluster.close().catch(() => undefined);
   await parts?.network.close().catch(() => undefined);
   registry.releaseResources();

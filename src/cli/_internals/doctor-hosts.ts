@@ -4,6 +4,7 @@ import { join } from 'node:path';
 
 import { HOST_DEFAULT_FAULT_FAMILIES, type RunConfig } from '../../campaign/config.js';
 import type { ClusterView } from '../../cluster/node-system.js';
+import { findLibfaketimeOn, HOST_LIBFAKETIME_FIX } from '../../cluster/host-clock.js';
 import { HostError, SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
 import { checkingBinariesWith } from '../../systems/check-binary.js';
 import type { SystemAdapter } from '../../systems/system.js';
@@ -43,6 +44,8 @@ export interface HostDoctorRow {
   readonly ok: boolean;
   readonly has: readonly string[];
   readonly missing: readonly { readonly what: string; readonly fix?: string }[];
+  /** What it lacks for faults a run has only when asked for (`--faults …,clock`): the host is ok without it. */
+  readonly optional?: readonly { readonly what: string; readonly fix?: string }[];
 }
 
 /** What every host runs for a node besides the node's own command (process groups, files, cleanup). */
@@ -90,7 +93,15 @@ async function diagnoseHost(
 ): Promise<HostDoctorRow> {
   const has: string[] = [];
   const missing: { what: string; fix?: string }[] = [];
-  const done = (): HostDoctorRow => ({ host: target.host, node, ok: missing.length === 0, has, missing });
+  const optional: { what: string; fix?: string }[] = [];
+  const done = (): HostDoctorRow => ({
+    host: target.host,
+    node,
+    ok: missing.length === 0,
+    has,
+    missing,
+    ...(optional.length > 0 ? { optional } : {}),
+  });
   let runtime: SshRuntime;
   try {
     runtime = await SshRuntime.connect(target);
@@ -120,6 +131,11 @@ async function diagnoseHost(
     if (await runtime.isRunnable('tar')) has.push('tar');
     else
       missing.push({ what: 'tar (checkpoints)', fix: 'apt-get install -y tar, or run with --checkpoints 0' });
+    if (system.clockFaults === true) {
+      const libfaketime = await findLibfaketimeOn(runtime);
+      if (libfaketime !== undefined) has.push(`libfaketime ${libfaketime} (clock faults)`);
+      else optional.push({ what: 'libfaketime (clock faults)', fix: HOST_LIBFAKETIME_FIX });
+    }
     const spec = await Promise.resolve(system.launch(node, view, { join: false }));
     if (await runtime.isRunnable(spec.command)) has.push(`${node}'s command ${spec.command}`);
     else {
@@ -145,13 +161,17 @@ async function diagnoseHost(
   return done();
 }
 
-/** One line per host: what it lacks and how to fix it, else what it has. */
+/** One line per host: what it lacks and how to fix it, else what it has; then what only asked-for faults need. */
 export function formatHostRows(rows: readonly HostDoctorRow[]): string {
+  const said = (items: readonly { readonly what: string; readonly fix?: string }[]): string =>
+    items.map((m) => (m.fix === undefined ? m.what : `${m.what} (fix: ${m.fix})`)).join('; ');
   return rows
-    .map((r) =>
-      r.ok
-        ? `ok       host ${r.host} (${r.node}): ${r.has.join(', ')}`
-        : `MISSING  host ${r.host} (${r.node}): ${r.missing.map((m) => (m.fix === undefined ? m.what : `${m.what} (fix: ${m.fix})`)).join('; ')}`,
+    .map(
+      (r) =>
+        (r.ok
+          ? `ok       host ${r.host} (${r.node}): ${r.has.join(', ')}`
+          : `MISSING  host ${r.host} (${r.node}): ${said(r.missing)}`) +
+        (r.optional !== undefined && r.optional.length > 0 ? ` — without: ${said(r.optional)}` : ''),
     )
     .join('\n');
 }

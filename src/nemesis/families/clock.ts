@@ -7,6 +7,7 @@ import {
   type FaultFamilyPackage,
   type FaultOutcome,
   type HealOp,
+  messageOf,
   type Recorded,
 } from './family.js';
 
@@ -87,6 +88,7 @@ export class ClockFamily implements FaultFamilyPackage {
       const value = fault.value === null ? 'all' : fault.value;
       const nodes = await ctx.targetNodes(value, clocks.faulted, recorded?.nodes);
       clocks.reset(nodes);
+      await clocks.settled();
       return acted(fault, nodes);
     }
     const params = clockParams(fault);
@@ -94,6 +96,8 @@ export class ClockFamily implements FaultFamilyPackage {
     if (fault.f === 'bump-clock') clocks.bump(nodes, params.deltaMs ?? 0);
     else if (fault.f === 'drift-clock') clocks.drift(nodes, params.rate ?? 1);
     else clocks.strobe(nodes, params.deltaMs ?? 0, params.periodMs ?? MIN_STROBE_PERIOD_MS);
+    // On a node of another host the offset is in force once its control file there is written.
+    await clocks.settled();
     return acted(fault, nodes);
   }
 
@@ -102,8 +106,12 @@ export class ClockFamily implements FaultFamilyPackage {
     return skewed.length > 0 ? { f: 'reset-clock', value: [...skewed] } : undefined;
   }
 
-  heal(ctx: FamilyContext): Promise<void> {
+  async heal(ctx: FamilyContext, errors: string[]): Promise<void> {
     ctx.clocks?.reset();
-    return Promise.resolve();
+    try {
+      await ctx.clocks?.settled();
+    } catch (error) {
+      errors.push(`reset-clock: ${messageOf(error)}`);
+    }
   }
 }

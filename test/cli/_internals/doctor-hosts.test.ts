@@ -50,4 +50,20 @@ describe('doctor --hosts', () => {
       'MISSING  host 10.0.0.2 (n2): iptables (partitions) (fix: apt-get install -y iptables); x',
     ]);
   });
+
+  it('says what a host lacks only for faults asked for by name, the host still ok', () => {
+    const text = formatHostRows([
+      {
+        host: '10.0.0.3',
+        node: 'n3',
+        ok: true,
+        has: ['root'],
+        missing: [],
+        optional: [{ what: 'libfaketime (clock faults)', fix: 'apt-get install -y faketime' }],
+      },
+    ]);
+    expect(text).toBe(
+      'ok       host 10.0.0.3 (n3): root — without: libfaketime (clock faults) (fix: apt-get install -y faketime)',
+    );
+  });
 });

@@ -1,0 +1,124 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { findLibfaketime } from '../../src/cluster/clock-preload.js';
+import {
+  childScanScript,
+  controlFileScript,
+  findLibfaketimeOn,
+  HostControlFiles,
+  libfaketimeMissing,
+  nodePidScript,
+} from '../../src/cluster/host-clock.js';
+import { LocalRuntime } from '../../src/cluster/runtime/local.js';
+
+const runtime = new LocalRuntime();
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mallory-host-clock-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe('controlFileScript', () => {
+  it('writes the offset whole through a temp file, making the dir, and leaves an existing file with ifMissing', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'nodes', 'n1', 'clock.faketime');
+    const sh = (script: string): Promise<{ code: number }> => runtime.exec(['sh', '-c', script]);
+    expect((await sh(controlFileScript(file, -60_000, { mkdir: true }))).code).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe('-60.000\n');
+    expect((await sh(controlFileScript(file, 0, { ifMissing: true }))).code).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe('-60.000\n');
+    expect((await sh(controlFileScript(file, 1_500))).code).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe('+1.500\n');
+    expect(readdirSync(join(dir, 'nodes', 'n1'))).toEqual(['clock.faketime']);
+  });
+});
+
+describe('HostControlFiles', () => {
+  it("writes each node's control file under the run's dir on its host, and says a failed write", async () => {
+    const root = tempDir();
+    const files = new HostControlFiles(root, () => runtime);
+    expect(files.path('n2')).toBe(join(root, 'nodes', 'n2', 'clock.faketime'));
+    await files.write('n2', 0, true);
+    expect(readFileSync(files.path('n2'), 'utf8')).toBe('+0.000\n');
+    await files.write('n2', 5_000);
+    expect(readFileSync(files.path('n2'), 'utf8')).toBe('+5.000\n');
+
+    const blocked = new HostControlFiles(join(files.path('n2'), 'not-a-dir'), () => runtime);
+    await expect(blocked.write('n1', 0)).rejects.toThrow(
+      /^host local: cannot write n1's clock control file .*not-a-dir\/nodes\/n1\/clock\.faketime \(exit \d+\)/,
+    );
+  });
+});
+
+describe('findLibfaketimeOn', () => {
+  it('finds on the host what findLibfaketime finds here (the same files)', async () => {
+    expect(await findLibfaketimeOn(runtime)).toBe(findLibfaketime());
+  });
+});
+
+describe('libfaketimeMissing', () => {
+  it('is one line naming the host and the fix there', () => {
+    const line = libfaketimeMissing('10.0.0.3');
+    expect(line).toBe(
+      'host 10.0.0.3: clock faults need libfaketime there (no libfaketime.so.1 in its faketime package paths): apt-get install -y faketime on the host, or drop clock from --faults',
+    );
+    expect(line).not.toContain('\n');
+  });
+});
+
+describe('nodePidScript', () => {
+  it("prints the pid of the node a group's leader shell started", async () => {
+    const leader = spawn('sh', ['-c', 'sleep 30 & echo $!; wait'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      detached: true,
+    });
+    try {
+      const child = await new Promise<string>((resolve) => {
+        leader.stdout.once('data', (d: Buffer) => {
+          resolve(d.toString().trim());
+        });
+      });
+      const found = await runtime.exec(['sh', '-c', nodePidScript(leader.pid ?? 0)]);
+      expect(found.code).toBe(0);
+      expect(found.stdout.trim()).toBe(child);
+    } finally {
+      // The leader's whole group: its sleep too.
+      process.kill(-(leader.pid ?? 0), 'SIGKILL');
+    }
+  });
+
+  it('finds the child by the parent pid in /proc/<p>/stat too (a kernel without the children file)', async () => {
+    const leader = spawn('sh', ['-c', 'sleep 30 & echo $!; wait'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      detached: true,
+    });
+    try {
+      const child = await new Promise<string>((resolve) => {
+        leader.stdout.once('data', (d: Buffer) => {
+          resolve(d.toString().trim());
+        });
+      });
+      const found = await runtime.exec(['sh', '-c', `${childScanScript(leader.pid ?? 0)}; echo "$c"`]);
+      expect(found.stdout.trim()).toBe(child);
+    } finally {
+      process.kill(-(leader.pid ?? 0), 'SIGKILL');
+    }
+  });
+
+  it('fails at once for a leader that is gone', async () => {
+    const gone = spawn('true');
+    await new Promise((resolve) => gone.once('exit', resolve));
+    const found = await runtime.exec(['sh', '-c', nodePidScript(gone.pid ?? 0)]);
+    expect(found.code).toBe(1);
+    expect(found.stdout).toBe('');
+  });
+});
