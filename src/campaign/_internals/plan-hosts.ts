@@ -2,12 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { diskHostRefusal, diskLayerNeedsOn } from '../../cluster/host-disk-layer.js';
 import { HostsBackend } from '../../cluster/net/hosts.js';
 import type { ClusterView } from '../../cluster/node-system.js';
 import { ResourceRegistry } from '../../cluster/resources.js';
 import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
 import { HostError, type SshTarget } from '../../cluster/runtime/ssh.js';
 import { UsageError } from '../../core/errors.js';
+import { FAMILY_KINDS } from '../../core/fault.js';
 import { packetEffects } from '../../core/fault-targets.js';
 import { PacketFamily } from '../../nemesis/families/packet.js';
 import { keepTargets } from '../../nemesis/target-limits.js';
@@ -18,7 +20,6 @@ import { isLet, readSchedule } from '../schedule-file.js';
 /** Why each fault family not done on hosts is not. */
 const NOT_ON_HOSTS: Readonly<Record<string, string>> = {
   clock: 'clock faults need libfaketime preloaded on the hosts, not done over SSH yet',
-  disk: 'disk faults need the FUSE disk layer built and mounted on the hosts, not done over SSH yet',
 };
 
 /**
@@ -34,6 +35,14 @@ function packetEffectsOf(config: RunConfig, nodes: readonly string[]): Set<strin
     .flatMap((file) => readSchedule(file, nodes))
     .flatMap((item) => (!isLet(item) && item.f === 'start-packet' ? [item.value] : []));
   return new Set([...values, ...lines].flatMap((v) => packetEffects(v)));
+}
+
+/** Whether the run's faults or its schedule files' lines include disk faults. */
+function wantsDisk(config: RunConfig, nodes: readonly string[]): boolean {
+  if (config.faults.includes('disk')) return true;
+  return (config.schedule ?? [])
+    .flatMap((file) => readSchedule(file, nodes))
+    .some((item) => !isLet(item) && FAMILY_KINDS.disk.includes(item.f));
 }
 
 /**
@@ -83,7 +92,8 @@ export function hostTargets(config: RunConfig): SshTarget[] {
 /**
  * What a run on hosts is refused for, before anything starts: a fault not done on hosts, a
  * checkpoint, a node count that is not the host count; then each host is reached (the connection,
- * the key, root) and asked for its node's command. Every refusal is one line naming the host.
+ * the key, root) and asked for its node's command and the tools its faults need (iptables, netem,
+ * and for disk faults what building and mounting the FUSE layer needs). Every refusal is one line naming the host.
  */
 export async function planHosts(
   config: RunConfig,
@@ -113,6 +123,7 @@ export async function planHosts(
     );
   }
   const effects = packetEffectsOf(config, nodes);
+  const disk = wantsDisk(config, nodes);
   const scratch = mkdtempSync(join(tmpdir(), 'mallory-hosts-check-'));
   const previousState = process.env.MALLORY_STATE_DIR;
   // The check's connections make nothing on the hosts; its registry lives and dies with it.
@@ -160,6 +171,11 @@ export async function planHosts(
           );
         }
         await checkPacketHost(hosts, node, effects);
+        if (disk) {
+          const missing = await diskLayerNeedsOn(runtime);
+          if (missing.length > 0)
+            throw new UsageError('missing-binary', diskHostRefusal(runtime.host, missing));
+        }
         if (!(await runtime.isRunnable('tcpdump'))) {
           throw new UsageError(
             'missing-binary',

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 
 import { HOST_DEFAULT_FAULT_FAMILIES, type RunConfig } from '../../campaign/config.js';
+import { diskLayerFixFor, diskLayerNeedsOn } from '../../cluster/host-disk-layer.js';
 import type { ClusterView } from '../../cluster/node-system.js';
 import { HOST_KEY_CHECKING } from '../../cluster/runtime/_internals/known-hosts.js';
 import { HostError, SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
@@ -64,6 +65,11 @@ export interface HostDoctorRow {
   readonly ok: boolean;
   readonly has: readonly string[];
   readonly missing: readonly { readonly what: string; readonly fix?: string }[];
+  /**
+   * What building and mounting the disk layer needs and the host lacks (empty: disk faults can run
+   * there); absent when the host was not asked. Not a reason for `ok: false`: disk faults are asked for.
+   */
+  readonly disk?: readonly string[];
 }
 
 /** What every host runs for a node besides the node's own command (process groups, files, cleanup). */
@@ -111,7 +117,15 @@ async function diagnoseHost(
 ): Promise<HostDoctorRow> {
   const has: string[] = [];
   const missing: { what: string; fix?: string }[] = [];
-  const done = (): HostDoctorRow => ({ host: target.host, node, ok: missing.length === 0, has, missing });
+  let disk: string[] | undefined;
+  const done = (): HostDoctorRow => ({
+    host: target.host,
+    node,
+    ok: missing.length === 0,
+    has,
+    missing,
+    ...(disk !== undefined ? { disk } : {}),
+  });
   let runtime: SshRuntime;
   try {
     runtime = await SshRuntime.connect(target);
@@ -138,6 +152,7 @@ async function diagnoseHost(
     else missing.push({ what: lacking.join(' '), fix: 'apt-get install -y coreutils util-linux findutils' });
     if (await runtime.isRunnable('iptables')) has.push('iptables');
     else missing.push({ what: 'iptables (partitions)', fix: 'apt-get install -y iptables' });
+    disk = await diskLayerNeedsOn(runtime);
     const spec = await Promise.resolve(system.launch(node, view, { join: false }));
     if (await runtime.isRunnable(spec.command)) has.push(`${node}'s command ${spec.command}`);
     else {
@@ -163,13 +178,22 @@ async function diagnoseHost(
   return done();
 }
 
-/** One line per host: what it lacks and how to fix it, else what it has. */
+/** Whether disk faults can run on the host, and what it lacks for them if not. */
+function diskClause(disk: readonly string[] | undefined): string {
+  if (disk === undefined) return '';
+  if (disk.length === 0) return '; disk faults: yes';
+  return `; disk faults: no, lacks ${disk.join(', ')} (fix: ${diskLayerFixFor(disk)})`;
+}
+
+/** One line per host: what it lacks and how to fix it, else what it has; and whether disk faults can run there. */
 export function formatHostRows(rows: readonly HostDoctorRow[]): string {
   return rows
-    .map((r) =>
-      r.ok
-        ? `ok       host ${r.host} (${r.node}): ${r.has.join(', ')}`
-        : `MISSING  host ${r.host} (${r.node}): ${r.missing.map((m) => (m.fix === undefined ? m.what : `${m.what} (fix: ${m.fix})`)).join('; ')}`,
+    .map(
+      (r) =>
+        (r.ok
+          ? `ok       host ${r.host} (${r.node}): ${r.has.join(', ')}`
+          : `MISSING  host ${r.host} (${r.node}): ${r.missing.map((m) => (m.fix === undefined ? m.what : `${m.what} (fix: ${m.fix})`)).join('; ')}`) +
+        diskClause(r.disk),
     )
     .join('\n');
 }
