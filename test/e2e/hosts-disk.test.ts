@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diskLayerNeeds } from '../../src/cluster/disk-layer.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
 import { hostLeftovers, makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
-import { disposeSandbox, mallory, type Sandbox, sandbox } from './helpers.js';
+import { BIN, disposeSandbox, mallory, REPO, type Sandbox, sandbox } from './helpers.js';
 
 const HOSTS = 3;
 /** The test hosts share this machine's programs: they can build the layer when this machine can. */
@@ -16,6 +17,8 @@ const unavailable =
   sshHostsUnavailable() ?? (lacking.length > 0 ? `the disk layer needs ${lacking.join(', ')}` : undefined);
 /** A campaign that finds the bug stops at its first; this bounds one that does not. */
 const CAMPAIGN_TIMEOUT_MS = 420_000;
+const MOUNT_WAIT_MS = 90_000;
+const POLL_MS = 200;
 
 interface Summary {
   readonly runDir: string;
@@ -164,5 +167,70 @@ describe.skipIf(unavailable !== undefined)(
         }
       },
     );
+    /** Starts a campaign with disk faults and resolves once every host has its node's layer mounted. */
+    async function runUntilMounted(
+      seed: number,
+    ): Promise<{ child: ReturnType<typeof spawn>; exited: Promise<number | null> }> {
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          'run',
+          ...sshFlags(),
+          '--faults',
+          'kill,disk',
+          '--time',
+          '120s',
+          '--seed',
+          `${seed}`,
+          '--store',
+          box.store,
+        ],
+        { env: box.env, cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let stderr = '';
+      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) =>
+        child.once('exit', (code) => {
+          resolve(code);
+        }),
+      );
+      const mounted = async (): Promise<boolean> => {
+        for (let i = 0; i < HOSTS; i++) {
+          if (!(await leftoversOn(hosts, i)).some((l) => l.includes('fuse.mallory-disk'))) return false;
+        }
+        return true;
+      };
+      const deadline = Date.now() + MOUNT_WAIT_MS;
+      while (!(await mounted())) {
+        if (Date.now() > deadline) {
+          child.kill('SIGKILL');
+          throw new Error(`no disk layer was mounted on every host: ${stderr}`);
+        }
+        await new Promise((r) => setTimeout(r, POLL_MS));
+      }
+      return { child, exited };
+    }
+
+    it('on Ctrl-C (SIGINT) with the layers mounted, unmounts them and removes everything it made on the hosts', async () => {
+      const { child, exited } = await runUntilMounted(5);
+      child.kill('SIGINT');
+      expect(await exited).toBe(130);
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+    });
+
+    it('after the fuzzer is SIGKILLed with the layers mounted, mallory cleanup unmounts them and removes the rest', async () => {
+      const { child, exited } = await runUntilMounted(3);
+      child.kill('SIGKILL');
+      await exited;
+      const left = (await Promise.all([0, 1, 2].map((i) => leftoversOn(hosts, i)))).flat();
+      expect(left.filter((l) => l.startsWith('mount:'))).toHaveLength(HOSTS);
+
+      const cleanup = await mallory(['cleanup'], box);
+      expect(cleanup.code, cleanup.stderr).toBe(0);
+      expect(cleanup.stdout).toMatch(/\(n1: disk layer\)/);
+      expect(cleanup.stdout).toMatch(/mount \/tmp\/mallory-\S+\/n1 on /);
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+    });
   },
 );
