@@ -15,9 +15,10 @@ const HOSTS = 3;
 const lacking = (await diskLayerNeeds()).missing;
 const unavailable =
   sshHostsUnavailable() ?? (lacking.length > 0 ? `the disk layer needs ${lacking.join(', ')}` : undefined);
-/** A campaign that finds the bug stops at its first; this bounds one that does not. */
-const CAMPAIGN_TIMEOUT_MS = 420_000;
+/** Bounds the run that finds the bug (it ends after its one schedule, some 20 s of fuzzing). */
+const CAMPAIGN_TIMEOUT_MS = 240_000;
 const MOUNT_WAIT_MS = 90_000;
+const SCHEDULE = join(REPO, 'test', 'systems', 'kvraft', 'schedules', 'ack-before-fsync.jsonl');
 const POLL_MS = 200;
 
 interface Summary {
@@ -101,10 +102,16 @@ describe.skipIf(unavailable !== undefined)(
             ...sshFlags(),
             '--bug',
             'ack-before-fsync',
-            // Kills and disk faults only: the disk faults come often, and a campaign finds the bug in
-            // its first schedules (78 s here, the second schedule).
             '--faults',
             'kill,disk',
+            // kvraft's own scripted schedule for this switch (the whole cluster loses its unfsynced
+            // writes twice): an adaptive campaign on these hosts found the bug in 78 s twice and
+            // not within 5 min once (the policy follows what it observes, so seed 7 is not one
+            // path), and a test must not depend on that luck.
+            '--schedule',
+            SCHEDULE,
+            '--steps',
+            '5',
             '--stop-on-bug',
             '--time',
             '5m',
@@ -125,7 +132,7 @@ describe.skipIf(unavailable !== undefined)(
           JSON.stringify(summary.bugs),
         ).toContain('durability/broken-contract');
         const history = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8');
-        expect(history).toMatch(/"f":"(lose-unfsynced|torn-write)"/);
+        expect(history).toMatch(/"f":"lose-unfsynced"/);
         const runId = (
           JSON.parse(readFileSync(join(summary.runDir, 'results.json'), 'utf8')) as { run: { id: string } }
         ).run.id;
