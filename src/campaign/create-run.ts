@@ -7,6 +7,7 @@ import {
 import { Cluster, type NodeExit } from '../cluster/cluster.js';
 import { HostClockPreload, HostControlFiles } from '../cluster/host-clock.js';
 import { buildDiskLayer, DiskLayer } from '../cluster/disk-layer.js';
+import { HostDiskLayer } from '../cluster/host-disk-layer.js';
 import type { NetworkBackend } from '../cluster/net/backend.js';
 import { ContainersBackend } from '../cluster/net/containers.js';
 import { HostsBackend } from '../cluster/net/hosts.js';
@@ -90,6 +91,8 @@ export interface RunPlan {
   /** Node → libfaketime's path on its SSH host, when a run on hosts has clock faults. */
   readonly hostLibfaketime?: Readonly<Record<string, string>> | undefined;
   readonly diskLayerBinary: string | undefined;
+  /** Disk faults on nodes on SSH hosts: the layer is built and mounted on each host (`HostDiskLayer`). */
+  readonly diskOnHosts: boolean;
   /** Every setting the system declares, with its default where not given (`--set`). */
   readonly settings: Readonly<Record<string, string>>;
   /** The durability contract checked: the user's (`--durability`), else the system's, if any. */
@@ -159,10 +162,12 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     }
   }
   let diskLayerBinary: string | undefined;
+  const diskOnHosts = wants('disk') && config.hosts !== undefined;
   if (wants('disk')) {
     const reason = unsupportedFault('lose-unfsynced', system, definition.name, nodeCount);
     if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults disk: ${reason}`);
-    diskLayerBinary = await buildDiskLayer();
+    // On hosts the layer is built on each of them (planHosts asks each whether it can).
+    if (!diskOnHosts) diskLayerBinary = await buildDiskLayer();
   }
   // In containers the system's binaries are the image's (checked there), not this machine's.
   const problems = config.containers !== undefined ? [] : (await system.doctor()).filter((d) => !d.ok);
@@ -205,6 +210,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     libfaketime,
     hostLibfaketime: hostsPlan?.libfaketime,
     diskLayerBinary,
+    diskOnHosts,
     settings,
     durability,
   };
@@ -250,7 +256,11 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
   let observation: Observation | undefined;
   try {
     const diskLayer =
-      plan.diskLayerBinary !== undefined ? new DiskLayer(plan.diskLayerBinary, registry) : undefined;
+      plan.diskLayerBinary !== undefined
+        ? new DiskLayer(plan.diskLayerBinary, registry)
+        : plan.diskOnHosts && network instanceof HostsBackend
+          ? new HostDiskLayer(network.layout(), registry)
+          : undefined;
     const clock = clockParts(plan, network, store.dir);
     const cluster = new Cluster({
       system,

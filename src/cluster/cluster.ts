@@ -67,8 +67,11 @@ export interface ClusterOptions {
   readonly onExit?: (exit: NodeExit) => void;
   /** Preloads libfaketime into every node, so clock faults can move its wall clock. */
   readonly clock?: NodeClockPreload;
-  /** Mounts the FUSE disk layer over every node's data dir before it first starts (disk faults). */
-  readonly disk?: DiskLayer;
+  /**
+   * Mounts the FUSE disk layer over every node's data dir before it first starts (disk faults): a
+   * `DiskLayer` here, a `HostDiskLayer` for nodes on other hosts.
+   */
+  readonly disk?: Pick<DiskLayer, 'mount' | 'close'>;
   /**
    * Where each node runs: this host when absent. A node on another host has its data and output
    * there (under `HostLayout`), its output streamed back to `logDir(node)` as it is written.
@@ -127,7 +130,7 @@ export class Cluster implements ClusterView {
   private readonly registry: ResourceRegistry;
   private readonly onExit: ((exit: NodeExit) => void) | undefined;
   private readonly clock: NodeClockPreload | undefined;
-  private readonly disk: DiskLayer | undefined;
+  private readonly disk: Pick<DiskLayer, 'mount' | 'close'> | undefined;
   private readonly hosts: HostLayout | undefined;
   private readonly local = new LocalRuntime();
   private readonly root: string;
@@ -304,8 +307,8 @@ export class Cluster implements ClusterView {
   async start(node: string): Promise<void> {
     const status = this.statusOf(node);
     if (status === 'running' || status === 'paused') return;
-    await this.disk?.mount(node, this.dataDir(node), this.logDir(node));
     await this.prepareHost(node);
+    await this.disk?.mount(node, this.dataDir(node), this.logDir(node));
     const view = this.launchView();
     const track = <T>(call: () => T | Promise<T>): Promise<T> =>
       this.hostFiles ? this.hostFiles.track(call) : Promise.resolve(call());

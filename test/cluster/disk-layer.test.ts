@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { buildDiskLayer, DiskLayer } from '../../src/cluster/disk-layer.js';
+import { type CommandResult, run } from '../../src/cluster/net/_internals/exec.js';
 import { mountPoints, ResourceRegistry } from '../../src/cluster/resources.js';
 
 // The FUSE layer itself, mounted for real over a temp dir: what `drop-unfsynced` keeps and drops,
@@ -193,5 +194,21 @@ describe('the FUSE disk layer', () => {
   it('answers an unknown command with an error', async () => {
     await expect(layer.command('n1', 'explode')).rejects.toThrow(/unknown command: explode/);
     expect(await layer.command('n1', 'status')).toMatch(/^pending=\d+ fsync-error=off full=off slow=0$/);
+  });
+
+  it('drives the layer through its client form (mallory-disk --ask SOCKET LINE), as on other hosts', async () => {
+    const binary = await buildDiskLayer();
+    const ask = (socket: string, line: string): Promise<CommandResult> =>
+      run([binary, '--ask', socket, line]);
+    expect(await ask(`${mnt}.sock`, 'slow 5')).toMatchObject({ code: 0, stdout: 'ok\n' });
+    expect((await ask(`${mnt}.sock`, 'status')).stdout).toMatch(
+      /^ok pending=\d+ fsync-error=off full=off slow=5\n$/,
+    );
+    expect(await ask(`${mnt}.sock`, 'slow 0')).toMatchObject({ code: 0, stdout: 'ok\n' });
+    expect((await ask(`${mnt}.sock`, 'explode')).stdout).toMatch(/^error unknown command: explode\n$/);
+    // No layer on that socket: it says so and fails.
+    const nobody = await ask(join(root, 'nobody.sock'), 'ping');
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toMatch(/mallory-disk: connect/);
   });
 });

@@ -281,7 +281,7 @@ describe.skipIf(unavailable !== undefined)(
       expect(hostRunDirs(box.store)).toEqual([]);
     });
 
-    it('refuses, in one line naming the host, a host that refuses the connection, rejects the key or lacks the command, and faults not done on hosts', async () => {
+    it('refuses, in one line naming the host, a host that refuses the connection, rejects the key or lacks the command', async () => {
       const stranger = join(box.store, '..', 'stranger');
       await run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', stranger]);
       const bad = hosts.addresses[2];
@@ -293,10 +293,6 @@ describe.skipIf(unavailable !== undefined)(
         [
           ['--hosts', `${hosts.addresses[0]},${hosts.addresses[1]},${bad} ssh-private-key=${stranger}`],
           `host ${bad}: the key was rejected for user root`,
-        ],
-        [
-          ['--faults', 'partition,disk'],
-          '--faults disk: not on SSH hosts (disk faults need the FUSE disk layer',
         ],
       ];
       const hostsFile = join(box.store, '..', 'hosts-file');

@@ -3,23 +3,20 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { findLibfaketimeOn, libfaketimeMissing } from '../../cluster/host-clock.js';
+import { diskHostRefusal, diskLayerNeedsOn } from '../../cluster/host-disk-layer.js';
 import { HostsBackend } from '../../cluster/net/hosts.js';
 import type { ClusterView } from '../../cluster/node-system.js';
 import { ResourceRegistry } from '../../cluster/resources.js';
 import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
 import { HostError, type SshTarget } from '../../cluster/runtime/ssh.js';
 import { UsageError } from '../../core/errors.js';
+import { FAMILY_KINDS } from '../../core/fault.js';
 import { packetEffects } from '../../core/fault-targets.js';
 import { PacketFamily } from '../../nemesis/families/packet.js';
 import { keepTargets } from '../../nemesis/target-limits.js';
 import type { SystemAdapter } from '../../systems/system.js';
 import { HOST_FAULT_FAMILIES, type RunConfig } from '../config.js';
 import { isLet, readSchedule } from '../schedule-file.js';
-
-/** Why each fault family not done on hosts is not. */
-const NOT_ON_HOSTS: Readonly<Record<string, string>> = {
-  disk: 'disk faults need the FUSE disk layer built and mounted on the hosts, not done over SSH yet',
-};
 
 /**
  * The packet effects (delay, loss, dup) the run's packet faults may use: the packet family's
@@ -34,6 +31,14 @@ function packetEffectsOf(config: RunConfig, nodes: readonly string[]): Set<strin
     .flatMap((file) => readSchedule(file, nodes))
     .flatMap((item) => (!isLet(item) && item.f === 'start-packet' ? [item.value] : []));
   return new Set([...values, ...lines].flatMap((v) => packetEffects(v)));
+}
+
+/** Whether the run's faults or its schedule files' lines include disk faults. */
+function wantsDisk(config: RunConfig, nodes: readonly string[]): boolean {
+  if (config.faults.includes('disk')) return true;
+  return (config.schedule ?? [])
+    .flatMap((file) => readSchedule(file, nodes))
+    .some((item) => !isLet(item) && FAMILY_KINDS.disk.includes(item.f));
 }
 
 /**
@@ -90,8 +95,9 @@ export interface HostsPlan {
 /**
  * What a run on hosts is refused for, before anything starts: a fault not done on hosts, a node
  * count that is not the host count; then each host is reached (the connection, the key, root) and
- * asked for its node's command and the tools the run uses there (iptables, tcpdump, tar for
- * checkpoints, libfaketime when `clock` is true). Every refusal is one line naming the host.
+ * asked for its node's command and the tools the run uses there (iptables, netem, tcpdump, tar for
+ * checkpoints, libfaketime when `clock` is true, and for disk faults what building and mounting the
+ * FUSE layer needs). Every refusal is one line naming the host.
  */
 export async function planHosts(
   config: RunConfig,
@@ -111,12 +117,13 @@ export async function planHosts(
     if (!(HOST_FAULT_FAMILIES as readonly string[]).includes(family)) {
       throw new UsageError(
         'unsupported-fault',
-        `--faults ${family}: not on SSH hosts (${NOT_ON_HOSTS[family] ?? 'not done over SSH yet'}): choose from ${HOST_FAULT_FAMILIES.join(',')}`,
+        `--faults ${family}: not done on SSH hosts: choose from ${HOST_FAULT_FAMILIES.join(',')}`,
       );
     }
   }
   const effects = packetEffectsOf(config, nodes);
   const checkpoints = config.checkpoints > 0 || config.checkpoint !== undefined;
+  const disk = wantsDisk(config, nodes);
   const scratch = mkdtempSync(join(tmpdir(), 'mallory-hosts-check-'));
   const previousState = process.env.MALLORY_STATE_DIR;
   // The check's connections make nothing on the hosts; its registry lives and dies with it.
@@ -175,6 +182,11 @@ export async function planHosts(
           const found = await findLibfaketimeOn(runtime);
           if (found === undefined) throw new UsageError('missing-binary', libfaketimeMissing(runtime.host));
           libfaketime[node] = found;
+        }
+        if (disk) {
+          const missing = await diskLayerNeedsOn(runtime);
+          if (missing.length > 0)
+            throw new UsageError('missing-binary', diskHostRefusal(runtime.host, missing));
         }
         if (!(await runtime.isRunnable('tcpdump'))) {
           throw new UsageError(

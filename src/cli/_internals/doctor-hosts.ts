@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { HOST_DEFAULT_FAULT_FAMILIES, type RunConfig } from '../../campaign/config.js';
+import { diskLayerFixFor, diskLayerNeedsOn } from '../../cluster/host-disk-layer.js';
 import type { ClusterView } from '../../cluster/node-system.js';
 import { findLibfaketimeOn, HOST_LIBFAKETIME_FIX } from '../../cluster/host-clock.js';
 import { HostError, SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
@@ -46,6 +47,11 @@ export interface HostDoctorRow {
   readonly missing: readonly { readonly what: string; readonly fix?: string }[];
   /** What it lacks for faults a run has only when asked for (`--faults …,clock`): the host is ok without it. */
   readonly optional?: readonly { readonly what: string; readonly fix?: string }[];
+  /**
+   * What building and mounting the disk layer needs and the host lacks (empty: disk faults can run
+   * there); absent when the host was not asked. Not a reason for `ok: false`: disk faults are asked for.
+   */
+  readonly disk?: readonly string[];
 }
 
 /** What every host runs for a node besides the node's own command (process groups, files, cleanup). */
@@ -94,6 +100,7 @@ async function diagnoseHost(
   const has: string[] = [];
   const missing: { what: string; fix?: string }[] = [];
   const optional: { what: string; fix?: string }[] = [];
+  let disk: string[] | undefined;
   const done = (): HostDoctorRow => ({
     host: target.host,
     node,
@@ -101,6 +108,7 @@ async function diagnoseHost(
     has,
     missing,
     ...(optional.length > 0 ? { optional } : {}),
+    ...(disk !== undefined ? { disk } : {}),
   });
   let runtime: SshRuntime;
   try {
@@ -136,6 +144,7 @@ async function diagnoseHost(
       if (libfaketime !== undefined) has.push(`libfaketime ${libfaketime} (clock faults)`);
       else optional.push({ what: 'libfaketime (clock faults)', fix: HOST_LIBFAKETIME_FIX });
     }
+    disk = await diskLayerNeedsOn(runtime);
     const spec = await Promise.resolve(system.launch(node, view, { join: false }));
     if (await runtime.isRunnable(spec.command)) has.push(`${node}'s command ${spec.command}`);
     else {
@@ -161,7 +170,17 @@ async function diagnoseHost(
   return done();
 }
 
-/** One line per host: what it lacks and how to fix it, else what it has; then what only asked-for faults need. */
+/** Whether disk faults can run on the host, and what it lacks for them if not. */
+function diskClause(disk: readonly string[] | undefined): string {
+  if (disk === undefined) return '';
+  if (disk.length === 0) return '; disk faults: yes';
+  return `; disk faults: no, lacks ${disk.join(', ')} (fix: ${diskLayerFixFor(disk)})`;
+}
+
+/**
+ * One line per host: what it lacks and how to fix it, else what it has; whether disk faults can run
+ * there; then what only other asked-for faults need.
+ */
 export function formatHostRows(rows: readonly HostDoctorRow[]): string {
   const said = (items: readonly { readonly what: string; readonly fix?: string }[]): string =>
     items.map((m) => (m.fix === undefined ? m.what : `${m.what} (fix: ${m.fix})`)).join('; ');
@@ -171,6 +190,7 @@ export function formatHostRows(rows: readonly HostDoctorRow[]): string {
         (r.ok
           ? `ok       host ${r.host} (${r.node}): ${r.has.join(', ')}`
           : `MISSING  host ${r.host} (${r.node}): ${said(r.missing)}`) +
+        diskClause(r.disk) +
         (r.optional !== undefined && r.optional.length > 0 ? ` — without: ${said(r.optional)}` : ''),
     )
     .join('\n');

@@ -2,6 +2,11 @@
  * mallory-disk: Mallory's FUSE pass-through layer over one node's data dir.
  *
  *   mallory-disk BACKING MOUNTPOINT SOCKET
+ *   mallory-disk --ask SOCKET LINE
+ *
+ * The second form is the layer's client: it sends LINE to the layer listening on SOCKET and prints
+ * its one-line answer (exit 0), or says why it could not (exit 1). It lets a layer on another host
+ * be driven by running a command there, with nothing but the binary itself.
  *
  * Every operation on MOUNTPOINT is done on BACKING. Besides, for each file the layer remembers what
  * it was at its last fsync (the bytes writes and truncations have replaced since, and its size), so
@@ -818,10 +823,54 @@ static int listen_on(const char *path)
 	return sock;
 }
 
+static int ask(const char *path, const char *line)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof addr.sun_path || strlen(line) + 2 > MAX_LINE) {
+		fprintf(stderr, "mallory-disk: socket path or command too long\n");
+		return 2;
+	}
+	strcpy(addr.sun_path, path);
+	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sock < 0 || connect(sock, (struct sockaddr *)&addr, sizeof addr) < 0) {
+		perror("mallory-disk: connect");
+		return 1;
+	}
+	char out[MAX_LINE];
+	size_t len = (size_t)snprintf(out, sizeof out, "%s\n", line);
+	if (write(sock, out, len) != (ssize_t)len) {
+		perror("mallory-disk: write");
+		close(sock);
+		return 1;
+	}
+	char reply[MAX_LINE];
+	size_t used = 0;
+	while (used < sizeof reply - 1) {
+		ssize_t n = read(sock, reply + used, sizeof reply - 1 - used);
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+		if (memchr(reply, '\n', used) != NULL)
+			break;
+	}
+	close(sock);
+	reply[used] = '\0';
+	char *nl = strchr(reply, '\n');
+	if (nl == NULL) {
+		fprintf(stderr, "mallory-disk: no answer to \"%s\"\n", line);
+		return 1;
+	}
+	*nl = '\0';
+	printf("%s\n", reply);
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
+	if (argc == 4 && strcmp(argv[1], "--ask") == 0)
+		return ask(argv[2], argv[3]);
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s BACKING MOUNTPOINT SOCKET\n", argv[0]);
+		fprintf(stderr, "usage: %s BACKING MOUNTPOINT SOCKET | %s --ask SOCKET LINE\n", argv[0], argv[0]);
 		return 2;
 	}
 	root_fd = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);

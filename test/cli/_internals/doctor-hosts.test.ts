@@ -66,4 +66,15 @@ describe('doctor --hosts', () => {
       'ok       host 10.0.0.3 (n3): root — without: libfaketime (clock faults) (fix: apt-get install -y faketime)',
     );
   });
+
+  it('says per host whether disk faults can run there, and the fix when they cannot', () => {
+    const text = formatHostRows([
+      { host: '10.0.0.1', node: 'n1', ok: true, has: ['root'], missing: [], disk: [] },
+      { host: '10.0.0.2', node: 'n2', ok: true, has: ['root'], missing: [], disk: ['gcc', 'libfuse3'] },
+    ]);
+    expect(text.split('\n')).toEqual([
+      'ok       host 10.0.0.1 (n1): root; disk faults: yes',
+      'ok       host 10.0.0.2 (n2): root; disk faults: no, lacks gcc, libfuse3 (fix: apt-get install -y gcc libfuse3-dev fuse3 pkg-config)',
+    ]);
+  });
 });
