@@ -14,7 +14,15 @@ const MAX_PORT = 65_535;
 const DEFAULT_SSH_PORT = 22;
 
 /** The fault families done on SSH hosts (the others are refused on hosts, before the run starts). */
-export const HOST_FAULT_FAMILIES = ['partition', 'kill', 'pause', 'member', 'packet', 'clock', 'disk'] as const;
+export const HOST_FAULT_FAMILIES = [
+  'partition',
+  'kill',
+  'pause',
+  'member',
+  'packet',
+  'clock',
+  'disk',
+] as const;
 /**
  * The families a run on hosts enables when `--faults` is not given: packet faults are asked for
  * (`--faults …,packet` or `packet:loss`), as delay needs netem in the hosts' kernels, and clock
