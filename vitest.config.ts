@@ -21,6 +21,7 @@ const HOST_TESTS = [
   'test/cluster/net/netns.test.ts',
   'test/cluster/disk-layer.test.ts',
   'test/cluster/runtime/ssh.test.ts',
+  'test/cluster/runtime/ssh-stream.test.ts',
   'test/cluster/runtime/docker.test.ts',
 ];
 export default defineConfig({

@@ -4,11 +4,17 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { afterAll, beforeAll } from 'vitest';
-
 import { NetnsBackend } from '../../src/cluster/net/netns.js';
 import { processStartTime, ResourceRegistry } from '../../src/cluster/resources.js';
 import { run } from '../../src/cluster/net/_internals/exec.js';
+
+// Loaded only under vitest: the benches (`npx tsx bench/…`) import this file's makers without it.
+const { afterAll, beforeAll } =
+  process.env.VITEST === undefined ? { afterAll: noHook, beforeAll: noHook } : await import('vitest');
+
+function noHook(): never {
+  throw new Error('useSshHosts runs under vitest only');
+}
 
 export const SSHD = '/usr/sbin/sshd';
 const SSH_PORT = 22;

@@ -4,7 +4,7 @@ import type { PacketParams } from '../../core/fault.js';
 import type { HostLayout } from '../cluster.js';
 import type { ResourceRegistry } from '../resources.js';
 import { shellLine } from '../runtime/_internals/shell.js';
-import { type SshTarget, SshRuntime } from '../runtime/ssh.js';
+import { DEFAULT_MAX_CHANNELS, type SshTarget, SshRuntime } from '../runtime/ssh.js';
 import type { Address, HostCaptureTap, Link, NetworkBackend } from './backend.js';
 import { FixedPorts } from './_internals/fixed-ports.js';
 import { netemDstFilterArgs } from './_internals/netem-filter.js';
@@ -60,7 +60,9 @@ export class HostsBackend implements NetworkBackend {
   /** Connects to every host (at once); a `HostError` names the first that failed. */
   static async connect(options: HostsOptions): Promise<HostsBackend> {
     const backend = new HostsBackend(options);
-    const results = await Promise.allSettled(options.targets.map((t) => SshRuntime.connect(t)));
+    const results = await Promise.allSettled(
+      options.targets.map((t) => SshRuntime.connect(t, DEFAULT_MAX_CHANNELS, options.registry)),
+    );
     results.forEach((r, i) => {
       if (r.status === 'fulfilled') backend.runtimes.set(options.nodes[i], r.value);
       backend.addresses.set(options.nodes[i], options.targets[i].host);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -15,6 +16,7 @@ import {
   killGroupScript,
 } from './_internals/group-shell.js';
 import { ShellPool, ShellSession } from './_internals/shell-session.js';
+import { FollowedBytes, tailFollowScript } from './_internals/tail-follow.js';
 import { shellLine, shellQuote } from './_internals/shell.js';
 import type {
   ExecResult,
@@ -55,7 +57,11 @@ const CHANNEL_OPEN_ATTEMPTS = 5;
 const CHANNEL_RETRY_MS = 100;
 const READY_TIMEOUT_MS = 10_000;
 const EXEC_TIMEOUT_MS = 30_000;
+/** Without GNU tail on the host, a followed file is read over SFTP this often. */
 const STREAM_POLL_MS = 100;
+/** Files followed per channel: one on its stdout, one on its stderr. */
+const FILES_PER_TAIL_CHANNEL = 2;
+const MARKER_BYTES = 16;
 const STREAM_CHUNK_BYTES = 64 * 1024;
 /** How long `stop` of a streaming command waits for its channel to close after the kill. */
 const STOP_WAIT_MS = 5_000;
@@ -67,6 +73,14 @@ export interface StreamingProcess {
   readonly ended: Promise<void>;
   /** Ends its process group on the host and waits for the channel to close. */
   stop(): Promise<void>;
+}
+
+/** A file asked to be followed, until its channel (or polling) is set up. */
+interface TailMember {
+  readonly path: string;
+  readonly onData: (chunk: Buffer) => void;
+  readonly started: Promise<FileStream>;
+  resolveStarted(stream: FileStream): void;
 }
 
 interface SshProcess extends RuntimeProcess {
@@ -87,6 +101,10 @@ export class SshRuntime implements NodeRuntime {
   private sftpSession: Promise<SFTPWrapper> | undefined;
   private nextPidFile = 0;
   private closed = false;
+  /** Whether the host has GNU tail (asked once, at the first `stream`). */
+  private gnuTail: Promise<boolean> | undefined;
+  /** Files asked to be followed in this turn of the event loop, to share tail channels. */
+  private toFollow: TailMember[] = [];
   /** Short commands run on these (see `ShellPool`). */
   private readonly shells = new ShellPool(SHELLS, (onClosed) => this.openShell(onClosed));
 
@@ -96,12 +114,18 @@ export class SshRuntime implements NodeRuntime {
     private readonly limit: ChannelLimit,
     /** Whether commands go through `sudo -n`. */
     readonly sudo: boolean,
+    /** Where the tails that follow files are recorded (a run's registry), when there is one. */
+    private readonly registry?: ResourceRegistry,
   ) {
     this.host = target.host;
   }
 
   /** Connects, checking the host key, and finds out how to be root there; a `HostError` says what is wrong. */
-  static async connect(target: SshTarget, maxChannels = DEFAULT_MAX_CHANNELS): Promise<SshRuntime> {
+  static async connect(
+    target: SshTarget,
+    maxChannels = DEFAULT_MAX_CHANNELS,
+    registry?: ResourceRegistry,
+  ): Promise<SshRuntime> {
     const client = new Client();
     let refusal: string | undefined;
     const config: ConnectConfig = {
@@ -154,7 +178,7 @@ export class SshRuntime implements NodeRuntime {
       client.connect(config);
     });
     const limit = new ChannelLimit(maxChannels);
-    const probe = new SshRuntime(target, client, limit, false);
+    const probe = new SshRuntime(target, client, limit, false, registry);
     // On channels of their own: a kept shell would be the probe's user's, not root's.
     const id = await probe.shellOnChannel('id -u', EXEC_TIMEOUT_MS);
     if (id.stdout.trim() === '0') return probe;
@@ -166,7 +190,7 @@ export class SshRuntime implements NodeRuntime {
         `user ${target.username} is not root and \`sudo -n\` fails (${sudo.stderr.trim() || `exit ${sudo.code}`}): connect as root (--username root) or allow ${target.username} passwordless sudo`,
       );
     }
-    return new SshRuntime(target, client, limit, true);
+    return new SshRuntime(target, client, limit, true, registry);
   }
 
   /** An exec channel, retried when the server refuses to open it (MaxSessions reached). */
@@ -519,7 +543,152 @@ export class SshRuntime implements NodeRuntime {
     await this.must(emptyScript(path));
   }
 
+  /**
+   * Follows `path` from its start as it grows, binary-safe: by GNU `tail -F` on a long-lived exec
+   * channel (`tailFollowScript`), files asked for in the same turn sharing channels two by two (a
+   * node's stdout, stderr and probe file hold two channels, not three), each append sent as soon as
+   * it is written; on a host without GNU tail, by SFTP reads every 100 ms. `stop` makes the tail
+   * read what is left and exit, and resolves once those bytes are delivered. On truncation the
+   * bytes go on from the file's new start; a replaced file (rotation) is followed from its start.
+   */
   stream(path: string, onData: (chunk: Buffer) => void): FileStream {
+    let started!: (stream: FileStream) => void;
+    const member: TailMember = {
+      path,
+      onData,
+      started: new Promise((resolve) => (started = resolve)),
+      resolveStarted: (stream) => {
+        started(stream);
+      },
+    };
+    this.toFollow.push(member);
+    if (this.toFollow.length === 1) {
+      setImmediate(() => {
+        const members = this.toFollow;
+        this.toFollow = [];
+        void this.followAll(members);
+      });
+    }
+    return { stop: async () => (await member.started).stop() };
+  }
+
+  /** Whether the host has GNU tail (`-F`, `--pid`), asked once. */
+  private hasGnuTail(): Promise<boolean> {
+    this.gnuTail ??= this.shell('tail --version 2>/dev/null | head -n 1').then(
+      (r) => r.code === 0 && r.stdout.includes('GNU coreutils'),
+      () => false,
+    );
+    return this.gnuTail;
+  }
+
+  private async followAll(members: readonly TailMember[]): Promise<void> {
+    if (!(await this.hasGnuTail())) {
+      for (const m of members) m.resolveStarted(this.pollStream(m.path, m.onData));
+      return;
+    }
+    for (let i = 0; i < members.length; i += FILES_PER_TAIL_CHANNEL) {
+      const group = members.slice(i, i + FILES_PER_TAIL_CHANNEL);
+      void this.tailChannel(group).then(
+        (streams) => {
+          group.forEach((m, j) => {
+            m.resolveStarted(streams[j]);
+          });
+        },
+        () => {
+          // no channel (the connection is gone or refuses one): read what can be read
+          for (const m of group) m.resolveStarted(this.pollStream(m.path, m.onData));
+        },
+      );
+    }
+  }
+
+  /**
+   * One channel following one or two files. The tail's process group is recorded by pid and start
+   * time once it says them, so `mallory cleanup` ends it after a killed run; before that, and on
+   * any lost connection, the channel's end makes the shell stop its tails.
+   */
+  private async tailChannel(group: readonly TailMember[]): Promise<FileStream[]> {
+    const marker = `mallory-tail-end-${randomBytes(MARKER_BYTES).toString('hex')}`;
+    const script = tailFollowScript(
+      group.map((m) => m.path),
+      marker,
+    );
+    const { stream, release } = await this.channel(this.asRoot(`exec setsid -w sh -c ${shellQuote(script)}`));
+    const files = group.map((m) => new FollowedBytes(marker, m.onData));
+    let header: Buffer | undefined = Buffer.alloc(0);
+    let leader: { readonly pid: number; readonly start: string } | undefined;
+    let recorded: number | undefined;
+    let closed = false;
+    const ended = new Promise<void>((resolve) => {
+      stream.on('close', () => {
+        closed = true;
+        release();
+        for (const f of files) f.end();
+        if (recorded !== undefined) this.registry?.forget(recorded);
+        resolve();
+      });
+    });
+    stream.on('data', (d: Buffer) => {
+      let chunk = d;
+      if (header !== undefined) {
+        const all = Buffer.concat([header, d]);
+        const newline = all.indexOf('\n');
+        if (newline < 0) {
+          header = all;
+          return;
+        }
+        header = undefined;
+        const said = /^pid (\d+) (\d+)$/.exec(all.subarray(0, newline).toString());
+        if (said) {
+          leader = { pid: Number(said[1]), start: said[2] };
+          recorded = this.registry?.record({
+            kind: 'remote',
+            target: this.target,
+            undo: killGroupByPidScript(leader.pid, leader.start),
+            label: `tail ${leader.pid} on ${this.host} (${group.map((m) => m.path).join(', ')})`,
+          });
+        }
+        chunk = all.subarray(newline + 1);
+      }
+      files[0].push(chunk);
+    });
+    stream.stderr.on('data', (d: Buffer) => {
+      files[1]?.push(d);
+    });
+    const kill = async (): Promise<void> => {
+      if (closed) return;
+      if (leader !== undefined && !this.closed) {
+        await this.shell(killGroupByPidScript(leader.pid, leader.start)).catch(() => undefined);
+      }
+      stream.close();
+      await Promise.race([ended, sleep(STOP_WAIT_MS)]);
+    };
+    let stopped = 0;
+    return files.map((file, i) => {
+      let stopping: Promise<void> | undefined;
+      const stop = async (): Promise<void> => {
+        file.stop();
+        if (!closed) stream.write(`${i + 1}\n`);
+        const inTime = await Promise.race([
+          file.finished.then(() => true),
+          sleep(STOP_WAIT_MS).then(() => false),
+        ]);
+        if (!inTime) await kill();
+        stopped++;
+        if (stopped < files.length || closed) return;
+        stream.end();
+        const closedInTime = await Promise.race([
+          ended.then(() => true),
+          sleep(STOP_WAIT_MS).then(() => false),
+        ]);
+        if (!closedInTime) await kill();
+      };
+      return { stop: () => (stopping ??= stop()) };
+    });
+  }
+
+  /** Reads what is appended to `path` over SFTP every `STREAM_POLL_MS` (hosts without GNU tail). */
+  private pollStream(path: string, onData: (chunk: Buffer) => void): FileStream {
     let offset = 0;
     let stopped = false;
     let handle: Buffer | undefined;
