@@ -1,12 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { HostsBackend } from '../../cluster/net/hosts.js';
-import type { ClusterView } from '../../cluster/node-system.js';
+import {
+  hostHasSame,
+  librariesMissingOn,
+  librariesUnresolvedOn,
+  missingLibrariesMessage,
+  neededLibraries,
+} from '../../cluster/_internals/built-program.js';
+import type { ClusterView, LaunchSpec } from '../../cluster/node-system.js';
 import { ResourceRegistry } from '../../cluster/resources.js';
 import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
-import { HostError, type SshTarget } from '../../cluster/runtime/ssh.js';
+import { HostError, type SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
 import { UsageError } from '../../core/errors.js';
 import { packetEffects } from '../../core/fault-targets.js';
 import { PacketFamily } from '../../nemesis/families/packet.js';
@@ -62,6 +69,41 @@ async function checkPacketHost(
     'unsupported-fault',
     `host ${runtime.host}: packet faults need ${what} (tc netem), and ${missing}: load sch_netem there (modprobe sch_netem), or keep packet faults to loss with --faults packet:loss (iptables statistic rules)`,
   );
+}
+
+/**
+ * Whether the node's program can run on its host: one installed there is there, and the shared
+ * libraries it loads resolve there (`ldd` on the host); one built here (`LaunchSpec.built`, copied
+ * to the host at start) finds there every library it loads here (`ldconfig -p` on the host, or
+ * `ldd` on the host when the host has the same file at the same path already).
+ */
+async function checkProgram(runtime: SshRuntime, node: string, spec: LaunchSpec): Promise<void> {
+  let missing: readonly string[] | undefined;
+  if (spec.built === true) {
+    if (!existsSync(spec.command)) {
+      throw new UsageError(
+        'missing-binary',
+        `${node}'s program ${spec.command} was not built on this machine: run mallory doctor --system to see what the build needs`,
+      );
+    }
+    missing = (await hostHasSame(runtime, spec.command))
+      ? await librariesUnresolvedOn(runtime, spec.command)
+      : await librariesMissingOn(runtime, neededLibraries(spec.command));
+  } else {
+    if (!(await runtime.isRunnable(spec.command))) {
+      throw new UsageError(
+        'missing-binary',
+        `host ${runtime.host}: ${node}'s command ${spec.command} is not there or not executable: install it on the host at that path`,
+      );
+    }
+    missing = await librariesUnresolvedOn(runtime, spec.command);
+  }
+  if (missing !== undefined && missing.length > 0) {
+    throw new UsageError(
+      'missing-binary',
+      missingLibrariesMessage(runtime.host, node, spec.command, missing),
+    );
+  }
 }
 
 /** The hosts of a run as SSH targets: each host's own fields, else the flags'. */
@@ -143,16 +185,16 @@ export async function planHosts(
       dial: (from, to, service) => hosts.dial(from, to, service),
       clientAddress: (node, service) => hosts.clientAddress(node, service),
     };
+    const launch = (node: string): Promise<LaunchSpec> =>
+      Promise.resolve(system.launch(node, view, { join: false }));
+    // A program built here (dqlite-app's) is built before its libraries can be read.
+    const first = await launch(nodes[0]);
+    if (first.built === true && !existsSync(first.command)) await system.prepare?.(view);
     await Promise.all(
       nodes.map(async (node) => {
         const runtime = hosts.runtime(node);
-        const spec = await Promise.resolve(system.launch(node, view, { join: false }));
-        if (!(await runtime.isRunnable(spec.command))) {
-          throw new UsageError(
-            'missing-binary',
-            `host ${runtime.host}: ${node}'s command ${spec.command} is not there or not executable: install it on the host at that path`,
-          );
-        }
+        const spec = await launch(node);
+        await checkProgram(runtime, node, spec);
         if (config.faults.includes('partition') && !(await runtime.isRunnable('iptables'))) {
           throw new UsageError(
             'missing-binary',
