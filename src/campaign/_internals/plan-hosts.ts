@@ -3,13 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { HostsBackend } from '../../cluster/net/hosts.js';
-import {
-  hostHasSame,
-  librariesMissingOn,
-  librariesUnresolvedOn,
-  missingLibrariesMessage,
-  neededLibraries,
-} from '../../cluster/_internals/built-program.js';
+import { libraryProblem } from '../../cluster/_internals/built-program.js';
 import type { ClusterView, LaunchSpec } from '../../cluster/node-system.js';
 import { ResourceRegistry } from '../../cluster/resources.js';
 import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
@@ -72,38 +66,26 @@ async function checkPacketHost(
 }
 
 /**
- * Whether the node's program can run on its host: one installed there is there, and the shared
- * libraries it loads resolve there (`ldd` on the host); one built here (`LaunchSpec.built`, copied
- * to the host at start) finds there every library it loads here (`ldconfig -p` on the host, or
- * `ldd` on the host when the host has the same file at the same path already).
+ * Whether the node's program can run on its host: one installed there is there, one built here
+ * (`LaunchSpec.built`, copied to the host at start) was built; and the shared libraries it loads
+ * are on the host (`libraryProblem`).
  */
 async function checkProgram(runtime: SshRuntime, node: string, spec: LaunchSpec): Promise<void> {
-  let missing: readonly string[] | undefined;
-  if (spec.built === true) {
-    if (!existsSync(spec.command)) {
-      throw new UsageError(
-        'missing-binary',
-        `${node}'s program ${spec.command} was not built on this machine: run mallory doctor --system to see what the build needs`,
-      );
-    }
-    missing = (await hostHasSame(runtime, spec.command))
-      ? await librariesUnresolvedOn(runtime, spec.command)
-      : await librariesMissingOn(runtime, neededLibraries(spec.command));
-  } else {
-    if (!(await runtime.isRunnable(spec.command))) {
-      throw new UsageError(
-        'missing-binary',
-        `host ${runtime.host}: ${node}'s command ${spec.command} is not there or not executable: install it on the host at that path`,
-      );
-    }
-    missing = await librariesUnresolvedOn(runtime, spec.command);
-  }
-  if (missing !== undefined && missing.length > 0) {
+  if (spec.built === true && !existsSync(spec.command)) {
     throw new UsageError(
       'missing-binary',
-      missingLibrariesMessage(runtime.host, node, spec.command, missing),
+      `${node}'s program ${spec.command} was not built on this machine: mallory doctor --system says what the build needs`,
     );
   }
+  if (spec.built !== true && !(await runtime.isRunnable(spec.command))) {
+    throw new UsageError(
+      'missing-binary',
+      `host ${runtime.host}: ${node}'s command ${spec.command} is not there or not executable: install it on the host at that path`,
+    );
+  }
+  const problem = await libraryProblem(runtime, node, spec);
+  if (problem)
+    throw new UsageError('missing-binary', `host ${runtime.host}: ${problem.what}: ${problem.fix}`);
 }
 
 /** The hosts of a run as SSH targets: each host's own fields, else the flags'. */

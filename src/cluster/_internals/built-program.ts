@@ -171,17 +171,44 @@ export function packagesOf(libraries: readonly string[]): string[] {
   return [...new Set(packages)];
 }
 
-/** The one-line refusal of a host that lacks libraries a node program loads. */
-export function missingLibrariesMessage(
-  host: string,
-  node: string,
-  command: string,
-  missing: readonly string[],
-): string {
+/** What a host lacks for a node's program, and what to do. */
+export interface ProgramProblem {
+  readonly what: string;
+  readonly fix: string;
+}
+
+/** A host that lacks libraries a node's program loads: which, and the packages to install. */
+export function missingLibraries(node: string, command: string, missing: readonly string[]): ProgramProblem {
   const packages = packagesOf(missing);
-  const fix =
-    packages.length > 0
-      ? `install them there (Debian: apt-get install -y ${packages.join(' ')})`
-      : 'install them there';
-  return `host ${host}: ${node}'s program ${command} needs shared libraries the host lacks (${missing.join(', ')}): ${fix}`;
+  return {
+    what: `${node}'s program ${command} needs shared libraries the host lacks (${missing.join(', ')})`,
+    fix:
+      packages.length > 0
+        ? `install them there (Debian: apt-get install -y ${packages.join(' ')})`
+        : 'install them there',
+  };
+}
+
+/**
+ * Whether the shared libraries the node's program loads are on its host: for one installed there
+ * (its command found there first), `ldd` on the host; for one built here (`built`, copied to the
+ * host at start, and built already), the libraries it loads here looked up in the host's
+ * `ldconfig -p`, or `ldd` on the host when the host has the same file at the same path already.
+ */
+export async function libraryProblem(
+  host: ProgramHost,
+  node: string,
+  spec: { readonly command: string; readonly built?: boolean },
+): Promise<ProgramProblem | undefined> {
+  let missing: readonly string[] | undefined;
+  if (spec.built === true) {
+    missing = (await hostHasSame(host, spec.command))
+      ? await librariesUnresolvedOn(host, spec.command)
+      : await librariesMissingOn(host, neededLibraries(spec.command));
+  } else {
+    missing = await librariesUnresolvedOn(host, spec.command);
+  }
+  return missing !== undefined && missing.length > 0
+    ? missingLibraries(node, spec.command, missing)
+    : undefined;
 }
