@@ -13,6 +13,7 @@ import type { FileStream, NodeRuntime, RuntimeProcess } from './runtime/runtime.
 import { boundedReady, ReadyDidNotAnswer } from './_internals/bounded-ready.js';
 import { checkedLaunchSpec } from './_internals/launch-spec.js';
 import { copyTree, relocateText } from './_internals/copy-tree.js';
+import { BuiltPrograms } from './_internals/built-program.js';
 import { fetchSnapshot, snapshotDir, uploadDir } from './runtime/_internals/dir-transfer.js';
 import { HostFiles } from './_internals/host-files.js';
 
@@ -139,6 +140,8 @@ export class Cluster implements ClusterView {
   private readonly hostsReady = new Set<string>();
   /** What `prepare`/`launch` wrote here for nodes on other hosts, owed to their hosts. */
   private readonly hostFiles: HostFiles | undefined;
+  /** Where the programs built here (`LaunchSpec.built`) run from on each host. */
+  private readonly builtPrograms: BuiltPrograms | undefined;
   private readonly procs = new Map<string, NodeProcess>();
   private readonly status = new Map<string, NodeStatus>();
   private readonly memberSet: Set<string>;
@@ -163,6 +166,7 @@ export class Cluster implements ClusterView {
     if (!this.hosts) mkdirSync(this.root, { recursive: true });
     this.memberSet = new Set(options.nodes);
     this.hostFiles = this.hosts ? new HostFiles(this.root, this.nodes) : undefined;
+    this.builtPrograms = this.hosts ? new BuiltPrograms(this.root) : undefined;
     for (const node of this.nodes) {
       this.status.set(node, 'exited');
       if (!this.hosts) mkdirSync(this.dataDir(node), { recursive: true });
@@ -324,18 +328,22 @@ export class Cluster implements ClusterView {
       runtime.kind === 'local' ? undefined : runtime,
     );
     await this.uploadOwed(node);
+    const command =
+      spec.built === true && runtime.kind !== 'local' && this.builtPrograms
+        ? await this.builtPrograms.place(runtime, spec.command)
+        : spec.command;
     const prefix = this.network.commandPrefix(node);
     const logDir = this.hostLogDir(node);
     let started: RuntimeProcess;
     try {
       started = await runtime.start(
         {
-          argv: [...prefix, spec.command, ...spec.args],
+          argv: [...prefix, command, ...spec.args],
           env: { ...spec.env, ...(await this.clock?.env(node)), MALLORY_NODE: node },
           cwd: this.dataDir(node),
           stdout: join(logDir, 'stdout.log'),
           stderr: join(logDir, 'stderr.log'),
-          label: `${node}: ${spec.command}`,
+          label: `${node}: ${command}`,
         },
         this.registry,
       );

@@ -18,6 +18,12 @@ export interface LaunchSpec {
   readonly command: string;
   readonly args: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * `command` is a program built on the fuzzer's machine (an absolute path there), not one
+   * installed on the hosts: on another host it runs from the same path when the host has the same
+   * file there (same sha256), else from a copy uploaded under the run's dir on that host.
+   */
+  readonly built?: boolean;
 }
 
 export interface LaunchOptions {

@@ -1,14 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { findLibfaketimeOn, libfaketimeMissing } from '../../cluster/host-clock.js';
 import { diskHostRefusal, diskLayerNeedsOn } from '../../cluster/host-disk-layer.js';
 import { HostsBackend } from '../../cluster/net/hosts.js';
-import type { ClusterView } from '../../cluster/node-system.js';
+import { libraryProblem } from '../../cluster/_internals/built-program.js';
+import type { ClusterView, LaunchSpec } from '../../cluster/node-system.js';
 import { ResourceRegistry } from '../../cluster/resources.js';
 import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
-import { HostError, type SshTarget } from '../../cluster/runtime/ssh.js';
+import { HostError, type SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
 import { UsageError } from '../../core/errors.js';
 import { FAMILY_KINDS } from '../../core/fault.js';
 import { packetEffects } from '../../core/fault-targets.js';
@@ -67,6 +68,29 @@ async function checkPacketHost(
     'unsupported-fault',
     `host ${runtime.host}: packet faults need ${what} (tc netem), and ${missing}: load sch_netem there (modprobe sch_netem), or keep packet faults to loss with --faults packet:loss (iptables statistic rules)`,
   );
+}
+
+/**
+ * Whether the node's program can run on its host: one installed there is there, one built here
+ * (`LaunchSpec.built`, copied to the host at start) was built; and the shared libraries it loads
+ * are on the host (`libraryProblem`).
+ */
+async function checkProgram(runtime: SshRuntime, node: string, spec: LaunchSpec): Promise<void> {
+  if (spec.built === true && !existsSync(spec.command)) {
+    throw new UsageError(
+      'missing-binary',
+      `${node}'s program ${spec.command} was not built on this machine: mallory doctor --system says what the build needs`,
+    );
+  }
+  if (spec.built !== true && !(await runtime.isRunnable(spec.command))) {
+    throw new UsageError(
+      'missing-binary',
+      `host ${runtime.host}: ${node}'s command ${spec.command} is not there or not executable: install it on the host at that path`,
+    );
+  }
+  const problem = await libraryProblem(runtime, node, spec);
+  if (problem)
+    throw new UsageError('missing-binary', `host ${runtime.host}: ${problem.what}: ${problem.fix}`);
 }
 
 /** The hosts of a run as SSH targets: each host's own fields, else the flags'. */
@@ -155,16 +179,16 @@ export async function planHosts(
       dial: (from, to, service) => hosts.dial(from, to, service),
       clientAddress: (node, service) => hosts.clientAddress(node, service),
     };
+    const launch = (node: string): Promise<LaunchSpec> =>
+      Promise.resolve(system.launch(node, view, { join: false }));
+    // A program built here (dqlite-app's) is built before its libraries can be read.
+    const first = await launch(nodes[0]);
+    if (first.built === true && !existsSync(first.command)) await system.prepare?.(view);
     await Promise.all(
       nodes.map(async (node) => {
         const runtime = hosts.runtime(node);
-        const spec = await Promise.resolve(system.launch(node, view, { join: false }));
-        if (!(await runtime.isRunnable(spec.command))) {
-          throw new UsageError(
-            'missing-binary',
-            `host ${runtime.host}: ${node}'s command ${spec.command} is not there or not executable: install it on the host at that path`,
-          );
-        }
+        const spec = await launch(node);
+        await checkProgram(runtime, node, spec);
         if (config.faults.includes('partition') && !(await runtime.isRunnable('iptables'))) {
           throw new UsageError(
             'missing-binary',

@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { HOST_DEFAULT_FAULT_FAMILIES, type RunConfig } from '../../campaign/config.js';
+import { libraryProblem } from '../../cluster/_internals/built-program.js';
 import { diskLayerFixFor, diskLayerNeedsOn } from '../../cluster/host-disk-layer.js';
 import type { ClusterView } from '../../cluster/node-system.js';
 import { findLibfaketimeOn, HOST_LIBFAKETIME_FIX } from '../../cluster/host-clock.js';
@@ -146,8 +147,22 @@ async function diagnoseHost(
     }
     disk = await diskLayerNeedsOn(runtime);
     const spec = await Promise.resolve(system.launch(node, view, { join: false }));
-    if (await runtime.isRunnable(spec.command)) has.push(`${node}'s command ${spec.command}`);
-    else {
+    if (spec.built === true) {
+      // Built here and copied at start: the system's doctor() is about the build, on this machine.
+      if (!existsSync(spec.command)) {
+        has.push(`${node}'s program built here at the run's start and copied (its libraries checked then)`);
+        return done();
+      }
+      const problem = await libraryProblem(runtime, node, spec);
+      if (problem) missing.push(problem);
+      else has.push(`the libraries of ${node}'s program ${spec.command} (built here, copied at start)`);
+      return done();
+    }
+    if (await runtime.isRunnable(spec.command)) {
+      const problem = await libraryProblem(runtime, node, spec);
+      if (problem) missing.push(problem);
+      else has.push(`${node}'s command ${spec.command}`);
+    } else {
       missing.push({
         what: `${node}'s command ${spec.command}`,
         fix: 'install it on the host at that path',

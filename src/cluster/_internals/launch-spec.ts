@@ -27,7 +27,18 @@ export async function checkedLaunchSpec(
   if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) {
     throw new UsageError('bad-launch', `${where}: args must be an array of strings`);
   }
-  if (host !== undefined) {
+  const { built } = spec as Record<string, unknown>;
+  if (built !== undefined && typeof built !== 'boolean') {
+    throw new UsageError('bad-launch', `${where}: built must be true or false`);
+  }
+  if (built === true && !isAbsolute(command)) {
+    throw new UsageError(
+      'bad-launch',
+      `${where}: a built command must be an absolute path on this machine (got ${command})`,
+    );
+  }
+  // A built program is checked here: it is copied to a host that lacks it.
+  if (host !== undefined && built !== true) {
     if (!(await host.isRunnable(command))) {
       throw new UsageError(
         'missing-binary',

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 import { cacheDir } from '../../core/fs.js';
 
@@ -423,11 +423,16 @@ func decodeTxnValue(kind string, text string) (interface{}, error) {
 }
 `;
 
+/** Where this source version of the app is built (in the cache dir, by the source's hash). */
+export function dqliteAppBinary(): string {
+  const hash = createHash('sha256').update(DQLITE_APP_SOURCE).digest('hex').slice(0, 12);
+  return join(cacheDir(), `dqlite-app-${hash}`, 'mallory-dqlite');
+}
+
 /** Builds the app if this source version is not built yet; returns the binary's path. */
 export async function buildDqliteApp(): Promise<string> {
-  const hash = createHash('sha256').update(DQLITE_APP_SOURCE).digest('hex').slice(0, 12);
-  const dir = join(cacheDir(), `dqlite-app-${hash}`);
-  const binary = join(dir, 'mallory-dqlite');
+  const binary = dqliteAppBinary();
+  const dir = dirname(binary);
   if (existsSync(binary)) return binary;
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'main.go'), DQLITE_APP_SOURCE);

@@ -21,7 +21,7 @@ import type {
   TransactionsCapability,
 } from '../system.js';
 import { TXN_WORKLOADS } from '../system.js';
-import { buildDqliteApp, DEBIAN_GOPATH } from './app-source.js';
+import { buildDqliteApp, DEBIAN_GOPATH, dqliteAppBinary } from './app-source.js';
 import { DqliteClient } from './client.js';
 import { parseDqliteLog } from './log.js';
 import { dqliteShell, parseClusterJson } from './shell.js';
@@ -63,7 +63,6 @@ class DqliteAdapter implements SystemAdapter {
    * the transaction (the bank workload).
    */
   readonly transactions?: TransactionsCapability;
-  private command = 'dqlite-demo';
 
   constructor(private readonly variant: Variant) {
     this.name = variant.name;
@@ -122,7 +121,7 @@ class DqliteAdapter implements SystemAdapter {
 
   /** Builds our app once (cached by source hash) before the first launch. */
   async prepare(): Promise<void> {
-    if (this.variant.app) this.command = await buildDqliteApp();
+    if (this.variant.app) await buildDqliteApp();
   }
 
   private dir(node: string, cluster: ClusterView): string {
@@ -148,7 +147,9 @@ class DqliteAdapter implements SystemAdapter {
         ]
       : [];
     return {
-      command: this.command,
+      // Our app is built here: on other hosts it runs from a copy the run uploads there.
+      command: this.variant.app ? dqliteAppBinary() : 'dqlite-demo',
+      built: this.variant.app,
       args: [
         ...snapshots,
         '--api',
