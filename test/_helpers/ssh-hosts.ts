@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 
 import { NetnsBackend } from '../../src/cluster/net/netns.js';
 import { processStartTime, ResourceRegistry } from '../../src/cluster/resources.js';
@@ -20,6 +20,24 @@ export const SSHD = '/usr/sbin/sshd';
 const SSH_PORT = 22;
 const SSHD_READY_TIMEOUT_MS = 10_000;
 const POLL_MS = 50;
+/** This checkout: the program kvraft's nodes run (`dist/`), installed on every host as a user's hosts would have it. */
+const REPO = resolve(import.meta.dirname, '..', '..');
+
+/**
+ * The shell lines that give a host its own empty /tmp — a tmpfs made on /mnt, this checkout bound
+ * into it at its own path when it lives under /tmp (a clean clone in /tmp, as CI makes: the hosts
+ * must still have the program the nodes run), then moved onto /tmp. Run in the host's own mount
+ * namespace, so nothing of it is seen outside.
+ */
+export function ownTmpMounts(repo: string = REPO): string[] {
+  const inTmp = relative('/tmp', repo);
+  const keep = inTmp !== '' && !inTmp.startsWith('..') && !inTmp.startsWith('/');
+  return [
+    'mount -t tmpfs -o size=512m,mode=1777 mallory-test-host /mnt',
+    ...(keep ? [`mkdir -p '/mnt/${inTmp}'`, `mount --bind '${repo}' '/mnt/${inTmp}'`] : []),
+    'mount --move /mnt /tmp',
+  ];
+}
 
 /** Why the SSH host tests cannot run here, or undefined when they can. */
 export function sshHostsUnavailable(): string | undefined {
@@ -147,7 +165,7 @@ export async function makeSshHosts(
       const sshd = [SSHD, '-D', '-e', '-f', config];
       // `ip netns exec`, unshare and sh each exec the next: the pid is sshd's.
       const mounts = [
-        ...(options.ownTmp === true ? ['mount -t tmpfs -o size=512m,mode=1777 mallory-test-host /tmp'] : []),
+        ...(options.ownTmp === true ? ownTmpMounts() : []),
         ...(options.hidden ?? []).map((d) => `mount -t tmpfs -o size=1m mallory-test-hidden '${d}'`),
       ];
       const argv =

@@ -169,9 +169,17 @@ export function describeCrashPoints(c: CrashPointCase): void {
               const db = new Database(join(dir, 'run.db'), { readonly: true });
               try {
                 expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-                const status = (db.prepare('SELECT status FROM run').get() as { status: string }).status;
+                const row = db.prepare('SELECT status, summary FROM run').get() as {
+                  status: string;
+                  summary: string | null;
+                };
+                const status = row.status;
                 const expected = !outcome.reached ? 'complete' : mode === 'kill' ? 'incomplete' : 'error';
-                expect({ k, status }).toEqual({ k, status: expected });
+                // A status other than expected says why: the run's recorded summary (its error) and stderr.
+                expect(
+                  { k, status },
+                  `summary ${row.summary?.slice(0, 2000)}\nstderr ${outcome.stderr.slice(-3000)}`,
+                ).toEqual({ k, status: expected });
               } finally {
                 db.close();
               }

@@ -20,10 +20,15 @@ function formatSeconds(ms: number): string {
   return String(Math.round(ms / 100) / 10);
 }
 
+/** How long a `ready()` call whose signal was aborted at its budget is given to answer. */
+export const READY_ANSWER_GRACE_MS = 2000;
+
 /**
  * Calls `system.ready` once, but waits at most `budgetMs` or until `signal` aborts. The call gets
- * its own signal, aborted at the budget; an adapter that ignores it (a promise that never settles)
- * must not hold the run, so the call is abandoned rather than awaited.
+ * its own signal, aborted at the budget; an adapter that retries until that signal and then says
+ * why it is not ready (kvraft's does) is given `READY_ANSWER_GRACE_MS` to say it. One that ignores
+ * the signal (a promise that never settles) must not hold the run, so the call is then abandoned
+ * rather than awaited.
  */
 export async function boundedReady(
   system: NodeSystem,
@@ -33,11 +38,14 @@ export async function boundedReady(
 ): Promise<boolean | Readiness> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
+  let grace: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const givenUp = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => {
       controller.abort();
-      reject(new ReadyDidNotAnswer(budgetMs));
+      grace = setTimeout(() => {
+        reject(new ReadyDidNotAnswer(budgetMs));
+      }, READY_ANSWER_GRACE_MS);
     }, budgetMs);
     onAbort = () => {
       controller.abort();
@@ -50,6 +58,7 @@ export async function boundedReady(
     return await Promise.race([system.ready(cluster, controller.signal), givenUp]);
   } finally {
     clearTimeout(timer);
+    clearTimeout(grace);
     if (onAbort) signal?.removeEventListener('abort', onAbort);
   }
 }
