@@ -23,6 +23,12 @@ const POLL_MS = 50;
 /** This checkout: the program kvraft's nodes run (`dist/`), installed on every host as a user's hosts would have it. */
 const REPO = resolve(import.meta.dirname, '..', '..');
 
+/** Where this checkout is under /tmp (`ci-X/…`), or undefined when it is not there. */
+function keptInTmp(repo: string = REPO): string | undefined {
+  const inTmp = relative('/tmp', repo);
+  return inTmp !== '' && !inTmp.startsWith('..') && !inTmp.startsWith('/') ? inTmp : undefined;
+}
+
 /**
  * The shell lines that give a host its own empty /tmp — a tmpfs made on /mnt, this checkout bound
  * into it at its own path when it lives under /tmp (a clean clone in /tmp, as CI makes: the hosts
@@ -30,8 +36,8 @@ const REPO = resolve(import.meta.dirname, '..', '..');
  * namespace, so nothing of it is seen outside.
  */
 export function ownTmpMounts(repo: string = REPO): string[] {
-  const inTmp = relative('/tmp', repo);
-  const keep = inTmp !== '' && !inTmp.startsWith('..') && !inTmp.startsWith('/');
+  const inTmp = keptInTmp(repo);
+  const keep = inTmp !== undefined;
   return [
     'mount -t tmpfs -o size=512m,mode=1777 mallory-test-host /mnt',
     ...(keep ? [`mkdir -p '/mnt/${inTmp}'`, `mount --bind '${repo}' '/mnt/${inTmp}'`] : []),
@@ -268,7 +274,12 @@ export async function hostLeftovers(
   for (const line of qdiscs.split('\n')) if (/netem|prio/.test(line)) found.push(`qdisc: ${line}`);
   if (options.files === true) {
     const files = (await hosts.inHost(i, ['find', '/tmp', '-mindepth', '1', '-maxdepth', '1'])).stdout;
-    for (const line of files.split('\n')) if (line.trim() !== '') found.push(`file: ${line}`);
+    // The checkout a host keeps in its own /tmp (ownTmpMounts) is the host's install, not a leftover.
+    const kept = keptInTmp();
+    const install = kept === undefined ? undefined : join('/tmp', kept.split('/')[0]);
+    for (const line of files.split('\n')) {
+      if (line.trim() !== '' && line.trim() !== install) found.push(`file: ${line}`);
+    }
     for (const mount of hosts.newMounts(i)) found.push(`mount: ${mount}`);
   }
   return found;

@@ -57,6 +57,27 @@ describe('lastAnswer (why a system did not serve at start-up)', () => {
         'listen tcp 10.1.2.2:2380: bind: cannot assign requested address',
       );
       expect(lastLogLine(join(dir, 'n3'))).toBe('only stdout');
+      // Node ends a crash with a stack and its version: the error line says why.
+      mkdirSync(join(dir, 'n5'));
+      writeFileSync(
+        join(dir, 'n5', 'stderr.log'),
+        [
+          'node:internal/modules/cjs/loader:1210',
+          '  throw err;',
+          '  ^',
+          '',
+          "Error: Cannot find module '/srv/dist/node.js'",
+          '    at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)',
+          '    at node:internal/main/run_main_module:28:49 {',
+          "  code: 'MODULE_NOT_FOUND',",
+          '  requireStack: []',
+          '}',
+          '',
+          'Node.js v20.20.2',
+          '',
+        ].join('\n'),
+      );
+      expect(lastLogLine(join(dir, 'n5'))).toBe("Error: Cannot find module '/srv/dist/node.js'");
       expect(lastLogLine(join(dir, 'n4'))).toBeUndefined();
       const said = lastAnswer(
         [],

@@ -143,9 +143,15 @@ const LOG_TAIL_BYTES = 4096;
 /** The longest last line quoted in the error. */
 const LAST_LINE_CHARS = 200;
 
+/** A line that names an error (`Error: Cannot find module …`, `panic: …`, `FATAL …`). */
+const ERROR_LINE = /\b(error|exception|panic|fatal)\b/i;
+/** A runtime's trailer after the error it printed: Node's `Node.js v20.…`, a stack frame, a brace. */
+const TRAILER_LINE = /^(Node\.js v\d|at |[\]}{)^]+$)/;
+
 /**
- * The last non-empty line a node wrote before it exited (its stderr, else its stdout): why it
- * exited, most often. Undefined when it wrote nothing.
+ * The line that says why a node exited (its stderr, else its stdout): the last that names an error
+ * in what it wrote last, else the last that is not a runtime's trailer (Node ends a crash with its
+ * version and a stack), else the last non-empty one. Undefined when it wrote nothing.
  */
 export function lastLogLine(nodeDir: string): string | undefined {
   for (const file of ['stderr.log', 'stdout.log']) {
@@ -163,11 +169,14 @@ export function lastLogLine(nodeDir: string): string | undefined {
     } catch {
       continue;
     }
-    const line = text
+    const lines = text
       .split('\n')
       .map((l) => l.trim())
-      .filter((l) => l !== '')
-      .at(-1);
+      .filter((l) => l !== '');
+    const line =
+      lines.findLast((l) => ERROR_LINE.test(l)) ??
+      lines.findLast((l) => !TRAILER_LINE.test(l)) ??
+      lines.at(-1);
     if (line !== undefined)
       return line.length > LAST_LINE_CHARS ? `${line.slice(0, LAST_LINE_CHARS)}…` : line;
   }
