@@ -56,7 +56,7 @@ describe.skipIf(unavailable !== '')(
       disposeSandbox(box);
     });
 
-    /** A schedule file that enacts a partition, a kill, a pause and a member removal and addition. */
+    /** A schedule file that enacts a partition, a kill, a pause, a member removal and addition, and packet loss. */
     function etcdSchedule(): string {
       const file = join(box.store, '..', 'etcd-hosts.jsonl');
       const lines = [
@@ -68,12 +68,14 @@ describe.skipIf(unavailable !== '')(
         { atMs: 3000, f: 'resume', nodes: ['n2'] },
         { atMs: 3600, f: 'member-remove', nodes: ['n3'] },
         { atMs: 4600, f: 'member-add', nodes: ['n3'] },
+        { atMs: 5200, f: 'start-packet', value: { target: 'minority', lossPct: 30 } },
+        { atMs: 5800, f: 'stop-packet' },
       ];
       writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
       return file;
     }
 
-    it('runs an etcd campaign with partitions, kills, pauses and membership changes enacted over SSH to a valid verdict, leaving nothing on any host', async () => {
+    it('runs an etcd campaign with partitions, kills, pauses, membership changes and packet loss enacted over SSH to a valid verdict, leaving nothing on any host', async () => {
       const result = await mallory(
         [
           'run',
@@ -81,7 +83,7 @@ describe.skipIf(unavailable !== '')(
           'etcd',
           ...sshFlags(),
           '--faults',
-          'partition,kill,pause,member',
+          'partition,kill,pause,member,packet:loss',
           // Each family once, in a fixed schedule (a policy's choices vary with timing).
           '--schedule',
           etcdSchedule(),
@@ -112,7 +114,7 @@ describe.skipIf(unavailable !== '')(
           .filter((e) => typeof e.value !== 'string' && e.error === undefined)
           .map((e) => e.f),
       );
-      for (const f of ['start-partition', 'kill', 'pause', 'member-remove', 'member-add'])
+      for (const f of ['start-partition', 'kill', 'pause', 'member-remove', 'member-add', 'start-packet'])
         expect([...faults]).toContain(f);
       expect(history).toMatch(/"type":"ok"/);
       // etcd's own log came back over SSH: it names the host's address it listened on.
