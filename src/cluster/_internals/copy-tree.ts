@@ -74,8 +74,14 @@ function copySparse(source: string, target: string, size: number): number {
   }
 }
 
-/** The bytes of the files under `dir` (0 when it does not exist). */
-export function treeBytes(dir: string): number {
+/** `st_blocks` counts 512-byte units whatever the filesystem's block size. */
+const STAT_BLOCK_BYTES = 512;
+
+/**
+ * The bytes the files under `dir` hold on disk, at most their sizes: a sparse file's holes do not
+ * count. 0 when `dir` is missing.
+ */
+export function storedBytes(dir: string): number {
   let entries: string[];
   try {
     entries = readdirSync(dir);
@@ -86,8 +92,8 @@ export function treeBytes(dir: string): number {
   for (const entry of entries) {
     const path = join(dir, entry);
     const stat = lstatSync(path);
-    if (stat.isDirectory()) bytes += treeBytes(path);
-    else if (stat.isFile()) bytes += stat.size;
+    if (stat.isDirectory()) bytes += storedBytes(path);
+    else if (stat.isFile()) bytes += Math.min(stat.size, stat.blocks * STAT_BLOCK_BYTES);
   }
   return bytes;
 }

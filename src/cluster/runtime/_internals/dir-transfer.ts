@@ -1,13 +1,11 @@
-import { lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 
+import { storedBytes } from '../../_internals/copy-tree.js';
 import { mustRun } from '../../net/_internals/exec.js';
 import type { NodeRuntime } from '../runtime.js';
 
 /** The longest a copy, archive or unpack of a data dir may take, on the host or here. */
 const TRANSFER_TIMEOUT_MS = 10 * 60_000;
-/** `st_blocks` counts 512-byte units whatever the filesystem's block size. */
-const STAT_BLOCK_BYTES = 512;
 
 /**
  * tar's flags for an archive of a data dir: holes kept (`-S`), the entries relative to the dir,
@@ -110,23 +108,5 @@ export async function uploadDir(
   }
 }
 
-/**
- * The bytes the files under `dir` hold on disk, at most their sizes: a sparse file's holes do not
- * count (what a local checkpoint's copy counts too). 0 when `dir` is missing.
- */
-export function storedBytes(dir: string): number {
-  let entries: string[];
-  try {
-    entries = readdirSync(dir);
-  } catch {
-    return 0;
-  }
-  let bytes = 0;
-  for (const entry of entries) {
-    const path = join(dir, entry);
-    const stat = lstatSync(path);
-    if (stat.isDirectory()) bytes += storedBytes(path);
-    else if (stat.isFile()) bytes += Math.min(stat.size, stat.blocks * STAT_BLOCK_BYTES);
-  }
-  return bytes;
-}
+/** The bytes a copied dir holds on disk (holes not counted): what a checkpoint's size counts. */
+export { storedBytes };
