@@ -155,7 +155,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults clock: ${reason}`);
     // On hosts it is looked for on each host (`planHosts`), not here.
     if (config.hosts === undefined) {
-      libfaketime = findLibfaketime();
+      libfaketime = await findLibfaketime();
       if (libfaketime === undefined) {
         throw new UsageError('missing-binary', `clock faults need libfaketime: run ${LIBFAKETIME_FIX}`);
       }

@@ -1,8 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import type { ResourceRegistry } from './resources.js';
+import { shellQuote } from './runtime/_internals/shell.js';
+import { LocalRuntime } from './runtime/local.js';
+import type { NodeRuntime } from './runtime/runtime.js';
 
 /** Where Debian's `faketime` package puts the preload library, per architecture. */
 export const LIBFAKETIME_PATHS = [
@@ -44,19 +46,25 @@ export interface NodeClockPreload {
 /** The fix printed when libfaketime is missing. */
 export const LIBFAKETIME_FIX = 'apt-get install faketime';
 
-/** The path of libfaketime.so.1, or undefined when the `faketime` package is not installed. */
-export function findLibfaketime(): string | undefined {
-  const known = LIBFAKETIME_PATHS.find((p) => existsSync(p));
-  if (known) return known;
-  try {
-    const files = execFileSync('dpkg', ['-L', 'libfaketime'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    return files.split('\n').find((f) => f.endsWith(`/${LIBFAKETIME_NAME}`) && existsSync(f));
-  } catch {
-    return undefined;
-  }
+/** The shell text that prints where libfaketime is: a known Debian path, else what `dpkg -L libfaketime` lists. */
+function findLibfaketimeScript(): string {
+  return (
+    `for p in ${LIBFAKETIME_PATHS.map(shellQuote).join(' ')}; do [ -e "$p" ] && { echo "$p"; exit 0; }; done; ` +
+    `for p in $(dpkg -L libfaketime 2>/dev/null | grep ${shellQuote(`/${LIBFAKETIME_NAME}$`)}); do ` +
+    `[ -e "$p" ] && { echo "$p"; exit 0; }; done; exit 1`
+  );
+}
+
+/** libfaketime's path on the runtime's host, or undefined when the `faketime` package is not there. */
+export async function findLibfaketimeOn(runtime: NodeRuntime): Promise<string | undefined> {
+  const found = await runtime.exec(['sh', '-c', findLibfaketimeScript()]);
+  const path = found.stdout.trim().split('\n')[0] ?? '';
+  return found.code === 0 && path !== '' ? path : undefined;
+}
+
+/** The path of libfaketime.so.1 on this machine, or undefined when the `faketime` package is not installed. */
+export function findLibfaketime(): Promise<string | undefined> {
+  return findLibfaketimeOn(new LocalRuntime());
 }
 
 /**

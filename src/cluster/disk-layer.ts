@@ -1,24 +1,16 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  accessSync,
-  closeSync,
-  constants,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import { createConnection } from 'node:net';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { sleep } from '../core/clock.js';
 import { HarnessError, UsageError } from '../core/errors.js';
 import { cacheDir } from '../core/fs.js';
 import { processStartTime, type ResourceRegistry } from './resources.js';
+import { LocalRuntime } from './runtime/local.js';
+import type { NodeRuntime } from './runtime/runtime.js';
 import { signalGroup } from './_internals/signal-group.js';
 
 /** The Debian packages the disk layer needs, as the fix printed when one is missing. */
@@ -40,17 +32,6 @@ export function diskLayerSource(): string {
   return resolve(here, '../../src/cluster/_internals', SOURCE_NAME);
 }
 
-function onPath(command: string): boolean {
-  return (process.env.PATH ?? '').split(delimiter).some((dir) => {
-    try {
-      accessSync(join(dir, command), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
-
 function run(command: string, args: readonly string[], cwd?: string): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     execFile(
@@ -66,20 +47,34 @@ function run(command: string, args: readonly string[], cwd?: string): Promise<st
 }
 
 /**
- * What building and mounting the layer needs and this machine lacks (`/dev/fuse`, `gcc`,
- * `pkg-config`, `fusermount3`, `libfuse3`), and the compiler flags for libfuse3.
+ * The shell text that prints what building and mounting the layer needs and a host lacks, one
+ * word each (`/dev/fuse`, `gcc`, `pkg-config`, `fusermount3`, `libfuse3`).
+ */
+const NEEDS_SCRIPT = [
+  '[ -e /dev/fuse ] || echo /dev/fuse',
+  'for c in gcc pkg-config fusermount3; do command -v "$c" >/dev/null 2>&1 || echo "$c"; done',
+  'if command -v pkg-config >/dev/null 2>&1; then pkg-config --exists fuse3 || echo libfuse3; fi',
+].join('; ');
+
+/** What building and mounting the disk layer needs and the runtime's host lacks (empty: it can). */
+export async function diskLayerNeedsOn(runtime: NodeRuntime): Promise<string[]> {
+  const result = await runtime.exec(['/bin/sh', '-c', NEEDS_SCRIPT]);
+  if (result.code !== 0) {
+    throw new HarnessError(
+      `host ${runtime.host}: cannot ask what the disk layer needs: ${result.stderr.trim()}`,
+    );
+  }
+  return result.stdout.split('\n').filter((w) => w.trim() !== '');
+}
+
+/**
+ * What building and mounting the layer needs and this machine lacks (`diskLayerNeedsOn` here),
+ * and the compiler flags for libfuse3 when nothing is.
  */
 export async function diskLayerNeeds(): Promise<{ missing: string[]; flags: string[] }> {
-  const missing = existsSync('/dev/fuse') ? [] : ['/dev/fuse'];
-  missing.push(...['gcc', 'pkg-config', 'fusermount3'].filter((command) => !onPath(command)));
-  let flags: string[] = [];
-  if (!missing.includes('pkg-config')) {
-    try {
-      flags = (await run('pkg-config', ['--cflags', '--libs', 'fuse3'])).trim().split(/\s+/);
-    } catch {
-      missing.push('libfuse3');
-    }
-  }
+  const missing = await diskLayerNeedsOn(new LocalRuntime());
+  if (missing.length > 0) return { missing, flags: [] };
+  const flags = (await run('pkg-config', ['--cflags', '--libs', 'fuse3'])).trim().split(/\s+/);
   return { missing, flags };
 }
 

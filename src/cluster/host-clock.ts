@@ -5,7 +5,6 @@ import {
   faketimeSharedFiles,
   faketimeSpec,
   LIBFAKETIME_NAME,
-  LIBFAKETIME_PATHS,
   type NodeClockPreload,
   preloadEnv,
   type RemoveSharedFiles,
@@ -20,22 +19,6 @@ export const HOST_LIBFAKETIME_FIX = 'apt-get install -y faketime';
 /** How long the node under a started group's leader is looked for (it is forked right after the leader says its pid). */
 const NODE_PID_TRIES = 200;
 const NODE_PID_POLL_S = '0.01';
-
-/** The shell text that prints where libfaketime is on a host: a known Debian path, else what `dpkg -L libfaketime` lists. */
-export function findLibfaketimeScript(): string {
-  return (
-    `for p in ${LIBFAKETIME_PATHS.map(shellQuote).join(' ')}; do [ -e "$p" ] && { echo "$p"; exit 0; }; done; ` +
-    `for p in $(dpkg -L libfaketime 2>/dev/null | grep ${shellQuote(`/${LIBFAKETIME_NAME}$`)}); do ` +
-    `[ -e "$p" ] && { echo "$p"; exit 0; }; done; exit 1`
-  );
-}
-
-/** libfaketime's path on the runtime's host, or undefined when the `faketime` package is not there. */
-export async function findLibfaketimeOn(runtime: NodeRuntime): Promise<string | undefined> {
-  const found = await runtime.exec(['sh', '-c', findLibfaketimeScript()]);
-  const path = found.stdout.trim().split('\n')[0] ?? '';
-  return found.code === 0 && path !== '' ? path : undefined;
-}
 
 /** The one line that refuses clock faults on a host without libfaketime. */
 export function libfaketimeMissing(host: string): string {

@@ -23,28 +23,6 @@ const COMMAND_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 5_000;
 const STOP_POLL_S = 0.1;
 
-/**
- * The shell text that prints what building and mounting the layer needs and the host lacks, one
- * word each (`/dev/fuse`, `gcc`, `pkg-config`, `fusermount3`, `libfuse3`): the same list as
- * `diskLayerNeeds` here.
- */
-const NEEDS_SCRIPT = [
-  '[ -e /dev/fuse ] || echo /dev/fuse',
-  'for c in gcc pkg-config fusermount3; do command -v "$c" >/dev/null 2>&1 || echo "$c"; done',
-  'if command -v pkg-config >/dev/null 2>&1; then pkg-config --exists fuse3 || echo libfuse3; fi',
-].join('; ');
-
-/** What building and mounting the disk layer needs and the runtime's host lacks (empty: it can). */
-export async function diskLayerNeedsOn(runtime: NodeRuntime): Promise<string[]> {
-  const result = await runtime.exec(['/bin/sh', '-c', NEEDS_SCRIPT]);
-  if (result.code !== 0) {
-    throw new HarnessError(
-      `host ${runtime.host}: cannot ask what the disk layer needs: ${result.stderr.trim()}`,
-    );
-  }
-  return result.stdout.split('\n').filter((w) => w.trim() !== '');
-}
-
 /** The fix for what a host lacks for disk faults, as one clause. */
 export function diskLayerFixFor(missing: readonly string[]): string {
   const tools = missing.filter((m) => m !== '/dev/fuse');

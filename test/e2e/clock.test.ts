@@ -47,7 +47,7 @@ describe('clock faults against real kvraft nodes', () => {
   }
 
   beforeAll(async () => {
-    const lib = findLibfaketime();
+    const lib = await findLibfaketime();
     if (lib === undefined) throw new Error('libfaketime missing: apt-get install faketime');
     shmBefore = faketimeShm();
     kv = await startKvraft(NODES, 9, undefined, lib);

@@ -2,8 +2,10 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { findLibfaketimeOn, libfaketimeMissing } from '../../cluster/host-clock.js';
-import { diskHostRefusal, diskLayerNeedsOn } from '../../cluster/host-disk-layer.js';
+import { findLibfaketimeOn } from '../../cluster/clock-preload.js';
+import { libfaketimeMissing } from '../../cluster/host-clock.js';
+import { diskLayerNeedsOn } from '../../cluster/disk-layer.js';
+import { diskHostRefusal } from '../../cluster/host-disk-layer.js';
 import { HostsBackend } from '../../cluster/net/hosts.js';
 import { libraryProblem } from '../../cluster/_internals/built-program.js';
 import type { ClusterView, LaunchSpec } from '../../cluster/node-system.js';

@@ -4,9 +4,11 @@ import { join } from 'node:path';
 
 import { HOST_DEFAULT_FAULT_FAMILIES, type RunConfig } from '../../campaign/config.js';
 import { libraryProblem } from '../../cluster/_internals/built-program.js';
-import { diskLayerFixFor, diskLayerNeedsOn } from '../../cluster/host-disk-layer.js';
+import { diskLayerNeedsOn } from '../../cluster/disk-layer.js';
+import { diskLayerFixFor } from '../../cluster/host-disk-layer.js';
 import type { ClusterView } from '../../cluster/node-system.js';
-import { findLibfaketimeOn, HOST_LIBFAKETIME_FIX } from '../../cluster/host-clock.js';
+import { findLibfaketimeOn } from '../../cluster/clock-preload.js';
+import { HOST_LIBFAKETIME_FIX } from '../../cluster/host-clock.js';
 import { HostError, SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
 import { checkingBinariesWith } from '../../systems/check-binary.js';
 import type { SystemAdapter } from '../../systems/system.js';
