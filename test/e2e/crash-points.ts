@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -47,13 +48,25 @@ interface Outcome {
   readonly trace: readonly string[];
 }
 
+/**
+ * The runs' own temp dir (`TMPDIR`): whatever a run makes there must be gone after it ends or
+ * after `mallory cleanup`, so a temp dir made without a record is seen (other files' runs use
+ * the host's /tmp beside it). Helpers built on first use stay in the shared cache.
+ */
+function runTmp(box: Sandbox): string {
+  return join(box.store, '..', 'tmp');
+}
+
 function runUntilCrash(args: readonly string[], box: Sandbox, k: number, mode: Mode): Promise<Outcome> {
   const traceFile = join(box.store, '..', 'crash-trace');
   rmSync(traceFile, { force: true });
+  mkdirSync(runTmp(box), { recursive: true });
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       env: {
         ...box.env,
+        TMPDIR: runTmp(box),
+        MALLORY_CACHE_DIR: box.env.MALLORY_CACHE_DIR ?? join(tmpdir(), 'mallory-cache'),
         MALLORY_CRASH_TRACE: traceFile,
         MALLORY_CRASH_AFTER: String(k),
         ...(mode === 'error' ? { MALLORY_CRASH_WITH: 'error' } : {}),
@@ -164,6 +177,7 @@ export function describeCrashPoints(c: CrashPointCase): void {
             expect({ k, left: await settledLeftovers(before, box) }).toEqual({ k, left: [] });
             if (c.leftovers) expect({ k, elsewhere: await c.leftovers() }).toEqual({ k, elsewhere: [] });
             expect(registryFiles(box)).toEqual([]);
+            expect({ k, tmp: readdirSync(runTmp(box)) }).toEqual({ k, tmp: [] });
             for (const dir of runDirs(box.store).filter((d) => !known.has(d))) {
               if (!existsSync(join(dir, 'run.db'))) continue;
               const db = new Database(join(dir, 'run.db'), { readonly: true });

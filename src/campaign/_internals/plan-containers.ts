@@ -1,10 +1,10 @@
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 
 import type { ClusterView } from '../../cluster/node-system.js';
 import { docker, type DockerEndpoint } from '../../cluster/runtime/docker.js';
 import { shellQuote } from '../../cluster/runtime/_internals/shell.js';
+import { ScratchDir } from '../../cluster/scratch-dir.js';
 import { UsageError } from '../../core/errors.js';
 import type { SystemAdapter } from '../../systems/system.js';
 import { CONTAINER_FAULT_FAMILIES, type RunConfig } from '../config.js';
@@ -117,7 +117,8 @@ async function probeImage(
   image: string,
   where: string,
 ): Promise<void> {
-  const scratch = mkdtempSync(join(tmpdir(), 'mallory-containers-check-'));
+  const scratchDir = new ScratchDir('containers-check');
+  const scratch = scratchDir.path;
   let command: string;
   try {
     // The command does not depend on addresses; the launch sees placeholders and a scratch dir.
@@ -132,7 +133,7 @@ async function probeImage(
     };
     command = (await Promise.resolve(system.launch(nodes[0], view, { join: false }))).command;
   } finally {
-    rmSync(scratch, { recursive: true, force: true });
+    scratchDir.dispose();
   }
   const has = (c: string): string =>
     c.includes('/') ? `test -x ${shellQuote(c)}` : `command -v ${shellQuote(c)} >/dev/null 2>&1`;

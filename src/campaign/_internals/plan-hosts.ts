@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { findLibfaketimeOn } from '../../cluster/clock-preload.js';
@@ -9,9 +8,9 @@ import { diskHostRefusal } from '../../cluster/host-disk-layer.js';
 import { HostsBackend } from '../../cluster/net/hosts.js';
 import { libraryProblem } from '../../cluster/_internals/built-program.js';
 import type { ClusterView, LaunchSpec } from '../../cluster/node-system.js';
-import { ResourceRegistry } from '../../cluster/resources.js';
 import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
 import { HostError, type SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
+import { ScratchDir } from '../../cluster/scratch-dir.js';
 import { UsageError } from '../../core/errors.js';
 import { FAMILY_KINDS } from '../../core/fault.js';
 import { packetEffects } from '../../core/fault-targets.js';
@@ -150,11 +149,11 @@ export async function planHosts(
   const effects = packetEffectsOf(config, nodes);
   const checkpoints = config.checkpoints > 0 || config.checkpoint !== undefined;
   const disk = wantsDisk(config, nodes);
-  const scratch = mkdtempSync(join(tmpdir(), 'mallory-hosts-check-'));
-  const previousState = process.env.MALLORY_STATE_DIR;
-  // The check's connections make nothing on the hosts; its registry lives and dies with it.
-  process.env.MALLORY_STATE_DIR = join(scratch, 'state');
-  const registry = new ResourceRegistry(`hosts-check-${process.pid}`);
+  // The check's own registry (in the state dir, as a run's): a fuzzer killed during the check
+  // leaves its scratch dir and what its connections recorded to `mallory cleanup`.
+  const scratchDir = new ScratchDir('hosts-check');
+  const scratch = scratchDir.path;
+  const registry = scratchDir.registry;
   let backend: HostsBackend | undefined;
   const libfaketime: Record<string, string> = {};
   try {
@@ -224,10 +223,7 @@ export async function planHosts(
     );
   } finally {
     await backend?.close();
-    registry.releaseAll();
-    if (previousState === undefined) delete process.env.MALLORY_STATE_DIR;
-    else process.env.MALLORY_STATE_DIR = previousState;
-    rmSync(scratch, { recursive: true, force: true });
+    scratchDir.dispose();
   }
   return { targets, libfaketime: clock ? libfaketime : undefined };
 }

@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { HOST_DEFAULT_FAULT_FAMILIES, type RunConfig } from '../../campaign/config.js';
@@ -10,6 +9,7 @@ import type { ClusterView } from '../../cluster/node-system.js';
 import { findLibfaketimeOn } from '../../cluster/clock-preload.js';
 import { HOST_LIBFAKETIME_FIX } from '../../cluster/host-clock.js';
 import { HostError, SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
+import { ScratchDir } from '../../cluster/scratch-dir.js';
 import { checkingBinariesWith } from '../../systems/check-binary.js';
 import type { SystemAdapter } from '../../systems/system.js';
 import { configFromFlags, type RunFlags } from '../run.js';
@@ -72,7 +72,8 @@ export async function diagnoseHosts(
   ports: Readonly<Record<string, number>>,
 ): Promise<HostDoctorRow[]> {
   const nodes = targets.map((_, i) => `n${i + 1}`);
-  const scratch = mkdtempSync(join(tmpdir(), 'mallory-doctor-hosts-'));
+  const scratchDir = new ScratchDir('doctor-hosts');
+  const scratch = scratchDir.path;
   const address = (node: string, service: string): { host: string; port: number } => ({
     host: targets[nodes.indexOf(node)].host,
     port: ports[service] ?? 0,
@@ -90,7 +91,7 @@ export async function diagnoseHosts(
   try {
     return await Promise.all(targets.map((target, i) => diagnoseHost(target, nodes[i], system, view)));
   } finally {
-    rmSync(scratch, { recursive: true, force: true });
+    scratchDir.dispose();
   }
 }
 
