@@ -1,23 +1,16 @@
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-} from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { ResourceRegistry } from '../../src/cluster/resources.js';
-import { hostLeftovers, makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { hostLeftovers, sshHostsUnavailable, useSshHosts } from '../_helpers/ssh-hosts.js';
 import { disposeSandbox, jsonOf, mallory, REPO, type Sandbox, sandbox } from './helpers.js';
 
 const HOSTS = 3;
 const unavailable = sshHostsUnavailable();
+// Each host has its own /tmp, so a data dir is here only if it was copied over SSH.
+const fixture = useSshHosts('e2ehostckpt', { count: HOSTS, ownTmp: true });
 const SCHEDULES = join(REPO, 'test', 'systems', 'kvraft', 'schedules');
 /** Schedule 1 removes n3 (the reset adds it back, wiped, as a joiner); schedule 2 restarts it. */
 const FIRST = join(SCHEDULES, 'rejoined-restart-assert.1.jsonl');
@@ -49,46 +42,24 @@ describe.skipIf(unavailable !== undefined)(
   `checkpoints of kvraft nodes on sshd hosts${unavailable ? ` (skipped: ${unavailable})` : ''}`,
   () => {
     let box: Sandbox;
-    let keys: string;
-    let registry: ResourceRegistry;
-    let hosts: SshHosts;
-    const sshFlags = (): string[] => [
-      '--hosts',
-      hosts.addresses.join(','),
-      '--ssh-private-key',
-      hosts.privateKey,
-      '--known-hosts',
-      hosts.knownHosts,
-    ];
+    const sshFlags = (): string[] => fixture.flags();
     /** Nothing of the runs on any host (processes, rules, files in its /tmp), nor their dirs' copies here. */
     const clean = async (runDirs: readonly string[]): Promise<void> => {
-      for (let i = 0; i < HOSTS; i++) expect(await hostLeftovers(hosts, i, { files: true })).toEqual([]);
+      for (let i = 0; i < HOSTS; i++)
+        expect(await hostLeftovers(fixture.hosts, i, { files: true })).toEqual([]);
       for (const dir of runDirs) expect(existsSync(join(tmpdir(), `mallory-${runIdOf(dir)}`))).toBe(false);
     };
 
     beforeAll(async () => {
       box = sandbox();
-      const state = join(box.store, '..', 'hosts-state');
-      mkdirSync(state, { recursive: true });
-      const saved = process.env.MALLORY_STATE_DIR;
-      process.env.MALLORY_STATE_DIR = state;
-      registry = new ResourceRegistry(`e2ehostckpt${process.pid}`);
-      if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
-      else process.env.MALLORY_STATE_DIR = saved;
-      // Outside /tmp: each host has its own /tmp (so a data dir is here only if it was copied
-      // over SSH), and sshd reads its keys from here.
-      keys = mkdtempSync('/var/tmp/mallory-e2e-keys-');
-      hosts = await makeSshHosts(HOSTS, keys, registry, `e2ehostckpt${process.pid}`, { ownTmp: true });
-      for (let i = 0; i < HOSTS; i++) expect(await hostLeftovers(hosts, i, { files: true })).toEqual([]);
+      for (let i = 0; i < HOSTS; i++)
+        expect(await hostLeftovers(fixture.hosts, i, { files: true })).toEqual([]);
     });
 
     afterAll(async () => {
       // What a failed test's runs left on the hosts, before the hosts go.
       await mallory(['cleanup'], box);
-      await hosts.close();
-      registry.releaseAll();
       disposeSandbox(box);
-      rmSync(keys, { recursive: true, force: true });
     });
 
     it("takes a checkpoint of every node's data dir at each schedule's start, and a replay of the bug restores it on the hosts", async () => {
@@ -147,7 +118,7 @@ describe.skipIf(unavailable !== undefined)(
       expect(fromCheckpoint.stderr).toContain(
         `start: from the checkpoint of schedule 2 (${resolve(checkpointDir)})`,
       );
-      expect(fromCheckpoint.stderr).toContain(`on hosts: ${hosts.addresses.join(', ')}`);
+      expect(fromCheckpoint.stderr).toContain(`on hosts: ${fixture.hosts.addresses.join(', ')}`);
       // The bug needs what schedule 1 left (n3 a joiner with a stored configuration): it comes back
       // only on the restored data dirs.
       expect(replayed.reproduced, fromCheckpoint.stderr).toBeGreaterThanOrEqual(1);
@@ -165,7 +136,19 @@ describe.skipIf(unavailable !== undefined)(
     it.skipIf(!REDIS_BINARIES.every((b) => existsSync(b)))(
       "a run started from a checkpoint on hosts keeps the restored config a system writes only when it is missing (redis's redis.conf)",
       async () => {
-        const common = ['--system', 'redis', '--faults', 'pause', '--time', '40s', '--seed', '2'];
+        // Short schedules: each run needs only its first checkpoint (schedule 0's start).
+        const common = [
+          '--system',
+          'redis',
+          '--faults',
+          'pause',
+          '--steps',
+          '4',
+          '--time',
+          '10s',
+          '--seed',
+          '2',
+        ];
         const store = join(box.store, 'redis');
         const first = await mallory(['run', ...sshFlags(), ...common, '--store', store, '--json'], box);
         const firstDir = (jsonOf(first) as RunJson).runDir;

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,14 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIBFAKETIME_PATHS } from '../../src/cluster/clock-preload.js';
 import { libfaketimeMissing } from '../../src/cluster/host-clock.js';
 import { run } from '../../src/cluster/net/_internals/exec.js';
-import { ResourceRegistry } from '../../src/cluster/resources.js';
 import type { ClusterView } from '../../src/cluster/node-system.js';
 import { nodeWallClockMs } from '../../src/systems/kvraft/index.js';
-import { hostLeftovers, makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { hostLeftovers, type SshHosts, sshHostsUnavailable, useSshHosts } from '../_helpers/ssh-hosts.js';
 import { BIN, disposeSandbox, mallory, REPO, type Sandbox, sandbox } from './helpers.js';
 
 const unavailable = sshHostsUnavailable();
 const HOSTS = 3;
+const fixture = useSshHosts('e2eclock', { count: HOSTS });
 const NODES = ['n1', 'n2', 'n3'];
 /** kvraft's client service on every host (its first service: the run's fixed port base). */
 const CLIENT_PORT = 7000;
@@ -83,22 +83,13 @@ describe.skipIf(unavailable !== undefined)(
   `mallory run --hosts --faults clock: kvraft on sshd hosts${unavailable ? ` (skipped: ${unavailable})` : ''}`,
   () => {
     let box: Sandbox;
-    let registry: ResourceRegistry;
-    let hosts: SshHosts;
     let schedule: string;
     const children: ChildProcess[] = [];
-    const sshFlags = (): string[] => [
-      '--hosts',
-      hosts.addresses.join(','),
-      '--ssh-private-key',
-      hosts.privateKey,
-      '--known-hosts',
-      hosts.knownHosts,
-    ];
+    const sshFlags = (): string[] => fixture.flags();
     /** The nodes' client addresses, as the run gives them: each host's own, on the fixed port. */
     const view = (): ClusterView => {
       const address = (node: string): { host: string; port: number } => ({
-        host: hosts.addresses[NODES.indexOf(node)],
+        host: fixture.hosts.addresses[NODES.indexOf(node)],
         port: CLIENT_PORT,
       });
       return {
@@ -122,7 +113,7 @@ describe.skipIf(unavailable !== undefined)(
     async function settledLeftovers(): Promise<string[]> {
       const deadline = Date.now() + LEFTOVER_WAIT_MS;
       for (;;) {
-        const found = (await Promise.all([0, 1, 2].map((i) => hostLeftovers(hosts, i)))).flat();
+        const found = (await Promise.all([0, 1, 2].map((i) => hostLeftovers(fixture.hosts, i)))).flat();
         if (found.length === 0 || Date.now() > deadline) return found;
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       }
@@ -166,25 +157,16 @@ describe.skipIf(unavailable !== undefined)(
       return { child, stdout: () => stdout, stderr: () => stderr, exited };
     }
 
-    beforeAll(async () => {
+    beforeAll(() => {
       box = sandbox();
-      const state = join(box.store, '..', 'hosts-state');
-      mkdirSync(state, { recursive: true });
-      const saved = process.env.MALLORY_STATE_DIR;
-      process.env.MALLORY_STATE_DIR = state;
-      registry = new ResourceRegistry(`e2eclock${process.pid}`);
-      if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
-      else process.env.MALLORY_STATE_DIR = saved;
-      hosts = await makeSshHosts(HOSTS, join(box.store, '..', 'keys'), registry, `e2eclock${process.pid}`);
       schedule = join(box.store, '..', 'clock.jsonl');
       writeFileSync(schedule, SCHEDULE.map((l) => JSON.stringify(l)).join('\n') + '\n');
     });
 
     afterAll(async () => {
       for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      // What a failed test's runs left on the hosts, before the hosts go.
       await mallory(['cleanup'], box);
-      await hosts.close();
-      registry.releaseAll();
       disposeSandbox(box);
     });
 
@@ -200,7 +182,7 @@ describe.skipIf(unavailable !== undefined)(
       void exited.then((code) => (ended = code));
       // Sampled while the run goes on: each node's clock through its own status answer.
       while (ended === undefined && Date.now() < deadline) {
-        for (let i = 0; i < HOSTS; i++) for (const pid of await nodePids(hosts, i)) pids.add(pid);
+        for (let i = 0; i < HOSTS; i++) for (const pid of await nodePids(fixture.hosts, i)) pids.add(pid);
         for (const f of faketimeFilesOf(pids)) seenFiles.add(f);
         const [n1, n2, n3] = await Promise.all(NODES.map((n) => skewMs(n)));
         if (n1 !== undefined && Math.abs(n1 - BUMP_MS) < TOLERANCE_MS) bumped = n1;
@@ -240,36 +222,24 @@ describe.skipIf(unavailable !== undefined)(
       expect(faketimeFilesOf(pids)).toEqual([]);
     });
 
-    it('after the fuzzer is SIGKILLed with clocks moved, mallory cleanup removes the nodes and their libfaketime files on the hosts', async () => {
-      const { child, stderr, exited } = startRun(12);
+    it.each([
+      {
+        signal: 'SIGKILL' as const,
+        seed: 12,
+        then: 'mallory cleanup removes the nodes and their libfaketime files',
+      },
+      {
+        signal: 'SIGINT' as const,
+        seed: 13,
+        then: "the run removes the nodes' libfaketime files and the control files",
+      },
+    ])('after $signal of the fuzzer with clocks moved, $then on the hosts', async ({ signal, seed }) => {
+      const { child, stderr, exited } = startRun(seed);
       const pids = new Set<number>();
       const deadline = Date.now() + WAIT_MS;
       // Until n1's clock is moved: the nodes run with libfaketime loaded and a control file each.
       for (;;) {
-        for (let i = 0; i < HOSTS; i++) for (const pid of await nodePids(hosts, i)) pids.add(pid);
-        const n1 = await skewMs('n1');
-        if (n1 !== undefined && Math.abs(n1 - BUMP_MS) < TOLERANCE_MS) break;
-        if (Date.now() > deadline) throw new Error(`n1's clock was not moved: ${stderr()}`);
-        await new Promise((r) => setTimeout(r, POLL_MS));
-      }
-      expect(faketimeFilesOf(pids).length).toBeGreaterThanOrEqual(2 * HOSTS);
-      child.kill('SIGKILL');
-      await exited;
-
-      const cleanup = await mallory(['cleanup'], box);
-      expect(cleanup.code, cleanup.stderr).toBe(0);
-      expect(cleanup.stdout).toMatch(/libfaketime files of n\d \(pid \d+\) on /);
-      expect(await settledLeftovers()).toEqual([]);
-      expect(hostRunDirs(box.store)).toEqual([]);
-      expect(faketimeFilesOf(pids)).toEqual([]);
-    });
-
-    it("on Ctrl-C (SIGINT) with clocks moved, removes the nodes' libfaketime files and the control files on the hosts", async () => {
-      const { child, stderr, exited } = startRun(13);
-      const pids = new Set<number>();
-      const deadline = Date.now() + WAIT_MS;
-      for (;;) {
-        for (let i = 0; i < HOSTS; i++) for (const pid of await nodePids(hosts, i)) pids.add(pid);
+        for (let i = 0; i < HOSTS; i++) for (const pid of await nodePids(fixture.hosts, i)) pids.add(pid);
         const n1 = await skewMs('n1');
         if (n1 !== undefined && Math.abs(n1 - BUMP_MS) < TOLERANCE_MS) break;
         if (Date.now() > deadline) throw new Error(`n1's clock was not moved: ${stderr()}`);
@@ -277,8 +247,15 @@ describe.skipIf(unavailable !== undefined)(
       }
       expect(faketimeFilesOf(pids).length).toBeGreaterThanOrEqual(2 * HOSTS);
       expect(hostRunDirs(box.store).length).toBeGreaterThanOrEqual(1);
-      child.kill('SIGINT');
-      expect(await exited, stderr()).toBe(130);
+      child.kill(signal);
+      if (signal === 'SIGINT') {
+        expect(await exited, stderr()).toBe(130);
+      } else {
+        await exited;
+        const cleanup = await mallory(['cleanup'], box);
+        expect(cleanup.code, cleanup.stderr).toBe(0);
+        expect(cleanup.stdout).toMatch(/libfaketime files of n\d \(pid \d+\) on /);
+      }
       expect(await settledLeftovers()).toEqual([]);
       expect(hostRunDirs(box.store)).toEqual([]);
       expect(faketimeFilesOf(pids)).toEqual([]);
@@ -325,7 +302,7 @@ describe.skipIf(unavailable !== undefined)(
       expect(readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8')).toContain('"bump-clock"');
 
       const replay = await mallory(['replay', bugDir, '--repeat', '2', '--store', store, '--json'], box);
-      expect(replay.stderr).toContain(`on hosts: ${hosts.addresses.join(', ')}`);
+      expect(replay.stderr).toContain(`on hosts: ${fixture.hosts.addresses.join(', ')}`);
       const result = JSON.parse(replay.stdout) as { reproduced: number; tries: { runDir: string }[] };
       expect(result.tries).toHaveLength(2);
       expect(result.reproduced, replay.stderr).toBeGreaterThanOrEqual(1);
@@ -355,46 +332,31 @@ describe.skipIf(unavailable !== undefined)(
         expect(line).toMatch(/libfaketime \/\S+\/libfaketime\.so\.1 \(clock faults\)/);
     });
 
-    it('refuses clock faults, in one line naming the host, on a host without libfaketime; doctor says it is missing for clock faults only', async () => {
+    describe('a host without libfaketime', () => {
       // A host whose faketime package dirs are empty: no libfaketime there, whatever dpkg lists.
-      const hidden = [...new Set(LIBFAKETIME_PATHS.map((p) => dirname(p)))].filter((d) => existsSync(d));
-      const bare = await makeSshHosts(
-        1,
-        join(box.store, '..', 'bare-keys'),
-        registry,
-        `e2eclockbare${process.pid}`,
-        {
-          hidden,
-        },
-      );
-      try {
-        const address = bare.addresses[0];
-        const flags = [
-          '--hosts',
-          address,
-          '--ssh-private-key',
-          bare.privateKey,
-          '--known-hosts',
-          bare.knownHosts,
-        ];
+      const bare = useSshHosts('e2eclockbare', {
+        count: 1,
+        hidden: [...new Set(LIBFAKETIME_PATHS.map((p) => dirname(p)))].filter((d) => existsSync(d)),
+      });
+
+      it('refuses clock faults, in one line naming the host, on a host without libfaketime; doctor says it is missing for clock faults only', async () => {
+        const address = bare.hosts.addresses[0];
         const refused = join(box.store, 'refused');
         const result = await mallory(
-          ['run', ...flags, '--faults', 'kill,clock', '--time', '5s', '--store', refused],
+          ['run', ...bare.flags(), '--faults', 'kill,clock', '--time', '5s', '--store', refused],
           box,
         );
         expect(result.code, result.stderr).toBe(2);
         expect(result.stderr).toBe(`mallory: ${libfaketimeMissing(address)}\n`);
         expect(existsSync(refused)).toBe(false);
 
-        const doctor = await mallory(['doctor', ...flags], box);
+        const doctor = await mallory(['doctor', ...bare.flags()], box);
         expect(doctor.code, doctor.stdout).toBe(0);
         expect(doctor.stdout).toContain(`host ${address} (n1): `);
         expect(doctor.stdout).toContain(
           '— without: libfaketime (clock faults) (fix: apt-get install -y faketime)',
         );
-      } finally {
-        await bare.close();
-      }
+      });
     });
   },
 );

@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { diskLayerNeeds } from '../../src/cluster/disk-layer.js';
-import { ResourceRegistry } from '../../src/cluster/resources.js';
-import { hostLeftovers, makeSshHosts, type SshHosts, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { hostLeftovers, type SshHosts, sshHostsUnavailable, useSshHosts } from '../_helpers/ssh-hosts.js';
 import { BIN, disposeSandbox, mallory, REPO, type Sandbox, sandbox } from './helpers.js';
 
 const HOSTS = 3;
@@ -15,6 +14,8 @@ const HOSTS = 3;
 const lacking = (await diskLayerNeeds()).missing;
 const unavailable =
   sshHostsUnavailable() ?? (lacking.length > 0 ? `the disk layer needs ${lacking.join(', ')}` : undefined);
+// Each host has its own /tmp, so a file is on a host only if it was made or copied there.
+const fixture = useSshHosts('e2ehostdisk', { count: HOSTS, ownTmp: true });
 /** Bounds the run that finds the bug (it ends after its one schedule, some 20 s of fuzzing). */
 const CAMPAIGN_TIMEOUT_MS = 240_000;
 const MOUNT_WAIT_MS = 90_000;
@@ -41,45 +42,22 @@ describe.skipIf(unavailable !== undefined)(
   `disk faults on sshd hosts${unavailable ? ` (skipped: ${unavailable})` : ''}`,
   () => {
     let box: Sandbox;
-    let keys: string;
-    let registry: ResourceRegistry;
-    let hosts: SshHosts;
-    const sshFlags = (): string[] => [
-      '--hosts',
-      hosts.addresses.join(','),
-      '--ssh-private-key',
-      hosts.privateKey,
-      '--known-hosts',
-      hosts.knownHosts,
-    ];
+    const sshFlags = (): string[] => fixture.flags();
     /** Nothing of the run on any host (no process, mount or file), nor its copy of the hosts' dir here. */
     const clean = async (runId: string): Promise<void> => {
-      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(fixture.hosts, i)).toEqual([]);
       expect(existsSync(join(tmpdir(), `mallory-${runId}`))).toBe(false);
     };
 
     beforeAll(async () => {
       box = sandbox();
-      const state = join(box.store, '..', 'hosts-state');
-      mkdirSync(state, { recursive: true });
-      const saved = process.env.MALLORY_STATE_DIR;
-      process.env.MALLORY_STATE_DIR = state;
-      registry = new ResourceRegistry(`e2ehostdisk${process.pid}`);
-      if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
-      else process.env.MALLORY_STATE_DIR = saved;
-      // Outside /tmp: each host has its own /tmp, and sshd reads its keys from here.
-      keys = mkdtempSync('/var/tmp/mallory-e2e-keys-');
-      hosts = await makeSshHosts(HOSTS, keys, registry, `e2ehostdisk${process.pid}`, { ownTmp: true });
-      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(fixture.hosts, i)).toEqual([]);
     });
 
     afterAll(async () => {
       // What a failed test's run left on the hosts, before the hosts go.
       await mallory(['cleanup'], box);
-      await hosts.close();
-      registry.releaseAll();
       disposeSandbox(box);
-      rmSync(keys, { recursive: true, force: true });
     });
 
     it('doctor --hosts says disk faults can run on each host', async () => {
@@ -158,7 +136,7 @@ describe.skipIf(unavailable !== undefined)(
           box,
           300_000,
         );
-        expect(replay.stderr).toContain(`on hosts: ${hosts.addresses.join(', ')}`);
+        expect(replay.stderr).toContain(`on hosts: ${fixture.hosts.addresses.join(', ')}`);
         const result = JSON.parse(replay.stdout) as {
           reproduced: number;
           tries: { runDir: string; reproduced: boolean }[];
@@ -204,7 +182,8 @@ describe.skipIf(unavailable !== undefined)(
       );
       const mounted = async (): Promise<boolean> => {
         for (let i = 0; i < HOSTS; i++) {
-          if (!(await leftoversOn(hosts, i)).some((l) => l.includes('fuse.mallory-disk'))) return false;
+          if (!(await leftoversOn(fixture.hosts, i)).some((l) => l.includes('fuse.mallory-disk')))
+            return false;
         }
         return true;
       };
@@ -223,14 +202,14 @@ describe.skipIf(unavailable !== undefined)(
       const { child, exited } = await runUntilMounted(5);
       child.kill('SIGINT');
       expect(await exited).toBe(130);
-      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(fixture.hosts, i)).toEqual([]);
     });
 
     it('after the fuzzer is SIGKILLed with the layers mounted, mallory cleanup unmounts them and removes the rest', async () => {
       const { child, exited } = await runUntilMounted(3);
       child.kill('SIGKILL');
       await exited;
-      const left = (await Promise.all([0, 1, 2].map((i) => leftoversOn(hosts, i)))).flat();
+      const left = (await Promise.all([0, 1, 2].map((i) => leftoversOn(fixture.hosts, i)))).flat();
       // One layer per host, over its node's dir. From a checkout under /tmp (CI's clone) a host's
       // mounts list that one mount twice, and one unmount removes both lines: distinct lines count.
       expect(new Set(left.filter((l) => l.startsWith('mount:'))).size).toBe(HOSTS);
@@ -239,7 +218,7 @@ describe.skipIf(unavailable !== undefined)(
       expect(cleanup.code, cleanup.stderr).toBe(0);
       expect(cleanup.stdout).toMatch(/\(n1: disk layer\)/);
       expect(cleanup.stdout).toMatch(/mount \/tmp\/mallory-\S+\/n1 on /);
-      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(fixture.hosts, i)).toEqual([]);
     });
   },
 );
