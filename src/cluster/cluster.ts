@@ -16,6 +16,7 @@ import { copyTree, relocateText } from './_internals/copy-tree.js';
 import { BuiltPrograms } from './_internals/built-program.js';
 import { fetchSnapshot, snapshotDir, uploadDir } from './runtime/_internals/dir-transfer.js';
 import { HostFiles } from './_internals/host-files.js';
+import { waitGroupsStopped } from './_internals/group-stopped.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
 
@@ -92,6 +93,8 @@ export interface HostLayout {
 }
 
 const READY_POLL_MS = 200;
+/** How long a checkpoint's copy waits for the stopped nodes' tasks to stop (each finishing its system call). */
+const STOP_WAIT_MS = 1_000;
 /** The least a single `ready()` call is given, even when the wait has less left. */
 const MIN_READY_CALL_MS = 500;
 const LOG_FILES = ['stdout.log', 'stderr.log'] as const;
@@ -453,6 +456,9 @@ export class Cluster implements ClusterView {
     for (const [, proc] of running) this.local.signalNow(proc.proc, 'SIGSTOP');
     const bytes: Record<string, number> = {};
     try {
+      // Copied once each has stopped: a task in a write finishes it before it stops. One still
+      // running after the bound (a write held up longer) is copied as it is.
+      waitGroupsStopped(new Set(running.map(([, proc]) => proc.proc.pgid)), STOP_WAIT_MS);
       for (const node of this.nodes) bytes[node] = copyTree(this.dataDir(node), join(to, node));
     } finally {
       for (const [, proc] of running) this.local.signalNow(proc.proc, 'SIGCONT');
@@ -479,8 +485,13 @@ export class Cluster implements ClusterView {
     let pauseMs: number;
     try {
       await settleAll(running.map((p) => p.runtime.signal(p.proc, 'SIGSTOP')));
+      // Each host copies once its node has stopped (a task in a write finishes it first).
+      const stopped = (node: string): number[] =>
+        this.statusOf(node) === 'running' ? [this.procs.get(node)?.proc.pgid ?? 0] : [];
       await settleAll(
-        this.nodes.map((node) => snapshotDir(this.runtimeOf(node), this.dataDir(node), snapshot(node))),
+        this.nodes.map((node) =>
+          snapshotDir(this.runtimeOf(node), this.dataDir(node), snapshot(node), stopped(node)),
+        ),
       );
     } finally {
       await settleAll(running.map((p) => p.runtime.signal(p.proc, 'SIGCONT')));

@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 
 import { storedBytes } from '../../_internals/copy-tree.js';
+import { waitGroupsStoppedScript } from '../../_internals/group-stopped.js';
 import { mustRun } from '../../net/_internals/exec.js';
 import type { NodeRuntime } from '../runtime.js';
 
@@ -34,10 +35,18 @@ async function mustOn(runtime: NodeRuntime, argv: readonly string[], what: strin
  * Copies `dir` on the runtime's host to `snapshot` there (a path outside `dir`, replaced): the
  * part of a download that needs the dir to hold still, done on the host at its disk's speed. Runs
  * of zeros become holes (`cp --sparse=always`): etcd preallocates its WAL segments with
- * `fallocate`, 64 MiB of zeros each that would otherwise be archived and sent in full.
+ * `fallocate`, 64 MiB of zeros each that would otherwise be archived and sent in full. With
+ * `stoppedGroups` (the node's process group, just sent SIGSTOP) it first waits until their tasks
+ * have stopped.
  */
-export async function snapshotDir(runtime: NodeRuntime, dir: string, snapshot: string): Promise<void> {
-  const script = 'rm -rf "$2" && mkdir -p "$2" && cp -a --sparse=always "$1/." "$2/"';
+export async function snapshotDir(
+  runtime: NodeRuntime,
+  dir: string,
+  snapshot: string,
+  stoppedGroups: readonly number[] = [],
+): Promise<void> {
+  const copy = 'rm -rf "$2" && mkdir -p "$2" && cp -a --sparse=always "$1/." "$2/"';
+  const script = stoppedGroups.length > 0 ? `${waitGroupsStoppedScript(stoppedGroups)}; ${copy}` : copy;
   try {
     await mustOn(runtime, ['sh', '-c', script, 'sh', dir, snapshot], `copy ${dir}`);
   } catch (error) {
