@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -136,16 +136,23 @@ describe.skipIf(unavailable !== undefined)(
     it.skipIf(!REDIS_BINARIES.every((b) => existsSync(b)))(
       "a run started from a checkpoint on hosts keeps the restored config a system writes only when it is missing (redis's redis.conf)",
       async () => {
-        // Short schedules: each run needs only its first checkpoint (schedule 0's start).
+        // One short schedule each (a pause of one node): a run needs only its first checkpoint,
+        // taken at that schedule's start, however long the cluster takes to start.
+        const schedule = join(box.store, '..', 'redis-pause.jsonl');
+        writeFileSync(schedule, JSON.stringify({ atMs: 500, f: 'pause', value: 'one' }) + '\n');
         const common = [
           '--system',
           'redis',
           '--faults',
           'pause',
+          '--schedule',
+          schedule,
           '--steps',
-          '4',
+          '2',
+          '--step',
+          '1s',
           '--time',
-          '10s',
+          '5m',
           '--seed',
           '2',
         ];

@@ -223,17 +223,9 @@ describe.skipIf(unavailable !== undefined)(
     });
 
     it.each([
-      {
-        signal: 'SIGKILL' as const,
-        seed: 12,
-        then: 'mallory cleanup removes the nodes and their libfaketime files',
-      },
-      {
-        signal: 'SIGINT' as const,
-        seed: 13,
-        then: "the run removes the nodes' libfaketime files and the control files",
-      },
-    ])('after $signal of the fuzzer with clocks moved, $then on the hosts', async ({ signal, seed }) => {
+      ['SIGKILL', 'mallory cleanup removes the nodes and their libfaketime files', 12],
+      ['SIGINT', "the run removes the nodes' libfaketime files and the control files", 13],
+    ] as const)('after %s of the fuzzer with clocks moved, %s on the hosts', async (signal, _then, seed) => {
       const { child, stderr, exited } = startRun(seed);
       const pids = new Set<number>();
       const deadline = Date.now() + WAIT_MS;
