@@ -115,6 +115,61 @@ describe.skipIf(unavailable !== undefined)(
       expect(hostRunDirs(box.store)).toEqual([]);
     });
 
+    it("runs a campaign on the hosts from code: the package's run() with hosts, key and known_hosts in its config", async () => {
+      // As a user's script would: `import { run } from 'mallory'` (the package's own entry, built).
+      const store = join(box.store, 'from-code');
+      const config = {
+        system: 'kvraft',
+        hosts: hosts.addresses.map((host) => ({ host })),
+        sshPrivateKey: hosts.privateKey,
+        knownHosts: hosts.knownHosts,
+        faults: ['partition', 'kill'],
+        timeMs: 15_000,
+        steps: 4,
+        stepMs: 1_000,
+        seed: 5,
+        store,
+      };
+      const script = [
+        "import { run } from 'mallory';",
+        `const summary = await run(${JSON.stringify(config)});`,
+        'process.stdout.write(JSON.stringify({ status: summary.status, runDir: summary.runDir }));',
+      ].join('\n');
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        env: box.env,
+        cwd: REPO,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      let stdout = '';
+      let stderr = '';
+      child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+      expect(code, stderr).toBe(0);
+      const summary = JSON.parse(stdout) as { status: string; runDir: string };
+      expect(summary.status).toBe('complete');
+      // Its nodes ran on the hosts: each node's address in the run's config is its host's.
+      const db = new Database(join(summary.runDir, 'run.db'), { readonly: true });
+      const row = db.prepare('SELECT config FROM run').get() as { config: string };
+      db.close();
+      expect((JSON.parse(row.config) as { hosts: { host: string }[] }).hosts.map((h) => h.host)).toEqual(
+        hosts.addresses,
+      );
+      // Each node listened on its host's address (its log, streamed back over SSH, says so).
+      hosts.addresses.forEach((address, i) => {
+        expect(readFileSync(join(summary.runDir, 'nodes', `n${i + 1}`, 'stdout.log'), 'utf8')).toContain(
+          `started: client ${address}:`,
+        );
+      });
+      const nemesis = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"nemesis"'));
+      expect(nemesis.length).toBeGreaterThan(0);
+      for (let i = 0; i < HOSTS; i++) expect(await leftoversOn(hosts, i)).toEqual([]);
+      expect(hostRunDirs(store)).toEqual([]);
+    });
+
     it('keeps the hosts in the record of a bug found over SSH, and replays it on them', async () => {
       const schedule = join(REPO, 'test', 'systems', 'kvraft', 'schedules', 'ack-before-commit.jsonl');
       const store = join(box.store, 'replayed');
