@@ -19,6 +19,7 @@ import {
   sandbox,
   waitFor,
 } from './helpers.js';
+import { planOf, recordOf } from './fleet-helpers.js';
 
 /**
  * `mallory fleet run --hosts`: the workers of a plan on two SSH hosts (network namespaces running
@@ -28,17 +29,6 @@ import {
 const unavailable = sshHostsUnavailable();
 const HOSTS = 2;
 const fixture = useSshHosts('e2efleethosts', { count: HOSTS });
-
-interface Record_ {
-  readonly status: string;
-  readonly attempt: number;
-  readonly runDir?: string;
-}
-
-function recordOf(planFile: string, index: number): Record_ | undefined {
-  const file = join(planFile, '..', 'campaigns', `${index}.json`);
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record_) : undefined;
-}
 
 /** The worker processes of `planFile` running in host i (in its network namespace). */
 async function workersOn(hosts: SshHosts, i: number, planFile: string): Promise<number[]> {
@@ -68,32 +58,8 @@ describe.skipIf(unavailable !== undefined)(
       disposeSandbox(box);
     });
 
-    function planOf(id: string): string {
-      const r = malloryJson(
-        [
-          'plan',
-          '--policies',
-          'adaptive,random',
-          '--seeds',
-          '2',
-          '--seed',
-          '3',
-          '--time',
-          '8s',
-          '--store',
-          box.store,
-          '--id',
-          id,
-          '--json',
-        ],
-        box,
-      );
-      expect(r.code, r.stderr).toBe(0);
-      return (jsonOf(r) as { file: string }).file;
-    }
-
     it('runs every campaign of a plan on the hosts, one at a time on each; the fleet killed, its workers stop; run again, every index is done once', async () => {
-      const plan = planOf('hosts');
+      const plan = planOf(box, 'hosts');
       const args = [
         'fleet',
         'run',
@@ -151,7 +117,7 @@ describe.skipIf(unavailable !== undefined)(
     }, 600_000);
 
     it('refuses in one line, before any worker starts, a host without Mallory and a store the hosts do not share', async () => {
-      const plan = planOf('refused');
+      const plan = planOf(box, 'refused');
       const base = ['fleet', 'run', plan, ...fixture.flags()];
       const missing = await mallory([...base, '--mallory-command', '/nowhere/mallory'], box);
       expect(missing.code, missing.stderr).toBe(2);

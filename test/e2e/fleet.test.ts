@@ -17,44 +17,7 @@ import {
   sandbox,
   waitFor,
 } from './helpers.js';
-
-interface Record_ {
-  readonly index: number;
-  readonly status: string;
-  readonly attempt: number;
-  readonly runDir?: string;
-  readonly replaced?: readonly string[];
-}
-
-function planOf(box: Sandbox, id: string, extra: readonly string[] = []): string {
-  const r = malloryJson(
-    [
-      'plan',
-      '--policies',
-      'adaptive,random',
-      '--seeds',
-      '2',
-      '--seed',
-      '3',
-      '--time',
-      '8s',
-      '--store',
-      box.store,
-      '--id',
-      id,
-      '--json',
-      ...extra,
-    ],
-    box,
-  );
-  expect(r.code, r.stderr).toBe(0);
-  return (jsonOf(r) as { file: string }).file;
-}
-
-function recordOf(planFile: string, index: number): Record_ | undefined {
-  const file = join(planFile, '..', 'campaigns', `${index}.json`);
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record_) : undefined;
-}
+import { planOf, recordOf } from './fleet-helpers.js';
 
 function runDirs(box: Sandbox): string[] {
   const dir = join(box.store, 'kvraft');
