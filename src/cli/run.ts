@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 
 import {
-  CONTAINER_FAULT_FAMILIES,
+  CONTAINER_DEFAULT_FAULT_FAMILIES,
   HOST_DEFAULT_FAULT_FAMILIES,
   POLICIES,
   type RunConfig,
@@ -366,7 +366,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
         // checkpoints (not taken there yet).
         if (command.getOptionValueSource('faults') === 'default')
           flags.faults = (
-            isContainerHosts(flags.hosts) ? CONTAINER_FAULT_FAMILIES : HOST_DEFAULT_FAULT_FAMILIES
+            isContainerHosts(flags.hosts) ? CONTAINER_DEFAULT_FAULT_FAMILIES : HOST_DEFAULT_FAULT_FAMILIES
           ).join(',');
         if (isContainerHosts(flags.hosts)) flags.checkpoints ??= '0';
       }

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ResourceRegistry } from '../../src/cluster/resources.js';
+import { docker } from '../../src/cluster/runtime/docker.js';
 import {
   DOCKER,
   type PrivateDocker,
@@ -168,6 +169,91 @@ describe.skipIf(unavailable !== undefined)(
       expect(readdirSync(box.state).filter((f) => f.endsWith('.jsonl'))).toEqual([]);
     });
 
+    it('drops a share of the packets between containers (--faults packet:loss: iptables statistic rules in the receiving containers), then removes every container', async () => {
+      const schedule = join(box.store, '..', 'loss.jsonl');
+      writeFileSync(
+        schedule,
+        [
+          { atMs: 500, f: 'start-packet', value: { target: 'all', lossPct: 40 } },
+          // Long enough for a few polls of three containers through docker exec (each ~0.1–1 s).
+          { atMs: 12_000, f: 'stop-packet', value: 'all' },
+        ]
+          .map((l) => JSON.stringify(l))
+          .join('\n') + '\n',
+      );
+      const run = start([
+        ...flags(),
+        '--faults',
+        'packet:loss',
+        '--schedule',
+        schedule,
+        '--steps',
+        '14',
+        '--step',
+        '1s',
+        '--time',
+        '3m',
+        '--seed',
+        '4',
+        '--store',
+        box.store,
+        '--json',
+      ]);
+      await waitForContainers(3, run.stderr);
+      // While the loss lasts, each container holds the run's statistic rules (seen from inside it).
+      let lastListing = '';
+      const lossRules = async (): Promise<number> => {
+        let count = 0;
+        for (const name of await daemon.containers()) {
+          const listed = await docker(daemon.endpoint, [
+            'exec',
+            name,
+            'sh',
+            '-c',
+            'iptables -S INPUT 2>/dev/null || xtables-nft-multi iptables -S INPUT 2>/dev/null || xtables-legacy-multi iptables -S INPUT',
+          ]);
+          lastListing = `${name}: ${listed.stdout.toString().replace(/\n/g, ' / ')}`;
+          // iptables prints the share as it holds it (0.39999999991 for 0.4).
+          count += listed.stdout
+            .toString()
+            .split('\n')
+            .filter((l) => {
+              const share = /--mode random --probability ([\d.]+)/.exec(l)?.[1];
+              return share !== undefined && Math.abs(Number(share) - 0.4) < 0.001 && l.includes('mallory-');
+            }).length;
+        }
+        return count;
+      };
+      // Every container drops from each of its two peers: six rules, added one by one.
+      let seen = 0;
+      const deadline = Date.now() + 120_000;
+      try {
+        while (seen < 6 && Date.now() < deadline && run.child.exitCode === null) {
+          seen = await lossRules();
+          if (seen < 6) await new Promise((r) => setTimeout(r, 200));
+        }
+        expect(seen, `${run.stderr()}\nlast listing ${lastListing}`).toBe(6);
+        expect(await run.exited, run.stderr()).toBe(0);
+      } finally {
+        if (run.child.exitCode === null) {
+          process.kill(-(run.child.pid ?? 0), 'SIGINT');
+          await run.exited;
+        }
+      }
+      const history = readdirSync(join(box.store, 'etcd'))
+        .map((d) => join(box.store, 'etcd', d, 'history.jsonl'))
+        .filter((f) => existsSync(f) && readFileSync(f, 'utf8').includes('"start-packet"'))
+        .map((f) => readFileSync(f, 'utf8'))[0];
+      const packet = history
+        .split('\n')
+        .filter((l) => l.includes('-packet"'))
+        .map((l) => JSON.parse(l) as { f: string; error?: string });
+      // Asked for and done, each without an error.
+      expect(packet.map((p) => p.f)).toEqual(['start-packet', 'start-packet', 'stop-packet', 'stop-packet']);
+      expect(packet.filter((p) => p.error !== undefined)).toEqual([]);
+      expect(await leftovers()).toEqual([]);
+    });
+
     /** How a run is interrupted mid-run, and what is checked between that and the final checks. */
     const interruptions: {
       readonly title: string;
@@ -237,7 +323,17 @@ describe.skipIf(unavailable !== undefined)(
         [
           [...flags(), '--faults', 'partition,packet'],
           {},
-          '--faults packet: not in containers (delay, loss and duplication',
+          'mallory: --faults packet: in containers packet faults are loss only (iptables statistic rules), not delay: give --faults …,packet:loss',
+        ],
+        [
+          [...flags(NO_IPTABLES), '--faults', 'kill,packet:loss'],
+          {},
+          `mallory: --hosts docker:${NO_IPTABLES}: packet loss needs iptables in the image`,
+        ],
+        [
+          [...flags(), '--faults', 'member'],
+          {},
+          '--faults member: not in containers (membership changes wipe data dirs',
         ],
       ];
       for (const [args, env, message] of cases) {

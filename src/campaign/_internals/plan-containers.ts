@@ -8,6 +8,7 @@ import { ScratchDir } from '../../cluster/scratch-dir.js';
 import { UsageError } from '../../core/errors.js';
 import type { SystemAdapter } from '../../systems/system.js';
 import { CONTAINER_FAULT_FAMILIES, type RunConfig } from '../config.js';
+import { packetEffectsOf } from './packet-effects.js';
 
 /** The containers of a run: the image and the daemon they are made on. */
 export interface ContainerPlan {
@@ -17,8 +18,6 @@ export interface ContainerPlan {
 
 /** Why each fault family not done in containers is not. */
 const NOT_IN_CONTAINERS: Readonly<Record<string, string>> = {
-  packet:
-    'delay, loss and duplication need tc netem or iptables statistic rules in the containers, not done yet',
   member: 'membership changes wipe data dirs in the containers, not done yet',
   clock: 'clock faults need libfaketime preloaded in the containers, not done yet',
   disk: 'disk faults need the FUSE disk layer in the containers, not done yet',
@@ -65,6 +64,13 @@ export async function planContainers(
         `--faults ${family}: not in containers (${NOT_IN_CONTAINERS[family] ?? 'not done yet'}): choose from ${CONTAINER_FAULT_FAMILIES.join(',')}`,
       );
     }
+  }
+  const delayOrDup = [...packetEffectsOf(config, nodes)].filter((e) => e !== 'loss');
+  if (delayOrDup.length > 0) {
+    throw new UsageError(
+      'unsupported-fault',
+      `--faults packet: in containers packet faults are loss only (iptables statistic rules), not ${delayOrDup.map((e) => (e === 'dup' ? 'duplication' : e)).join(' or ')}: give --faults …,packet:loss`,
+    );
   }
   if (config.checkpoints > 0 || config.checkpoint !== undefined) {
     throw new UsageError(
@@ -138,7 +144,8 @@ async function probeImage(
   const has = (c: string): string =>
     c.includes('/') ? `test -x ${shellQuote(c)}` : `command -v ${shellQuote(c)} >/dev/null 2>&1`;
   const checks = [...NEEDED, command].map((c) => `${has(c)} || echo "missing ${c}"`);
-  if (config.faults.includes('partition')) {
+  const rules = ['partition', 'packet'].filter((f) => config.faults.includes(f as never));
+  if (rules.length > 0) {
     checks.push(
       `{ ${has('iptables')} || ${has('xtables-nft-multi')} || ${has('xtables-legacy-multi')}; } || echo "missing iptables"`,
     );
@@ -168,7 +175,7 @@ async function probeImage(
   if (missing.includes('iptables')) {
     throw new UsageError(
       'missing-binary',
-      `${where}: partitions need iptables in the image: install it there (apt-get install -y iptables), or drop partition from --faults`,
+      `${where}: ${rules.map((f) => (f === 'packet' ? 'packet loss' : 'partitions')).join(' and ')} need${rules.length === 1 && rules[0] === 'packet' ? 's' : ''} iptables in the image: install it there (apt-get install -y iptables), or drop ${rules.join(' and ')} from --faults`,
     );
   }
   if (missing.length > 0) {

@@ -13,27 +13,10 @@ import { HostError, type SshRuntime, type SshTarget } from '../../cluster/runtim
 import { ScratchDir } from '../../cluster/scratch-dir.js';
 import { UsageError } from '../../core/errors.js';
 import { FAMILY_KINDS } from '../../core/fault.js';
-import { packetEffects } from '../../core/fault-targets.js';
-import { PacketFamily } from '../../nemesis/families/packet.js';
-import { keepTargets } from '../../nemesis/target-limits.js';
 import type { SystemAdapter } from '../../systems/system.js';
 import { HOST_FAULT_FAMILIES, type RunConfig } from '../config.js';
 import { isLet, readSchedule } from '../schedule-file.js';
-
-/**
- * The packet effects (delay, loss, dup) the run's packet faults may use: the packet family's
- * values kept as `--faults packet:…` keeps them (the one list a local run draws from too), and
- * those of its schedule files' `start-packet` lines.
- */
-function packetEffectsOf(config: RunConfig, nodes: readonly string[]): Set<string> {
-  const values = config.faults.includes('packet')
-    ? (keepTargets('packet', new PacketFamily().values(), config.faultTargets)['start-packet'] ?? [])
-    : [];
-  const lines = (config.schedule ?? [])
-    .flatMap((file) => readSchedule(file, nodes))
-    .flatMap((item) => (!isLet(item) && item.f === 'start-packet' ? [item.value] : []));
-  return new Set([...values, ...lines].flatMap((v) => packetEffects(v)));
-}
+import { packetEffectsOf } from './packet-effects.js';
 
 /** Whether the run's faults or its schedule files' lines include disk faults. */
 function wantsDisk(config: RunConfig, nodes: readonly string[]): boolean {

@@ -5,6 +5,7 @@ import type { HostLayout } from '../cluster.js';
 import type { ResourceRegistry } from '../resources.js';
 import { docker, type DockerEndpoint, dockerArgv, DockerRuntime } from '../runtime/docker.js';
 import type { Address, Link, NetworkBackend } from './backend.js';
+import { inputDropRule } from './_internals/drop-rule.js';
 
 export interface ContainersOptions {
   readonly runId: string;
@@ -21,6 +22,7 @@ export interface ContainersOptions {
 const STREAMED = ['probe.jsonl'] as const;
 /** How long `docker run` of one container may take (the daemon creates its layer and network). */
 const CREATE_TIMEOUT_MS = 60_000;
+const PERCENT = 100;
 /** The ways an image may hold iptables: its own name, or the multi-call binaries behind it. */
 const IPTABLES_CANDIDATES: readonly (readonly string[])[] = [
   ['iptables'],
@@ -58,8 +60,11 @@ export class ContainersBackend implements NetworkBackend {
   private readonly runtimes = new Map<string, DockerRuntime>();
   private readonly addresses = new Map<string, string>();
   private readonly iptables = new Map<string, readonly string[]>();
-  /** Each rule added (the receiving node and its sender) → its iptables arguments after -A/-D. */
+  /** Each rule added (keyed by the receiving node and the rule) → its node and iptables arguments after -A/-D. */
   private readonly rules = new Map<string, { node: string; spec: readonly string[] }>();
+  /** The links cut now, and the links losing packets now with the share lost. */
+  private cuts: readonly Link[] = [];
+  private loss: { readonly links: readonly Link[]; readonly share: number } | undefined;
   /** Registry entries: the network's, then each container's. */
   private readonly ids: number[] = [];
   private closed = false;
@@ -213,19 +218,12 @@ export class ContainersBackend implements NetworkBackend {
     return found;
   }
 
-  /** The iptables rule (after `-A`/`-D`) that drops what `from` sends to the container it is in. */
-  private dropRule(from: string): readonly string[] {
-    return [
-      'INPUT',
-      '-s',
-      this.address(from),
-      '-m',
-      'comment',
-      '--comment',
-      `mallory-${this.options.runId}`,
-      '-j',
-      'DROP',
-    ];
+  /**
+   * The iptables rule (after `-A`/`-D`) that drops what `from` sends to the container it is in,
+   * or a `probability` share of it (packet loss).
+   */
+  private dropRule(from: string, probability?: number): readonly string[] {
+    return inputDropRule(this.address(from), `mallory-${this.options.runId}`, probability);
   }
 
   private async iptablesRun(node: string, op: '-A' | '-D', spec: readonly string[]): Promise<void> {
@@ -237,10 +235,48 @@ export class ContainersBackend implements NetworkBackend {
   }
 
   async cut(links: readonly Link[]): Promise<void> {
-    const wanted = new Map<string, { node: string; spec: readonly string[] }>();
     for (const [from, to] of links) {
+      this.address(from);
       this.address(to);
-      wanted.set(`${to} ${from}`, { node: to, spec: this.dropRule(from) });
+    }
+    this.cuts = links;
+    await this.syncRules();
+  }
+
+  /**
+   * Packet loss: an iptables `statistic` rule in the receiving container, as a cut is. Delay and
+   * duplication are not done in containers (a run asking for them is refused before it starts).
+   */
+  async degrade(links: readonly Link[], params: PacketParams): Promise<void> {
+    if ((params.delayMs ?? 0) > 0 || (params.dupPct ?? 0) > 0) {
+      throw new Error('delay and duplication are not done in containers: packet faults there are loss only');
+    }
+    const loss = params.lossPct ?? 0;
+    if (loss < 0 || loss > PERCENT) throw new Error(`lossPct must be 0–100, got ${loss}`);
+    for (const [from, to] of links) {
+      this.address(from);
+      this.address(to);
+    }
+    this.loss = loss > 0 ? { links, share: loss / PERCENT } : undefined;
+    await this.syncRules();
+  }
+
+  heal(): Promise<void> {
+    this.cuts = [];
+    this.loss = undefined;
+    return this.syncRules();
+  }
+
+  /** Makes the containers' rules those of the current cuts and loss: removes the others, adds the missing. */
+  private async syncRules(): Promise<void> {
+    const wanted = new Map<string, { node: string; spec: readonly string[] }>();
+    for (const [from, to] of this.cuts) {
+      const spec = this.dropRule(from);
+      wanted.set(`${to} ${spec.join(' ')}`, { node: to, spec });
+    }
+    for (const [from, to] of this.loss?.links ?? []) {
+      const spec = this.dropRule(from, this.loss?.share);
+      wanted.set(`${to} ${spec.join(' ')}`, { node: to, spec });
     }
     const removals = [...this.rules.entries()].filter(([key]) => !wanted.has(key));
     await Promise.all(
@@ -256,14 +292,6 @@ export class ContainersBackend implements NetworkBackend {
         this.rules.set(key, rule);
       }),
     );
-  }
-
-  degrade(_links: readonly Link[], _params: PacketParams): Promise<void> {
-    return Promise.reject(new Error('delay, loss and duplication are not done in containers yet'));
-  }
-
-  heal(): Promise<void> {
-    return this.cut([]);
   }
 
   /** Removes every container, then the network (what could not be removed is left to the registry). */

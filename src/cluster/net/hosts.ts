@@ -8,6 +8,7 @@ import { DEFAULT_MAX_CHANNELS, type SshTarget, SshRuntime } from '../runtime/ssh
 import type { Address, HostCaptureTap, Link, NetworkBackend } from './backend.js';
 import { FixedPorts } from './_internals/fixed-ports.js';
 import { netemDstFilterArgs } from './_internals/netem-filter.js';
+import { inputDropRule } from './_internals/drop-rule.js';
 
 export interface HostsOptions {
   readonly runId: string;
@@ -153,20 +154,7 @@ export class HostsBackend implements NetworkBackend {
    * it, or at random with probability `probability` (loss).
    */
   private dropRule(from: string, probability?: number): readonly string[] {
-    return [
-      'INPUT',
-      '-s',
-      this.address(from),
-      ...(probability === undefined
-        ? []
-        : ['-m', 'statistic', '--mode', 'random', '--probability', String(probability)]),
-      '-m',
-      'comment',
-      '--comment',
-      `mallory-${this.options.runId}`,
-      '-j',
-      'DROP',
-    ];
+    return inputDropRule(this.address(from), `mallory-${this.options.runId}`, probability);
   }
 
   async cut(links: readonly Link[]): Promise<void> {
