@@ -116,6 +116,3 @@ export async function uploadDir(
     await runtime.remove(archive);
   }
 }
-
-/** The bytes a copied dir holds on disk (holes not counted): what a checkpoint's size counts. */
-export { storedBytes };

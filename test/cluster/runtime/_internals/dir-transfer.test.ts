@@ -18,11 +18,8 @@ import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import {
-  downloadDir,
-  storedBytes,
-  uploadDir,
-} from '../../../../src/cluster/runtime/_internals/dir-transfer.js';
+import { storedBytes } from '../../../../src/cluster/_internals/copy-tree.js';
+import { downloadDir, uploadDir } from '../../../../src/cluster/runtime/_internals/dir-transfer.js';
 import { LocalRuntime } from '../../../../src/cluster/runtime/local.js';
 
 const MIB = 1024 ** 2;
