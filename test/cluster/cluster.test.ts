@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
 import { noNetwork } from './_helpers/no-network.js';
-import type { ReadyAttempt } from '../../src/cluster/node-system.js';
+import type { NodeSystem, ReadyAttempt } from '../../src/cluster/node-system.js';
 import { READY_ANSWER_GRACE_MS } from '../../src/cluster/_internals/bounded-ready.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
 import type { LaunchOptions, SystemAdapter } from '../../src/systems/system.js';
@@ -120,28 +120,35 @@ describe('Cluster: how a node is launched', () => {
   });
 });
 
+/** A cluster of sleepers on no network whose readiness is `ready`, for the waitReady cases. */
+function readyCluster(
+  root: string,
+  registry: ResourceRegistry,
+  runId: string,
+  ready: NodeSystem['ready'],
+): Cluster {
+  return new Cluster({
+    system: { ...sleepers([]), ready },
+    nodes: NODES,
+    runDir: root,
+    runId,
+    network: noNetwork,
+    registry,
+    onExit: () => undefined,
+  });
+}
+
 describe('Cluster.waitReady: a ready() that retries until its signal aborts, then says why', () => {
   it('is an answer, with its checks, not a call that never answered', async () => {
     const root = mkdtempSync(join(tmpdir(), 'mallory-cluster-test-'));
     const registry = new ResourceRegistry(`cluster-ready-retry-${process.pid}`, root);
-    const cluster = new Cluster({
-      system: {
-        ...sleepers([]),
-        // As kvraft's ready(): poll until the signal aborts, then answer what the last try saw.
-        ready: async (_view, signal) => {
-          while (!signal.aborted) await new Promise((resolve) => setTimeout(resolve, 20));
-          return {
-            ready: false,
-            checks: [{ check: 'a leader', ok: false, detail: 'no node says it leads' }],
-          };
-        },
-      },
-      nodes: NODES,
-      runDir: root,
-      runId: `clusterretry${process.pid}`,
-      network: noNetwork,
-      registry,
-      onExit: () => undefined,
+    // As kvraft's ready(): poll until the signal aborts, then answer what the last try saw.
+    const cluster = readyCluster(root, registry, `clusterretry${process.pid}`, async (_view, signal) => {
+      while (!signal.aborted) await new Promise((resolve) => setTimeout(resolve, 20));
+      return {
+        ready: false,
+        checks: [{ check: 'a leader', ok: false, detail: 'no node says it leads' }],
+      };
     });
     try {
       const attempts: ReadyAttempt[] = [];
@@ -165,15 +172,12 @@ describe('Cluster.waitReady: a ready() that never answers', () => {
   beforeEach(() => {
     root = mkdtempSync(join(tmpdir(), 'mallory-cluster-test-'));
     registry = new ResourceRegistry(`cluster-ready-test-${process.pid}`, root);
-    cluster = new Cluster({
-      system: { ...sleepers([]), ready: () => new Promise<boolean>(() => undefined) },
-      nodes: NODES,
-      runDir: root,
-      runId: `clusterready${process.pid}`,
-      network: noNetwork,
+    cluster = readyCluster(
+      root,
       registry,
-      onExit: () => undefined,
-    });
+      `clusterready${process.pid}`,
+      () => new Promise<boolean>(() => undefined),
+    );
   });
 
   afterEach(async () => {
