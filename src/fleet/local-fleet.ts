@@ -17,7 +17,7 @@ export const LOGS_DIR = 'logs';
 
 /** One worker, started somewhere: its exit code when it ends, and how to ask it to stop. */
 export interface StartedWorker {
-  /** Where and as what it runs, for the fleet's lines (`pid 123`, `pid 123 on host h1`). */
+  /** Where and as what it runs, for the fleet's lines (`pid 123`, `a worker on host h1`). */
   readonly what: string;
   /** Its exit code; null when it ended on a signal (or its connection went). */
   readonly exited: Promise<number | null>;
@@ -53,7 +53,8 @@ export function localSlots(
         closeSync(log);
       }
       return new Promise((resolve, reject) => {
-        child.once('error', reject);
+        // Before it started, an error is the start's; after, rejecting a settled promise is a no-op.
+        child.on('error', reject);
         child.once('spawn', () => {
           const exited = new Promise<number | null>((done) =>
             child.once('close', (code) => {
