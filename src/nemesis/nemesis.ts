@@ -16,6 +16,7 @@ import type { NodeDisks } from './disk.js';
 import { ClockFamily } from './families/clock.js';
 import { DiskFamily } from './families/disk.js';
 import {
+  canEnact,
   type FamilyContext,
   type FamilySystem,
   type FaultFamilyPackage,
@@ -156,7 +157,14 @@ export class Nemesis {
       kinds.push(...offeredKinds);
       Object.assign(values, offered);
     }
-    return { kinds, valuesOf: (kind) => values[kind] ?? [null] };
+    return {
+      kinds,
+      valuesOf: (kind) => values[kind] ?? [null],
+      enactable: (kind) => {
+        const family = this.byKind.get(kind);
+        return family !== undefined && canEnact(family, kind, this.ctx);
+      },
+    };
   }
 
   /** Hears every leader the system names (the run records it as that node's role). */

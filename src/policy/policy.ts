@@ -6,6 +6,19 @@ import type { TriggeredAction } from '../core/trigger.js';
 export interface ActionSpace {
   readonly kinds: readonly FaultKind[];
   valuesOf(kind: FaultKind): readonly FaultValue[];
+  /**
+   * Whether the kind has anything to act on in the cluster's state now (`resume` with a node
+   * paused, `member-add` with a member removed, `kill` with room under its kept targets); a space
+   * without it takes every kind as enactable.
+   */
+  enactable?(kind: FaultKind): boolean;
+}
+
+/** The kinds of the space that can be enacted now. */
+export function enactableKinds(space: ActionSpace): readonly FaultKind[] {
+  return space.enactable === undefined
+    ? space.kinds
+    : space.kinds.filter((k) => space.enactable?.(k) !== false);
 }
 
 export interface DecideContext {

@@ -3,9 +3,11 @@ import { describe, expect, it } from 'vitest';
 import type { NodeStatus } from '../../src/cluster/cluster.js';
 import type { Address } from '../../src/cluster/net/backend.js';
 import { HarnessError } from '../../src/core/errors.js';
+import type { FaultKind } from '../../src/core/fault.js';
 import { Rng } from '../../src/core/random.js';
 import { INDUCED_EXIT_GRACE_MS, NodeDisks } from '../../src/nemesis/disk.js';
 import { Nemesis, type NemesisCluster, unsupportedFault } from '../../src/nemesis/nemesis.js';
+import { createPolicy } from '../../src/policy/index.js';
 import type { ClusterView, KvClient, LaunchSpec, SystemAdapter } from '../../src/systems/system.js';
 
 const NODES = ['n1', 'n2', 'n3'];
@@ -588,5 +590,64 @@ describe("Nemesis: the system's leader answers", () => {
     answer = 'n3';
     await nemesis.leader();
     expect(heard).toEqual(['n2', 'n3']);
+  });
+});
+
+describe('Nemesis: what can be enacted now', () => {
+  const FAMILIES = ['partition', 'kill', 'pause'] as const;
+
+  it('follows the cluster: undo kinds only with something in force, kill and pause only with room', async () => {
+    const fake = new FakeCluster();
+    const nemesis = new Nemesis(
+      fake,
+      network,
+      fakeSystem(fake),
+      new Rng(1),
+      ['kill', 'pause'],
+      {},
+      { kill: ['one'] },
+    );
+    const space = nemesis.actionSpace();
+    const now = (): string[] => space.kinds.filter((k) => space.enactable?.(k) === true);
+    expect(now()).toEqual(['kill', 'pause']);
+    await nemesis.enact({ f: 'kill', value: 'one' });
+    expect(now()).toEqual(['start', 'pause']);
+    await nemesis.enact({ f: 'start', value: 'all' });
+    await nemesis.enact({ f: 'pause', value: 'all' });
+    expect(now()).toEqual(['resume']);
+  });
+
+  it('offers member-add only with a member removed, and no change at all without a majority up', async () => {
+    const fake = new FakeCluster();
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake, { quorum: true }), new Rng(1), ['member']);
+    const space = nemesis.actionSpace();
+    const now = (): string[] => space.kinds.filter((k) => space.enactable?.(k) === true);
+    expect(now()).toEqual(['member-remove']);
+    fake.setMember('n3', false);
+    expect(now()).toEqual(['member-add']);
+    fake.setMember('n3', true);
+    await fake.kill('n1');
+    await fake.kill('n2');
+    expect(now()).toEqual([]);
+  });
+
+  it('the random baseline never draws a fault with nothing to act on; a space without the check does', async () => {
+    const skipsOf = async (filtered: boolean): Promise<number> => {
+      const fake = new FakeCluster();
+      const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(3), [...FAMILIES]);
+      const full = nemesis.actionSpace();
+      const space = filtered ? full : { kinds: full.kinds, valuesOf: (k: FaultKind) => full.valuesOf(k) };
+      const policy = createPolicy('random');
+      const rng = new Rng(5);
+      let skips = 0;
+      for (let step = 0; step < 300; step++) {
+        const fault = policy.decide({ state: undefined, space, rng, schedule: 0, step });
+        if (fault === null) continue;
+        if ((await nemesis.enact(fault)).outcome === 'skipped') skips++;
+      }
+      return skips;
+    };
+    expect(await skipsOf(true)).toBe(0);
+    expect(await skipsOf(false)).toBeGreaterThan(30);
   });
 });

@@ -90,6 +90,18 @@ export interface FaultFamilyPackage {
   heal(ctx: FamilyContext, errors: string[]): Promise<void>;
   /** What `heal` would undo now; undefined when the family has nothing in force. */
   undoing?(ctx: FamilyContext): HealOp | undefined;
+  /**
+   * Whether a kind has anything to act on now. Without it: the family's undoing kind (its last)
+   * when `undoing` names something in force, every other kind always.
+   */
+  enactable?(kind: FaultKind, ctx: FamilyContext): boolean;
+}
+
+/** A family's `enactable`, or the rule it falls back to: its undoing kind only with something in force. */
+export function canEnact(family: FaultFamilyPackage, kind: FaultKind, ctx: FamilyContext): boolean {
+  if (family.enactable) return family.enactable(kind, ctx);
+  if (kind !== family.kinds[family.kinds.length - 1]) return true;
+  return family.undoing === undefined || family.undoing(ctx) !== undefined;
 }
 
 /** The adapter members the families' start-time checks read. */

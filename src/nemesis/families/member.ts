@@ -1,6 +1,6 @@
 import { sleep } from '../../core/clock.js';
 import { rethrowHarness } from '../../core/errors.js';
-import { FAMILY_KINDS, type Fault, type FaultValue } from '../../core/fault.js';
+import { FAMILY_KINDS, type Fault, type FaultKind, type FaultValue } from '../../core/fault.js';
 import {
   acted,
   type FamilyContext,
@@ -113,6 +113,15 @@ export class MemberFamily implements FaultFamilyPackage {
       'member-remove': ctx.system.leadership ? ['one', 'leader'] : ['one'],
       'member-add': ['one'],
     };
+  }
+
+  /** `member-add` with a member removed; `member-remove` with a live member to spare; both with quorum. */
+  enactable(kind: FaultKind, ctx: FamilyContext): boolean {
+    const c = ctx.cluster;
+    if (ctx.system.membership?.quorum === true && withoutQuorum(c) !== undefined) return false;
+    if (kind === 'member-add') return c.nodes.some((n) => !c.isMember(n));
+    const members = c.members;
+    return members.length - 1 >= MIN_MEMBERS_AFTER_REMOVE && members.some((n) => c.statusOf(n) === 'running');
   }
 
   async enact(fault: Fault, ctx: FamilyContext, recorded?: Recorded): Promise<FaultOutcome> {

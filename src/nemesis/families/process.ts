@@ -1,5 +1,5 @@
 import { rethrowHarness } from '../../core/errors.js';
-import { FAMILY_KINDS, type Fault, type FaultValue } from '../../core/fault.js';
+import { FAMILY_KINDS, type Fault, type FaultKind, type FaultValue } from '../../core/fault.js';
 import {
   acted,
   type FamilyContext,
@@ -20,16 +20,41 @@ function withinLimit(
   family: 'kill' | 'pause',
   ctx: FamilyContext,
 ): { nodes: readonly string[]; refusal?: string } {
-  const limit = ctx.downLimit(family);
-  if (limit === undefined || chosen.length === 0) return { nodes: chosen };
+  const room = roomDown(family, ctx);
+  if (room === undefined || chosen.length === 0) return { nodes: chosen };
+  if (room > 0) return { nodes: chosen.slice(0, room) };
+  const limit = ctx.downLimit(family) ?? 0;
   const c = ctx.cluster;
   const down = c.nodesIn('killed', 'exited', 'paused').filter((n) => c.isMember(n));
-  const room = Math.max(0, limit - down.length);
-  if (room > 0) return { nodes: chosen.slice(0, room) };
   return {
     nodes: [],
     refusal: `--faults keeps ${family} to at most ${limit} node(s) down at once, and ${down.join(', ')} ${down.length === 1 ? 'is' : 'are'} down`,
   };
+}
+
+/** How many more members the family's kept targets allow down; undefined when unbounded. */
+function roomDown(family: 'kill' | 'pause', ctx: FamilyContext): number | undefined {
+  const limit = ctx.downLimit(family);
+  if (limit === undefined) return undefined;
+  const c = ctx.cluster;
+  const down = c.nodesIn('killed', 'exited', 'paused').filter((n) => c.isMember(n));
+  return Math.max(0, limit - down.length);
+}
+
+/**
+ * Whether `kill`/`pause` (`forward`) or `start`/`resume` (`undo`) has a node to act on now: a live
+ * member with room under the kept targets, or a member in the state the undo ends.
+ */
+function processEnactable(
+  family: 'kill' | 'pause',
+  kind: FaultKind,
+  ctx: FamilyContext,
+  undoFrom: readonly ('killed' | 'exited' | 'paused')[],
+): boolean {
+  const c = ctx.cluster;
+  if (kind === FAMILY_KINDS[family][1]) return c.nodesIn(...undoFrom).some((n) => c.isMember(n));
+  const live = c.nodesIn(...(family === 'kill' ? (['running', 'paused'] as const) : (['running'] as const)));
+  return live.some((n) => c.isMember(n)) && roomDown(family, ctx) !== 0;
 }
 
 /** `kill` (SIGKILL of the targets' process groups) / `start`: killed and exited members. */
@@ -39,6 +64,10 @@ export class KillFamily implements FaultFamilyPackage {
 
   values({ targets }: SpaceContext): { kill: readonly FaultValue[]; start: FaultValue[] } {
     return { kill: targets, start: ['all'] };
+  }
+
+  enactable(kind: FaultKind, ctx: FamilyContext): boolean {
+    return processEnactable('kill', kind, ctx, ['killed', 'exited']);
   }
 
   async enact(fault: Fault, ctx: FamilyContext, recorded?: Recorded): Promise<FaultOutcome> {
@@ -84,6 +113,10 @@ export class PauseFamily implements FaultFamilyPackage {
 
   values({ targets }: SpaceContext): { pause: readonly FaultValue[]; resume: FaultValue[] } {
     return { pause: targets, resume: ['all'] };
+  }
+
+  enactable(kind: FaultKind, ctx: FamilyContext): boolean {
+    return processEnactable('pause', kind, ctx, ['paused']);
   }
 
   async enact(fault: Fault, ctx: FamilyContext, recorded?: Recorded): Promise<FaultOutcome> {
