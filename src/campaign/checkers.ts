@@ -1,4 +1,4 @@
-import { exactJson } from '../check/_internals/exact-json.js';
+import { exactJson } from '../core/exact-json.js';
 import { judgeDurability } from '../check/durability.js';
 import { anomalyWords, explainRegisterResult, type RegisterAnomaly } from '../check/explain-register.js';
 import { BANK_ERROR_TYPES, checkBank } from '../check/check-bank.js';

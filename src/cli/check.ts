@@ -6,7 +6,7 @@ import { Option } from 'commander';
 import { parseDurationMs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import type { Op } from '../core/op.js';
-import { exactJson } from '../check/_internals/exact-json.js';
+import { exactJson } from '../core/exact-json.js';
 import { describeBytes, parseByteSize } from '../check/_internals/memory-limit.js';
 import { anomalyWords, explainRegisterResult, type KeyExplanation } from '../check/explain-register.js';
 import { defaultModel } from '../check/history/default-model.js';
