@@ -1,7 +1,7 @@
 import type { Op } from '../core/op.js';
 import { HistoryBuilder } from './_internals/history-builder.js';
 import type { Partition } from './_internals/partition.js';
-import { defaultMemoryLimitBytes } from './_internals/memory-limit.js';
+import { defaultMemoryLimitBytes } from '../core/memory-limit.js';
 import { runPartitions } from './_internals/run-partitions.js';
 import { MAX_COUNTEREXAMPLES, type UnknownBecause } from './_internals/search.js';
 import { MODEL_NAMES, type Model, type ModelName, isModelName } from './model.js';
@@ -11,7 +11,7 @@ import { READ_CONSISTENCIES, type ReadConsistency, relaxReads } from './sequenti
 
 export { HistoryError } from './history/history-error.js';
 export { MAX_COUNTEREXAMPLES, type UnknownBecause } from './_internals/search.js';
-export { defaultMemoryLimitBytes } from './_internals/memory-limit.js';
+export { defaultMemoryLimitBytes } from '../core/memory-limit.js';
 export { MODEL_NAMES, isModelName, type Model, type ModelName } from './model.js';
 
 export interface CheckOptions {

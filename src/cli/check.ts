@@ -7,7 +7,7 @@ import { parseDurationMs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import type { Op } from '../core/op.js';
 import { exactJson } from '../core/exact-json.js';
-import { describeBytes, parseByteSize } from '../check/_internals/memory-limit.js';
+import { describeBytes, parseByteSize } from '../core/memory-limit.js';
 import { anomalyWords, explainRegisterResult, type KeyExplanation } from '../check/explain-register.js';
 import { defaultModel } from '../check/history/default-model.js';
 import { readEdnValue } from '../check/history/edn.js';
