@@ -7,7 +7,7 @@ import { Client, type ClientChannel, type ConnectConfig, type SFTPWrapper } from
 import { sleep, wallClockNs } from '../../core/clock.js';
 import type { ResourceRegistry } from '../resources.js';
 import { ChannelLimit } from './_internals/channel-limit.js';
-import { type HostKeyChecking, verifyHostKey } from './_internals/known-hosts.js';
+import { type HostKeyChecking, verifyHostKey } from './known-hosts.js';
 import { emptyScript, mkdirScript, removeScript } from './_internals/file-scripts.js';
 import {
   groupStartScript,
