@@ -6,7 +6,7 @@ import { libfaketimeMissing } from '../../cluster/host-clock.js';
 import { diskLayerNeedsOn } from '../../cluster/disk-layer.js';
 import { diskHostRefusal } from '../../cluster/host-disk-layer.js';
 import { HostsBackend } from '../../cluster/net/hosts.js';
-import { libraryProblem } from '../../cluster/_internals/built-program.js';
+import { libraryProblem } from '../../cluster/built-program.js';
 import type { ClusterView, LaunchSpec } from '../../cluster/node-system.js';
 import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
 import { HostError, type SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
