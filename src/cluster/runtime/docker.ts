@@ -11,7 +11,7 @@ import {
   killGroupScript,
 } from './_internals/group-shell.js';
 import { ShellPool, ShellSession } from './_internals/shell-session.js';
-import { shellLine, shellQuote } from './_internals/shell.js';
+import { shellLine, shellQuote } from '../../core/shell.js';
 import type {
   ExecResult,
   FileStream,

@@ -17,7 +17,7 @@ import {
 } from './_internals/group-shell.js';
 import { ShellPool, ShellSession } from './_internals/shell-session.js';
 import { FollowedBytes, tailFollowScript } from './_internals/tail-follow.js';
-import { shellLine, shellQuote } from './_internals/shell.js';
+import { shellLine, shellQuote } from '../../core/shell.js';
 import type {
   ExecResult,
   FileStream,
