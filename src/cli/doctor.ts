@@ -6,7 +6,7 @@ import { SYSTEMS } from '../systems/index.js';
 import { describeSettings } from '../systems/settings.js';
 import { loadSystem } from '../systems/load-system.js';
 import type { SystemDefinition } from '../systems/system.js';
-import { hostTargets } from '../campaign/_internals/plan-hosts.js';
+import { hostTargets } from '../campaign/plan-hosts.js';
 import { servicePorts } from '../campaign/create-run.js';
 import {
   addHostOptions,
