@@ -1,5 +1,5 @@
 import { NAMESPACE_PREFIX, NetnsBackend } from '../cluster/net/netns.js';
-import { run } from '../cluster/net/_internals/exec.js';
+import { run } from '../core/exec.js';
 import { ResourceRegistry } from '../cluster/resources.js';
 import { DISK_LAYER_FIX, diskLayerNeeds } from '../cluster/disk-layer.js';
 import { SYSTEMS } from '../systems/index.js';

@@ -22,7 +22,7 @@ import {
   parseLdd,
   type ProgramHost,
 } from '../../src/cluster/built-program.js';
-import { run } from '../../src/cluster/net/_internals/exec.js';
+import { run } from '../../src/core/exec.js';
 
 const DQLITE_DEMO = '/usr/bin/dqlite-demo';
 
