@@ -1,4 +1,5 @@
 import type { Op } from '../core/op.js';
+import type { Counterexample } from './counterexample.js';
 import { HistoryBuilder } from './_internals/history-builder.js';
 import type { Partition } from './_internals/partition.js';
 import { defaultMemoryLimitBytes } from '../core/memory-limit.js';
@@ -9,6 +10,7 @@ import { REGISTER_MODEL_NAMES, isRegisterModelName, modelByName } from './models
 import { findNonMonotonicReads } from './monotonic-reads.js';
 import { READ_CONSISTENCIES, type ReadConsistency, relaxReads } from './sequential-reads.js';
 
+export type { Counterexample } from './counterexample.js';
 export { HistoryError } from './history/history-error.js';
 export { MAX_COUNTEREXAMPLES, type UnknownBecause } from './_internals/search.js';
 export { defaultMemoryLimitBytes } from '../core/memory-limit.js';
@@ -42,18 +44,6 @@ export interface CheckOptions {
    * `linearizable`.
    */
   readonly reads?: ReadConsistency;
-}
-
-/** Why a history is not linearizable, in terms a person can follow. */
-export interface Counterexample<T = Op> {
-  /** The partition (key) that is not linearizable, when the model partitions the history. */
-  readonly key?: string | number | bigint;
-  /** The longest linearization found: ops in the order they took effect. */
-  readonly longestPrefix: readonly T[];
-  /** The op that cannot be placed after that prefix (its return comes before it could happen). */
-  readonly failingOp: T;
-  /** The model state after the prefix, described by the model. */
-  readonly stateBefore: string;
 }
 
 export interface LinearizabilityResult<T = Op> {
