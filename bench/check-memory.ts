@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { defaultMemoryLimitBytes } from '../src/check/linearizable.js';
-import { describeBytes, parseByteSize } from '../src/check/_internals/memory-limit.js';
+import { describeBytes, parseByteSize } from '../src/core/memory-limit.js';
 import { generateKvHistory } from '../test/check/generate-history.js';
 
 const REPO = resolve(import.meta.dirname, '..');

@@ -104,8 +104,8 @@ export {
   type ClientOp,
   type ClientWorkloadOptions,
   type CallOutcome,
-} from './workload/_internals/client-workload.js';
-export type { Closable } from './workload/_internals/close-client.js';
+} from './workload/client-workload.js';
+export type { Closable } from './workload/close-client.js';
 export { BUILTIN_WORKLOADS, workloadRefusal } from './workload/registry.js';
 export { loadWorkload, type LoadedWorkload } from './workload/load-workload.js';
 export { writeRunReport } from './report/write-run-report.js';

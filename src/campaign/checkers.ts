@@ -1,4 +1,4 @@
-import { exactJson } from '../check/_internals/exact-json.js';
+import { exactJson } from '../core/exact-json.js';
 import { judgeDurability } from '../check/durability.js';
 import { anomalyWords, explainRegisterResult, type RegisterAnomaly } from '../check/explain-register.js';
 import { BANK_ERROR_TYPES, checkBank } from '../check/check-bank.js';
@@ -21,7 +21,7 @@ import type { WorkloadVerdict } from '../workload/workload-checker.js';
 import { BANK_DEFAULTS } from '../workload/bank.js';
 import type { Finding, ScheduleCheckInput, ScheduleChecker } from './checker.js';
 import { nemesisGrudges } from './_internals/nemesis-grudges.js';
-import { describeBytes } from '../check/_internals/memory-limit.js';
+import { describeBytes } from '../core/memory-limit.js';
 import type { RunConfig } from './config.js';
 
 /** How many of the other violating keys a message names (the evidence lists them all). */

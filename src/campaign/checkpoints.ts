@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { describeBytes } from '../check/_internals/memory-limit.js';
+import { describeBytes } from '../core/memory-limit.js';
 import type { Cluster, DataDirsCopy } from '../cluster/cluster.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 import { DURABILITIES, type Durability } from '../check/durability.js';
-import { HOST_KEY_CHECKING } from '../cluster/runtime/_internals/known-hosts.js';
+import { HOST_KEY_CHECKING } from '../cluster/runtime/known-hosts.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES, type FaultFamily } from '../core/fault.js';
 import { badFaultTarget } from '../core/fault-targets.js';
 import { ReplayOfSchema } from '../store/replay-of.js';

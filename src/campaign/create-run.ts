@@ -42,7 +42,7 @@ import type { RunConfig } from './config.js';
 import { Observation } from './observation.js';
 import { isLet, readSchedule, type ScheduleItem } from './schedule-file.js';
 import { type ContainerPlan, planContainers } from './_internals/plan-containers.js';
-import { planHosts } from './_internals/plan-hosts.js';
+import { planHosts } from './plan-hosts.js';
 
 /** Base of the ports given to services a system declares no port for (each netns node has its own address). */
 const NETNS_PORT_BASE = 7000;

@@ -5,7 +5,7 @@ import type { NodeStatus } from '../cluster/cluster.js';
 import type { ReadyAttempt } from '../cluster/node-system.js';
 import { rethrowHarness } from '../core/errors.js';
 import type { ClientResult, ClusterView, SystemAdapter } from '../systems/system.js';
-import { closeClient } from '../workload/_internals/close-client.js';
+import { closeClient } from '../workload/close-client.js';
 
 /** What one node did when asked to serve after the reset. */
 export interface NodeAnswer {

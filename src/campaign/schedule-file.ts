@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
 import { DURABILITIES, type Durability } from '../check/durability.js';
-import { HOST_KEY_CHECKING } from '../cluster/runtime/_internals/known-hosts.js';
+import { HOST_KEY_CHECKING } from '../cluster/runtime/known-hosts.js';
 import { UsageError } from '../core/errors.js';
 import { FAULT_KINDS } from '../core/fault.js';
 import type { ScheduleEntry } from '../nemesis/nemesis.js';

@@ -1,6 +1,6 @@
 import type { Op } from '../core/op.js';
 import { pairOps } from '../core/op.js';
-import { exactJson } from './_internals/exact-json.js';
+import { exactJson } from '../core/exact-json.js';
 import { completedValue, describePair, opKey, positionsOf } from './_internals/op-pairs.js';
 
 /** A read outside what the adds around it allow. */

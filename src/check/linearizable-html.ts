@@ -4,7 +4,7 @@ import { labelRows } from '../core/label-rows.js';
 import { type Op, pairOps } from '../core/op.js';
 import { timeTicks } from '../core/time-axis.js';
 import { escapeHtml } from './_internals/escape-html.js';
-import { exactJson } from './_internals/exact-json.js';
+import { exactJson } from '../core/exact-json.js';
 import type { LinearizabilityResult } from './linearizable.js';
 import { canonicalKey, describeCanonical, describeValue } from './models/value.js';
 

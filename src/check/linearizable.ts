@@ -1,7 +1,8 @@
 import type { Op } from '../core/op.js';
+import type { Counterexample } from './counterexample.js';
 import { HistoryBuilder } from './_internals/history-builder.js';
 import type { Partition } from './_internals/partition.js';
-import { defaultMemoryLimitBytes } from './_internals/memory-limit.js';
+import { defaultMemoryLimitBytes } from '../core/memory-limit.js';
 import { runPartitions } from './_internals/run-partitions.js';
 import { MAX_COUNTEREXAMPLES, type UnknownBecause } from './_internals/search.js';
 import { MODEL_NAMES, type Model, type ModelName, isModelName } from './model.js';
@@ -9,9 +10,10 @@ import { REGISTER_MODEL_NAMES, isRegisterModelName, modelByName } from './models
 import { findNonMonotonicReads } from './monotonic-reads.js';
 import { READ_CONSISTENCIES, type ReadConsistency, relaxReads } from './sequential-reads.js';
 
+export type { Counterexample } from './counterexample.js';
 export { HistoryError } from './history/history-error.js';
 export { MAX_COUNTEREXAMPLES, type UnknownBecause } from './_internals/search.js';
-export { defaultMemoryLimitBytes } from './_internals/memory-limit.js';
+export { defaultMemoryLimitBytes } from '../core/memory-limit.js';
 export { MODEL_NAMES, isModelName, type Model, type ModelName } from './model.js';
 
 export interface CheckOptions {
@@ -42,18 +44,6 @@ export interface CheckOptions {
    * `linearizable`.
    */
   readonly reads?: ReadConsistency;
-}
-
-/** Why a history is not linearizable, in terms a person can follow. */
-export interface Counterexample<T = Op> {
-  /** The partition (key) that is not linearizable, when the model partitions the history. */
-  readonly key?: string | number | bigint;
-  /** The longest linearization found: ops in the order they took effect. */
-  readonly longestPrefix: readonly T[];
-  /** The op that cannot be placed after that prefix (its return comes before it could happen). */
-  readonly failingOp: T;
-  /** The model state after the prefix, described by the model. */
-  readonly stateBefore: string;
 }
 
 export interface LinearizabilityResult<T = Op> {

@@ -1,5 +1,5 @@
 import { type Op, pairOps } from '../core/op.js';
-import type { Counterexample } from './linearizable.js';
+import type { Counterexample } from './counterexample.js';
 import { type Canonical, canonical, canonicalKey, describeCanonical } from './models/value.js';
 
 /** How many keys a history's monotonic-read violations are reported for, at most. */

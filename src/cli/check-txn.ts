@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 import type { Op } from '../core/op.js';
-import { exactJson } from '../check/_internals/exact-json.js';
+import { exactJson } from '../core/exact-json.js';
 import { HistoryError } from '../check/history/history-error.js';
 import type { HistoryFormat, ParsedHistory } from '../check/history/parsed-history.js';
 import { type TxnModelName, transactionalModel } from '../check/history/txn-model.js';

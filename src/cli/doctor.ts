@@ -1,12 +1,12 @@
 import { NAMESPACE_PREFIX, NetnsBackend } from '../cluster/net/netns.js';
-import { run } from '../cluster/net/_internals/exec.js';
+import { run } from '../core/exec.js';
 import { ResourceRegistry } from '../cluster/resources.js';
 import { DISK_LAYER_FIX, diskLayerNeeds } from '../cluster/disk-layer.js';
 import { SYSTEMS } from '../systems/index.js';
 import { describeSettings } from '../systems/settings.js';
 import { loadSystem } from '../systems/load-system.js';
 import type { SystemDefinition } from '../systems/system.js';
-import { hostTargets } from '../campaign/_internals/plan-hosts.js';
+import { hostTargets } from '../campaign/plan-hosts.js';
 import { servicePorts } from '../campaign/create-run.js';
 import {
   addHostOptions,

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 
 import { UsageError } from '../core/errors.js';
 import { fleetReport } from '../fleet/fleet-report.js';
-import { hostTargets } from '../campaign/_internals/plan-hosts.js';
+import { hostTargets } from '../campaign/plan-hosts.js';
 import { hostWorkers } from '../fleet/host-workers.js';
 import { localSlots, runFleet } from '../fleet/local-fleet.js';
 import { readPlan } from '../fleet/plan.js';

@@ -5,7 +5,7 @@ import { UsageError } from '../core/errors.js';
 import { writeStoreIndex } from '../report/store-index.js';
 import { writeRunReport } from '../report/write-run-report.js';
 import { notARunReason } from '../store/run-reader.js';
-import type { RunStatus } from '../store/run-store.js';
+import type { RunStatus } from '../store/run-status.js';
 import type { RegisterCommand } from './command.js';
 import { CONSOLE_LOG } from './console-log-reporter.js';
 

@@ -1,4 +1,4 @@
-import { parseByteSize } from '../check/_internals/memory-limit.js';
+import { parseByteSize } from '../core/memory-limit.js';
 import { resolve } from 'node:path';
 
 import { type Command, Option } from 'commander';

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import type { ResourceRegistry } from './resources.js';
-import { shellQuote } from './runtime/_internals/shell.js';
+import { shellQuote } from '../core/shell.js';
 import { LocalRuntime } from './runtime/local.js';
 import type { NodeRuntime } from './runtime/runtime.js';
 

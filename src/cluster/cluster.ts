@@ -13,7 +13,7 @@ import type { FileStream, NodeRuntime, RuntimeProcess } from './runtime/runtime.
 import { boundedReady, ReadyDidNotAnswer } from './_internals/bounded-ready.js';
 import { checkedLaunchSpec } from './_internals/launch-spec.js';
 import { copyTree, relocateText } from './_internals/copy-tree.js';
-import { BuiltPrograms } from './_internals/built-program.js';
+import { BuiltPrograms } from './built-program.js';
 import { fetchSnapshot, snapshotDir, uploadDir } from './runtime/_internals/dir-transfer.js';
 import { HostFiles } from './_internals/host-files.js';
 import { waitGroupsStopped } from './_internals/group-stopped.js';

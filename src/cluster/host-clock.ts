@@ -10,7 +10,7 @@ import {
   type RemoveSharedFiles,
 } from './clock-preload.js';
 import type { ResourceRegistry } from './resources.js';
-import { shellLine, shellQuote } from './runtime/_internals/shell.js';
+import { shellLine, shellQuote } from '../core/shell.js';
 import type { NodeRuntime } from './runtime/runtime.js';
 import type { SshRuntime } from './runtime/ssh.js';
 

@@ -7,7 +7,7 @@ import { HarnessError, UsageError } from '../core/errors.js';
 import type { HostLayout } from './cluster.js';
 import { DISK_LAYER_FIX, diskLayerSource } from './disk-layer.js';
 import type { ResourceRegistry } from './resources.js';
-import { shellLine, shellQuote } from './runtime/_internals/shell.js';
+import { shellLine, shellQuote } from '../core/shell.js';
 import type { NodeRuntime, ProcessEnd, RuntimeProcess } from './runtime/runtime.js';
 import { SshRuntime } from './runtime/ssh.js';
 

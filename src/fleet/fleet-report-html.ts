@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 
 import { escapeXml as esc } from '../report/plot.js';
-import type { FleetGroup, FleetReport } from './fleet-report.js';
+import type { FleetGroup, FleetReport } from './fleet-report-shape.js';
 
 function num(n: number): string {
   return Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : 'inf';

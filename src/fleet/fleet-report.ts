@@ -1,61 +1,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { type CompareResult, type CompareRun, summariseRuns } from '../campaign/compare.js';
+import { type CompareRun, summariseRuns } from '../campaign/compare.js';
 import { bugCommands } from '../report/results.js';
 import { fleetReportHtml } from './fleet-report-html.js';
+import type { FleetFinding, FleetGroup, FleetReport } from './fleet-report-shape.js';
 import type { Plan } from './plan.js';
 import { readRecords, type RecordedFinding } from './records.js';
 import { unionStates } from './states.js';
-import { fleetStatus, type FleetStatus } from './status.js';
+import { fleetStatus } from './status.js';
+
+export type { FleetFinding, FleetGroup, FleetReport } from './fleet-report-shape.js';
 
 export const REPORT_DIR = 'report';
-
-/** One bug as the fleet saw it: every hit of one signature, over workers, seeds and policies. */
-export interface FleetFinding {
-  readonly signature: string;
-  readonly kind: string;
-  readonly name: string;
-  /** The first hit's message. */
-  readonly message: string;
-  readonly hits: number;
-  /** Distinct campaigns (indices), workers (host:pid) and seeds that hit it. */
-  readonly campaigns: readonly number[];
-  readonly workers: readonly string[];
-  readonly seeds: readonly number[];
-  readonly arms: readonly string[];
-  readonly groups: readonly string[];
-  /** The earliest hit (in campaign time): where to look first, and how to replay it. */
-  readonly first: {
-    readonly index: number;
-    readonly foundAtMs: number;
-    readonly dir: string;
-    readonly replay: string;
-    readonly shrink: string;
-  };
-}
-
-export interface FleetGroup {
-  readonly group: string;
-  /** The comparison of the group's done campaigns, as `compare` gives it (`compare.json` in its dir). */
-  readonly comparison: CompareResult | undefined;
-  /** Distinct states of all the group's done runs together, per abstraction, and per arm. */
-  readonly unionStates: Readonly<Record<string, number>>;
-  readonly unionStatesByArm: Readonly<Record<string, Readonly<Record<string, number>>>>;
-}
-
-export interface FleetReport {
-  readonly format: 'mallory-fleet-report';
-  readonly plan: string;
-  readonly id: string;
-  readonly system: string;
-  readonly workload: string;
-  readonly timeMs: number;
-  readonly status: FleetStatus;
-  readonly groups: readonly FleetGroup[];
-  readonly findings: readonly FleetFinding[];
-  readonly dir: string;
-}
 
 function groupDirName(group: string): string {
   return group.replace(/[^A-Za-z0-9._-]+/g, '_');

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 
 import { UsageError } from '../core/errors.js';
 import { makeDirs } from '../core/fs.js';
-import type { RunStatus } from '../store/run-store.js';
+import type { RunStatus } from '../store/run-status.js';
 import { isDiskFull } from '../store/store-full.js';
 import { reportHtml } from './report-html.js';
 import { ResultsSchema, runResults } from './results.js';

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 
 import type { Op } from '../core/op.js';
 import { hasColumn } from './_internals/columns.js';
-import type { RunStatus } from './run-store.js';
+import type { RunStatus } from './run-status.js';
 import { type CheckerVerdict, verdictsFromChecks } from '../core/verdict.js';
 
 /** The `run` row. */

@@ -10,6 +10,9 @@ import type { Op } from '../core/op.js';
 import { hasColumn } from './_internals/columns.js';
 import { isDiskFull, StoreFullError } from './store-full.js';
 import type { StoredLogTemplate } from './run-reader.js';
+import type { RunStatus } from './run-status.js';
+
+export type { RunStatus } from './run-status.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS run (
@@ -49,8 +52,6 @@ CREATE TABLE IF NOT EXISTS metrics (
   at_ms INTEGER NOT NULL, schedule INTEGER NOT NULL, step INTEGER NOT NULL, values_json TEXT NOT NULL
 );
 `;
-
-export type RunStatus = 'running' | 'complete' | 'incomplete' | 'interrupted' | 'error';
 
 export interface RunInfo {
   readonly id: string;

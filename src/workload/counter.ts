@@ -1,7 +1,7 @@
 import type { Rng } from '../core/random.js';
 import type { ClientResult, ClusterView, CounterCapability, CounterClient } from '../systems/system.js';
 import type { History } from './history.js';
-import { type ClientOp, ClientWorkload } from './_internals/client-workload.js';
+import { type ClientOp, ClientWorkload } from './client-workload.js';
 
 export interface CounterWorkloadOptions {
   readonly concurrency: number;

@@ -1,7 +1,7 @@
 import type { Rng } from '../core/random.js';
 import type { ClientResult, ClusterView, KvClient, SystemAdapter } from '../systems/system.js';
 import type { History } from './history.js';
-import { type ClientOp, ClientWorkload } from './_internals/client-workload.js';
+import { type ClientOp, ClientWorkload } from './client-workload.js';
 
 export interface RegisterWorkloadOptions {
   readonly concurrency: number;

@@ -7,7 +7,7 @@ import type {
   ClientResult,
 } from '../systems/system.js';
 import type { History } from './history.js';
-import { type ClientOp, ClientWorkload } from './_internals/client-workload.js';
+import { type ClientOp, ClientWorkload } from './client-workload.js';
 
 export interface SetWorkloadOptions {
   readonly concurrency: number;

@@ -10,7 +10,7 @@ import type {
 import type { History } from './history.js';
 import { listAppendTxns } from './list-append.js';
 import { rwRegisterTxns } from './rw-register.js';
-import { type ClientOp, ClientWorkload } from './_internals/client-workload.js';
+import { type ClientOp, ClientWorkload } from './client-workload.js';
 import type { TxnGenerator } from './_internals/txn-generator.js';
 
 export interface TxnWorkloadOptions {

@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-import { run } from '../../src/cluster/net/_internals/exec.js';
+import { run } from '../../src/core/exec.js';
 import { mountPoints, processStartTime, type ResourceRegistry } from '../../src/cluster/resources.js';
 import { docker, type DockerEndpoint } from '../../src/cluster/runtime/docker.js';
 

@@ -6,7 +6,7 @@ import { join, relative, resolve } from 'node:path';
 
 import { NetnsBackend } from '../../src/cluster/net/netns.js';
 import { processStartTime, ResourceRegistry } from '../../src/cluster/resources.js';
-import { run } from '../../src/cluster/net/_internals/exec.js';
+import { run } from '../../src/core/exec.js';
 
 // Loaded only under vitest: the benches (`npx tsx bench/…`) import this file's makers without it.
 const { afterAll, beforeAll } =

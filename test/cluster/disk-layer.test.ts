@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { buildDiskLayer, DiskLayer } from '../../src/cluster/disk-layer.js';
-import { type CommandResult, run } from '../../src/cluster/net/_internals/exec.js';
+import { type CommandResult, run } from '../../src/core/exec.js';
 import { mountPoints, ResourceRegistry } from '../../src/cluster/resources.js';
 
 // The FUSE layer itself, mounted for real over a temp dir: what `drop-unfsynced` keeps and drops,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { run } from '../../src/cluster/net/_internals/exec.js';
+import { run } from '../../src/core/exec.js';
 import { sshHostsUnavailable, type SshHosts, useSshHosts } from '../_helpers/ssh-hosts.js';
 import {
   BIN,

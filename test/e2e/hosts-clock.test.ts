@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { LIBFAKETIME_PATHS } from '../../src/cluster/clock-preload.js';
 import { libfaketimeMissing } from '../../src/cluster/host-clock.js';
-import { run } from '../../src/cluster/net/_internals/exec.js';
+import { run } from '../../src/core/exec.js';
 import type { ClusterView } from '../../src/cluster/node-system.js';
 import { nodeWallClockMs } from '../../src/systems/kvraft/index.js';
 import { hostLeftovers, type SshHosts, sshHostsUnavailable, useSshHosts } from '../_helpers/ssh-hosts.js';

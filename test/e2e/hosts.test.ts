@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { run } from '../../src/cluster/net/_internals/exec.js';
+import { run } from '../../src/core/exec.js';
 import { hostLeftovers, type SshHosts, sshHostsUnavailable, useSshHosts } from '../_helpers/ssh-hosts.js';
 import { BIN, disposeSandbox, mallory, REPO, type Sandbox, sandbox } from './helpers.js';
 

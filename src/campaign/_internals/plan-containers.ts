@@ -3,7 +3,7 @@ import { delimiter, isAbsolute, join } from 'node:path';
 
 import type { ClusterView } from '../../cluster/node-system.js';
 import { docker, type DockerEndpoint } from '../../cluster/runtime/docker.js';
-import { shellQuote } from '../../cluster/runtime/_internals/shell.js';
+import { shellQuote } from '../../core/shell.js';
 import { ScratchDir } from '../../cluster/scratch-dir.js';
 import { UsageError } from '../../core/errors.js';
 import type { SystemAdapter } from '../../systems/system.js';

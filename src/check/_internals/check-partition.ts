@@ -1,6 +1,6 @@
 import type { Model } from '../model.js';
 import { findImpossibleOp, historyBefore } from './impossible-op.js';
-import { type MemoryLimits, NO_MEMORY_LIMIT } from './memory-limit.js';
+import { type MemoryLimits, NO_MEMORY_LIMIT } from '../../core/memory-limit.js';
 import type { PartitionData } from './partition.js';
 import { type PartitionVerdict, searchPartition } from './search.js';
 

@@ -1,6 +1,6 @@
 import type { Model } from '../model.js';
 import { checkPartition } from './check-partition.js';
-import { type MemoryLimits, NO_MEMORY_LIMIT } from './memory-limit.js';
+import { type MemoryLimits, NO_MEMORY_LIMIT } from '../../core/memory-limit.js';
 import type { PartitionData } from './partition.js';
 import { MAX_COUNTEREXAMPLES, type PartitionVerdict } from './search.js';
 

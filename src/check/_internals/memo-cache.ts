@@ -1,6 +1,6 @@
 import { mix32 } from './hash.js';
 import type { LinearizedSet } from './linearized-set.js';
-import { MemoryLimitReached } from './memory-limit.js';
+import { MemoryLimitReached } from '../../core/memory-limit.js';
 
 const HEADER_INTS = 5;
 const INFO_HEADER_INTS = 3;

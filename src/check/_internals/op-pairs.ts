@@ -1,5 +1,5 @@
 import type { Op } from '../../core/op.js';
-import { exactJson } from './exact-json.js';
+import { exactJson } from '../../core/exact-json.js';
 
 /** Each op's position in the history (its realtime order). */
 export function positionsOf(ops: readonly Op[]): Map<Op, number> {

@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 import type { ModelName } from '../model.js';
 import { modelByName } from '../models/by-name.js';
-import type { MemoryLimits } from './memory-limit.js';
+import type { MemoryLimits } from '../../core/memory-limit.js';
 import type { PartitionData } from './partition.js';
 import { checkInRounds } from './check-rounds.js';
 import type { PartitionVerdict } from './search.js';

@@ -8,7 +8,7 @@ import { canonical } from '../models/value.js';
 import type { Partition, PartitionData } from './partition.js';
 import type { WorkerInput } from './partition-worker.js';
 import { checkInRounds } from './check-rounds.js';
-import { memoryLimitsFor, type MemoryLimits } from './memory-limit.js';
+import { memoryLimitsFor, type MemoryLimits } from '../../core/memory-limit.js';
 import type { PartitionVerdict } from './search.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Model } from '../model.js';
 import { LinearizedSet } from './linearized-set.js';
 import { MemoCache } from './memo-cache.js';
-import { MemoryLimitReached, type MemoryLimits, NO_MEMORY_LIMIT } from './memory-limit.js';
+import { MemoryLimitReached, type MemoryLimits, NO_MEMORY_LIMIT } from '../../core/memory-limit.js';
 import { inputKey } from './input-key.js';
 import { INFO, OK, PENDING, type PartitionData } from './partition.js';
 import { StateSupply } from './state-supply.js';

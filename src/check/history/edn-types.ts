@@ -1,4 +1,4 @@
-import { exactJson } from '../_internals/exact-json.js';
+import { exactJson } from '../../core/exact-json.js';
 
 /**
  * The EDN types JS has no value of its own for, so that reading keeps what EDN's equality tells

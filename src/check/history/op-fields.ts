@@ -1,5 +1,5 @@
 import type { Op, OpType, ProcessId } from '../../core/op.js';
-import { exactJson } from '../_internals/exact-json.js';
+import { exactJson } from '../../core/exact-json.js';
 import { isMicroOpList } from './txn-model.js';
 
 const OP_TYPES: readonly string[] = ['invoke', 'ok', 'fail', 'info'] satisfies readonly OpType[];

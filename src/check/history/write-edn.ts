@@ -1,6 +1,6 @@
 import type { Op } from '../../core/op.js';
 import { ednText } from '../_internals/edn-text.js';
-import { exactJson } from '../_internals/exact-json.js';
+import { exactJson } from '../../core/exact-json.js';
 import { isMicroOpList } from './txn-model.js';
 
 /** A name Clojure reads as a keyword after a colon: starts with a letter or a symbol character. */

@@ -1,5 +1,5 @@
 import type { Model } from '../model.js';
-import { exactJson } from '../_internals/exact-json.js';
+import { exactJson } from '../../core/exact-json.js';
 import { type Canonical, canonical, describeCanonical, hashCanonical } from './value.js';
 
 /** What a register op asks for: a read, a write of `value`, or a compare-and-set. */

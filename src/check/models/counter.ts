@@ -1,4 +1,4 @@
-import { exactJson } from '../_internals/exact-json.js';
+import { exactJson } from '../../core/exact-json.js';
 import { hashNumber } from '../_internals/hash.js';
 import type { Model } from '../model.js';
 

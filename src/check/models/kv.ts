@@ -1,5 +1,5 @@
 import type { Model } from '../model.js';
-import { exactJson } from '../_internals/exact-json.js';
+import { exactJson } from '../../core/exact-json.js';
 import {
   type RegisterInput,
   casRegisterModel,

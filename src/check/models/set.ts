@@ -1,5 +1,5 @@
 import { ednText } from '../_internals/edn-text.js';
-import { exactJson } from '../_internals/exact-json.js';
+import { exactJson } from '../../core/exact-json.js';
 import { EdnSet } from '../history/edn-types.js';
 import { hashString } from '../_internals/hash.js';
 import type { Model } from '../model.js';

@@ -1,5 +1,5 @@
 import { escapeHtml } from '../_internals/escape-html.js';
-import { exactJson } from '../_internals/exact-json.js';
+import { exactJson } from '../../core/exact-json.js';
 import type { DependencyEdge } from './anomaly.js';
 import { cycleLine, type AnomalyReport, type EdgeRef, type TxnReport } from './txn-report.js';
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { HOST_DEFAULT_FAULT_FAMILIES, type RunConfig } from '../../campaign/config.js';
-import { libraryProblem } from '../../cluster/_internals/built-program.js';
+import { libraryProblem } from '../../cluster/built-program.js';
 import { diskLayerNeedsOn } from '../../cluster/disk-layer.js';
 import { diskLayerFixFor } from '../../cluster/host-disk-layer.js';
 import type { ClusterView } from '../../cluster/node-system.js';

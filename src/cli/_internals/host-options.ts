@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
 
-import { HOST_KEY_CHECKING } from '../../cluster/runtime/_internals/known-hosts.js';
+import { HOST_KEY_CHECKING } from '../../cluster/runtime/known-hosts.js';
 
 /** `--hosts`' help where the hosts are SSH hosts only. */
 const HOSTS_HELP = 'the hosts, one node each: a file (one [user@]host[:port] a line) or h1,h2,h3';

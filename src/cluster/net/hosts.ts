@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { PacketParams } from '../../core/fault.js';
 import type { HostLayout } from '../cluster.js';
 import type { ResourceRegistry } from '../resources.js';
-import { shellLine } from '../runtime/_internals/shell.js';
+import { shellLine } from '../../core/shell.js';
 import { DEFAULT_MAX_CHANNELS, type SshTarget, SshRuntime } from '../runtime/ssh.js';
 import type { Address, HostCaptureTap, Link, NetworkBackend } from './backend.js';
 import { FixedPorts } from './_internals/fixed-ports.js';

@@ -5,7 +5,7 @@ import type { PacketParams } from '../../core/fault.js';
 import { processStartTime, type ResourceRegistry } from '../resources.js';
 import type { Address, CaptureTap, Link, NetworkBackend } from './backend.js';
 import { DELAY_PROXY_GID, DELAY_PROXY_SCRIPT, type DelayProxyConfig } from './_internals/delay-proxy.js';
-import { mustRun, run } from './_internals/exec.js';
+import { mustRun, run } from '../../core/exec.js';
 import { FixedPorts } from './_internals/fixed-ports.js';
 import { netemDstFilterArgs } from './_internals/netem-filter.js';
 import { RulesLoader } from './_internals/rules-loader.js';

@@ -3,7 +3,7 @@ import { accessSync, closeSync, constants, openSync } from 'node:fs';
 import { copyFile, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 
-import { run } from '../net/_internals/exec.js';
+import { run } from '../../core/exec.js';
 import { processStartTime, type ResourceRegistry } from '../resources.js';
 import { signalGroup } from '../_internals/signal-group.js';
 import type {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { formatHostRows } from '../../../src/cli/_internals/doctor-hosts.js';
-import { run } from '../../../src/cluster/net/_internals/exec.js';
-import { shellLine } from '../../../src/cluster/runtime/_internals/shell.js';
+import { run } from '../../../src/core/exec.js';
+import { shellLine } from '../../../src/core/shell.js';
 import { checkBinary, checkingBinariesWith } from '../../../src/systems/check-binary.js';
 
 /** Runs argv through `sh -c`, as a host's SSH runtime does. */

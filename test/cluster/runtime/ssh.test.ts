@@ -199,7 +199,7 @@ describe.skipIf(unavailable !== undefined)(
 
     it('says which host refused the connection or the key, and what to do', async () => {
       const stranger = join(root, 'stranger');
-      const { run } = await import('../../../src/cluster/net/_internals/exec.js');
+      const { run } = await import('../../../src/core/exec.js');
       await run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', stranger]);
       await expect(SshRuntime.connect(target(1, { privateKey: stranger }))).rejects.toThrow(
         `host ${hosts.addresses[1]}: the key was rejected for user root: add its public key to ~root/.ssh/authorized_keys there, or give the right --ssh-private-key / --username`,

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 
 import { storedBytes } from '../../_internals/copy-tree.js';
 import { waitGroupsStoppedScript } from '../../_internals/group-stopped.js';
-import { mustRun } from '../../net/_internals/exec.js';
+import { mustRun } from '../../../core/exec.js';
 import type { NodeRuntime } from '../runtime.js';
 
 /** The longest a copy, archive or unpack of a data dir may take, on the host or here. */

@@ -1,4 +1,4 @@
-import { shellQuote } from './shell.js';
+import { shellQuote } from '../../../core/shell.js';
 
 /**
  * The shell text a remote runtime (SSH, `docker exec`) runs for its file operations on the host:

@@ -1,7 +1,7 @@
 import { constants } from 'node:os';
 
 import type { ProcessEnd, StartSpec } from '../runtime.js';
-import { shellLine, shellQuote } from './shell.js';
+import { shellLine, shellQuote } from '../../../core/shell.js';
 
 /**
  * The shell side of starting a node on a host the fuzzer reaches through a command channel (SSH,

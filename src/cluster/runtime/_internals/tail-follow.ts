@@ -1,4 +1,4 @@
-import { shellQuote } from './shell.js';
+import { shellQuote } from '../../../core/shell.js';
 
 /**
  * The shell side of following files on a host over one command channel: up to two files per

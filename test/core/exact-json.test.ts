@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { exactJson } from '../../../src/check/_internals/exact-json.js';
+import { exactJson } from '../../src/core/exact-json.js';
 
 describe('exactJson', () => {
   it('writes what JSON.stringify writes for values without integers beyond 2^53', () => {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
-import type { ExecResult } from '../runtime/runtime.js';
+import type { ExecResult } from './runtime/runtime.js';
 
 /** What the check and the copy need of a host. */
 export interface ProgramHost {

@@ -21,8 +21,8 @@ import {
   neededLibraries,
   parseLdd,
   type ProgramHost,
-} from '../../../src/cluster/_internals/built-program.js';
-import { run } from '../../../src/cluster/net/_internals/exec.js';
+} from '../../src/cluster/built-program.js';
+import { run } from '../../src/core/exec.js';
 
 const DQLITE_DEMO = '/usr/bin/dqlite-demo';
 

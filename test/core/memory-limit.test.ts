@@ -1,20 +1,20 @@
 import { describe, expect, it } from 'vitest';
 
-import type { Op } from '../../../src/core/op.js';
-import { HistoryBuilder } from '../../../src/check/_internals/history-builder.js';
-import { LinearizedSet } from '../../../src/check/_internals/linearized-set.js';
-import { MemoCache } from '../../../src/check/_internals/memo-cache.js';
+import type { Op } from '../../src/core/op.js';
+import { HistoryBuilder } from '../../src/check/_internals/history-builder.js';
+import { LinearizedSet } from '../../src/check/_internals/linearized-set.js';
+import { MemoCache } from '../../src/check/_internals/memo-cache.js';
 import {
   MemoryLimitReached,
   describeBytes,
   memoryLimitsFor,
   parseByteSize,
-} from '../../../src/check/_internals/memory-limit.js';
-import type { PartitionData } from '../../../src/check/_internals/partition.js';
-import { searchPartition } from '../../../src/check/_internals/search.js';
-import { checkOps } from '../../../src/check/linearizable.js';
-import { modelByName } from '../../../src/check/models/by-name.js';
-import { generateKvHistory } from '../generate-history.js';
+} from '../../src/core/memory-limit.js';
+import type { PartitionData } from '../../src/check/_internals/partition.js';
+import { searchPartition } from '../../src/check/_internals/search.js';
+import { checkOps } from '../../src/check/linearizable.js';
+import { modelByName } from '../../src/check/models/by-name.js';
+import { generateKvHistory } from '../check/generate-history.js';
 
 const MIB = 1024 ** 2;
 

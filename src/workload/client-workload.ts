@@ -1,13 +1,13 @@
-import { canonical, type Canonical } from '../../check/models/value.js';
-import { ClientScope } from '../../core/client-scope.js';
-import { sleep } from '../../core/clock.js';
-import type { ClusterView } from '../../systems/system.js';
-import type { History } from '../history.js';
-import type { FinalReadOptions, OpCounts, Workload } from '../workload.js';
-import { isRefusal } from '../../core/refusal.js';
+import { canonical, type Canonical } from '../check/models/value.js';
+import { ClientScope } from '../core/client-scope.js';
+import { sleep } from '../core/clock.js';
+import type { ClusterView } from '../systems/system.js';
+import type { History } from './history.js';
+import type { FinalReadOptions, OpCounts, Workload } from './workload.js';
+import { isRefusal } from '../core/refusal.js';
 import { closeClient, type Closable } from './close-client.js';
-import { Throttle } from './throttle.js';
-import { withTimeout } from './with-timeout.js';
+import { Throttle } from './_internals/throttle.js';
+import { withTimeout } from './_internals/with-timeout.js';
 
 const FAIL_BACKOFF_MS = 100;
 /** Between rounds of final reads that found the nodes still disagreeing. */

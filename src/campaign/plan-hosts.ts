@@ -1,22 +1,22 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import { findLibfaketimeOn } from '../../cluster/clock-preload.js';
-import { libfaketimeMissing } from '../../cluster/host-clock.js';
-import { diskLayerNeedsOn } from '../../cluster/disk-layer.js';
-import { diskHostRefusal } from '../../cluster/host-disk-layer.js';
-import { HostsBackend } from '../../cluster/net/hosts.js';
-import { libraryProblem } from '../../cluster/_internals/built-program.js';
-import type { ClusterView, LaunchSpec } from '../../cluster/node-system.js';
-import { defaultKnownHosts } from '../../cluster/runtime/hosts-spec.js';
-import { HostError, type SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
-import { ScratchDir } from '../../cluster/scratch-dir.js';
-import { UsageError } from '../../core/errors.js';
-import { FAMILY_KINDS } from '../../core/fault.js';
-import type { SystemAdapter } from '../../systems/system.js';
-import { HOST_FAULT_FAMILIES, type RunConfig } from '../config.js';
-import { isLet, readSchedule } from '../schedule-file.js';
-import { packetEffectsOf } from './packet-effects.js';
+import { findLibfaketimeOn } from '../cluster/clock-preload.js';
+import { libfaketimeMissing } from '../cluster/host-clock.js';
+import { diskLayerNeedsOn } from '../cluster/disk-layer.js';
+import { diskHostRefusal } from '../cluster/host-disk-layer.js';
+import { HostsBackend } from '../cluster/net/hosts.js';
+import { libraryProblem } from '../cluster/built-program.js';
+import type { ClusterView, LaunchSpec } from '../cluster/node-system.js';
+import { defaultKnownHosts } from '../cluster/runtime/hosts-spec.js';
+import { HostError, type SshRuntime, type SshTarget } from '../cluster/runtime/ssh.js';
+import { ScratchDir } from '../cluster/scratch-dir.js';
+import { UsageError } from '../core/errors.js';
+import { FAMILY_KINDS } from '../core/fault.js';
+import type { SystemAdapter } from '../systems/system.js';
+import { HOST_FAULT_FAMILIES, type RunConfig } from './config.js';
+import { isLet, readSchedule } from './schedule-file.js';
+import { packetEffectsOf } from './_internals/packet-effects.js';
 
 /** Whether the run's faults or its schedule files' lines include disk faults. */
 function wantsDisk(config: RunConfig, nodes: readonly string[]): boolean {

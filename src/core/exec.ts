@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 
-import { crashPoint } from '../../../core/crash-point.js';
+import { crashPoint } from './crash-point.js';
 
 export interface CommandResult {
   readonly code: number;
