@@ -104,7 +104,11 @@ async function recoveryFinding(live: LiveRun, recovery: Recovery): Promise<Findi
       },
     };
   }
-  const asked = await recoveryEvidence(parts.cluster, plan.system, recovery.resetErrors, config.opTimeoutMs);
+  const lastHeal = parts.nemesis.lastHeal();
+  const asked = await recoveryEvidence(parts.cluster, plan.system, recovery.resetErrors, config.opTimeoutMs, {
+    ...(recovery.attempts.length > 0 ? { lastAttempt: recovery.attempts[recovery.attempts.length - 1] } : {}),
+    ...(lastHeal !== undefined ? { lastHeal } : {}),
+  });
   const evidence = { ...asked, timeoutMs: recovery.timeoutMs, ...polls };
   const waited = (config.recoveryTimeoutMs * 1.5) / 1000;
   return {
