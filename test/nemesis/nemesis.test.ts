@@ -278,6 +278,18 @@ describe('Nemesis membership: a joiner starts only once the cluster has accepted
     ]);
   });
 
+  it('two heals at once run one after the other: the second finds nothing left to undo', async () => {
+    const { fake, nemesis } = setUp();
+    await nemesis.enact({ f: 'member-remove', value: ['n3'] });
+    await nemesis.enact({ f: 'pause', value: ['n1'] });
+    fake.log.length = 0;
+
+    expect(await Promise.all([nemesis.healAll(), nemesis.healAll()])).toEqual([[], []]);
+
+    expect(fake.log).toEqual(['resume n1', 'wipe n3', 'add n3', 'start n3']);
+    expect(nemesis.lastHeal()?.ops).toEqual([]);
+  });
+
   it('a heal-all line (a quiet period of --pace, kept in bug records) undoes every fault as healAll does', async () => {
     const { fake, nemesis } = setUp();
     await nemesis.enact({ f: 'member-remove', value: ['n3'] });
