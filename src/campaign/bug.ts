@@ -16,7 +16,18 @@ export type BugKind =
   | 'recovery'
   | 'durability';
 
-/** A bug with everything needed to understand and replay it. */
+/** One schedule that found a bug: the first one recorded it, each later one is a hit of it. */
+export interface BugHit {
+  readonly schedule: number;
+  /** ms since the run started when the schedule found it. */
+  readonly foundAtMs: number;
+  readonly message: string;
+}
+
+/**
+ * A bug with everything needed to understand and replay it: one per root cause (signature) in a
+ * run, found by the schedules its `hits` list; its schedule, evidence and files are the first hit's.
+ */
 export interface BugRecord {
   readonly id: number;
   readonly schedule: number;
@@ -32,4 +43,8 @@ export interface BugRecord {
   /** The bug's files under the run dir (`bugs/<id>/`). */
   readonly dir: string;
   readonly html?: string;
+  /** What makes findings one bug (`findingSignature`); absent in summaries written before. */
+  readonly signature?: string;
+  /** Every schedule that found it, the first (this record's) included; absent in summaries written before. */
+  readonly hits?: readonly BugHit[];
 }

@@ -41,6 +41,11 @@ export interface Finding {
    * verdict is unknown, its message says why. Always a note, never a bug.
    */
   readonly unknown?: true;
+  /**
+   * What makes it one bug with others (`findingSignature`), when the finding says it itself;
+   * otherwise its kind, name and the shape of its evidence.
+   */
+  readonly signature?: string;
 }
 
 /** A check run on each schedule's history and observations. */

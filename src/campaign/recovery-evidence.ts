@@ -2,7 +2,8 @@ import { join } from 'node:path';
 
 import { lastLinesOf } from '../check/logs.js';
 import type { NodeStatus } from '../cluster/cluster.js';
-import type { ReadyAttempt } from '../cluster/node-system.js';
+import type { ReadyAttempt, ReadyCheck } from '../cluster/node-system.js';
+import type { HealRecord } from '../nemesis/nemesis.js';
 import { rethrowHarness } from '../core/errors.js';
 import type { ClientResult, ClusterView, SystemAdapter } from '../systems/system.js';
 import { closeClient } from '../workload/close-client.js';
@@ -17,6 +18,8 @@ export interface NodeAnswer {
   readonly read?: ClientResult;
   /** Its last lines (stdout and stderr), oldest first. */
   readonly lastLines: readonly string[];
+  /** What the system's `ready()` checked of this node in its last poll (e.g. its read). */
+  readonly ready?: readonly ReadyCheck[];
 }
 
 /** The evidence of a `no-recovery` finding. */
@@ -33,6 +36,20 @@ export interface RecoveryEvidence {
   /** The members in the system's own configuration; null when it did not answer. */
   readonly members?: readonly string[] | null;
   readonly nodes: readonly NodeAnswer[];
+  /**
+   * What the last poll of `ready()` checked of the whole cluster (dqlite: the raft configuration
+   * it read, and which members it lacks).
+   */
+  readonly clusterChecks?: readonly ReadyCheck[];
+  /** The last heal before it: what each family undid, on which nodes, and its errors. */
+  readonly lastHeal?: HealRecord;
+}
+
+/** What the recovery wait saw last, besides what the nodes answer when asked once more. */
+export interface RecoveryContext {
+  /** The last poll of `ready()`. */
+  readonly lastAttempt?: ReadyAttempt;
+  readonly lastHeal?: HealRecord;
 }
 
 export interface RecoveryCluster extends ClusterView {
@@ -55,8 +72,10 @@ export async function recoveryEvidence(
   system: SystemAdapter,
   resetErrors: readonly string[],
   timeoutMs: number,
+  context: RecoveryContext = {},
 ): Promise<RecoveryEvidence> {
   const nodes: NodeAnswer[] = [];
+  const checks = context.lastAttempt?.checks ?? [];
   for (const node of cluster.nodes) {
     const status = cluster.statusOf(node);
     let read: ClientResult | undefined;
@@ -74,7 +93,15 @@ export async function recoveryEvidence(
     const lastLines = ['stdout.log', 'stderr.log'].flatMap((s) =>
       lastLinesOf(join(cluster.logDir(node), s), LAST_LINES),
     );
-    nodes.push({ node, status, member: cluster.isMember(node), ...(read ? { read } : {}), lastLines });
+    const ready = checks.filter((c) => c.node === node);
+    nodes.push({
+      node,
+      status,
+      member: cluster.isMember(node),
+      ...(read ? { read } : {}),
+      lastLines,
+      ...(ready.length > 0 ? { ready } : {}),
+    });
   }
   const ask = async <T>(
     question: (() => Promise<T | undefined>) | undefined,
@@ -91,12 +118,23 @@ export async function recoveryEvidence(
   const leader = await ask(leadership ? () => leadership.leader(cluster) : undefined);
   const configuration = system.membership?.configuration?.bind(system.membership);
   const members = await ask(configuration ? () => configuration(cluster) : undefined);
+  const clusterChecks = checks.filter((c) => c.node === undefined);
   return {
     resetErrors,
     ...(leader !== undefined ? { leader } : {}),
     ...(members !== undefined ? { members } : {}),
     nodes,
+    ...(clusterChecks.length > 0 ? { clusterChecks } : {}),
+    ...(context.lastHeal !== undefined ? { lastHeal: context.lastHeal } : {}),
   };
+}
+
+/** A heal in words: `start n2; member-add n3` (a family that acted on no node names none). */
+export function describeHeal(heal: HealRecord): string {
+  if (heal.ops.length === 0) return 'nothing to undo';
+  return heal.ops
+    .map((op) => (Array.isArray(op.value) && op.value.length > 0 ? `${op.f} ${op.value.join(',')}` : op.f))
+    .join('; ');
 }
 
 /** One line: each node's answer, the leader and the members, e.g. for a finding's message. */
@@ -116,6 +154,7 @@ export function describeRecovery(evidence: RecoveryEvidence): string {
     parts.push(`members: ${evidence.members === null ? 'no answer' : evidence.members.join(',')}`);
   }
   if (evidence.resetErrors.length > 0) parts.push(`reset errors: ${evidence.resetErrors.join('; ')}`);
+  if (evidence.lastHeal !== undefined) parts.push(`last heal: ${describeHeal(evidence.lastHeal)}`);
   return parts.join(' — ');
 }
 

@@ -112,7 +112,14 @@ export class ProgressReporter implements Reporter {
     if (s.timing !== undefined) lines.push(`  ${describeRunTiming(s.timing)}`);
     if (s.error !== undefined) lines.push(`  error: ${s.error}`);
     lines.push(`  verdict: ${describeRunVerdict(s.verdict)}`);
-    for (const b of s.bugs) lines.push(`  bug #${b.id} [${b.kind}] schedule ${b.schedule + 1}: ${b.message}`);
+    for (const b of s.bugs) {
+      const hits = b.hits ?? [];
+      const again =
+        hits.length > 1
+          ? ` (${hits.length} hits: schedules ${hits.map((h) => h.schedule + 1).join(', ')})`
+          : '';
+      lines.push(`  bug #${b.id} [${b.kind}] schedule ${b.schedule + 1}${again}: ${b.message}`);
+    }
     for (const [k, v] of Object.entries(s.metrics)) lines.push(`  ${k}: ${v}`);
     lines.push(`  run dir: ${s.runDir}`);
     if (s.report !== undefined) lines.push(`  report:  ${s.report}`);

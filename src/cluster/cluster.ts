@@ -20,6 +20,9 @@ import { waitGroupsStopped } from './_internals/group-stopped.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
 
+/** What `Cluster.start` did: `up` when the node ran already, or was being started. */
+export type StartOutcome = 'started' | 'up';
+
 /** A node process that ended. `expected` is false when nothing we did ended it. */
 export interface NodeExit {
   readonly node: string;
@@ -146,6 +149,8 @@ export class Cluster implements ClusterView {
   /** Where the programs built here (`LaunchSpec.built`) run from on each host. */
   private readonly builtPrograms: BuiltPrograms | undefined;
   private readonly procs = new Map<string, NodeProcess>();
+  /** The starts under way, one per node at most. */
+  private readonly starting = new Map<string, Promise<void>>();
   private readonly status = new Map<string, NodeStatus>();
   private readonly memberSet: Set<string>;
   /** Nodes wiped since the cluster was bootstrapped: they come back only by joining it. */
@@ -307,13 +312,27 @@ export class Cluster implements ClusterView {
   }
 
   /**
-   * Starts a node that is not running, on its data dir. A node wiped since the bootstrap starts as
-   * a joiner, every time until the next bootstrap: started with the bootstrap's configuration, it
-   * would claim a member id the cluster has removed.
+   * Starts a node that is not running, on its data dir: `started`. A node that runs (or is paused),
+   * or whose start is under way, is not started again: `up` (two processes of one node would both
+   * claim its place in the cluster). A node wiped since the bootstrap starts as a joiner, every time
+   * until the next bootstrap: started with the bootstrap's configuration, it would claim a member id
+   * the cluster has removed.
    */
-  async start(node: string): Promise<void> {
+  async start(node: string): Promise<StartOutcome> {
+    const underWay = this.starting.get(node);
+    if (underWay) {
+      await underWay;
+      return 'up';
+    }
     const status = this.statusOf(node);
-    if (status === 'running' || status === 'paused') return;
+    if (status === 'running' || status === 'paused') return 'up';
+    const launched = this.launchNode(node).finally(() => this.starting.delete(node));
+    this.starting.set(node, launched);
+    await launched;
+    return 'started';
+  }
+
+  private async launchNode(node: string): Promise<void> {
     await this.prepareHost(node);
     await this.disk?.mount(node, this.dataDir(node), this.logDir(node));
     const view = this.launchView();
@@ -390,6 +409,8 @@ export class Cluster implements ClusterView {
 
   /** SIGKILLs the node's process group and waits for it to end. */
   async kill(node: string, as: NodeStatus = 'killed'): Promise<void> {
+    // A start under way ends with a process: that one is killed.
+    await this.starting.get(node)?.catch(() => undefined);
     const proc = this.procs.get(node);
     this.status.set(node, as);
     if (!proc) return;

@@ -6,6 +6,7 @@ import { bugCommands } from '../report/results.js';
 import { fleetReportHtml } from './fleet-report-html.js';
 import type { FleetFinding, FleetGroup, FleetReport } from './fleet-report-shape.js';
 import type { Plan } from './plan.js';
+import { groupBySignature } from '../campaign/finding-groups.js';
 import { readRecords, type RecordedFinding } from './records.js';
 import { unionStates } from './states.js';
 import { fleetStatus } from './status.js';
@@ -87,17 +88,18 @@ export function fleetReport(plan: Plan): FleetReport {
 }
 
 function dedupeFindings(plan: Plan, records: ReturnType<typeof readRecords>): FleetFinding[] {
-  const hits = new Map<string, { finding: RecordedFinding; index: number; worker: string }[]>();
+  const found: { finding: RecordedFinding; index: number; worker: string }[] = [];
   for (const [index, record] of records) {
     if (record.status !== 'done') continue;
-    for (const finding of record.findings ?? []) {
-      const list = hits.get(finding.signature) ?? [];
-      list.push({ finding, index, worker: `${record.host}:${record.pid}` });
-      hits.set(finding.signature, list);
-    }
+    for (const finding of record.findings ?? [])
+      found.push({ finding, index, worker: `${record.host}:${record.pid}` });
   }
-  const out = [...hits].map(([signature, list]): FleetFinding => {
-    const first = [...list].sort((a, b) => a.finding.foundAtMs - b.finding.foundAtMs || a.index - b.index)[0];
+  const groups = groupBySignature(
+    found,
+    (h) => h.finding.signature,
+    (a, b) => a.finding.foundAtMs - b.finding.foundAtMs || a.index - b.index,
+  );
+  const out = groups.map(({ signature, first, hits: list }): FleetFinding => {
     const campaigns = sortedUnique(list.map((h) => h.index));
     const of = (i: number) => plan.campaigns[i];
     return {
@@ -105,7 +107,7 @@ function dedupeFindings(plan: Plan, records: ReturnType<typeof readRecords>): Fl
       kind: first.finding.kind,
       name: first.finding.name,
       message: first.finding.message,
-      hits: list.length,
+      hits: list.reduce((n, h) => n + (h.finding.hits ?? 1), 0),
       campaigns,
       workers: sortedUnique(list.map((h) => h.worker)),
       seeds: sortedUnique(campaigns.map((i) => of(i).seed)),

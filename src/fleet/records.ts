@@ -43,6 +43,8 @@ export interface RecordedFinding {
   readonly foundAtMs: number;
   /** The bug's directory (`<run>/bugs/<id>`). */
   readonly dir: string;
+  /** How many schedules of its campaign found it (absent in records written before: one). */
+  readonly hits?: number;
 }
 
 export interface IndexRecord {

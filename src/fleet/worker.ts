@@ -2,7 +2,7 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
-import type { BugRecord } from '../campaign/bug.js';
+import { findingSignature } from '../campaign/finding-groups.js';
 import { compareRunOf } from '../campaign/compare.js';
 import type { Reporter, RunSummary } from '../campaign/reporter.js';
 import { runCampaign, type RunOptions } from '../campaign/run-campaign.js';
@@ -10,6 +10,8 @@ import { campaignConfig, type Plan } from './plan.js';
 import { claimIndex, type IndexRecord, readRecord, type RecordedFinding, writeRecord } from './records.js';
 
 /** A worker's exit status: a finding is data, so a campaign that ran is 0 whatever it found. */
+export { evidenceShape, findingSignature } from '../campaign/finding-groups.js';
+
 export const WORKER_EXIT = {
   /** The campaign ran to its end (or had already): its findings are in its run. */
   done: 0,
@@ -32,36 +34,16 @@ export interface WorkerOutcome {
   readonly summary?: RunSummary;
 }
 
-/**
- * The shape of a finding's evidence: its fields and their types, not their values (two lost
- * writes of different keys have one shape), to two levels.
- */
-export function evidenceShape(value: unknown, depth = 2): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value))
-    return depth === 0 || value.length === 0 ? '[]' : `[${evidenceShape(value[0], depth - 1)}]`;
-  if (typeof value === 'object') {
-    if (depth === 0) return '{}';
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${k}:${evidenceShape((value as Record<string, unknown>)[k], depth - 1)}`).join(',')}}`;
-  }
-  return typeof value;
-}
-
-/** What deduplicates a finding across workers: kind, name and the shape of its evidence. */
-export function findingSignature(bug: Pick<BugRecord, 'kind' | 'name' | 'evidence'>): string {
-  return `${bug.kind}/${bug.name} ${evidenceShape(bug.evidence)}`;
-}
-
 function findingsOf(summary: RunSummary): RecordedFinding[] {
   return summary.bugs.map((b) => ({
     kind: b.kind,
     name: b.name,
-    signature: findingSignature(b),
+    signature: b.signature ?? findingSignature(b),
     message: b.message,
     schedule: b.schedule,
     foundAtMs: b.foundAtMs,
     dir: resolve(summary.runDir, b.dir),
+    ...(b.hits !== undefined && b.hits.length > 1 ? { hits: b.hits.length } : {}),
   }));
 }
 

@@ -36,8 +36,20 @@ import type { FaultTargets } from '../core/fault-targets.js';
 
 export type { FaultOutcome, HealOp, NemesisCluster } from './families/family.js';
 
-/** Hears each family's part of a reset: before it (`invoke`) and after it, with its errors (`done`). */
+/**
+ * Hears each family's part of a reset: before it (`invoke`, what it means to undo) and after it
+ * (`done`, what it undid: the nodes it started, resumed or added back), with its errors.
+ */
 export type HealJournal = (phase: 'invoke' | 'done', op: HealOp, errors?: readonly string[]) => void;
+
+/** The last reset (or heal-all): what each family undid, on which nodes, and the errors it met. */
+export interface HealRecord {
+  /** Wall-clock ms when it ended. */
+  readonly endedAtMs: number;
+  readonly ms: number;
+  readonly ops: readonly HealOp[];
+  readonly errors: readonly string[];
+}
 
 /** One entry of a fault schedule file (`--schedule`), as bug records write it. */
 export interface ScheduleEntry {
@@ -53,6 +65,12 @@ export interface ScheduleEntry {
    * is another node swaps the two names in `nodes` and `links`, so the fault meets the same roles.
    */
   readonly leader?: string;
+}
+
+/** The nodes some heal ops name (a partition's heal names the nodes of its links). */
+function healedNodes(ops: readonly HealOp[]): string[] {
+  const nodes = ops.flatMap((op) => (Array.isArray(op.value) ? (op.value as unknown[]) : []));
+  return [...new Set(nodes.filter((n): n is string => typeof n === 'string'))].sort();
 }
 
 /**
@@ -111,6 +129,9 @@ export class Nemesis {
   private readonly packages = allFamilies();
   private readonly byKind: ReadonlyMap<FaultKind, FaultFamilyPackage>;
   private readonly leaderListeners: ((node: string) => void)[] = [];
+  /** The heal under way: a second one waits for it (two heals would start one node twice). */
+  private healing: Promise<unknown> = Promise.resolve();
+  private last: HealRecord | undefined;
 
   constructor(
     cluster: NemesisCluster,
@@ -202,9 +223,10 @@ export class Nemesis {
   async enact(fault: Fault, recorded?: Recorded): Promise<FaultOutcome> {
     if (fault.f === 'heal-all') {
       const errors = await this.healAll();
+      const nodes = healedNodes(this.last?.ops ?? []);
       return errors.length === 0
-        ? { fault, nodes: [], outcome: 'ok' }
-        : { fault, nodes: [], outcome: 'error', error: errors.join('; ') };
+        ? { fault, nodes, outcome: 'ok' }
+        : { fault, nodes, outcome: 'error', error: errors.join('; ') };
     }
     const family = this.byKind.get(fault.f);
     if (family === undefined) {
@@ -225,14 +247,32 @@ export class Nemesis {
    * after (`done`, with the errors it met): the history's record of the reset.
    */
   async healAll(journal?: HealJournal): Promise<string[]> {
+    const heal = this.healing.then(() => this.healOnce(journal));
+    this.healing = heal.catch(() => undefined);
+    return heal;
+  }
+
+  /** The last reset or heal-all: what it undid on which nodes (a no-recovery finding shows it). */
+  lastHeal(): HealRecord | undefined {
+    return this.last;
+  }
+
+  private async healOnce(journal?: HealJournal): Promise<string[]> {
+    const begun = Date.now();
     const errors: string[] = [];
+    const ops: HealOp[] = [];
     for (const p of this.packages) {
-      const undo = journal ? p.undoing?.(this.ctx) : undefined;
+      const undo = p.undoing?.(this.ctx);
       if (undo) journal?.('invoke', undo);
       const before = errors.length;
-      await p.heal(this.ctx, errors);
-      if (undo) journal?.('done', undo, errors.slice(before));
+      const acted = await p.heal(this.ctx, errors);
+      const done = undo && acted ? { ...undo, value: [...acted] } : undo;
+      if (done) {
+        ops.push(done);
+        journal?.('done', done, errors.slice(before));
+      }
     }
+    this.last = { endedAtMs: Date.now(), ms: Date.now() - begun, ops, errors };
     return errors;
   }
 }

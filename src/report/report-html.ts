@@ -99,7 +99,10 @@ function header(data: RunData, results: Results): string {
     ],
     ['faults', `${c.faults.ok} ok, ${c.faults.error} errored, ${c.faults.skipped} skipped`],
     ['verdict', runVerdictLine(results)],
-    ['bugs', String(c.bugs)],
+    [
+      'bugs',
+      `${c.bugs}${c.bugHits !== undefined && c.bugHits > c.bugs ? ` (one per root cause; found ${c.bugHits} times in all)` : ''}`,
+    ],
   ];
   return [
     `<h1>Mallory run: ${escapeXml(r.system)} ${escapeXml(r.id)}</h1>`,
@@ -197,12 +200,23 @@ function sequencesSection(results: Results): string {
   ].join('\n');
 }
 
+/** The later schedules that found a bug again (its record keeps the first one's), or nothing. */
+function hitsLine(bug: Results['bugs'][number]): string {
+  const later = (bug.hits ?? []).slice(1);
+  if (later.length === 0) return '';
+  const items = later.map(
+    (h) => `schedule ${ordinal(h.schedule)} at ${s(h.foundAtMs)}: ${escapeXml(h.message.slice(0, 300))}`,
+  );
+  return `<details class="hits"><summary>found again by ${later.length} more schedule${later.length === 1 ? '' : 's'} (${later.map((h) => ordinal(h.schedule)).join(', ')})</summary><ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul></details>`;
+}
+
 function bugsSection(results: Results, outDir: string): string {
   if (results.bugs.length === 0) return '<h2 id="bugs">Bugs</h2>\n<p class="none">No bugs found.</p>';
   const bugs = results.bugs.map((b) =>
     [
       `<div class="bug"><h3>bug ${b.id}: ${escapeXml(b.kind)}/${escapeXml(b.name)} (schedule ${ordinal(b.schedule)}, at ${s(b.foundAtMs)})</h3>`,
       `<p>${escapeXml(b.message)}</p>`,
+      hitsLine(b),
       `<p>record: <code>${escapeXml(b.dir)}</code>${b.checkHtml !== null ? ` — <a href="${escapeXml(relative(outDir, b.checkHtml))}">check.html</a> (the counterexample)` : ''}</p>`,
       `<p>replay: <code>${escapeXml(b.replay)}</code><br>shrink: <code>${escapeXml(b.shrink)}</code></p>`,
       `<p class="start">${b.checkpoint !== null ? `a replay starts from the checkpoint of schedule ${ordinal(b.schedule)}: <code>${escapeXml(b.checkpoint)}</code> (every node's data dir as that schedule began; <code>--fresh</code> for empty ones)` : 'a replay starts from empty data dirs: the run kept no checkpoint of this schedule'}</p>`,

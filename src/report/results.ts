@@ -117,7 +117,10 @@ export const ResultsSchema = z
           .object({ ok: Count, skipped: Count, error: Count })
           .strict()
           .describe('faults tried, by outcome'),
-        bugs: Count,
+        bugs: Count.describe('bugs: one per root cause, however many schedules found it'),
+        bugHits: Count.optional().describe(
+          'schedules that found a bug, summed over the bugs (absent in runs stored before bugs had hits)',
+        ),
       })
       .strict(),
     faults: z.array(
@@ -149,6 +152,18 @@ export const ResultsSchema = z
           name: z.string(),
           message: z.string(),
           foundAtMs: Ms,
+          signature: z
+            .string()
+            .optional()
+            .describe(
+              'what makes a later finding a hit of this bug: kind, name and the shape of its evidence',
+            ),
+          hits: z
+            .array(z.object({ schedule: Count, foundAtMs: Ms, message: z.string() }).strict())
+            .optional()
+            .describe(
+              'every schedule that found it, the first (whose schedule and evidence the record keeps, for replay) included',
+            ),
           dir: z.string().describe('the bug record: schedule.jsonl, evidence.json, check.html'),
           checkHtml: z.string().nullable(),
           replay: z.string().describe('the command that runs it again'),
@@ -344,6 +359,7 @@ export function runResults(data: RunData): Results {
       ops: opCounts,
       faults: faultCounts,
       bugs: stored.bugs.length,
+      bugHits: stored.bugs.reduce((n, b) => n + b.hits.length, 0),
     },
     faults: data.faults.map((f) => ({
       schedule: f.schedule,
@@ -366,6 +382,12 @@ export function runResults(data: RunData): Results {
         name: b.name,
         message: b.message,
         foundAtMs: Math.max(0, Math.round(b.foundAtMs)),
+        ...(b.signature !== null ? { signature: b.signature } : {}),
+        hits: b.hits.map((h) => ({
+          schedule: h.schedule,
+          foundAtMs: Math.max(0, Math.round(h.foundAtMs)),
+          message: h.message,
+        })),
         dir,
         checkHtml: existsSync(html) ? html : null,
         ...bugCommands(dir),

@@ -11,7 +11,8 @@ export interface IndexedRun {
   readonly run: StoredRun['run'];
   readonly schedules: number;
   readonly faults: number;
-  readonly bugs: readonly { readonly kind: string; readonly name: string }[];
+  /** One per root cause, with how many schedules found it. */
+  readonly bugs: readonly { readonly kind: string; readonly name: string; readonly hits: number }[];
   readonly report: string | undefined;
   /** The bug this run is a replay or shrink try of; absent for a campaign (and runs stored before). */
   readonly replayOf?: ReplayOf;
@@ -40,7 +41,7 @@ export function listRuns(storeDir: string): IndexedRun[] {
         run: stored.run,
         schedules: stored.schedules.length,
         faults: stored.faults.filter((f) => f.outcome === 'ok').length,
-        bugs: stored.bugs.map((b) => ({ kind: b.kind, name: b.name })),
+        bugs: stored.bugs.map((b) => ({ kind: b.kind, name: b.name, hits: b.hits.length })),
         report: existsSync(report) ? report : undefined,
         ...(replayOf !== undefined ? { replayOf } : {}),
       });
@@ -129,7 +130,7 @@ export function writeStoreIndex(storeDir: string): {
   const found = (r: IndexedRun): string =>
     r.bugs.length === 0
       ? '0'
-      : `${r.bugs.length}: ${escapeXml([...new Set(r.bugs.map((b) => `${b.kind}/${b.name}`))].join(', '))}`;
+      : `${r.bugs.length}: ${escapeXml(r.bugs.map((b) => `${b.kind}/${b.name}${b.hits > 1 ? ` (${b.hits} hits)` : ''}`).join(', '))}`;
   const tryRow = (r: IndexedRun, withBug: boolean): string => {
     const of = r.replayOf!;
     const what = `${of.kind}${of.candidate !== undefined ? ` of candidate ${of.candidate}` : ''}, try ${of.try + 1}`;

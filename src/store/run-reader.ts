@@ -76,6 +76,13 @@ export interface StoredMetrics {
   readonly values: Readonly<Record<string, number>>;
 }
 
+/** A schedule that found a bug (the first one recorded it). */
+export interface StoredHit {
+  readonly schedule: number;
+  readonly foundAtMs: number;
+  readonly message: string;
+}
+
 export interface StoredBug {
   readonly id: number;
   readonly schedule: number;
@@ -85,6 +92,10 @@ export interface StoredBug {
   readonly seed: number;
   readonly foundAtMs: number;
   readonly html: string | null;
+  /** What made later findings hits of it; null in runs stored before bugs had hits. */
+  readonly signature: string | null;
+  /** Every schedule that found it, the first included (runs stored before: the first alone). */
+  readonly hits: readonly StoredHit[];
 }
 
 /** Everything `run.db` holds about a run except the policy's values and the states' features. */
@@ -203,7 +214,9 @@ export function readStoredRun(dir: string): StoredRun {
       values_json: string;
     }[];
     const bugs = db
-      .prepare('SELECT id, schedule, kind, name, message, seed, found_at_ms, html FROM bugs ORDER BY id')
+      .prepare(
+        `SELECT id, schedule, kind, name, message, seed, found_at_ms, html${hasColumn(db, 'bugs', 'hits') ? ', signature, hits' : ''} FROM bugs ORDER BY id`,
+      )
       .all() as {
       id: number;
       schedule: number;
@@ -213,6 +226,9 @@ export function readStoredRun(dir: string): StoredRun {
       seed: number;
       found_at_ms: number;
       html: string | null;
+      /** Absent in runs stored before bugs had hits. */
+      signature?: string | null;
+      hits?: string | null;
     }[];
     const states = db.prepare('SELECT abstraction, COUNT(*) AS n FROM states GROUP BY abstraction').all() as {
       abstraction: string;
@@ -272,6 +288,10 @@ export function readStoredRun(dir: string): StoredRun {
         seed: b.seed,
         foundAtMs: b.found_at_ms,
         html: b.html,
+        signature: b.signature ?? null,
+        hits: parseJson<StoredHit[] | null>(b.hits ?? null, null) ?? [
+          { schedule: b.schedule, foundAtMs: b.found_at_ms, message: b.message },
+        ],
       })),
       states: Object.fromEntries(states.map((s) => [s.abstraction, s.n])),
       templates: Object.fromEntries(readTemplates(db).map((t) => [t.id, t.tokens.join(' ')])),

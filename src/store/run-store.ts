@@ -86,6 +86,10 @@ export interface BugRow {
   readonly seed: number;
   readonly foundAtMs: number;
   readonly html?: string;
+  /** What makes later findings hits of this one. */
+  readonly signature?: string;
+  /** Every schedule that found it, the first included. */
+  readonly hits?: readonly unknown[];
 }
 
 /** `YYYYMMDDTHHMMSS.mmmZ`-style names sort by time, as Jepsen's store does. */
@@ -127,6 +131,9 @@ export class RunStore {
     // Before a fault's links were kept (its grudge), no `links`.
     if (!hasColumn(this.db, 'faults', 'links')) this.db.exec('ALTER TABLE faults ADD COLUMN links TEXT');
     if (!hasColumn(this.db, 'schedules', 'followed')) this.db.exec('ALTER TABLE schedules ADD COLUMN followed TEXT');
+    // Before one bug per root cause, every finding was a bug of its own: no signature, no hits.
+    if (!hasColumn(this.db, 'bugs', 'signature')) this.db.exec('ALTER TABLE bugs ADD COLUMN signature TEXT');
+    if (!hasColumn(this.db, 'bugs', 'hits')) this.db.exec('ALTER TABLE bugs ADD COLUMN hits TEXT');
     this.historyFd = openSync(join(dir, 'history.jsonl'), 'a');
     this.insertFault = this.db.prepare(
       'INSERT INTO faults (schedule, step, at_ms, f, value, nodes, outcome, error, trigger, links) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -300,8 +307,8 @@ export class RunStore {
     return this.write(() => {
       const result = this.db
         .prepare(
-          `INSERT INTO bugs (schedule, kind, name, message, evidence, fault_schedule, seed, found_at_ms, html)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO bugs (schedule, kind, name, message, evidence, fault_schedule, seed, found_at_ms, html, signature, hits)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
           row.schedule,
@@ -313,8 +320,17 @@ export class RunStore {
           row.seed,
           row.foundAtMs,
           row.html ?? null,
+          row.signature ?? null,
+          row.hits === undefined ? null : JSON.stringify(row.hits),
         );
       return Number(result.lastInsertRowid);
+    });
+  }
+
+  /** Every schedule that found the bug so far (a later schedule found it again). */
+  setBugHits(id: number, hits: readonly unknown[]): void {
+    this.write(() => {
+      this.db.prepare('UPDATE bugs SET hits = ? WHERE id = ?').run(JSON.stringify(hits), id);
     });
   }
 

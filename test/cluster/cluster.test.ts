@@ -9,6 +9,8 @@ import { noNetwork } from './_helpers/no-network.js';
 import type { NodeSystem, ReadyAttempt } from '../../src/cluster/node-system.js';
 import { READY_ANSWER_GRACE_MS } from '../../src/cluster/_internals/bounded-ready.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
+import { Rng } from '../../src/core/random.js';
+import { Nemesis } from '../../src/nemesis/nemesis.js';
 import type { LaunchOptions, SystemAdapter } from '../../src/systems/system.js';
 
 const NODES = ['n1', 'n2', 'n3'];
@@ -90,6 +92,43 @@ describe('Cluster: how a node is launched', () => {
       ['n3', { join: true }],
       ['n1', { join: false }],
     ]);
+  });
+
+  it('two starts of one node at once start one process: the second says the node is up', async () => {
+    const outcomes = await Promise.all([cluster.start('n1'), cluster.start('n1')]);
+
+    expect(outcomes).toEqual(['started', 'up']);
+    expect(launches).toEqual([['n1', { join: false }]]);
+    expect(await cluster.start('n1')).toBe('up');
+    expect(launches).toHaveLength(1);
+    const pid = cluster.pidOf('n1');
+    expect(pid).toBeDefined();
+    // The one process is the node's: a kill ends it, and nothing of n1 is left running.
+    await cluster.kill('n1');
+    expect(() => process.kill(pid!, 0)).toThrow();
+    expect(exits.map((e) => [e.node, e.expected])).toEqual([['n1', true]]);
+  });
+
+  it('two heals racing after a kill start the killed node once', async () => {
+    await cluster.startAll();
+    await cluster.kill('n2');
+    launches.length = 0;
+    const nemesis = new Nemesis(cluster, noNetwork, sleepers([]), new Rng(1), ['kill']);
+
+    const errors = await Promise.all([nemesis.healAll(), nemesis.healAll(), cluster.start('n2')]);
+
+    expect(errors).toEqual([[], [], expect.stringMatching(/^(started|up)$/)]);
+    expect(launches).toEqual([['n2', { join: false }]]);
+    expect(cluster.nodesIn('running')).toEqual(NODES);
+  });
+
+  it('a kill while the node is being started kills the process that start makes', async () => {
+    const [, killed] = await Promise.all([cluster.start('n1'), cluster.kill('n1')]);
+
+    expect(killed).toBeUndefined();
+    expect(cluster.statusOf('n1')).toBe('killed');
+    expect(cluster.pidOf('n1')).toBeUndefined();
+    expect(exits.map((e) => [e.node, e.expected])).toEqual([['n1', true]]);
   });
 
   it('restartFresh bootstraps every node again, joiners included', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import type { NodeStatus } from '../../src/cluster/cluster.js';
+import type { NodeStatus, StartOutcome } from '../../src/cluster/cluster.js';
 import type { Address } from '../../src/cluster/net/backend.js';
 import { HarnessError } from '../../src/core/errors.js';
 import type { FaultKind } from '../../src/core/fault.js';
@@ -59,13 +59,12 @@ class FakeCluster implements NemesisCluster {
     if (member) this.memberSet.add(node);
     else this.memberSet.delete(node);
   }
-  start(node: string): Promise<void> {
-    if (this.statusOf(node) !== 'running' && this.statusOf(node) !== 'paused') {
-      this.log.push(`start ${node}`);
-      if (!this.committed.has(node)) this.refused.push(node);
-      this.status.set(node, 'running');
-    }
-    return Promise.resolve();
+  start(node: string): Promise<StartOutcome> {
+    if (this.statusOf(node) === 'running' || this.statusOf(node) === 'paused') return Promise.resolve('up');
+    this.log.push(`start ${node}`);
+    if (!this.committed.has(node)) this.refused.push(node);
+    this.status.set(node, 'running');
+    return Promise.resolve('started');
   }
   kill(node: string, as: NodeStatus = 'killed'): Promise<void> {
     this.status.set(node, as);
@@ -98,11 +97,13 @@ interface FakeSystemOptions {
   readonly silentReadsAfterFailedAdd?: number;
   /** The adapter says its changes commit through a majority (`membership.quorum`). */
   readonly quorum?: boolean;
+  /** After an add commits, this many configuration reads do not list the joiner yet (its join under way). */
+  readonly joinListedAfterReads?: number;
 }
 
 /** Mallory's own failure (as when its registry cannot be written) at the next start of a node. */
 class FailingStart extends FakeCluster {
-  override start(node: string): Promise<void> {
+  override start(node: string): Promise<StartOutcome> {
     this.log.push(`start ${node}`);
     return Promise.reject(new HarnessError(`cannot record ${node}`));
   }
@@ -111,6 +112,7 @@ class FailingStart extends FakeCluster {
 function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemAdapter {
   const noQuorum = (): Error => new Error('no quorum');
   let silent = 0;
+  const joining = new Map<string, number>();
   return {
     name: 'fake',
     services: ['client'],
@@ -135,6 +137,7 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
         if (!fake.hasQuorum()) return Promise.reject(noQuorum());
         if (options.addRejected) return Promise.reject(new Error('add rejected'));
         fake.committed.add(node);
+        if (options.joinListedAfterReads !== undefined) joining.set(node, options.joinListedAfterReads);
         if (!options.addFailsAfterCommit) return Promise.resolve();
         silent = options.silentReadsAfterFailedAdd ?? 0;
         return Promise.reject(new Error('timed out'));
@@ -145,7 +148,10 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
           silent -= 1;
           return Promise.resolve(undefined);
         }
-        return Promise.resolve(fake.hasQuorum() ? NODES.filter((n) => fake.committed.has(n)) : undefined);
+        if (!fake.hasQuorum()) return Promise.resolve(undefined);
+        const listed = NODES.filter((n) => fake.committed.has(n) && (joining.get(n) ?? 0) === 0);
+        for (const [n, reads] of joining) joining.set(n, Math.max(0, reads - 1));
+        return Promise.resolve(listed);
       },
     },
   };
@@ -257,15 +263,52 @@ describe('Nemesis membership: a joiner starts only once the cluster has accepted
     expect(fake.members).toEqual(NODES);
   });
 
+  it('healAll leaves a joiner it started alone while its join is not listed yet: one start, not a second with a fresh id', async () => {
+    const { fake, nemesis } = setUp({ joinListedAfterReads: 4 });
+    await nemesis.enact({ f: 'member-remove', value: ['n2'] });
+    fake.log.length = 0;
+    const heard: unknown[][] = [];
+
+    expect(await nemesis.healAll((phase, op) => heard.push([phase, op.f, op.value]))).toEqual([]);
+
+    expect(fake.log.filter((e) => e === 'start n2')).toHaveLength(1);
+    expect(fake.log.filter((e) => e === 'wipe n2')).toHaveLength(1);
+    expect(fake.members).toEqual(NODES);
+    expect(heard).toEqual([
+      ['invoke', 'member-add', ['n2']],
+      ['done', 'member-add', ['n2']],
+    ]);
+  });
+
+  it('two heals at once run one after the other: the second finds nothing left to undo', async () => {
+    const { fake, nemesis } = setUp();
+    await nemesis.enact({ f: 'member-remove', value: ['n3'] });
+    await nemesis.enact({ f: 'pause', value: ['n1'] });
+    fake.log.length = 0;
+
+    expect(await Promise.all([nemesis.healAll(), nemesis.healAll()])).toEqual([[], []]);
+
+    expect(fake.log).toEqual(['resume n1', 'wipe n3', 'add n3', 'start n3']);
+    expect(nemesis.lastHeal()?.ops).toEqual([]);
+  });
+
   it('a heal-all line (a quiet period of --pace, kept in bug records) undoes every fault as healAll does', async () => {
     const { fake, nemesis } = setUp();
     await nemesis.enact({ f: 'member-remove', value: ['n3'] });
     await nemesis.enact({ f: 'pause', value: ['n1'] });
     fake.log.length = 0;
 
-    expect(await nemesis.enact({ f: 'heal-all', value: null })).toMatchObject({ outcome: 'ok', nodes: [] });
+    // Its outcome names the nodes it resumed and added back, as the reset's ops do.
+    expect(await nemesis.enact({ f: 'heal-all', value: null })).toMatchObject({
+      outcome: 'ok',
+      nodes: ['n1', 'n3'],
+    });
 
     expect(fake.log).toEqual(['resume n1', 'wipe n3', 'add n3', 'start n3']);
+    expect(nemesis.lastHeal()?.ops).toEqual([
+      { f: 'resume', value: ['n1'] },
+      { f: 'member-add', value: ['n3'] },
+    ]);
     expect(fake.nodesIn('running')).toEqual(NODES);
   });
 
@@ -504,8 +547,8 @@ describe("Nemesis.healAll's journal (the reset in the history)", () => {
     );
 
     expect(heard).toEqual([
-      ['invoke', 'stop-partition', null, undefined],
-      ['done', 'stop-partition', null, []],
+      ['invoke', 'stop-partition', NODES, undefined],
+      ['done', 'stop-partition', NODES, []],
       ['invoke', 'resume', ['n1'], undefined],
       ['done', 'resume', ['n1'], []],
       ['invoke', 'start', ['n3'], undefined],

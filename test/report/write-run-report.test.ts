@@ -49,6 +49,7 @@ describe('writeRunReport', () => {
       ops: { ok: 24, fail: 3, info: 8, refused: 4 },
       faults: { ok: 4, skipped: 1, error: 1 },
       bugs: 1,
+      bugHits: 1,
     });
     expect(r.faults.find((f) => f.outcome === 'skipped')?.error).toBe('no node it could act on');
     expect(r.faults.find((f) => f.outcome === 'error')?.error).toBe('not yet committed');
@@ -61,6 +62,8 @@ describe('writeRunReport', () => {
         name: 'register',
         message: 'read 3 cannot be placed after state 2',
         foundAtMs: 4100,
+        // Stored before bugs had hits: its own schedule is its one hit.
+        hits: [{ schedule: 0, foundAtMs: 4100, message: 'read 3 cannot be placed after state 2' }],
         dir: bugDir,
         checkHtml: join(bugDir, 'check.html'),
         replay: `mallory replay ${bugDir} --repeat 10`,

@@ -3,6 +3,7 @@ import type { Op } from '../../core/op.js';
 import { DISK_EXIT_CAUSES } from '../../nemesis/disk.js';
 import type { Finding } from '../checker.js';
 import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contract.js';
+import { oneFindingPerCause } from '../root-cause.js';
 import { describeAttempt, describeRecovery, keptAttempts, recoveryEvidence } from '../recovery-evidence.js';
 import type { CheckerVerdict } from '../../core/verdict.js';
 import type { Recovery } from './heal-and-recover.js';
@@ -11,6 +12,7 @@ import type { ScheduleFaults } from './schedule-faults.js';
 
 /** What a schedule's checks found, and what each checker said. */
 export interface ScheduleFindings {
+  /** One per root cause (`oneFindingPerCause`): a crash with its exit and the recovery it cost is one. */
   readonly findings: readonly Finding[];
   /** What each checker found, as `kind/name` (none: it passed), kept with the schedule in run.db. */
   readonly checks: Readonly<Record<string, string[]>>;
@@ -55,7 +57,7 @@ export async function collectFindings(
       : nodeVerdict('recovery', recoveryFindings),
   );
   const checks = await runCheckers(live, scheduled, ops, scheduleEvents, findings, verdicts);
-  return { findings, checks, verdicts };
+  return { findings: oneFindingPerCause(findings), checks, verdicts };
 }
 
 /** The verdict of a check of the nodes themselves (their crashes, their recovery). */
@@ -104,7 +106,11 @@ async function recoveryFinding(live: LiveRun, recovery: Recovery): Promise<Findi
       },
     };
   }
-  const asked = await recoveryEvidence(parts.cluster, plan.system, recovery.resetErrors, config.opTimeoutMs);
+  const lastHeal = parts.nemesis.lastHeal();
+  const asked = await recoveryEvidence(parts.cluster, plan.system, recovery.resetErrors, config.opTimeoutMs, {
+    ...(recovery.attempts.length > 0 ? { lastAttempt: recovery.attempts[recovery.attempts.length - 1] } : {}),
+    ...(lastHeal !== undefined ? { lastHeal } : {}),
+  });
   const evidence = { ...asked, timeoutMs: recovery.timeoutMs, ...polls };
   const waited = (config.recoveryTimeoutMs * 1.5) / 1000;
   return {

@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
-import type { BugRecord } from '../bug.js';
+import type { BugHit, BugRecord } from '../bug.js';
 import type { Finding } from '../checker.js';
 import type { RunConfig } from '../config.js';
 import { formatBugSchedule, type HostsHeader, type ScheduleHeader } from '../schedule-file.js';
@@ -27,7 +27,13 @@ function hostsHeader(c: RunConfig): HostsHeader {
  * schedule that replays it (every fault tried, under a header of how the run was set up), its
  * evidence and its page, if it has one. Said to the reporters.
  */
-export function recordBug(live: LiveRun, scheduled: ScheduleFaults, finding: Finding): void {
+export function recordBug(
+  live: LiveRun,
+  scheduled: ScheduleFaults,
+  finding: Finding,
+  signature: string,
+  hit: BugHit,
+): void {
   const { config: c, plan, state, store, emit, parts } = live;
   const { schedule, faults, attempted } = scheduled;
   const seed = plan.seed;
@@ -39,7 +45,9 @@ export function recordBug(live: LiveRun, scheduled: ScheduleFaults, finding: Fin
     evidence: finding.evidence,
     faultSchedule: faults,
     seed,
-    foundAtMs: Date.now() - state.startMs,
+    foundAtMs: hit.foundAtMs,
+    signature,
+    hits: [hit],
   };
   const id = store.bug(row);
   const dir = join(store.dir, 'bugs', String(id));

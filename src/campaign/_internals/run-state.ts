@@ -1,7 +1,8 @@
 import { Coverage } from '../../abstraction/coverage.js';
 import type { NodeExit } from '../../cluster/cluster.js';
 import { EventTypes } from '../../observe/event-types.js';
-import type { BugRecord } from '../bug.js';
+import type { BugHit, BugRecord } from '../bug.js';
+import { FindingGroups } from '../finding-groups.js';
 import type { Progress } from '../reporter.js';
 import type { ScheduleVerdicts } from '../../core/verdict.js';
 
@@ -18,7 +19,10 @@ export class RunState {
   schedulesFromMs: number | undefined;
   schedulesToMs: number | undefined;
   faultCount = 0;
+  /** One per root cause: a finding whose signature a bug has is a hit of that bug. */
   readonly bugs: BugRecord[] = [];
+  /** The hits of each bug, by signature. */
+  readonly findingGroups = new FindingGroups<BugHit>();
   /** Each checked schedule's verdicts, in order. */
   readonly verdicts: ScheduleVerdicts[] = [];
   /** Node exits the cluster saw since the last schedule's log check took them. */

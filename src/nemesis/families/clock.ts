@@ -106,12 +106,13 @@ export class ClockFamily implements FaultFamilyPackage {
     return skewed.length > 0 ? { f: 'reset-clock', value: [...skewed] } : undefined;
   }
 
-  async heal(ctx: FamilyContext, errors: string[]): Promise<void> {
+  async heal(ctx: FamilyContext, errors: string[]): Promise<undefined> {
     ctx.clocks?.reset();
     try {
       await ctx.clocks?.settled();
     } catch (error) {
       errors.push(`reset-clock: ${messageOf(error)}`);
     }
+    return undefined;
   }
 }

@@ -153,12 +153,13 @@ export class DiskFamily implements FaultFamilyPackage {
   }
 
   /** Before the nodes are started again: they must find their disks healthy. */
-  async heal(ctx: FamilyContext, errors: string[]): Promise<void> {
+  async heal(ctx: FamilyContext, errors: string[]): Promise<undefined> {
     try {
       await ctx.disks?.heal();
     } catch (error) {
       rethrowHarness(error);
       errors.push(`heal-disk: ${messageOf(error)}`);
     }
+    return undefined;
   }
 }

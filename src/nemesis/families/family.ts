@@ -86,8 +86,12 @@ export interface FaultFamilyPackage {
   /** The values a policy chooses among, per kind (a kind absent here takes `null`). */
   values(space: SpaceContext): Partial<Record<FaultKind, readonly FaultValue[]>>;
   enact(fault: Fault, ctx: FamilyContext, recorded?: Recorded): Promise<FaultOutcome>;
-  /** Undoes every fault of the family (the reset); errors it goes on past are pushed to `errors`. */
-  heal(ctx: FamilyContext, errors: string[]): Promise<void>;
+  /**
+   * Undoes every fault of the family (the reset); errors it goes on past are pushed to `errors`.
+   * Returns the nodes it acted on (started, resumed, added back), when it acts on nodes one by one:
+   * what the reset's record of it says, rather than what it meant to do.
+   */
+  heal(ctx: FamilyContext, errors: string[]): Promise<readonly string[] | undefined>;
   /** What `heal` would undo now; undefined when the family has nothing in force. */
   undoing?(ctx: FamilyContext): HealOp | undefined;
   /**
@@ -102,6 +106,11 @@ export function canEnact(family: FaultFamilyPackage, kind: FaultKind, ctx: Famil
   if (family.enactable) return family.enactable(kind, ctx);
   if (kind !== family.kinds[family.kinds.length - 1]) return true;
   return family.undoing === undefined || family.undoing(ctx) !== undefined;
+}
+
+/** The nodes at either end of some links, sorted: what healing them acts on. */
+export function linkNodes(links: readonly Link[]): string[] {
+  return [...new Set(links.flat())].sort();
 }
 
 /** The adapter members the families' start-time checks read. */

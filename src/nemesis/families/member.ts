@@ -70,12 +70,32 @@ async function addBack(ctx: FamilyContext, node: string): Promise<void> {
   await c.start(node);
 }
 
-/** Stops and wipes the members the system no longer counts (they would disrupt elections). */
-async function dropStrayMembers(ctx: FamilyContext): Promise<number> {
+/**
+ * Stops and wipes the members the system no longer counts (they would disrupt elections). A node
+ * this heal started as a joiner (`joining`) may not be listed yet: its join is under way, and a
+ * second process with a fresh id would find its address taken by the first one's. It is given
+ * time to be listed, and left running (said in `errors`) if it is not.
+ */
+async function dropStrayMembers(
+  ctx: FamilyContext,
+  joining: ReadonlySet<string> = new Set(),
+  errors: string[] = [],
+): Promise<number> {
   const c = ctx.cluster;
   if (!ctx.system.membership?.configuration || !c.nodes.some((x) => c.isMember(x))) return 0;
-  const real = await settledMembers(ctx, RE_ADD_READY_MS);
-  const stray = real ? c.nodes.filter((x) => c.isMember(x) && !real.includes(x)) : [];
+  let real = await settledMembers(ctx, RE_ADD_READY_MS);
+  const unlisted = (): string[] => (real ? c.nodes.filter((x) => c.isMember(x) && !real!.includes(x)) : []);
+  const deadline = Date.now() + RE_ADD_READY_MS;
+  while (unlisted().some((x) => joining.has(x)) && Date.now() < deadline) {
+    await sleep(RECONCILE_POLL_MS);
+    real = (await realMembers(ctx)) ?? real;
+  }
+  const stray = unlisted().filter((x) => !joining.has(x));
+  for (const n of unlisted().filter((x) => joining.has(x))) {
+    errors.push(
+      `member-add ${n}: started as a joiner, but the configuration does not list it after ${RE_ADD_READY_MS / 1000} s`,
+    );
+  }
   for (const n of stray) {
     await c.kill(n, 'removed');
     await c.wipe(n);
@@ -165,10 +185,11 @@ export class MemberFamily implements FaultFamilyPackage {
    * Last, once the other nodes run: a change whose outcome we could not see may have taken effect,
    * so reconcile with the system's own configuration, re-add what is missing, and check once more.
    */
-  async heal(ctx: FamilyContext, errors: string[]): Promise<void> {
+  async heal(ctx: FamilyContext, errors: string[]): Promise<readonly string[]> {
     const c = ctx.cluster;
+    const joining = new Set<string>();
     for (let round = 0; round < RECONCILE_ROUNDS; round++) {
-      const stray = await dropStrayMembers(ctx);
+      const stray = await dropStrayMembers(ctx, joining, errors);
       const missing = c.nodes.filter((x) => !c.isMember(x));
       if (round > 0 && stray === 0) break;
       for (const n of missing) {
@@ -177,6 +198,7 @@ export class MemberFamily implements FaultFamilyPackage {
           await c.waitReady(RE_ADD_READY_MS);
           try {
             await addBack(ctx, n);
+            joining.add(n);
             break;
           } catch (error) {
             rethrowHarness(error);
@@ -186,5 +208,6 @@ export class MemberFamily implements FaultFamilyPackage {
       }
       if (missing.length === 0 && stray === 0) break;
     }
+    return [...joining];
   }
 }

@@ -6,6 +6,7 @@ import {
   type FaultFamilyPackage,
   type FaultOutcome,
   type HealOp,
+  linkNodes,
   type Recorded,
 } from './family.js';
 
@@ -54,12 +55,12 @@ export class PacketFamily implements FaultFamilyPackage {
   }
 
   undoing(): HealOp | undefined {
-    return this.packetLinks.length > 0 ? { f: 'stop-packet', value: null } : undefined;
+    return this.packetLinks.length > 0 ? { f: 'stop-packet', value: linkNodes(this.packetLinks) } : undefined;
   }
 
   /** The partition family heals the whole network (one rule change); only forget the links here. */
-  heal(): Promise<void> {
+  heal(): Promise<undefined> {
     this.packetLinks = [];
-    return Promise.resolve();
+    return Promise.resolve(undefined);
   }
 }

@@ -12,6 +12,7 @@ import {
   type FamilyContext,
   type FaultFamilyPackage,
   type HealOp,
+  linkNodes,
   type Recorded,
   type SpaceContext,
 } from './family.js';
@@ -54,12 +55,15 @@ export class PartitionFamily implements FaultFamilyPackage {
   }
 
   undoing(): HealOp | undefined {
-    return this.partitioned.length > 0 ? { f: 'stop-partition', value: null } : undefined;
+    return this.partitioned.length > 0
+      ? { f: 'stop-partition', value: linkNodes(this.partitioned) }
+      : undefined;
   }
 
   /** The network is healed as one: this also ends the packet family's faults (one rule change). */
-  async heal(ctx: FamilyContext): Promise<void> {
+  async heal(ctx: FamilyContext): Promise<undefined> {
     this.partitioned = [];
     await ctx.network.heal();
+    return undefined;
   }
 }

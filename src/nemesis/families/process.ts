@@ -92,17 +92,22 @@ export class KillFamily implements FaultFamilyPackage {
     return down.length > 0 ? { f: 'start', value: down } : undefined;
   }
 
-  /** Starts every member that is down (the pause family has resumed the paused ones first). */
-  async heal(ctx: FamilyContext, errors: string[]): Promise<void> {
+  /**
+   * Starts every member that is down (the pause family has resumed the paused ones first); returns
+   * the nodes it started (not one another start got to first).
+   */
+  async heal(ctx: FamilyContext, errors: string[]): Promise<readonly string[]> {
     const c = ctx.cluster;
+    const started: string[] = [];
     for (const n of c.nodesIn('killed', 'exited').filter((x) => c.isMember(x))) {
       try {
-        await c.start(n);
+        if ((await c.start(n)) === 'started') started.push(n);
       } catch (error) {
         rethrowHarness(error);
         errors.push(`start ${n}: ${messageOf(error)}`);
       }
     }
+    return started;
   }
 }
 
@@ -138,7 +143,9 @@ export class PauseFamily implements FaultFamilyPackage {
     return paused.length > 0 ? { f: 'resume', value: paused } : undefined;
   }
 
-  async heal(ctx: FamilyContext): Promise<void> {
-    for (const n of ctx.cluster.nodesIn('paused')) await ctx.cluster.resume(n);
+  async heal(ctx: FamilyContext): Promise<readonly string[]> {
+    const paused = ctx.cluster.nodesIn('paused');
+    for (const n of paused) await ctx.cluster.resume(n);
+    return paused;
   }
 }
