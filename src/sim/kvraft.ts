@@ -19,6 +19,9 @@ const PEER_PORT = 7002;
 const CLIENT_HOST = 'client';
 const DEFAULT_CLIENT_TIMEOUT_MS = 2000;
 const STATUS_TIMEOUT_MS = 500;
+const ADMIN_TIMEOUT_MS = 3000;
+const ADMIN_ATTEMPTS = 10;
+const ADMIN_RETRY_MS = 300;
 /** How long `waitLeader` waits by default, in virtual time. */
 const LEADER_WAIT_MS = 10_000;
 
@@ -144,6 +147,22 @@ export class SimKvraft {
     return requestOnce(this.address(node), body, timeoutMs, this.client.io);
   }
 
+  /**
+   * Adds or removes a member through the leader, retrying as the adapter does (a new leader refuses
+   * until it has committed in its term); true once a leader answered ok.
+   */
+  async changeMember(op: 'add-member' | 'remove-member', node: string): Promise<boolean> {
+    for (let attempt = 0; attempt < ADMIN_ATTEMPTS; attempt++) {
+      const leader = this.nodes.find((n) => this.statusNow(n)?.role === 'leader');
+      if (leader !== undefined) {
+        const response = await this.request(leader, { op, node }, ADMIN_TIMEOUT_MS);
+        if ('ok' in response && response.ok) return true;
+      }
+      await this.world.run(ADMIN_RETRY_MS);
+    }
+    return false;
+  }
+
   async write(node: string, key: string, value: number, timeoutMs?: number): Promise<ClientResult> {
     const client = this.clientOf(node, timeoutMs);
     const result = await this.world.settle(client.write(key, value));
@@ -169,23 +188,18 @@ export class SimKvraft {
     return this.world.process(node) ? this.running.get(node)?.raft.status() : undefined;
   }
 
-  /**
-   * Runs the world until one of `among` leads with a term above `aboveTerm` and the others of
-   * `among` that run know no higher term.
-   */
+  /** Runs the world until one of `among` is leader in a term above `aboveTerm` (as the real harness waits). */
   waitLeader(
     among: readonly string[] = this.nodes,
     limitMs = LEADER_WAIT_MS,
     aboveTerm = 0,
   ): Promise<NodeStatus> {
     return this.world.runUntil(
-      'leader',
-      () => {
-        const statuses = among.flatMap((n) => this.statusNow(n) ?? []);
-        const top = Math.max(...statuses.map((s) => s.term));
-        const leader = statuses.find((s) => s.role === 'leader' && s.term === top && s.term > aboveTerm);
-        return leader && leader.commit >= leader.lastIndex ? leader : undefined;
-      },
+      `leader among ${among.join(',')}`,
+      () =>
+        among
+          .map((n) => this.statusNow(n))
+          .find((s) => s !== undefined && s.role === 'leader' && s.term > aboveTerm),
       limitMs,
     );
   }

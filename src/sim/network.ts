@@ -31,6 +31,8 @@ export interface NetworkOptions {
   readonly latencyMs: readonly [number, number];
   /** Hosts that reach the others directly, never through a partitioned link (the clients). */
   readonly directHosts: ReadonlySet<string>;
+  /** One-way latency to and from a direct host, uniform in [min, max] ms. */
+  readonly directLatencyMs: readonly [number, number];
 }
 
 /** How long a lost chunk waits for TCP's retransmission in a netns. */
@@ -275,7 +277,8 @@ export class SimNetwork {
   }
 
   private latency(from: string, to: string): number {
-    const [min, max] = this.options.latencyMs;
+    const direct = this.options.directHosts.has(from) || this.options.directHosts.has(to);
+    const [min, max] = direct ? this.options.directLatencyMs : this.options.latencyMs;
     return min + this.rng.next() * (max - min) + (this.degraded.get(linkKey(from, to))?.delayMs ?? 0);
   }
 

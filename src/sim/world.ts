@@ -17,11 +17,14 @@ export interface WorldOptions {
   readonly latencyMs?: readonly [number, number];
   /** Hosts that reach the others directly, never through a cut or a proxy (default `client`). */
   readonly directHosts?: readonly string[];
+  /** One-way latency to and from a direct host (plain loopback, no proxy). */
+  readonly directLatencyMs?: readonly [number, number];
   /** A start runs the program after a boot delay uniform in [min, max] ms. */
   readonly bootDelayMs?: readonly [number, number];
 }
 
 const DEFAULT_LATENCY_MS: readonly [number, number] = [0.2, 1];
+const DEFAULT_DIRECT_LATENCY_MS: readonly [number, number] = [0.03, 0.1];
 const DEFAULT_BOOT_DELAY_MS: readonly [number, number] = [20, 60];
 /** A wait on the world that sees no event for this long in virtual time has nothing left to wait for. */
 const DEFAULT_LIMIT_MS = 60_000;
@@ -70,6 +73,7 @@ export class World {
     this.network = new SimNetwork(this, this.rng.fork('network'), {
       mode: options.partitionMode ?? 'proxy',
       latencyMs: options.latencyMs ?? DEFAULT_LATENCY_MS,
+      directLatencyMs: options.directLatencyMs ?? DEFAULT_DIRECT_LATENCY_MS,
       directHosts: new Set(options.directHosts ?? ['client']),
     });
   }
@@ -85,6 +89,12 @@ export class World {
       this.disks.set(host, disk);
     }
     return disk;
+  }
+
+  /** Replaces `host`'s disk with an empty one (a wiped data directory). */
+  wipeDisk(host: string): void {
+    this.disks.delete(host);
+    this.record(`wipe ${host}`);
   }
 
   /** The host's wall clock runs this far from virtual time (a clock fault); timers are unaffected. */
