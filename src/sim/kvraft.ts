@@ -131,6 +131,13 @@ export class SimKvraft {
     this.world.network.degrade(links, params);
   }
 
+  /** Resolves after `ms` of virtual time (a timer of the clients' process). */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.client.env.setTimeout(resolve, ms);
+    });
+  }
+
   /** A client of the cluster whose calls go to `node` first. */
   clientOf(node: string, timeoutMs = DEFAULT_CLIENT_TIMEOUT_MS): KvraftClient {
     const addresses = new Map(this.nodes.map((n) => [n, this.address(n)]));

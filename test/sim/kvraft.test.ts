@@ -1,6 +1,20 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
 import { describe, expect, it } from 'vitest';
 
 import { SimKvraft } from '../../src/sim/kvraft.js';
+import { workloadDigest } from './_helpers/workload-digest.js';
+
+const run = promisify(execFile);
+const DIGEST_SCRIPT = join(import.meta.dirname, '_helpers', 'workload-digest.ts');
+
+/** The workload's digest computed in a fresh Node process. */
+async function digestInFreshProcess(seed: number): Promise<unknown> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', DIGEST_SCRIPT, `${seed}`]);
+  return JSON.parse(stdout);
+}
 
 /** A 3-node cluster that elects a leader and takes writes from two clients for 5 s of virtual time. */
 async function workload(seed: number): Promise<{ digest: string; sim: SimKvraft; oks: number }> {
@@ -42,5 +56,15 @@ describe('kvraft in the simulated world', () => {
     expect(b.digest).toBe(a.digest);
     expect(b.sim.events()).toEqual(a.sim.events());
     expect(c.digest).not.toBe(a.digest);
+  });
+
+  it('is deterministic under faults: the same seed gives the same digest in fresh processes', async () => {
+    const here = await workloadDigest(5);
+    expect(here.ops).toBeGreaterThan(100);
+    expect(here.oks).toBeGreaterThan(50);
+    const [a, b] = await Promise.all([digestInFreshProcess(5), digestInFreshProcess(5)]);
+    expect(a).toEqual(here);
+    expect(b).toEqual(here);
+    expect((await workloadDigest(6)).digest).not.toBe(here.digest);
   });
 });
