@@ -16,6 +16,7 @@ const LAYERS = [
   'store',
   'check',
   'systems',
+  'sim',
   'observe',
   'timeline',
   'abstraction',

@@ -8,7 +8,7 @@ import type {
   TxnGuard,
   TxnResult,
 } from '../system.js';
-import { Connection, type NoResponse } from './_internals/connection.js';
+import { type ClientIo, Connection, type NoResponse } from './_internals/connection.js';
 import type { ClientResponse } from './_internals/messages.js';
 
 /**
@@ -23,6 +23,7 @@ export class KvraftClient implements KvClient, GuardedTxnClient, CounterClient {
     private readonly node: string,
     private readonly addresses: ReadonlyMap<string, Address>,
     private readonly timeoutMs: number,
+    private readonly io: ClientIo,
   ) {
     if (!addresses.has(node)) throw new Error(`kvraft client: no client address for node ${node}`);
   }
@@ -73,11 +74,11 @@ export class KvraftClient implements KvClient, GuardedTxnClient, CounterClient {
   }
 
   private async request(body: Record<string, unknown>): Promise<ClientResponse | NoResponse> {
-    const deadline = Date.now() + this.timeoutMs;
+    const deadline = this.io.env.wallMs() + this.timeoutMs;
     let response = await this.connection(this.node).request(body, this.timeoutMs);
     if ('ok' in response && !response.ok && response.leader !== undefined) {
       const leader = response.leader;
-      const left = deadline - Date.now();
+      const left = deadline - this.io.env.wallMs();
       if (leader !== this.node && this.addresses.has(leader) && left > 0) {
         response = await this.connection(leader).request(body, left);
       }
@@ -88,7 +89,7 @@ export class KvraftClient implements KvClient, GuardedTxnClient, CounterClient {
   private connection(node: string): Connection {
     let connection = this.connections.get(node);
     if (!connection) {
-      connection = new Connection(this.addresses.get(node)!);
+      connection = new Connection(this.addresses.get(node)!, this.io);
       this.connections.set(node, connection);
     }
     return connection;

@@ -24,6 +24,7 @@ import { requestOnce } from './_internals/connection.js';
 import type { NodeStatus } from './_internals/messages.js';
 import { isKvraftBug, KVRAFT_BUGS } from './bugs.js';
 import { KvraftClient } from './client.js';
+import { nodeIo } from './_internals/node-seams.js';
 
 const STATUS_TIMEOUT_MS = 500;
 const READY_READ_TIMEOUT_MS = 1500;
@@ -50,7 +51,12 @@ export async function nodeStatus(
   cluster: ClusterView,
   timeoutMs = STATUS_TIMEOUT_MS,
 ): Promise<NodeStatus | undefined> {
-  const response = await requestOnce(cluster.clientAddress(node, 'client'), { op: 'status' }, timeoutMs);
+  const response = await requestOnce(
+    cluster.clientAddress(node, 'client'),
+    { op: 'status' },
+    timeoutMs,
+    nodeIo,
+  );
   return 'status' in response ? response.status : undefined;
 }
 
@@ -60,7 +66,12 @@ export async function nodeWallClockMs(
   cluster: ClusterView,
   timeoutMs = STATUS_TIMEOUT_MS,
 ): Promise<number | undefined> {
-  const response = await requestOnce(cluster.clientAddress(node, 'client'), { op: 'status' }, timeoutMs);
+  const response = await requestOnce(
+    cluster.clientAddress(node, 'client'),
+    { op: 'status' },
+    timeoutMs,
+    nodeIo,
+  );
   return 'wallMs' in response ? response.wallMs : undefined;
 }
 
@@ -161,7 +172,7 @@ class KvraftAdapter implements SystemAdapter {
 
   client(node: string, cluster: ClusterView, timeoutMs: number): KvraftClient {
     const addresses = new Map(cluster.nodes.map((n) => [n, cluster.clientAddress(n, 'client')]));
-    return new KvraftClient(node, addresses, timeoutMs);
+    return new KvraftClient(node, addresses, timeoutMs, nodeIo);
   }
 
   /**
@@ -228,6 +239,7 @@ class KvraftAdapter implements SystemAdapter {
           cluster.clientAddress(leader, 'client'),
           { op, node },
           ADMIN_TIMEOUT_MS,
+          nodeIo,
         );
         if ('ok' in response && response.ok) return;
         last = 'error' in response ? response.error : 'unexpected response';

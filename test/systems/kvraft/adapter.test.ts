@@ -7,6 +7,7 @@ import type { NodeStatus } from '../../../src/systems/kvraft/_internals/messages
 import { kvraft } from '../../../src/systems/kvraft/index.js';
 import { requestOnce } from '../../../src/systems/kvraft/_internals/connection.js';
 import { Harness } from './_helpers/harness.js';
+import { nodeIo } from '../../../src/systems/kvraft/_internals/node-seams.js';
 
 let harness: Harness | undefined;
 
@@ -111,6 +112,7 @@ describe('kvraft adapter', () => {
       h.view.clientAddress(leader.id, 'client'),
       { op: 'remove-member', node: followers[0] },
       500,
+      nodeIo,
     );
     await h.waitFor('the removal to be appended', async () =>
       (await h.status(leader.id))?.members.includes(followers[0]) === false ? true : undefined,
@@ -135,7 +137,12 @@ describe('kvraft adapter', () => {
     await h.isolate(leader.id);
     expect((await h.status(leader.id))?.role).toBe('leader');
     const ask = (): Promise<unknown> =>
-      requestOnce(h.view.clientAddress(leader.id, 'client'), { op: 'remove-member', node: leader.id }, 500);
+      requestOnce(
+        h.view.clientAddress(leader.id, 'client'),
+        { op: 'remove-member', node: leader.id },
+        500,
+        nodeIo,
+      );
     await ask();
     // Appended (not committed: the leader is cut off), once the leader has got to the request.
     await h.waitFor('the removal to be appended', async () =>

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { Harness } from './_helpers/harness.js';
+import { nodeIo } from '../../../src/systems/kvraft/_internals/node-seams.js';
 
 let harness: Harness | undefined;
 
@@ -96,6 +97,7 @@ describe('kvraft basics (real processes)', () => {
       h.view.clientAddress(follower, 'client'),
       { op: 'write', key: 'a', value: 1 },
       1000,
+      nodeIo,
     );
     expect(response).toMatchObject({ ok: false, definite: true, error: 'not leader', leader: leader.id });
     await h.kill(follower);

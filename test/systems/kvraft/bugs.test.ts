@@ -4,6 +4,7 @@ import { checkInvariants } from '../../../src/check/invariants.js';
 import { sleep } from '../../../src/core/clock.js';
 import { requestOnce } from '../../../src/systems/kvraft/_internals/connection.js';
 import { Harness } from './_helpers/harness.js';
+import { nodeIo } from '../../../src/systems/kvraft/_internals/node-seams.js';
 
 // Each bug switch, driven to the point where it shows, and the same fault sequence with the
 // switch off staying correct. The sequences use the test harness's per-link proxies, kills and
@@ -162,7 +163,12 @@ async function snapshotUncommittedConfig(bugOn: boolean) {
   for (let i = 0; i < 12; i++) expect(await write(h, 'n1', `k${i}`, i)).toEqual({ type: 'ok' });
   const majority = ['n2', 'n4', 'n5'];
   await h.isolate('n1', majority);
-  const change = requestOnce(h.view.clientAddress('n1', 'client'), { op: 'remove-member', node: 'n5' }, 3000);
+  const change = requestOnce(
+    h.view.clientAddress('n1', 'client'),
+    { op: 'remove-member', node: 'n5' },
+    3000,
+    nodeIo,
+  );
   const appended = await h.waitFor('n1 to append the configuration', async () => {
     const s = await h.status('n1');
     return s && s.members.length === 4 ? s : undefined;

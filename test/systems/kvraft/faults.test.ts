@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { sleep } from '../../../src/core/clock.js';
 import { Harness } from './_helpers/harness.js';
 import { requestOnce } from '../../../src/systems/kvraft/_internals/connection.js';
+import { nodeIo } from '../../../src/systems/kvraft/_internals/node-seams.js';
 
 let harness: Harness | undefined;
 
@@ -295,6 +296,7 @@ describe('kvraft membership (real processes)', () => {
       h.view.clientAddress(first.id, 'client'),
       { op: 'remove-member', node: first.id },
       1500,
+      nodeIo,
     );
     expect((await h.status(first.id))!.members).toEqual([follower]);
     await sleep(2000); // the follower campaigns in vain, raising its term
@@ -315,7 +317,7 @@ describe('kvraft membership (real processes)', () => {
     for (const n of h.nodes.filter((x) => x !== leader.id)) await adapter.membership!.remove(n, h.view);
     expect((await h.status(leader.id))!.members).toEqual([leader.id]);
     const address = h.view.clientAddress(leader.id, 'client');
-    expect(await requestOnce(address, { op: 'remove-member', node: leader.id }, 2000)).toMatchObject({
+    expect(await requestOnce(address, { op: 'remove-member', node: leader.id }, 2000, nodeIo)).toMatchObject({
       ok: false,
       error: 'cannot remove the only voter',
     });

@@ -6,7 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { parseNodeArgs } from '../../../src/systems/kvraft/_internals/args.js';
 import type { Entry } from '../../../src/systems/kvraft/_internals/messages.js';
+import { nodeDiskFs, nodeEnv } from '../../../src/systems/kvraft/_internals/node-seams.js';
 import { Storage } from '../../../src/systems/kvraft/_internals/storage.js';
+
+const REAL_IO = { fs: nodeDiskFs, timers: nodeEnv };
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -28,13 +31,13 @@ const put = (index: number, term: number): Entry => ({
 describe('kvraft storage', () => {
   it('reads back meta, snapshot and the entries after the snapshot, ignoring a torn last line', () => {
     const dir = tempDir();
-    const s = new Storage(dir);
+    const s = new Storage(REAL_IO, dir);
     s.saveMeta({ term: 3, votedFor: 'n2' });
     s.append([put(1, 1), put(2, 1), put(3, 2)]);
     s.saveSnapshot({ lastIndex: 1, lastTerm: 1, members: ['n1'], configIndex: 0, kv: [['k1', 1]] });
     s.close();
     appendFileSync(path.join(dir, 'log.jsonl'), '{"index":4,"te');
-    const loaded = new Storage(dir).load();
+    const loaded = new Storage(REAL_IO, dir).load();
     expect(loaded.meta).toEqual({ term: 3, votedFor: 'n2' });
     expect(loaded.snapshot?.lastIndex).toBe(1);
     expect(loaded.entries.map((e) => e.index)).toEqual([2, 3]);
@@ -42,20 +45,20 @@ describe('kvraft storage', () => {
 
   it('cuts a torn record off the log at start, so what it appends next survives the next start', () => {
     const dir = tempDir();
-    const s = new Storage(dir);
+    const s = new Storage(REAL_IO, dir);
     s.append([put(1, 1), put(2, 1)]);
     s.close();
     const whole = readFileSync(path.join(dir, 'log.jsonl')).length;
     // A crash tore the append of entry 3: a prefix of it, without its newline, is on disk.
     appendFileSync(path.join(dir, 'log.jsonl'), JSON.stringify(put(3, 1)).slice(0, 11));
-    const restarted = new Storage(dir);
+    const restarted = new Storage(REAL_IO, dir);
     const loaded = restarted.load();
     expect(loaded.entries.map((e) => e.index)).toEqual([1, 2]);
     expect(loaded.cutBytes).toBe(11);
     expect(readFileSync(path.join(dir, 'log.jsonl')).length).toBe(whole);
     restarted.append([put(3, 2), put(4, 2)]);
     restarted.close();
-    const again = new Storage(dir).load();
+    const again = new Storage(REAL_IO, dir).load();
     expect(again.entries.map((e) => [e.index, e.term])).toEqual([
       [1, 1],
       [2, 1],
@@ -67,11 +70,11 @@ describe('kvraft storage', () => {
 
   it('a whole record without its newline is torn too (its write did not finish)', () => {
     const dir = tempDir();
-    const s = new Storage(dir);
+    const s = new Storage(REAL_IO, dir);
     s.append([put(1, 1)]);
     s.close();
     appendFileSync(path.join(dir, 'log.jsonl'), JSON.stringify(put(2, 1)));
-    const loaded = new Storage(dir).load();
+    const loaded = new Storage(REAL_IO, dir).load();
     expect(loaded.entries.map((e) => e.index)).toEqual([1]);
     expect(loaded.cutBytes).toBe(JSON.stringify(put(2, 1)).length);
   });
@@ -79,7 +82,7 @@ describe('kvraft storage', () => {
   it('a disk that refuses an operation goes to onFailure, naming it, instead of throwing', () => {
     const dir = tempDir();
     const failures: string[] = [];
-    const s = new Storage(dir, {
+    const s = new Storage(REAL_IO, dir, {
       onFailure: (what, error) => {
         failures.push(`${what}: ${(error as NodeJS.ErrnoException).code ?? '?'}`);
         throw new Error('stopped');
@@ -94,14 +97,14 @@ describe('kvraft storage', () => {
 
   it('rewrites the log on truncation and keeps appending after it', () => {
     const dir = tempDir();
-    const s = new Storage(dir);
+    const s = new Storage(REAL_IO, dir);
     s.append([put(1, 1), put(2, 1), put(3, 1)]);
     s.rewriteLog([put(1, 1)]);
     s.append([put(2, 2)]);
     s.close();
     const lines = readFileSync(path.join(dir, 'log.jsonl'), 'utf8').trim().split('\n');
     expect(lines.map((l) => (JSON.parse(l) as Entry).term)).toEqual([1, 2]);
-    expect(new Storage(dir).load().entries.map((e) => [e.index, e.term])).toEqual([
+    expect(new Storage(REAL_IO, dir).load().entries.map((e) => [e.index, e.term])).toEqual([
       [1, 1],
       [2, 2],
     ]);

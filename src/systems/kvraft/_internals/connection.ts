@@ -1,8 +1,9 @@
-import net from 'node:net';
-
 import type { ClientResponse } from './messages.js';
-import type { HostPort } from './transport.js';
+import type { HostPort, NetSocket, NodeIo, Timer } from './seams.js';
 import { parseObject, readLines } from './wire.js';
+
+/** What a client connection takes from its world: sockets, timers and the wall clock. */
+export type ClientIo = Pick<NodeIo, 'net' | 'env'>;
 
 /** How a request ended when no response arrived. */
 export type NoResponse =
@@ -10,7 +11,7 @@ export type NoResponse =
 
 interface Pending {
   readonly resolve: (result: ClientResponse | NoResponse) => void;
-  readonly timer: NodeJS.Timeout;
+  readonly timer: Timer;
 }
 
 /**
@@ -19,18 +20,21 @@ interface Pending {
  * `unknown` (timeout or connection lost after sending: it may have taken effect).
  */
 export class Connection {
-  private socket: net.Socket | undefined;
+  private socket: NetSocket | undefined;
   private connected = false;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
 
-  constructor(private readonly address: HostPort) {}
+  constructor(
+    private readonly address: HostPort,
+    private readonly io: ClientIo,
+  ) {}
 
   request(body: Record<string, unknown>, timeoutMs: number): Promise<ClientResponse | NoResponse> {
     const socket = this.open();
     const id = this.nextId++;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      const timer = this.io.env.setTimeout(() => {
         this.pending.delete(id);
         resolve({ kind: 'unknown', error: `no response within ${timeoutMs} ms` });
         // A node that hangs (SIGSTOP) keeps the socket; start afresh next time.
@@ -45,9 +49,9 @@ export class Connection {
     if (this.socket) this.reset(this.socket);
   }
 
-  private open(): net.Socket {
+  private open(): NetSocket {
     if (this.socket) return this.socket;
-    const socket = net.connect({ host: this.address.host, port: this.address.port });
+    const socket = this.io.net.connect(this.address);
     this.socket = socket;
     this.connected = false;
     socket.setNoDelay(true);
@@ -66,24 +70,24 @@ export class Connection {
       const pending = this.pending.get(raw.id);
       if (!pending) return;
       this.pending.delete(raw.id);
-      clearTimeout(pending.timer);
+      pending.timer.cancel();
       pending.resolve(raw as unknown as ClientResponse);
     });
     return socket;
   }
 
-  private reset(socket: net.Socket): void {
+  private reset(socket: NetSocket): void {
     this.fail(socket, 'connection reset');
     socket.destroy();
   }
 
-  private fail(socket: net.Socket, error: string): void {
+  private fail(socket: NetSocket, error: string): void {
     if (this.socket !== socket) return;
     const kind = this.connected ? 'unknown' : 'unsent';
     this.socket = undefined;
     this.connected = false;
     for (const [id, pending] of this.pending) {
-      clearTimeout(pending.timer);
+      pending.timer.cancel();
       pending.resolve({ kind, error: kind === 'unsent' ? 'connection refused' : error });
       this.pending.delete(id);
     }
@@ -95,8 +99,9 @@ export async function requestOnce(
   address: HostPort,
   body: Record<string, unknown>,
   timeoutMs: number,
+  io: ClientIo,
 ): Promise<ClientResponse | NoResponse> {
-  const connection = new Connection(address);
+  const connection = new Connection(address, io);
   try {
     return await connection.request(body, timeoutMs);
   } finally {

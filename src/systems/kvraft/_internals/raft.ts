@@ -22,6 +22,7 @@ import type {
   StoredValue,
 } from './messages.js';
 import { addToRegister, applyTxn, readRegister } from './state-machine.js';
+import type { NodeEnv, Timer } from './seams.js';
 import type { Storage } from './storage.js';
 
 export interface RaftOptions {
@@ -47,7 +48,7 @@ export type Reply = (response: ResponseBody) => void;
 interface Waiter {
   readonly term: number;
   readonly reply: Reply;
-  readonly timer: NodeJS.Timeout;
+  readonly timer: Timer;
   /** `ack-before-commit`: acknowledged once persisted locally. */
   acked: boolean;
 }
@@ -83,11 +84,11 @@ const UNKNOWN = (error: string): ResponseBody => ({
 });
 
 /** Prints crash text the fuzzer's log check recognises, and exits non-zero like a failed assert. */
-export function assertionFailed(message: string, probe: Probe): never {
+export function assertionFailed(message: string, probe: Probe, env: NodeEnv): never {
   probe.emit('assertion-failed');
   probe.flush();
-  process.stderr.write(`ASSERTION FAILED: ${message}\n`);
-  process.exit(1);
+  env.stderr(`ASSERTION FAILED: ${message}`);
+  return env.exit(1);
 }
 
 /**
@@ -132,15 +133,16 @@ export class RaftNode {
   private readonly waiters = new Map<number, Waiter>();
   private reads: PendingRead[] = [];
 
-  private electionTimer: NodeJS.Timeout | undefined;
-  private readonly heartbeatTimer: NodeJS.Timeout;
-  private lazyVoteTimer: NodeJS.Timeout | undefined;
+  private electionTimer: Timer | undefined;
+  private readonly heartbeatTimer: Timer;
+  private lazyVoteTimer: Timer | undefined;
 
   constructor(
     private readonly options: RaftOptions,
     private readonly storage: Storage,
     private readonly probe: Probe,
     private readonly send: (to: string, message: Outgoing) => void,
+    private readonly env: NodeEnv,
   ) {
     const loaded = storage.load();
     this.term = loaded.meta.term;
@@ -171,6 +173,7 @@ export class RaftNode {
         `${options.id} restarted as a joiner onto a stored configuration that already includes it ` +
           `(index ${this.config.index}: members ${this.config.members.join(',')})`,
         probe,
+        env,
       );
     }
     this.emit('node-start', {
@@ -181,7 +184,7 @@ export class RaftNode {
       learners: this.config.learners.join(','),
     });
     this.resetElectionTimer();
-    this.heartbeatTimer = setInterval(() => {
+    this.heartbeatTimer = env.setInterval(() => {
       this.tick();
     }, options.heartbeatMs);
   }
@@ -278,7 +281,7 @@ export class RaftNode {
       const results = [...done, ...response.txn];
       if (others.length === 0) reply({ ok: true, txn: results });
       else
-        setImmediate(() => {
+        this.env.setImmediate(() => {
           this.splitTxn(others, results, undefined, reply);
         });
     });
@@ -296,7 +299,7 @@ export class RaftNode {
       round: this.round,
       readIndex: undefined,
       reply,
-      deadlineMs: Date.now() + this.options.requestTimeoutMs,
+      deadlineMs: this.env.wallMs() + this.options.requestTimeoutMs,
     });
     this.broadcastAppend();
     this.serveReads();
@@ -347,9 +350,9 @@ export class RaftNode {
 
   close(): void {
     this.persistNow();
-    clearInterval(this.heartbeatTimer);
-    if (this.electionTimer) clearTimeout(this.electionTimer);
-    if (this.lazyVoteTimer) clearTimeout(this.lazyVoteTimer);
+    this.heartbeatTimer.cancel();
+    this.electionTimer?.cancel();
+    this.lazyVoteTimer?.cancel();
     this.storage.close();
   }
 
@@ -448,7 +451,7 @@ export class RaftNode {
   private schedulePersist(): void {
     if (this.persistScheduled) return;
     this.persistScheduled = true;
-    setImmediate(() => {
+    this.env.setImmediate(() => {
       this.persistScheduled = false;
       this.persistNow();
       if (this.role === 'leader') {
@@ -485,17 +488,17 @@ export class RaftNode {
     const text = Object.entries(attrs)
       .map(([k, v]) => `${k}=${v}`)
       .join(' ');
-    process.stdout.write(`${new Date().toISOString()} ${this.options.id} ${type} ${text}\n`);
+    this.env.log(`${this.options.id} ${type} ${text}`);
   }
 
   private randomElectionMs(): number {
     const { electionMinMs, electionMaxMs } = this.options;
-    return electionMinMs + Math.random() * (electionMaxMs - electionMinMs);
+    return electionMinMs + this.env.random() * (electionMaxMs - electionMinMs);
   }
 
   private resetElectionTimer(): void {
-    if (this.electionTimer) clearTimeout(this.electionTimer);
-    this.electionTimer = setTimeout(() => {
+    this.electionTimer?.cancel();
+    this.electionTimer = this.env.setTimeout(() => {
       this.electionTimeout();
     }, this.randomElectionMs());
   }
@@ -566,7 +569,7 @@ export class RaftNode {
 
   private failPending(error: string): void {
     for (const [index, waiter] of this.waiters) {
-      clearTimeout(waiter.timer);
+      waiter.timer.cancel();
       if (!waiter.acked) waiter.reply(UNKNOWN(error));
       this.waiters.delete(index);
     }
@@ -599,7 +602,7 @@ export class RaftNode {
   private propose(command: Command, reply: Reply): void {
     if (!this.refuseUnlessLeader(reply)) return;
     const entry = this.appendLocal(command);
-    const timer = setTimeout(() => {
+    const timer = this.env.setTimeout(() => {
       const waiter = this.waiters.get(entry.index);
       if (!waiter) return;
       this.waiters.delete(entry.index);
@@ -642,7 +645,7 @@ export class RaftNode {
     // A follower with nothing (a wiped node that joined) also needs the configuration in effect
     // before the first entry, which no entry carries: it gets the snapshot, not entries from 1.
     if (next <= this.logStart || (next === 1 && !this.hasBase.has(peer))) {
-      const now = Date.now();
+      const now = this.env.wallMs();
       if (now - (this.snapshotSentAt.get(peer) ?? 0) < SNAPSHOT_RESEND_MS) return;
       this.snapshotSentAt.set(peer, now);
       this.send(peer, {
@@ -729,7 +732,7 @@ export class RaftNode {
 
   private serveReads(): void {
     if (this.reads.length === 0 || this.role !== 'leader') return;
-    const now = Date.now();
+    const now = this.env.wallMs();
     const committedInTerm = this.termAt(this.commit) === this.term;
     const remaining: PendingRead[] = [];
     for (const read of this.reads) {
@@ -779,7 +782,7 @@ export class RaftNode {
       const result = this.applyCommand(entry.command);
       const waiter = this.waiters.get(entry.index);
       if (waiter) {
-        clearTimeout(waiter.timer);
+        waiter.timer.cancel();
         this.waiters.delete(entry.index);
         if (!waiter.acked) {
           waiter.reply(waiter.term === entry.term ? result : UNKNOWN('entry overwritten'));
@@ -892,8 +895,8 @@ export class RaftNode {
     // lazy-vote: the reply goes out now; the vote reaches the disk only later.
     this.voteDirty = true;
     const term = this.term;
-    if (this.lazyVoteTimer) clearTimeout(this.lazyVoteTimer);
-    this.lazyVoteTimer = setTimeout(() => {
+    this.lazyVoteTimer?.cancel();
+    this.lazyVoteTimer = this.env.setTimeout(() => {
       if (this.term !== term || !this.voteDirty) return;
       this.voteDirty = false;
       this.persistMeta();
@@ -1006,6 +1009,7 @@ export class RaftNode {
       assertionFailed(
         `truncating committed entry ${index} (commit ${this.commit}, term ${this.term})`,
         this.probe,
+        this.env,
       );
     }
     this.log = this.log.slice(0, index - this.logStart - 1);
@@ -1018,6 +1022,7 @@ export class RaftNode {
         `configuration rollback from index ${from}: no configuration before index ${index} ` +
           `(snapshot ${this.snapshot.lastIndex} holds the configuration of index ${this.snapshot.configIndex})`,
         this.probe,
+        this.env,
       );
     }
     this.config = this.latestConfig(index - 1);

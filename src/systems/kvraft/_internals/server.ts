@@ -1,12 +1,10 @@
-import net from 'node:net';
-
 import type { ClientRequest, MicroOp } from './messages.js';
 import type { RaftNode, Reply } from './raft.js';
-import type { HostPort } from './transport.js';
+import type { HostPort, Net, NetServer, NodeEnv } from './seams.js';
 import { parseObject, readLines } from './wire.js';
 
 /** The client service: line-delimited JSON requests and responses, matched by `id`. */
-export function serveClients(listen: HostPort, raft: RaftNode): net.Server {
+export function serveClients(listen: HostPort, raft: RaftNode, net: Net, env: NodeEnv): NetServer {
   const server = net.createServer((socket) => {
     socket.setNoDelay(true);
     socket.on('error', () => {
@@ -19,14 +17,14 @@ export function serveClients(listen: HostPort, raft: RaftNode): net.Server {
       const reply: Reply = (response) => {
         if (socket.writable) socket.write(JSON.stringify({ id, ...response }) + '\n');
       };
-      handle(raw as unknown as ClientRequest, raft, reply);
+      handle(raw as unknown as ClientRequest, raft, env, reply);
     });
   });
   server.listen(listen.port, listen.host);
   return server;
 }
 
-function handle(request: ClientRequest, raft: RaftNode, reply: Reply): void {
+function handle(request: ClientRequest, raft: RaftNode, env: NodeEnv, reply: Reply): void {
   const bad = (what: string): void => {
     reply({ ok: false, definite: true, error: `bad request: ${what}` });
   };
@@ -61,7 +59,7 @@ function handle(request: ClientRequest, raft: RaftNode, reply: Reply): void {
       return;
     }
     case 'status':
-      reply({ ok: true, status: raft.status(), wallMs: Date.now() });
+      reply({ ok: true, status: raft.status(), wallMs: env.wallMs() });
       return;
     case 'add-member':
     case 'remove-member':

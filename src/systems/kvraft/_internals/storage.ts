@@ -1,17 +1,7 @@
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  writeSync,
-} from 'node:fs';
 import path from 'node:path';
 
 import type { Entry, Snapshot } from './messages.js';
+import type { DiskFs, Timer, Timers } from './seams.js';
 
 export interface Meta {
   readonly term: number;
@@ -33,6 +23,12 @@ export interface Loaded {
 const META = 'meta.json';
 const LOG = 'log.jsonl';
 const SNAPSHOT = 'snapshot.json';
+
+/** What storage takes from its world: the file calls, and a timer for `deferFsyncMs`. */
+export interface StorageIo {
+  readonly fs: DiskFs;
+  readonly timers: Timers;
+}
 
 export interface StorageOptions {
   /**
@@ -57,28 +53,31 @@ export interface StorageOptions {
  */
 export class Storage {
   private logFd: number;
-  private deferredFsync: NodeJS.Timeout | undefined;
+  private deferredFsync: Timer | undefined;
+  private readonly fs: DiskFs;
 
   constructor(
+    private readonly io: StorageIo,
     private readonly dir: string,
     private readonly options: StorageOptions = {},
   ) {
-    mkdirSync(dir, { recursive: true });
-    this.logFd = openSync(path.join(dir, LOG), 'a');
+    this.fs = io.fs;
+    this.fs.mkdirp(dir);
+    this.logFd = this.fs.open(path.join(dir, LOG), 'a');
   }
 
   load(): Loaded {
     const metaPath = path.join(this.dir, META);
-    const meta: Meta = existsSync(metaPath)
-      ? (JSON.parse(readFileSync(metaPath, 'utf8')) as Meta)
+    const meta: Meta = this.fs.exists(metaPath)
+      ? (JSON.parse(this.fs.readFile(metaPath).toString('utf8')) as Meta)
       : { term: 0, votedFor: null };
     const snapPath = path.join(this.dir, SNAPSHOT);
-    const snapshot = existsSync(snapPath)
-      ? (JSON.parse(readFileSync(snapPath, 'utf8')) as Snapshot)
+    const snapshot = this.fs.exists(snapPath)
+      ? (JSON.parse(this.fs.readFile(snapPath).toString('utf8')) as Snapshot)
       : undefined;
     const after = snapshot?.lastIndex ?? 0;
     const entries: Entry[] = [];
-    const log = readFileSync(path.join(this.dir, LOG));
+    const log = this.fs.readFile(path.join(this.dir, LOG));
     let usable = 0;
     while (usable < log.length) {
       const end = log.indexOf(0x0a, usable);
@@ -100,8 +99,8 @@ export class Storage {
     const cutBytes = log.length - usable;
     if (cutBytes > 0)
       this.guard('cut the log', () => {
-        ftruncateSync(this.logFd, usable);
-        fsyncSync(this.logFd);
+        this.fs.ftruncate(this.logFd, usable);
+        this.fs.fsync(this.logFd);
       });
     return { meta, snapshot, entries, cutBytes };
   }
@@ -115,12 +114,12 @@ export class Storage {
   append(entries: readonly Entry[]): void {
     if (entries.length === 0) return;
     this.guard(`append to ${LOG}`, () => {
-      writeSync(this.logFd, entries.map((e) => JSON.stringify(e) + '\n').join(''));
+      this.fs.write(this.logFd, entries.map((e) => JSON.stringify(e) + '\n').join(''));
     });
     const delayMs = this.options.deferFsyncMs;
     if (delayMs === undefined) this.fsyncLog();
     else
-      this.deferredFsync ??= setTimeout(() => {
+      this.deferredFsync ??= this.io.timers.setTimeout(() => {
         this.deferredFsync = undefined;
         this.fsyncLog();
       }, delayMs);
@@ -130,9 +129,9 @@ export class Storage {
   rewriteLog(entries: readonly Entry[]): void {
     this.cancelDeferredFsync();
     this.guard(`rewrite ${LOG}`, () => {
-      closeSync(this.logFd);
+      this.fs.close(this.logFd);
       this.replace(LOG, entries.map((e) => JSON.stringify(e) + '\n').join(''));
-      this.logFd = openSync(path.join(this.dir, LOG), 'a');
+      this.logFd = this.fs.open(path.join(this.dir, LOG), 'a');
     });
   }
 
@@ -144,12 +143,12 @@ export class Storage {
 
   close(): void {
     this.cancelDeferredFsync();
-    closeSync(this.logFd);
+    this.fs.close(this.logFd);
   }
 
   private fsyncLog(): void {
     this.guard(`fsync ${LOG}`, () => {
-      fsyncSync(this.logFd);
+      this.fs.fsync(this.logFd);
     });
   }
 
@@ -164,20 +163,18 @@ export class Storage {
   }
 
   private cancelDeferredFsync(): void {
-    clearTimeout(this.deferredFsync);
+    this.deferredFsync?.cancel();
     this.deferredFsync = undefined;
   }
 
   private replace(name: string, text: string): void {
     const target = path.join(this.dir, name);
     const tmp = target + '.tmp';
-    const fd = openSync(tmp, 'w');
-    writeSync(fd, text);
-    fsyncSync(fd);
-    closeSync(fd);
-    renameSync(tmp, target);
-    const dirFd = openSync(this.dir, 'r');
-    fsyncSync(dirFd);
-    closeSync(dirFd);
+    const fd = this.fs.open(tmp, 'w');
+    this.fs.write(fd, text);
+    this.fs.fsync(fd);
+    this.fs.close(fd);
+    this.fs.rename(tmp, target);
+    this.fs.fsyncDir(this.dir);
   }
 }

@@ -1,13 +1,9 @@
-import net from 'node:net';
-
 import type { Probe } from '../../../probe/index.js';
 import type { Outgoing, PeerMessage } from './messages.js';
+import type { HostPort, Net, NetServer, NetSocket, NodeEnv, Timer } from './seams.js';
 import { parseObject, readLines } from './wire.js';
 
-export interface HostPort {
-  readonly host: string;
-  readonly port: number;
-}
+export type { HostPort } from './seams.js';
 
 const CONNECT_TIMEOUT_MS = 1000;
 const BACKOFF_MIN_MS = 20;
@@ -24,14 +20,19 @@ const KEEPALIVE_MS = 1000;
  * re-established with backoff whenever it breaks; a message sent while it is down is dropped.
  */
 class Link {
-  private socket: net.Socket | undefined;
+  private socket: NetSocket | undefined;
   private connected = false;
   private backoffMs = BACKOFF_MIN_MS;
-  private lastProgressMs = Date.now();
-  private timer: NodeJS.Timeout | undefined;
+  private lastProgressMs: number;
+  private timer: Timer | undefined;
   private closed = false;
 
-  constructor(private readonly address: HostPort) {
+  constructor(
+    private readonly address: HostPort,
+    private readonly net: Net,
+    private readonly env: NodeEnv,
+  ) {
+    this.lastProgressMs = env.wallMs();
     this.connect();
   }
 
@@ -39,7 +40,7 @@ class Link {
   write(line: string, onSend: () => void): boolean {
     const socket = this.socket;
     if (!socket || !this.connected) return false;
-    const now = Date.now();
+    const now = this.env.wallMs();
     if (socket.writableLength === 0) this.lastProgressMs = now;
     else if (now - this.lastProgressMs > STALL_MS) {
       socket.destroy();
@@ -53,13 +54,13 @@ class Link {
 
   close(): void {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
     this.socket?.destroy();
   }
 
   private connect(): void {
     if (this.closed) return;
-    const socket = net.connect({ host: this.address.host, port: this.address.port });
+    const socket = this.net.connect(this.address);
     this.socket = socket;
     socket.setNoDelay(true);
     socket.setTimeout(CONNECT_TIMEOUT_MS, () => {
@@ -68,12 +69,12 @@ class Link {
     socket.on('connect', () => {
       this.connected = true;
       this.backoffMs = BACKOFF_MIN_MS;
-      this.lastProgressMs = Date.now();
+      this.lastProgressMs = this.env.wallMs();
       socket.setTimeout(0);
       socket.setKeepAlive(true, KEEPALIVE_MS);
     });
     socket.on('drain', () => {
-      this.lastProgressMs = Date.now();
+      this.lastProgressMs = this.env.wallMs();
     });
     socket.on('data', () => {
       // nothing is expected back on an outgoing link
@@ -86,7 +87,7 @@ class Link {
       this.connected = false;
       this.socket = undefined;
       if (this.closed) return;
-      this.timer = setTimeout(() => {
+      this.timer = this.env.setTimeout(() => {
         this.connect();
       }, this.backoffMs);
       this.backoffMs = Math.min(BACKOFF_MAX_MS, this.backoffMs * 2);
@@ -101,8 +102,8 @@ class Link {
  */
 export class Transport {
   private readonly links = new Map<string, Link>();
-  private readonly server: net.Server;
-  private readonly inbound = new Set<net.Socket>();
+  private readonly server: NetServer;
+  private readonly inbound = new Set<NetSocket>();
   private seq = 0;
 
   constructor(
@@ -111,13 +112,15 @@ export class Transport {
     listen: HostPort,
     private readonly probe: Probe,
     private readonly onMessage: (message: PeerMessage) => void,
+    private readonly net: Net,
+    private readonly env: NodeEnv,
   ) {
     this.server = net.createServer((socket) => {
       this.accept(socket);
     });
     this.server.listen(listen.port, listen.host);
     for (const [peer, address] of peers) {
-      if (peer !== self) this.links.set(peer, new Link(address));
+      if (peer !== self) this.links.set(peer, new Link(address, this.net, this.env));
     }
   }
 
@@ -140,7 +143,7 @@ export class Transport {
     if (!address || to === this.self) return;
     let link = this.links.get(to);
     if (!link) {
-      link = new Link(address);
+      link = new Link(address, this.net, this.env);
       this.links.set(to, link);
     }
     const msg = `${this.self}-${++this.seq}`;
@@ -156,7 +159,7 @@ export class Transport {
     this.server.close();
   }
 
-  private accept(socket: net.Socket): void {
+  private accept(socket: NetSocket): void {
     this.inbound.add(socket);
     socket.setNoDelay(true);
     socket.setKeepAlive(true, KEEPALIVE_MS);

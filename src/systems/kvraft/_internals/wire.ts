@@ -1,10 +1,10 @@
-import type { Socket } from 'node:net';
+import type { NetSocket } from './seams.js';
 
 /** Largest line accepted from a socket; a longer one means a broken peer, so the socket is closed. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 /** Calls `onLine` for every newline-terminated line that arrives on `socket`. */
-export function readLines(socket: Socket, onLine: (line: string) => void): void {
+export function readLines(socket: NetSocket, onLine: (line: string) => void): void {
   let pending = '';
   socket.setEncoding('utf8');
   socket.on('data', (chunk: string) => {

@@ -11,6 +11,7 @@ import { KvraftClient } from '../../../../src/systems/kvraft/client.js';
 import { kvraft, nodeStatus } from '../../../../src/systems/kvraft/index.js';
 import type { ClusterView, NodeSystem, SystemAdapter } from '../../../../src/systems/system.js';
 import { TestCluster } from '../../_helpers/cluster.js';
+import { nodeIo } from '../../../../src/systems/kvraft/_internals/node-seams.js';
 
 export interface StartOptions {
   readonly join?: boolean;
@@ -146,7 +147,7 @@ export class Harness {
 
   client(node: string, timeoutMs = 2000): KvraftClient {
     const addresses = new Map(this.nodes.map((n) => [n, this.cluster.clientAddress(n, 'client')]));
-    return new KvraftClient(node, addresses, timeoutMs);
+    return new KvraftClient(node, addresses, timeoutMs, nodeIo);
   }
 
   /** Waits until one of `among` is leader (in a term above `aboveTerm`) and returns its status. */

@@ -7,7 +7,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createProbe } from '../../../../src/probe/index.js';
 import type { Entry, Outgoing } from '../../../../src/systems/kvraft/_internals/messages.js';
 import { RaftNode } from '../../../../src/systems/kvraft/_internals/raft.js';
+import { nodeDiskFs, nodeEnv } from '../../../../src/systems/kvraft/_internals/node-seams.js';
 import { Storage } from '../../../../src/systems/kvraft/_internals/storage.js';
+
+const REAL_IO = { fs: nodeDiskFs, timers: nodeEnv };
 
 const dirs: string[] = [];
 const nodes: RaftNode[] = [];
@@ -20,7 +23,7 @@ afterEach(() => {
 function joiner(entries: readonly Entry[]): { raft: RaftNode; sent: { to: string; message: Outgoing }[] } {
   const dir = mkdtempSync(join(tmpdir(), 'mallory-kvraft-raft-'));
   dirs.push(dir);
-  const storage = new Storage(join(dir, 'data'));
+  const storage = new Storage(REAL_IO, join(dir, 'data'));
   storage.saveMeta({ term: 4, votedFor: null });
   if (entries.length > 0) storage.append(entries);
   const sent: { to: string; message: Outgoing }[] = [];
@@ -42,6 +45,7 @@ function joiner(entries: readonly Entry[]): { raft: RaftNode; sent: { to: string
     storage,
     createProbe(join(dir, 'probe.jsonl')),
     (to, message) => sent.push({ to, message }),
+    nodeEnv,
   );
   nodes.push(raft);
   return { raft, sent };

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+
+import type { StorageContract } from '../../src/sim/disk.js';
+import type { DiskFs } from '../../src/systems/kvraft/_internals/seams.js';
+import { SimKvraft } from '../../src/sim/kvraft.js';
+import { World } from '../../src/sim/world.js';
+
+/** A process on host `h` that runs `act` on its file calls; returns the world and the disk. */
+async function withFs(contract: StorageContract, act: (fs: DiskFs) => void, seed = 1) {
+  const world = new World({ seed, contract, bootDelayMs: [0, 0] });
+  world.start('h', (p) => {
+    act(p.io.fs);
+  });
+  await world.run(1);
+  return { world, disk: world.disk('h') };
+}
+
+const text = (b: Buffer | undefined): string | undefined => b?.toString('utf8');
+
+describe('the simulated disk', () => {
+  it('a kill keeps the page cache; a power loss keeps what the contract promises', async () => {
+    const write = (fs: DiskFs): void => {
+      fs.mkdirp('/d');
+      const fd = fs.open('/d/f', 'a');
+      fs.write(fd, 'synced\n');
+      fs.fsync(fd);
+      fs.fsyncDir('/d');
+      fs.write(fd, 'unsynced\n');
+    };
+    for (const contract of ['C1', 'C2'] as const) {
+      const { world, disk } = await withFs(contract, write);
+      world.kill('h');
+      expect(text(disk.contents('/d/f'))).toBe('synced\nunsynced\n');
+      world.powerLoss('h');
+      expect(text(disk.contents('/d/f'))).toBe(contract === 'C1' ? 'synced\nunsynced\n' : 'synced\n');
+    }
+  });
+
+  it('C3: a rename is durable only once its directory is fsynced (C2 makes it durable at once)', async () => {
+    const replace = (dirSync: boolean) => (fs: DiskFs) => {
+      fs.mkdirp('/d');
+      const fd = fs.open('/d/f.tmp', 'w');
+      fs.write(fd, 'new');
+      fs.fsync(fd);
+      fs.close(fd);
+      fs.rename('/d/f.tmp', '/d/f');
+      if (dirSync) fs.fsyncDir('/d');
+    };
+    for (const [contract, dirSync, survives] of [
+      ['C2', false, true],
+      ['C3', false, false],
+      ['C3', true, true],
+    ] as const) {
+      const { world, disk } = await withFs(contract, replace(dirSync));
+      world.powerLoss('h');
+      expect(text(disk.contents('/d/f'))).toBe(survives ? 'new' : undefined);
+    }
+  });
+
+  it('C3: an unsynced append persists wholly, in whole sectors, or not at all', async () => {
+    const outcomes = new Set<string>();
+    for (let seed = 1; seed <= 40; seed++) {
+      const { world, disk } = await withFs(
+        'C3',
+        (fs) => {
+          fs.mkdirp('/d');
+          const fd = fs.open('/d/f', 'a');
+          fs.fsyncDir('/d');
+          fs.write(fd, 'x'.repeat(1024));
+        },
+        seed,
+      );
+      world.powerLoss('h');
+      const after = disk.contents('/d/f')!;
+      // Each sector is either all there or all zeros (a hole before a sector that persisted).
+      for (let at = 0; at < after.length; at += 512) {
+        const sector = after.subarray(at, at + 512).toString('latin1');
+        expect(sector === 'x'.repeat(512) || sector === '\0'.repeat(512)).toBe(true);
+      }
+      outcomes.add(after.toString('latin1').replace(/x+/g, 'x').replace(/\0+/g, '0'));
+    }
+    expect([...outcomes].sort()).toEqual(['', '0x', 'x']);
+  });
+
+  it('a disk fault fails the call with its code, and kvraft stops on it (fail-stop)', async () => {
+    const sim = new SimKvraft({ seed: 1, nodes: 3 });
+    sim.startAll();
+    const leader = await sim.waitLeader();
+    sim.world.disk(leader.id).fault = { op: 'fsync', code: 'EIO' };
+    const written = await sim.write(leader.id, 'x', 1, 1000);
+    expect(written.type).not.toBe('ok');
+    expect(sim.exitOf(leader.id)).toEqual({ code: 1 });
+    expect(sim.output(leader.id)).toContain(
+      `kvraft ${leader.id}: stopping: the disk refused to fsync log.jsonl (EIO:`,
+    );
+    expect(sim.events(leader.id).at(-1)?.type).toBe('storage-failed');
+  });
+});
