@@ -22,7 +22,11 @@ function schedule(lines: object[]): ReturnType<typeof readSchedule> {
 }
 
 /** A runner on a three-node cluster whose leader is n2; events are pushed by the test. */
-function harness(items: ReturnType<typeof readSchedule>, failAt?: { f: string; error: Error }) {
+function harness(
+  items: ReturnType<typeof readSchedule>,
+  failAt?: { f: string; error: Error },
+  signal: AbortSignal = new AbortController().signal,
+) {
   const enacted: {
     f: string;
     nodes?: readonly string[];
@@ -44,7 +48,7 @@ function harness(items: ReturnType<typeof readSchedule>, failAt?: { f: string; e
       listeners.add(l);
       return () => listeners.delete(l);
     },
-    signal: new AbortController().signal,
+    signal,
   });
   const emit = (node: string, type: string, attrs?: Record<string, string | number>): void => {
     for (const l of listeners) l({ ts: monoNs(), node, source: 'probe', type, ...(attrs ? { attrs } : {}) });
@@ -116,26 +120,58 @@ describe('ScheduleRunner', () => {
   });
 
   it('matches node and attributes, and a trigger past its window never fires', async () => {
+    const stop = new AbortController();
     const h = harness(
       schedule([
         { atMs: 0, let: { L: 'leader' } },
+        // Armed in file order (all at 5 ms): once the kill has fired, the other two are armed too.
+        { atMs: 5, on: { type: 'step-down', withinMs: 10 }, f: 'pause', nodes: ['n1'] },
+        { atMs: 5, on: { type: 'marker' }, f: 'start', nodes: ['n3'] },
         {
           atMs: 5,
           on: { type: 'snapshot-taken', node: '$L', attrs: { index: 64 } },
           f: 'kill',
           nodes: ['$L'],
         },
-        { atMs: 5, on: { type: 'step-down', withinMs: 10 }, f: 'pause', nodes: ['n1'] },
       ]),
+      undefined,
+      stop.signal,
     );
-    const done = h.runner.run(Date.now(), 80);
-    await sleep(30);
+    const start = Date.now();
+    // The run outlasts the test's conditions however loaded the machine; the test ends it.
+    const done = h.runner.run(start, 60_000);
+    await vi.waitFor(
+      () => {
+        h.emit('n1', 'snapshot-taken', { index: 64 });
+        h.emit('n2', 'snapshot-taken', { index: 63 });
+        h.emit('n2', 'snapshot-taken', { index: 64 });
+        expect(h.enacted.length).toBeGreaterThan(0);
+      },
+      { interval: 1, timeout: 10_000 },
+    );
+    // Past the step-down line's window (5 + 10 ms from the start) by the runner's own clock.
+    await vi.waitFor(
+      () => {
+        expect(Date.now()).toBeGreaterThan(start + 5 + 10 + 1);
+      },
+      { interval: 1, timeout: 10_000 },
+    );
     h.emit('n2', 'step-down');
-    h.emit('n1', 'snapshot-taken', { index: 64 });
-    h.emit('n2', 'snapshot-taken', { index: 63 });
-    h.emit('n2', 'snapshot-taken', { index: 64 });
+    // Lines run one at a time in the order they became due: once the marker's line has run, a pause
+    // queued by the step-down would have run before it.
+    h.emit('n2', 'marker');
+    await vi.waitFor(
+      () => {
+        expect(h.enacted.map((e) => e.f)).toContain('start');
+      },
+      { interval: 1, timeout: 10_000 },
+    );
+    stop.abort();
     await done;
-    expect(h.enacted.map((e) => [e.f, e.nodes])).toEqual([['kill', ['n2']]]);
+    expect(h.enacted.map((e) => [e.f, e.nodes])).toEqual([
+      ['kill', ['n2']],
+      ['start', ['n3']],
+    ]);
   });
 
   it("aims a recorded line at the same roles: the recorded leader and today's swap names", async () => {
