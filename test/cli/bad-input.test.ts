@@ -56,6 +56,10 @@ describe('a schedule is validated whole before the cluster starts', () => {
       '{"atMs": 1000, "f": "start-partition", "groups": [["n1", "n1"], ["n1"]]}',
       'groups: n1 is named twice; each node belongs to one group',
     ],
+    [
+      '{"atMs": 1000, "f": "kill", "value": "n9"}',
+      'value: kill takes one, minority, majority, all, leader or a list of nodes, not "n9"; to name a node write "nodes": ["n9"]',
+    ],
   ];
   it.each(cases)('%s', async (line, problem) => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mallory-schedule-'));
