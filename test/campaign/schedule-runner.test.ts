@@ -66,7 +66,7 @@ describe('ScheduleRunner', () => {
         { atMs: 30, f: 'pause', nodes: ['$G'] },
       ]),
     );
-    await h.runner.run(Date.now(), 50);
+    await h.runner.run(Date.now(), 400);
     expect(h.enacted.map((e) => [e.f, e.nodes ?? e.links])).toEqual([
       ['kill', ['n1', 'n3']],
       [
@@ -194,7 +194,7 @@ describe('ScheduleRunner', () => {
         { atMs: 10, f: 'pause', nodes: ['n3'], leader: 'n3' },
       ]),
     );
-    await h.runner.run(Date.now(), 30);
+    await h.runner.run(Date.now(), 300);
     // The leader is n2 now: the isolated leader n1 becomes n2; a line recorded under n2 is as it
     // was; one recorded under n3 aims at n2 (the leader) instead of n3.
     expect(h.enacted.map((e) => [e.f, e.nodes, e.links])).toEqual([
@@ -215,9 +215,94 @@ describe('ScheduleRunner', () => {
 
   it('skips, and says why, a line whose name is not bound', async () => {
     const h = harness(schedule([{ atMs: 0, f: 'kill', nodes: ['$X'] }]));
-    await h.runner.run(Date.now(), 10);
+    await h.runner.run(Date.now(), 200);
     expect(h.enacted).toEqual([]);
     expect(h.skipped).toEqual(['$X is not bound']);
+  });
+});
+
+describe('ScheduleRunner and the end of the run', () => {
+  it('skips, and says why, what a slow fault carried past the end: the budget bounds the faults', async () => {
+    const stop = new AbortController();
+    const enacted: string[] = [];
+    const skipped: string[] = [];
+    let start = 0;
+    const END_MS = 40;
+    const runner = new ScheduleRunner(
+      schedule([
+        { atMs: 0, f: 'member-remove', nodes: ['n1'] },
+        { atMs: 10, f: 'kill', nodes: ['n2'] },
+        { atMs: 20, on: { type: 'elected' }, f: 'pause', nodes: ['n3'] },
+      ]),
+      {
+        // The removal takes until past the run's end (a membership change that took its time).
+        enact: async (fault) => {
+          enacted.push(fault.f);
+          if (fault.f === 'member-remove') {
+            await vi.waitFor(
+              () => {
+                expect(Date.now()).toBeGreaterThan(start + END_MS + 1);
+              },
+              { interval: 1, timeout: 10_000 },
+            );
+          }
+        },
+        skip: (item, reason) => skipped.push(`${'f' in item ? item.f : 'let'}: ${reason}`),
+        nodes: () => ['n1', 'n2', 'n3'],
+        running: () => ['n1', 'n2', 'n3'],
+        leader: () => Promise.resolve('n2'),
+        onEvent: () => () => undefined,
+        signal: stop.signal,
+      },
+    );
+    start = Date.now();
+    await runner.run(start, END_MS);
+    expect(enacted).toEqual(['member-remove']);
+    expect(skipped).toEqual([
+      'kill: due at 10 ms, reached past the end of the run (40 ms)',
+      'pause: due at 20 ms, reached past the end of the run (40 ms)',
+    ]);
+  });
+
+  it('does not enact a triggered line whose event comes while a slow fault holds the queue past the end', async () => {
+    const enacted: string[] = [];
+    const skipped: string[] = [];
+    const listeners = new Set<(e: Event) => void>();
+    let start = 0;
+    const END_MS = 40;
+    const runner = new ScheduleRunner(
+      schedule([
+        { atMs: 0, on: { type: 'elected' }, f: 'pause', nodes: ['n3'] },
+        { atMs: 0, f: 'member-remove', nodes: ['n1'] },
+      ]),
+      {
+        enact: async (fault) => {
+          enacted.push(fault.f);
+          if (fault.f === 'member-remove') {
+            for (const l of listeners) l({ ts: monoNs(), node: 'n2', source: 'probe', type: 'elected' });
+            await vi.waitFor(
+              () => {
+                expect(Date.now()).toBeGreaterThan(start + END_MS + 1);
+              },
+              { interval: 1, timeout: 10_000 },
+            );
+          }
+        },
+        skip: (item, reason) => skipped.push(`${'f' in item ? item.f : 'let'}: ${reason}`),
+        nodes: () => ['n1', 'n2', 'n3'],
+        running: () => ['n1', 'n2', 'n3'],
+        leader: () => Promise.resolve('n2'),
+        onEvent: (l) => {
+          listeners.add(l);
+          return () => listeners.delete(l);
+        },
+        signal: new AbortController().signal,
+      },
+    );
+    start = Date.now();
+    await runner.run(start, END_MS);
+    expect(enacted).toEqual(['member-remove']);
+    expect(skipped).toEqual(['pause: reached past the end of the run (40 ms)']);
   });
 });
 
