@@ -107,6 +107,37 @@ describe('an adapter whose launch command does not exist', () => {
   });
 });
 
+describe('a cluster whose every node exits while starting', () => {
+  it("fails at once, not at its start-up timeout: one line with each node's exit, exit 2; the run can be reported", async () => {
+    const store = mkdtempSync(path.join(tmpdir(), 'mallory-exits-'));
+    onTestFinished(() => {
+      rmSync(store, { recursive: true, force: true });
+    });
+    const system = path.join(REPO_ROOT, 'test', 'fixtures', 'systems', 'kvraft-exits-at-once.ts');
+    // A start-up timeout far past the test's own: only failing at once can pass.
+    const { code, stderr } = await mallory(
+      'run',
+      '--system',
+      system,
+      '--time',
+      '5s',
+      '--startup-timeout',
+      '10m',
+      '--store',
+      store,
+    );
+    expect(code).toBe(2);
+    expect(stderr).not.toMatch(STACK_LINE);
+    const [runDir] = readdirSync(path.join(store, 'kvraft-exits-at-once')).filter((d) => d !== 'latest');
+    const exit = (n: string) => `${n} exited with code 3 ("fatal: snapshot file truncated")`;
+    expect(stderr.trim().split('\n').at(-1)).toBe(
+      `mallory: kvraft-exits-at-once: every node exited while starting (${['n1', 'n2', 'n3'].map(exit).join('; ')}): see ${path.join(store, 'kvraft-exits-at-once', runDir, 'nodes')}`,
+    );
+    const report = await mallory('report', path.join(store, 'kvraft-exits-at-once', runDir));
+    expect(report.code).toBe(0);
+  });
+});
+
 describe('an adapter whose client has no close', () => {
   it('is a client with nothing to close: the run ends as any other, no internal error', async () => {
     const store = mkdtempSync(path.join(tmpdir(), 'mallory-no-close-'));
