@@ -23,8 +23,11 @@ export async function startCluster(live: LiveRun): Promise<void> {
   // A cluster whose every node has exited can never serve: start-up fails at once, not at its timeout.
   const allExited = new AbortController();
   const watch = setInterval(() => {
-    const members = cluster.members;
-    if (members.length > 0 && members.every((n) => cluster.statusOf(n) === 'exited')) allExited.abort();
+    // A member a checkpoint kept killed is not started: with the others exited, none runs.
+    const statuses = cluster.members.map((n) => cluster.statusOf(n));
+    if (statuses.includes('exited') && statuses.every((s) => s === 'exited' || s === 'killed')) {
+      allExited.abort();
+    }
   }, EXITED_POLL_MS);
   let ready: boolean;
   try {
@@ -42,13 +45,15 @@ export async function startCluster(live: LiveRun): Promise<void> {
   const seconds = config.startupTimeoutMs / 1000;
   const logs = join(store.dir, 'nodes');
   if (allExited.signal.aborted) {
-    const exits = cluster.members.map((node) => {
-      const exit = live.state.exits.findLast((e) => e.node === node);
-      const how =
-        exit?.signal != null ? ` on ${exit.signal}` : exit?.code != null ? ` with code ${exit.code}` : '';
-      const words = lastLogLine(join(logs, node));
-      return `${node} exited${how}${words !== undefined ? ` ("${words}")` : ''}`;
-    });
+    const exits = cluster.members
+      .filter((node) => cluster.statusOf(node) === 'exited')
+      .map((node) => {
+        const exit = live.state.exits.findLast((e) => e.node === node);
+        const how =
+          exit?.signal != null ? ` on ${exit.signal}` : exit?.code != null ? ` with code ${exit.code}` : '';
+        const words = lastLogLine(join(logs, node));
+        return `${node} exited${how}${words !== undefined ? ` ("${words}")` : ''}`;
+      });
     throw new UsageError(
       'nodes-exited',
       `${name}: every node exited while starting (${exits.join('; ')}): see ${logs}`,
