@@ -130,6 +130,22 @@ const ScheduleHeaderSchema = z
      * absolute): a replay runs on them again. Absent: the nodes ran on the fuzzer's machine.
      */
     hosts: HostsHeaderSchema.optional(),
+    /**
+     * The modules the run loaded from files (`--system`, `--workload`): path, content hash and the
+     * bug's copy (relative to its dir), so a replay runs the same code or says it cannot.
+     */
+    plugins: z
+      .array(
+        z
+          .object({
+            flag: z.enum(['system', 'workload']),
+            path: z.string().min(1),
+            sha256: z.string().regex(/^[0-9a-f]{64}$/),
+            copy: z.string().min(1),
+          })
+          .strict(),
+      )
+      .optional(),
   })
   .strict();
 export type ScheduleHeader = z.infer<typeof ScheduleHeaderSchema>;
