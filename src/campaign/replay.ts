@@ -11,6 +11,7 @@ import type { ReplayOf } from '../store/replay-of.js';
 import { type RunConfig, RunConfigSchema } from './config.js';
 import type { Reporter } from './reporter.js';
 import { runCampaign } from './run-campaign.js';
+import { pluginSources } from './_internals/plugin-copies.js';
 import {
   isLet,
   readSchedule,
@@ -138,6 +139,8 @@ export interface ReplayOptions {
   readonly candidate?: number;
   /** The hosts the tries run their nodes on (`--hosts` and how to reach them); absent: the bug's run's (its header), else this machine. */
   readonly hosts?: HostsSettings;
+  /** Load the copies of the run's modules the bug keeps, not the files at their recorded paths. */
+  readonly recordedPlugins?: boolean;
 }
 
 /** A run's hosts and how it reaches them (`--hosts`, `--username`, …), as its config keeps them. */
@@ -162,6 +165,15 @@ export function replayOf(bug: ReplayableBug, index: number, candidate?: number):
     ...(candidate !== undefined ? { candidate } : {}),
     try: index,
   };
+}
+
+/**
+ * Where a replay of `bug` stores its runs by default: the store its run is in (a bug at
+ * `STORE/<system>/<run>/bugs/<id>`), else `./store` for a bug directory kept elsewhere.
+ */
+export function bugStore(bug: ReplayableBug): string {
+  const of = replayOf(bug, 0);
+  return of.run !== undefined ? dirname(dirname(of.run)) : 'store';
 }
 
 /** Margin on top of the schedule's own length for a replay's time budget. */
@@ -210,8 +222,9 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
   const timeMs = replayBudgetMs(h, items);
   const start = replayStart(bug, options.fresh ?? false);
   const hosts = options.hosts ?? h.hosts;
+  const modules = pluginSources(bug.dir, h.plugins ?? [], options.recordedPlugins ?? false);
   const config = RunConfigSchema.parse({
-    system: h.system,
+    system: modules.system ?? h.system,
     nodes: h.nodes,
     seed: h.seed,
     bugs: h.bugs,
@@ -219,7 +232,7 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     ...((options.durability ?? h.durability) !== undefined
       ? { durability: options.durability ?? h.durability }
       : {}),
-    workload: h.workload,
+    workload: modules.workload ?? h.workload,
     ...(h.concurrency !== undefined ? { concurrency: h.concurrency } : {}),
     rate: h.rate,
     steps: h.steps,

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { DURABILITIES, type Durability } from '../check/durability.js';
 import { HOST_KEY_CHECKING } from '../cluster/runtime/known-hosts.js';
 import { UsageError } from '../core/errors.js';
-import { FAULT_KINDS } from '../core/fault.js';
+import { FAULT_KINDS, type FaultKind, PARTITION_SHAPES, TARGETS } from '../core/fault.js';
 import type { ScheduleEntry } from '../nemesis/nemesis.js';
 
 /**
@@ -130,6 +130,22 @@ const ScheduleHeaderSchema = z
      * absolute): a replay runs on them again. Absent: the nodes ran on the fuzzer's machine.
      */
     hosts: HostsHeaderSchema.optional(),
+    /**
+     * The modules the run loaded from files (`--system`, `--workload`): path, content hash and the
+     * bug's copy (relative to its dir), so a replay runs the same code or says it cannot.
+     */
+    plugins: z
+      .array(
+        z
+          .object({
+            flag: z.enum(['system', 'workload']),
+            path: z.string().min(1),
+            sha256: z.string().regex(/^[0-9a-f]{64}$/),
+            copy: z.string().min(1),
+          })
+          .strict(),
+      )
+      .optional(),
   })
   .strict();
 export type ScheduleHeader = z.infer<typeof ScheduleHeaderSchema>;
@@ -273,6 +289,39 @@ export function readSchedule(file: string, nodes?: readonly string[]): ScheduleI
   return items.sort((a, b) => a.atMs - b.atMs);
 }
 
+function valueTargetNodes(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
+  const target = (value as { target?: unknown }).target;
+  return Array.isArray(target) ? target.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** Faults whose `value` may be a string other than a target, and what it may be. */
+const STRING_VALUES: Partial<Record<FaultKind, readonly string[]>> = {
+  'start-partition': [...PARTITION_SHAPES, 'leader'],
+};
+/** Faults that ignore their `value`. */
+const NO_VALUE: readonly FaultKind[] = ['stop-partition', 'stop-packet', 'heal-all'];
+
+/**
+ * `value: problem` when a line's value is a word its fault does not know (`"kill", "value": "n9"`
+ * would otherwise fail only when the line is reached, and the run still pass).
+ */
+function targetProblem(e: z.infer<typeof FaultSchema>): string | undefined {
+  if (NO_VALUE.includes(e.f)) return undefined;
+  const words = STRING_VALUES[e.f] ?? TARGETS;
+  const hint = (word: string, field: string): string =>
+    `${field}: ${e.f} takes ${words.join(', ')} or a list of nodes, not "${word}"` +
+    (/^n\d+$/.test(word) ? `; to name a node write "nodes": ["${word}"]` : '');
+  if (typeof e.value === 'string' && !words.includes(e.value)) return hint(e.value, 'value');
+  if (typeof e.value === 'object' && e.value !== null && !Array.isArray(e.value)) {
+    const target = (e.value as { target?: unknown }).target;
+    if (typeof target === 'string' && !(TARGETS as readonly string[]).includes(target)) {
+      return `value.target: ${e.f} takes ${TARGETS.join(', ')} or a list of nodes, not "${target}"`;
+    }
+  }
+  return undefined;
+}
+
 /** `field: problem` for a fault line's parameters or node names, or undefined when it has none. */
 function faultProblem(
   e: z.infer<typeof FaultSchema>,
@@ -285,6 +334,8 @@ function faultProblem(
       return `value.${issue.path.join('.')}: ${issue.message}`;
     }
   }
+  const valueProblem = targetProblem(e);
+  if (valueProblem !== undefined) return valueProblem;
   if (e.groups) {
     const seen = new Set<string>();
     for (const name of e.groups.flat()) {
@@ -292,13 +343,23 @@ function faultProblem(
         return `groups: ${name} is named twice; each node belongs to one group`;
       seen.add(name);
     }
+    if (e.groups.filter((g) => g.includes('*')).length > 1) {
+      return 'groups: * is in two groups; it stands for the nodes no other group names, so put it in one';
+    }
   }
   if (nodes === undefined) return undefined;
+  if (e.groups?.some((g) => g.includes('*'))) {
+    const named = new Set(e.groups.flat());
+    if (nodes.every((n) => named.has(n))) {
+      return `groups: * stands for no node here (the other groups name all of ${nodes.join(', ')}): drop it`;
+    }
+  }
   const named: [string, readonly string[]][] = [
     ['nodes', (e.nodes ?? []).map((n) => n.replace(/^!/, ''))],
     ['links', (e.links ?? []).flat()],
     ['groups', (e.groups ?? []).flat()],
     ['value', Array.isArray(e.value) ? e.value.filter((v): v is string => typeof v === 'string') : []],
+    ['value.target', valueTargetNodes(e.value)],
     ['leader', e.leader !== undefined ? [e.leader] : []],
   ];
   for (const [field, names] of named) {

@@ -47,6 +47,7 @@ export class ScheduleRunner {
   private chain: Promise<void> = Promise.resolve();
   private readonly timers = new Set<NodeJS.Timeout>();
   private scheduleStart = 0;
+  private endAtMs = Infinity;
   /** The first error that is not a line's own failure (an unbound name): it ends the run. */
   private failure: { error: unknown } | undefined;
   private readonly failed = new AbortController();
@@ -63,6 +64,7 @@ export class ScheduleRunner {
    */
   async run(scheduleStart: number, endAtMs: number): Promise<void> {
     this.scheduleStart = scheduleStart;
+    this.endAtMs = endAtMs;
     const stop = AbortSignal.any([this.deps.signal, this.failed.signal]);
     const groups = new Map<string, TriggerGroup>();
     const timed: (ScheduleItem | TriggerGroup)[] = [];
@@ -109,6 +111,16 @@ export class ScheduleRunner {
         }
         await sleep(scheduleStart + entry.atMs - Date.now(), stop);
         if (stop.aborted) return;
+        // A slow fault before it (a membership change that took its time) may have carried the
+        // schedule past its end: the budget bounds the faults, so what is left is skipped.
+        if (Date.now() > scheduleStart + endAtMs) {
+          for (const rest of timed.slice(i)) {
+            for (const item of 'items' in rest ? rest.items : [rest]) {
+              this.deps.skip(item, `due at ${item.atMs} ms, reached past the end of the run (${endAtMs} ms)`);
+            }
+          }
+          break;
+        }
         if ('items' in entry) {
           entry.armedAtNs = monoNs();
           armed.push(entry);
@@ -207,6 +219,11 @@ export class ScheduleRunner {
   }
 
   private async execute(item: ScheduleItem, event: Event | undefined): Promise<void> {
+    // Queued behind a slow fault (or a trigger's delay) until past the end: not enacted.
+    if (Date.now() > this.scheduleStart + this.endAtMs) {
+      this.deps.skip(item, `reached past the end of the run (${this.endAtMs} ms)`);
+      return;
+    }
     try {
       if (isLet(item)) await this.bind(item, event);
       else await this.fault(item, event !== undefined);

@@ -98,6 +98,7 @@ export async function shrinkBug(options: ShrinkOptions): Promise<ShrinkResult> {
       // A bug found on hosts is shrunk on them (the run's, unless given).
       ...(options.hosts !== undefined ? { hosts: options.hosts } : {}),
       store: options.store,
+      ...(options.recordedPlugins !== undefined ? { recordedPlugins: options.recordedPlugins } : {}),
       signal,
       reporters: options.reporters,
       ...(options.onRegistry ? { onRegistry: options.onRegistry } : {}),

@@ -30,12 +30,19 @@ export const registerCleanup: RegisterCommand = (program, setExit) => {
             );
         }
       }
+      for (const file of report.unknown) {
+        out(
+          `registry ${file} has no owner line, so its run may still be live: left alone (when no run is going, mallory cleanup --force removes what it lists)`,
+        );
+      }
       out(
-        report.runs.length === 0
-          ? 'mallory cleanup: nothing left behind'
-          : dryRun
-            ? `mallory cleanup --dry-run: would remove ${report.runs.reduce((n, r) => n + r.resources.length, 0)} resources of ${report.runs.length} runs`
-            : `mallory cleanup: removed ${report.removed} resources of ${report.runs.length} runs`,
+        report.runs.length === 0 && report.unknown.length > 0
+          ? `mallory cleanup: removed nothing; ${report.unknown.length} registries left alone`
+          : report.runs.length === 0
+            ? 'mallory cleanup: nothing left behind'
+            : dryRun
+              ? `mallory cleanup --dry-run: would remove ${report.runs.reduce((n, r) => n + r.resources.length, 0)} resources of ${report.runs.length} runs`
+              : `mallory cleanup: removed ${report.removed} resources of ${report.runs.length} runs`,
       );
       setExit(0);
     });

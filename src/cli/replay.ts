@@ -3,7 +3,8 @@ import { join } from 'node:path';
 
 import { Option } from 'commander';
 
-import { describeStart, replayBug, readBug, replayStart } from '../campaign/replay.js';
+import { bugStore, describeStart, replayBug, readBug, replayStart } from '../campaign/replay.js';
+import { pluginSources } from '../campaign/_internals/plugin-copies.js';
 import { describeDependence, recordReplay, REPLAYS_FILE, stateDependence } from '../store/replay-record.js';
 import { DURABILITIES, type Durability } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
@@ -18,7 +19,8 @@ interface ReplayFlags extends HostFlags {
   repeat: string;
   set: string[];
   durability?: Durability;
-  store: string;
+  store?: string;
+  recordedPlugins?: boolean;
   json?: boolean;
   verbose?: boolean;
   fresh?: boolean;
@@ -27,6 +29,10 @@ interface ReplayFlags extends HostFlags {
 /** `--fresh` of replay and shrink. */
 export const FRESH_HELP =
   "start every try on empty data dirs, not from the checkpoint of the bug's schedule (the state earlier schedules left)";
+
+/** `--recorded-plugins` of replay and shrink. */
+export const RECORDED_PLUGINS_HELP =
+  "run the copies of the run's --system / --workload modules the bug keeps (without it, a replay refuses modules changed since the bug was found)";
 
 /** `--verbose` of replay and shrink: each try's whole campaign output, instead of one line per try. */
 export const VERBOSE_HELP = "print each try's whole campaign output (by default one line per try)";
@@ -43,7 +49,8 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
         DURABILITIES,
       ),
     )
-    .option('--store <dir>', 'where the replays are stored', 'store')
+    .option('--store <dir>', "where the replays are stored (default: the bug's own store)")
+    .option('--recorded-plugins', RECORDED_PLUGINS_HELP)
     .option('--json', 'print the result as one JSON document on stdout')
     .option('--verbose', VERBOSE_HELP)
     .option('--fresh', FRESH_HELP);
@@ -56,6 +63,8 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
       const repeat = parseRepeat(flags.repeat);
       const settings = parseSetFlags(flags.set);
       const bug = readBug(bugDir);
+      // A user's module changed since the bug was found: refused before anything runs.
+      pluginSources(bug.dir, bug.header.plugins ?? [], flags.recordedPlugins ?? false);
       const h = bug.header;
       const hosts = flags.hosts !== undefined ? runConfigOfHostFlags(flags, h.system) : h.hosts;
       const start = replayStart(bug, flags.fresh ?? false);
@@ -70,7 +79,8 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
         replayBug({
           bug,
           repeat,
-          store: flags.store,
+          store: flags.store ?? bugStore(bug),
+          recordedPlugins: flags.recordedPlugins ?? false,
           settings,
           ...(flags.durability !== undefined ? { durability: flags.durability } : {}),
           fresh: flags.fresh ?? false,

@@ -1,14 +1,16 @@
-import { describeStart, readBug, replayStart } from '../campaign/replay.js';
+import { bugStore, describeStart, readBug, replayStart } from '../campaign/replay.js';
+import { pluginSources } from '../campaign/_internals/plugin-copies.js';
 import { shrinkBug } from '../campaign/shrink.js';
 import { EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { invokedAs } from './_internals/invoked-as.js';
-import { FRESH_HELP, parseRepeat, VERBOSE_HELP } from './replay.js';
+import { FRESH_HELP, parseRepeat, RECORDED_PLUGINS_HELP, VERBOSE_HELP } from './replay.js';
 
 interface ShrinkFlags {
   repeat: string;
-  store: string;
+  store?: string;
+  recordedPlugins?: boolean;
   json?: boolean;
   verbose?: boolean;
   fresh?: boolean;
@@ -28,13 +30,16 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
       'tries per candidate schedule; kept if it reproduces in a majority of them',
       DEFAULT_REPEAT,
     )
-    .option('--store <dir>', 'where the replays are stored', 'store')
+    .option('--store <dir>', "where the replays are stored (default: the bug's own store)")
+    .option('--recorded-plugins', RECORDED_PLUGINS_HELP)
     .option('--json', 'print the result as one JSON document on stdout')
     .option('--verbose', VERBOSE_HELP)
     .option('--fresh', FRESH_HELP)
     .action(async (bugDir: string, flags: ShrinkFlags) => {
       const repeat = parseRepeat(flags.repeat);
       const bug = readBug(bugDir);
+      // A user's module changed since the bug was found: refused before anything runs.
+      pluginSources(bug.dir, bug.header.plugins ?? [], flags.recordedPlugins ?? false);
       const h = bug.header;
       const finding = `${h.finding.kind}/${h.finding.name}`;
       process.stderr.write(
@@ -45,7 +50,8 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
         shrinkBug({
           bug,
           repeat,
-          store: flags.store,
+          store: flags.store ?? bugStore(bug),
+          recordedPlugins: flags.recordedPlugins ?? false,
           fresh: flags.fresh ?? false,
           signal,
           reporters: flags.verbose ? [new ProgressReporter()] : [],

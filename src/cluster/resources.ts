@@ -324,6 +324,11 @@ export interface LeftoverRun {
 
 export interface CleanupReport {
   readonly runs: readonly LeftoverRun[];
+  /**
+   * Registries left alone because whether their run is live cannot be told (no owner line: a
+   * file cut short or edited); `force` removes them too.
+   */
+  readonly unknown: readonly string[];
   readonly removed: number;
   /** The run dirs of the runs cleaned (to mark them incomplete). */
   readonly runDirs: readonly string[];
@@ -364,12 +369,13 @@ function pidAlive(pid: number): boolean {
 export function cleanupRegistries(options: { force?: boolean; dryRun?: boolean } = {}): CleanupReport {
   const runs: LeftoverRun[] = [];
   const runDirs: string[] = [];
+  const unknown: string[] = [];
   let removed = 0;
   let names: string[];
   try {
     names = readdirSync(registryDir());
   } catch {
-    return { runs, removed, runDirs };
+    return { runs, unknown, removed, runDirs };
   }
   for (const name of names) {
     const file = join(registryDir(), name);
@@ -383,6 +389,11 @@ export function cleanupRegistries(options: { force?: boolean; dryRun?: boolean }
     const lines = readLines(file);
     const owner = lines.find((l) => l.t === 'owner');
     if (owner && !options.force && isSameProcess(owner.pid, owner.startTime)) continue;
+    // Without its owner line nothing says the run is over: never kill what may be live.
+    if (!owner && !options.force) {
+      unknown.push(file);
+      continue;
+    }
     const live = new Map<number, Resource>();
     let runDir = owner?.runDir;
     for (const line of lines) {
@@ -405,5 +416,5 @@ export function cleanupRegistries(options: { force?: boolean; dryRun?: boolean }
     }
     rmSync(file, { force: true });
   }
-  return { runs, removed, runDirs };
+  return { runs, unknown, removed, runDirs };
 }

@@ -40,6 +40,57 @@ describe('readSchedule', () => {
     expect(() => readSchedule(join(dir, 'missing.jsonl'))).toThrow(/cannot read schedule file/);
   });
 
+  it.each([
+    [
+      '{"atMs": 1, "f": "kill", "value": "n9"}',
+      'value: kill takes one, minority, majority, all, leader or a list of nodes, not "n9"; to name a node write "nodes": ["n9"]',
+    ],
+    [
+      '{"atMs": 1, "f": "start-partition", "value": "isolated"}',
+      'value: start-partition takes halves, isolate, majorities-ring, bridge, leader or a list of nodes, not "isolated"',
+    ],
+    [
+      '{"atMs": 1, "f": "start-packet", "value": {"target": "n2", "lossPct": 10}}',
+      'value.target: start-packet takes one, minority, majority, all, leader or a list of nodes, not "n2"',
+    ],
+    [
+      '{"atMs": 1, "f": "start-packet", "value": {"target": ["n9"], "lossPct": 10}}',
+      'value.target: no node n9 in this run (its nodes are n1, n2, n3)',
+    ],
+    ['{"atMs": 1, "f": "kill", "value": ["n9"]}', 'value: no node n9 in this run (its nodes are n1, n2, n3)'],
+    [
+      '{"atMs": 1, "f": "start-partition", "groups": [["n1", "n1"], ["n1"]]}',
+      'groups: n1 is named twice; each node belongs to one group',
+    ],
+    [
+      '{"atMs": 1, "f": "start-partition", "groups": [["*"], ["*"]]}',
+      'groups: * is in two groups; it stands for the nodes no other group names, so put it in one',
+    ],
+    [
+      '{"atMs": 1, "f": "start-partition", "groups": [["n1"], ["n2", "n3"], ["*"]]}',
+      'groups: * stands for no node here (the other groups name all of n1, n2, n3): drop it',
+    ],
+  ])('refuses before the run a line that names what the run lacks: %s', (line, problem) => {
+    const file = write(`{"atMs": 0, "f": "kill", "value": "one"}\n${line}\n`);
+    expect(() => readSchedule(file, ['n1', 'n2', 'n3'])).toThrow(`${file}:2: ${problem}`);
+  });
+
+  it('takes every target, shape and node list a line may name', () => {
+    const lines = [
+      ...['one', 'minority', 'majority', 'all', 'leader'].map((t) => ({ f: 'kill', value: t })),
+      ...['halves', 'isolate', 'majorities-ring', 'bridge', 'leader'].map((v) => ({
+        f: 'start-partition',
+        value: v,
+      })),
+      { f: 'start-partition', groups: [['n1'], ['*']] },
+      { f: 'start-packet', value: { target: ['n2'], lossPct: 5 } },
+      { f: 'stop-partition', value: null },
+      { f: 'kill', value: ['n3'] },
+    ];
+    const file = write(lines.map((l) => JSON.stringify({ atMs: 1, ...l })).join('\n'));
+    expect(readSchedule(file, ['n1', 'n2', 'n3'])).toHaveLength(lines.length);
+  });
+
   it('a bug schedule keeps its header and its errored faults, and replays every fault', () => {
     const header: ScheduleHeader = {
       system: 'etcd',

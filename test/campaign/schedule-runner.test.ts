@@ -22,7 +22,11 @@ function schedule(lines: object[]): ReturnType<typeof readSchedule> {
 }
 
 /** A runner on a three-node cluster whose leader is n2; events are pushed by the test. */
-function harness(items: ReturnType<typeof readSchedule>, failAt?: { f: string; error: Error }) {
+function harness(
+  items: ReturnType<typeof readSchedule>,
+  failAt?: { f: string; error: Error },
+  signal: AbortSignal = new AbortController().signal,
+) {
   const enacted: {
     f: string;
     nodes?: readonly string[];
@@ -44,7 +48,7 @@ function harness(items: ReturnType<typeof readSchedule>, failAt?: { f: string; e
       listeners.add(l);
       return () => listeners.delete(l);
     },
-    signal: new AbortController().signal,
+    signal,
   });
   const emit = (node: string, type: string, attrs?: Record<string, string | number>): void => {
     for (const l of listeners) l({ ts: monoNs(), node, source: 'probe', type, ...(attrs ? { attrs } : {}) });
@@ -62,7 +66,7 @@ describe('ScheduleRunner', () => {
         { atMs: 30, f: 'pause', nodes: ['$G'] },
       ]),
     );
-    await h.runner.run(Date.now(), 50);
+    await h.runner.run(Date.now(), 400);
     expect(h.enacted.map((e) => [e.f, e.nodes ?? e.links])).toEqual([
       ['kill', ['n1', 'n3']],
       [
@@ -116,26 +120,58 @@ describe('ScheduleRunner', () => {
   });
 
   it('matches node and attributes, and a trigger past its window never fires', async () => {
+    const stop = new AbortController();
     const h = harness(
       schedule([
         { atMs: 0, let: { L: 'leader' } },
+        // Armed in file order (all at 5 ms): once the kill has fired, the other two are armed too.
+        { atMs: 5, on: { type: 'step-down', withinMs: 10 }, f: 'pause', nodes: ['n1'] },
+        { atMs: 5, on: { type: 'marker' }, f: 'start', nodes: ['n3'] },
         {
           atMs: 5,
           on: { type: 'snapshot-taken', node: '$L', attrs: { index: 64 } },
           f: 'kill',
           nodes: ['$L'],
         },
-        { atMs: 5, on: { type: 'step-down', withinMs: 10 }, f: 'pause', nodes: ['n1'] },
       ]),
+      undefined,
+      stop.signal,
     );
-    const done = h.runner.run(Date.now(), 80);
-    await sleep(30);
+    const start = Date.now();
+    // The run outlasts the test's conditions however loaded the machine; the test ends it.
+    const done = h.runner.run(start, 60_000);
+    await vi.waitFor(
+      () => {
+        h.emit('n1', 'snapshot-taken', { index: 64 });
+        h.emit('n2', 'snapshot-taken', { index: 63 });
+        h.emit('n2', 'snapshot-taken', { index: 64 });
+        expect(h.enacted.length).toBeGreaterThan(0);
+      },
+      { interval: 1, timeout: 10_000 },
+    );
+    // Past the step-down line's window (5 + 10 ms from the start) by the runner's own clock.
+    await vi.waitFor(
+      () => {
+        expect(Date.now()).toBeGreaterThan(start + 5 + 10 + 1);
+      },
+      { interval: 1, timeout: 10_000 },
+    );
     h.emit('n2', 'step-down');
-    h.emit('n1', 'snapshot-taken', { index: 64 });
-    h.emit('n2', 'snapshot-taken', { index: 63 });
-    h.emit('n2', 'snapshot-taken', { index: 64 });
+    // Lines run one at a time in the order they became due: once the marker's line has run, a pause
+    // queued by the step-down would have run before it.
+    h.emit('n2', 'marker');
+    await vi.waitFor(
+      () => {
+        expect(h.enacted.map((e) => e.f)).toContain('start');
+      },
+      { interval: 1, timeout: 10_000 },
+    );
+    stop.abort();
     await done;
-    expect(h.enacted.map((e) => [e.f, e.nodes])).toEqual([['kill', ['n2']]]);
+    expect(h.enacted.map((e) => [e.f, e.nodes])).toEqual([
+      ['kill', ['n2']],
+      ['start', ['n3']],
+    ]);
   });
 
   it("aims a recorded line at the same roles: the recorded leader and today's swap names", async () => {
@@ -158,7 +194,7 @@ describe('ScheduleRunner', () => {
         { atMs: 10, f: 'pause', nodes: ['n3'], leader: 'n3' },
       ]),
     );
-    await h.runner.run(Date.now(), 30);
+    await h.runner.run(Date.now(), 300);
     // The leader is n2 now: the isolated leader n1 becomes n2; a line recorded under n2 is as it
     // was; one recorded under n3 aims at n2 (the leader) instead of n3.
     expect(h.enacted.map((e) => [e.f, e.nodes, e.links])).toEqual([
@@ -179,9 +215,94 @@ describe('ScheduleRunner', () => {
 
   it('skips, and says why, a line whose name is not bound', async () => {
     const h = harness(schedule([{ atMs: 0, f: 'kill', nodes: ['$X'] }]));
-    await h.runner.run(Date.now(), 10);
+    await h.runner.run(Date.now(), 200);
     expect(h.enacted).toEqual([]);
     expect(h.skipped).toEqual(['$X is not bound']);
+  });
+});
+
+describe('ScheduleRunner and the end of the run', () => {
+  it('skips, and says why, what a slow fault carried past the end: the budget bounds the faults', async () => {
+    const stop = new AbortController();
+    const enacted: string[] = [];
+    const skipped: string[] = [];
+    let start = 0;
+    const END_MS = 40;
+    const runner = new ScheduleRunner(
+      schedule([
+        { atMs: 0, f: 'member-remove', nodes: ['n1'] },
+        { atMs: 10, f: 'kill', nodes: ['n2'] },
+        { atMs: 20, on: { type: 'elected' }, f: 'pause', nodes: ['n3'] },
+      ]),
+      {
+        // The removal takes until past the run's end (a membership change that took its time).
+        enact: async (fault) => {
+          enacted.push(fault.f);
+          if (fault.f === 'member-remove') {
+            await vi.waitFor(
+              () => {
+                expect(Date.now()).toBeGreaterThan(start + END_MS + 1);
+              },
+              { interval: 1, timeout: 10_000 },
+            );
+          }
+        },
+        skip: (item, reason) => skipped.push(`${'f' in item ? item.f : 'let'}: ${reason}`),
+        nodes: () => ['n1', 'n2', 'n3'],
+        running: () => ['n1', 'n2', 'n3'],
+        leader: () => Promise.resolve('n2'),
+        onEvent: () => () => undefined,
+        signal: stop.signal,
+      },
+    );
+    start = Date.now();
+    await runner.run(start, END_MS);
+    expect(enacted).toEqual(['member-remove']);
+    expect(skipped).toEqual([
+      'kill: due at 10 ms, reached past the end of the run (40 ms)',
+      'pause: due at 20 ms, reached past the end of the run (40 ms)',
+    ]);
+  });
+
+  it('does not enact a triggered line whose event comes while a slow fault holds the queue past the end', async () => {
+    const enacted: string[] = [];
+    const skipped: string[] = [];
+    const listeners = new Set<(e: Event) => void>();
+    let start = 0;
+    const END_MS = 40;
+    const runner = new ScheduleRunner(
+      schedule([
+        { atMs: 0, on: { type: 'elected' }, f: 'pause', nodes: ['n3'] },
+        { atMs: 0, f: 'member-remove', nodes: ['n1'] },
+      ]),
+      {
+        enact: async (fault) => {
+          enacted.push(fault.f);
+          if (fault.f === 'member-remove') {
+            for (const l of listeners) l({ ts: monoNs(), node: 'n2', source: 'probe', type: 'elected' });
+            await vi.waitFor(
+              () => {
+                expect(Date.now()).toBeGreaterThan(start + END_MS + 1);
+              },
+              { interval: 1, timeout: 10_000 },
+            );
+          }
+        },
+        skip: (item, reason) => skipped.push(`${'f' in item ? item.f : 'let'}: ${reason}`),
+        nodes: () => ['n1', 'n2', 'n3'],
+        running: () => ['n1', 'n2', 'n3'],
+        leader: () => Promise.resolve('n2'),
+        onEvent: (l) => {
+          listeners.add(l);
+          return () => listeners.delete(l);
+        },
+        signal: new AbortController().signal,
+      },
+    );
+    start = Date.now();
+    await runner.run(start, END_MS);
+    expect(enacted).toEqual(['member-remove']);
+    expect(skipped).toEqual(['pause: reached past the end of the run (40 ms)']);
   });
 });
 

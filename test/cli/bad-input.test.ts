@@ -56,6 +56,10 @@ describe('a schedule is validated whole before the cluster starts', () => {
       '{"atMs": 1000, "f": "start-partition", "groups": [["n1", "n1"], ["n1"]]}',
       'groups: n1 is named twice; each node belongs to one group',
     ],
+    [
+      '{"atMs": 1000, "f": "kill", "value": "n9"}',
+      'value: kill takes one, minority, majority, all, leader or a list of nodes, not "n9"; to name a node write "nodes": ["n9"]',
+    ],
   ];
   it.each(cases)('%s', async (line, problem) => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mallory-schedule-'));
@@ -100,6 +104,37 @@ describe('an adapter whose launch command does not exist', () => {
     const report = await mallory('report', path.join(store, 'kvraft-missing-binary', runDir));
     expect(report.code).toBe(0);
     expect(report.stderr).not.toMatch(STACK_LINE);
+  });
+});
+
+describe('a cluster whose every node exits while starting', () => {
+  it("fails at once, not at its start-up timeout: one line with each node's exit, exit 2; the run can be reported", async () => {
+    const store = mkdtempSync(path.join(tmpdir(), 'mallory-exits-'));
+    onTestFinished(() => {
+      rmSync(store, { recursive: true, force: true });
+    });
+    const system = path.join(REPO_ROOT, 'test', 'fixtures', 'systems', 'kvraft-exits-at-once.ts');
+    // A start-up timeout far past the test's own: only failing at once can pass.
+    const { code, stderr } = await mallory(
+      'run',
+      '--system',
+      system,
+      '--time',
+      '5s',
+      '--startup-timeout',
+      '10m',
+      '--store',
+      store,
+    );
+    expect(code).toBe(2);
+    expect(stderr).not.toMatch(STACK_LINE);
+    const [runDir] = readdirSync(path.join(store, 'kvraft-exits-at-once')).filter((d) => d !== 'latest');
+    const exit = (n: string) => `${n} exited with code 3 ("fatal: snapshot file truncated")`;
+    expect(stderr.trim().split('\n').at(-1)).toBe(
+      `mallory: kvraft-exits-at-once: every node exited while starting (${['n1', 'n2', 'n3'].map(exit).join('; ')}): see ${path.join(store, 'kvraft-exits-at-once', runDir, 'nodes')}`,
+    );
+    const report = await mallory('report', path.join(store, 'kvraft-exits-at-once', runDir));
+    expect(report.code).toBe(0);
   });
 });
 

@@ -74,6 +74,30 @@ describe('ResourceRegistry', () => {
     expect(existsSync(dir)).toBe(false);
   });
 
+  it('a registry that lost its owner line may be a live run: cleanup leaves it and says so; --force removes it', async () => {
+    const child = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
+    const exited = new Promise((r) => child.once('exit', r));
+    const registry = new ResourceRegistry('t9', '/store/kvraft/live');
+    registry.record({
+      kind: 'process',
+      pid: child.pid!,
+      startTime: processStartTime(child.pid!)!,
+      label: 'sleep',
+    });
+    const lines = readFileSync(registry.file, 'utf8').split('\n');
+    writeFileSync(registry.file, lines.slice(1).join('\n'));
+
+    const report = cleanupRegistries();
+    expect(report.runs).toEqual([]);
+    expect(report.unknown).toEqual([registry.file]);
+    expect(alive(child.pid!)).toBe(true);
+    expect(existsSync(registry.file)).toBe(true);
+
+    expect(cleanupRegistries({ force: true }).removed).toBe(1);
+    await exited;
+    expect(alive(child.pid!)).toBe(false);
+  });
+
   it('never kills a process whose PID was reused (start time differs)', () => {
     const child = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
     const registry = new ResourceRegistry('t3', tmpdir());

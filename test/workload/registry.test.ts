@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { checkBank } from '../../src/check/check-bank.js';
 import { checkCounter } from '../../src/check/check-counter.js';
@@ -86,7 +86,19 @@ function system(parts: Partial<SystemAdapter>): SystemAdapter {
 
 const cluster = { nodes: ['n1', 'n2'] } as unknown as ClusterView;
 
-async function run(name: WorkloadName, of: SystemAdapter): Promise<Op[]> {
+/** How long a run may take to do `enough` on a loaded machine before the test gives up. */
+const ENOUGH_TIMEOUT_MS = 20_000;
+const ENOUGH_POLL_MS = 5;
+
+const okCount = (ops: readonly Op[], f: string): number =>
+  ops.filter((op) => op.f === f && op.type === 'ok').length;
+
+/** Runs a workload until `enough` holds of its history (a condition, not a span of time), then stops it. */
+async function run(
+  name: WorkloadName,
+  of: SystemAdapter,
+  enough: (ops: readonly Op[]) => boolean,
+): Promise<Op[]> {
   const ops: Op[] = [];
   const workload = BUILTIN_WORKLOADS[name].create({
     system: of,
@@ -98,7 +110,12 @@ async function run(name: WorkloadName, of: SystemAdapter): Promise<Op[]> {
     timeoutMs: 200,
   });
   workload.start('s0');
-  await new Promise((resolve) => setTimeout(resolve, 150));
+  await vi.waitFor(
+    () => {
+      if (!enough(ops)) throw new Error(`not enough yet: ${ops.length} ops`);
+    },
+    { timeout: ENOUGH_TIMEOUT_MS, interval: ENOUGH_POLL_MS },
+  );
   await workload.stop();
   await workload.finalReads(1000);
   return ops;
@@ -125,7 +142,19 @@ describe('the built-in workloads', () => {
   });
 
   it('run the bank workload through guarded transactions: transfers and whole-bank reads, in Jepsen’s shape', async () => {
-    const ops = await run('bank', system({ transactions: guardedRegisters() }));
+    const ops = await run(
+      'bank',
+      system({ transactions: guardedRegisters() }),
+      (sofar) =>
+        okCount(sofar, 'transfer') > 5 &&
+        sofar.some(
+          (op) =>
+            op.f === 'read' &&
+            op.type === 'ok' &&
+            Object.values(op.value as object).some((balance) => balance !== 20),
+        ) &&
+        okCount(sofar, 'read') > 5,
+    );
     expect(new Set(ops.map((op) => op.f))).toEqual(new Set(['transfer', 'read']));
     const transfers = ops.filter((op) => op.f === 'transfer' && op.type === 'ok');
     expect(transfers.length).toBeGreaterThan(5);
@@ -150,7 +179,15 @@ describe('the built-in workloads', () => {
   });
 
   it('run the set workload through list-append transactions: adds and whole reads, in Jepsen’s shape', async () => {
-    const ops = await run('set', system({ transactions: listAppend() }));
+    const ops = await run(
+      'set',
+      system({ transactions: listAppend() }),
+      (sofar) =>
+        sofar.filter((op) => op.f === 'add' && op.type === 'invoke').length > 10 &&
+        sofar.some(
+          (op) => op.f === 'read' && op.type === 'ok' && (op.value as [string, number[]])[1].length > 1,
+        ),
+    );
     expect(new Set(ops.map((op) => op.f))).toEqual(new Set(['add', 'read']));
     const adds = ops
       .filter((op) => op.f === 'add' && op.type === 'invoke')
@@ -166,11 +203,15 @@ describe('the built-in workloads', () => {
   });
 
   it('run the counter workload on a counter client; a store that drops adds fails the check', async () => {
-    const good = await run('counter', system({ counters: counters() }));
+    const good = await run('counter', system({ counters: counters() }), (sofar) => okCount(sofar, 'add') > 5);
     expect(good.filter((op) => op.f === 'add' && op.type === 'ok').length).toBeGreaterThan(5);
     expect(good.every((op) => Array.isArray(op.value) && (op.value as unknown[]).length === 2)).toBe(true);
     expect(checkCounter(good).valid).toBe(true);
-    const lossy = await run('counter', system({ counters: counters(true) }));
+    const lossy = await run(
+      'counter',
+      system({ counters: counters(true) }),
+      (sofar) => okCount(sofar, 'add') > 5,
+    );
     expect(checkCounter(lossy).valid).toBe(false);
   });
 
@@ -190,7 +231,9 @@ describe('the built-in workloads', () => {
           return registers.guardedClient!(node, c, timeoutMs, context);
         },
       };
-      return run(name, system({ transactions: both })).then(() => contexts);
+      return run(name, system({ transactions: both }), (sofar) => sofar.some((op) => op.type === 'ok')).then(
+        () => contexts,
+      );
     };
     const distinct = (contexts: TxnClientContext[]) => [...new Set(contexts.map((c) => JSON.stringify(c)))];
     expect(distinct(await told('list-append'))).toEqual(['{"workload":"list-append","runs":"list-append"}']);

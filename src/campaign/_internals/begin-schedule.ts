@@ -21,5 +21,5 @@ export async function beginSchedule(live: LiveRun): Promise<ScheduleFaults> {
   state.coverage.resetEpisode();
   plan.policy?.resetEpisode?.();
   parts.workload.start(keyspace(plan, s));
-  return new ScheduleFaults(live, s, scheduleStart);
+  return new ScheduleFaults(live, s, scheduleStart, state.startMs + live.config.timeMs);
 }

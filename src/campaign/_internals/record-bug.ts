@@ -6,6 +6,7 @@ import type { Finding } from '../checker.js';
 import type { RunConfig } from '../config.js';
 import { formatBugSchedule, type HostsHeader, type ScheduleHeader } from '../schedule-file.js';
 import { effectiveWarmupMs } from './effective-warmup-ms.js';
+import { keepPlugins } from './plugin-copies.js';
 import type { LiveRun } from './live-run.js';
 import type { ScheduleFaults } from './schedule-faults.js';
 
@@ -56,7 +57,7 @@ export function recordBug(
   parts.checkpoints?.keepForBug(schedule);
   const checkpoint = parts.checkpoints?.has(schedule) ? parts.checkpoints.dirOf(schedule) : undefined;
   // `system` and `workload` are what a replay loads: the built-in name, or the module's absolute path.
-  const header: ScheduleHeader = {
+  const header: { -readonly [K in keyof ScheduleHeader]: ScheduleHeader[K] } = {
     system: plan.source,
     nodes: plan.nodes.length,
     seed,
@@ -75,6 +76,11 @@ export function recordBug(
     ...(checkpoint !== undefined ? { checkpoint: relative(dir, checkpoint) } : {}),
     ...(c.hosts !== undefined ? { hosts: hostsHeader(c) } : {}),
   };
+  const plugins = keepPlugins(dir, [
+    { flag: 'system', source: plan.source },
+    { flag: 'workload', source: plan.workload.source },
+  ]);
+  if (plugins.length > 0) header.plugins = plugins;
   writeFileSync(join(dir, 'schedule.jsonl'), formatBugSchedule(header, attempted));
   // A schedule that reacts to events replays only from its own text: keep it beside what it did.
   const source = c.schedule?.[schedule];

@@ -19,6 +19,33 @@ export async function runSchedules(live: LiveRun, warm: WarmUp, rng: Rng): Promi
   } finally {
     state.schedulesToMs = Date.now();
   }
+  const overrun = afterBudget(state.startMs, budgetEnd, state.faultsEndedMs, state.schedulesToMs);
+  if (overrun !== undefined && !live.signal.aborted) live.emit('message', `  ${overrun}`);
+}
+
+function clock(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
+}
+
+/**
+ * What ran after the time budget, when something did: the budget bounds the faults (none starts
+ * after it), and only the last schedule's reset, final reads and checks follow it.
+ */
+export function afterBudget(
+  startMs: number,
+  budgetEnd: number,
+  faultsEndedMs: number | undefined,
+  schedulesToMs: number,
+): string | undefined {
+  if (faultsEndedMs === undefined || schedulesToMs <= budgetEnd) return undefined;
+  const took = ((schedulesToMs - faultsEndedMs) / 1000).toFixed(1);
+  const past = ((schedulesToMs - budgetEnd) / 1000).toFixed(1);
+  const faults =
+    faultsEndedMs <= budgetEnd
+      ? `the faults ended at ${clock(faultsEndedMs - startMs)}, within --time ${clock(budgetEnd - startMs)}`
+      : `the last fault, started within --time ${clock(budgetEnd - startMs)}, ended at ${clock(faultsEndedMs - startMs)} (none started after)`;
+  return `${faults}; the last schedule's reset, final reads and checks took ${took} s (${past} s past the budget)`;
 }
 
 async function scheduleLoop(live: LiveRun, warm: WarmUp, budgetEnd: number, policyRng: Rng): Promise<void> {

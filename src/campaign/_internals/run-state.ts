@@ -18,6 +18,8 @@ export class RunState {
   /** When the first schedule started and the last one ended (with its checks), once they did. */
   schedulesFromMs: number | undefined;
   schedulesToMs: number | undefined;
+  /** When the last schedule's faults ended (the reset and its checks follow). */
+  faultsEndedMs: number | undefined;
   faultCount = 0;
   /** One per root cause: a finding whose signature a bug has is a hit of that bug. */
   readonly bugs: BugRecord[] = [];

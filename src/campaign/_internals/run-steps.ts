@@ -84,7 +84,8 @@ class StepLoop {
       const step = state.step;
       const stepStart = this.scheduled.scheduleStart + step * config.stepMs;
       const stepEnd = Math.min(stepStart + config.stepMs, this.budgetEnd);
-      if (signal.aborted || stepStart >= this.budgetEnd) break;
+      // By the clock, not the step's nominal start: a slow fault may have taken the steps' time.
+      if (signal.aborted || stepStart >= this.budgetEnd || Date.now() >= this.budgetEnd) break;
       const arrived = await this.awaitState(step);
       const choice = await this.act(step, arrived ? this.observed!.state : undefined, stepEnd);
       await sleep(stepEnd - Date.now(), signal);

@@ -18,6 +18,8 @@ export class ScheduleFaults {
     private readonly live: LiveRun,
     readonly schedule: number,
     readonly scheduleStart: number,
+    /** The end of the run's time budget (ms since the epoch): no fault starts after it. */
+    private readonly budgetEnd = Infinity,
   ) {}
 
   /**
@@ -34,6 +36,12 @@ export class ScheduleFaults {
   ): Promise<void> {
     const { history, parts, state } = this.live;
     const now = Date.now();
+    // The budget bounds the faults: a fault decided after it (a slow one before it took the
+    // time) is said and skipped; only the reset and the checks follow the budget.
+    if (now >= this.budgetEnd) {
+      this.skip(line ?? { ...fault, atMs: now - this.scheduleStart }, 'past the time budget (--time)');
+      return;
+    }
     const atMs = now - this.scheduleStart;
     const runMs = now - state.startMs;
     // Who led just before the fault, so a replay can aim it at the same roles (a schedule

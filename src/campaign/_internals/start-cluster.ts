@@ -19,11 +19,46 @@ export async function startCluster(live: LiveRun): Promise<void> {
   else await parts.cluster.startAll();
   if (signal.aborted) throw new Interrupted();
   const attempts: ReadyAttempt[] = [];
-  if (await parts.cluster.waitReady(config.startupTimeoutMs, signal, attempts)) return;
+  const { cluster } = parts;
+  // A cluster whose every node has exited can never serve: start-up fails at once, not at its timeout.
+  const allExited = new AbortController();
+  const watch = setInterval(() => {
+    // A member a checkpoint kept killed is not started: with the others exited, none runs.
+    const statuses = cluster.members.map((n) => cluster.statusOf(n));
+    if (statuses.includes('exited') && statuses.every((s) => s === 'exited' || s === 'killed')) {
+      allExited.abort();
+    }
+  }, EXITED_POLL_MS);
+  let ready: boolean;
+  try {
+    ready = await cluster.waitReady(
+      config.startupTimeoutMs,
+      AbortSignal.any([signal, allExited.signal]),
+      attempts,
+    );
+  } finally {
+    clearInterval(watch);
+  }
+  if (ready) return;
   if (signal.aborted) throw new Interrupted();
   const name = plan.definition.name;
   const seconds = config.startupTimeoutMs / 1000;
   const logs = join(store.dir, 'nodes');
+  if (allExited.signal.aborted) {
+    const exits = cluster.members
+      .filter((node) => cluster.statusOf(node) === 'exited')
+      .map((node) => {
+        const exit = live.state.exits.findLast((e) => e.node === node);
+        const how =
+          exit?.signal != null ? ` on ${exit.signal}` : exit?.code != null ? ` with code ${exit.code}` : '';
+        const words = lastLogLine(join(logs, node));
+        return `${node} exited${how}${words !== undefined ? ` ("${words}")` : ''}`;
+      });
+    throw new UsageError(
+      'nodes-exited',
+      `${name}: every node exited while starting (${exits.join('; ')}): see ${logs}`,
+    );
+  }
   // Every call hanging is the adapter's bug, not a slow system: say so rather than "did not serve".
   if (attempts.length > 0 && attempts.every((a) => a.unanswered)) {
     throw new UsageError(
@@ -42,6 +77,9 @@ export async function startCluster(live: LiveRun): Promise<void> {
     `${name} did not serve requests within ${seconds} s of starting${said}: see ${logs}; a system that starts slower needs a longer --startup-timeout`,
   );
 }
+
+/** How often start-up looks whether every node has exited. */
+const EXITED_POLL_MS = 100;
 
 /** How many of the last try's unmet checks the error names. */
 const CHECKS_NAMED = 3;
