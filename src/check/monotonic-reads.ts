@@ -15,9 +15,11 @@ interface Write {
 
 /**
  * What sequential reads still promise beyond what the relaxed search checks: each process's reads
- * of a key never go back. A process that read `a` and later reads `b` broke that when every write of
- * `b` completed before any write of `a` began (so `b` was overwritten, in the updates' own
- * linearizable order, before `a` existed), or when `b` is the initial value and `a` was written.
+ * of a key never go back, and never go back before its own last update of the key (sequential
+ * consistency keeps each process's own order: having written `a`, it saw `a`). A process that read
+ * (or wrote) `a` and later reads `b` broke that when every write of `b` completed before any write
+ * of `a` began (so `b` was overwritten, in the updates' own linearizable order, before `a`
+ * existed), or when `b` is the initial value and `a` was written.
  * Judged from real time and values alone, so only where each value was written once (our
  * workloads write unique values); writes whose order real time leaves open are not judged.
  *
@@ -67,11 +69,25 @@ export function findNonMonotonicReads(
     if (found !== undefined || value !== initialValue) return found;
     return { invokedAt: -Infinity, completedAt: -Infinity };
   };
-  /** Per process and key: the read whose value's write began last so far. */
+  /**
+   * Per process and key: the read whose value's write began last so far, or the process's own last
+   * update that took effect (it saw what it wrote: sequential consistency keeps a process's order).
+   */
   const newest = new Map<string, { read: Op; value: Canonical; write: Write }>();
   const found = new Map<string, Counterexample>();
   for (const { invoke, completion } of pairs) {
-    if (invoke.f !== 'read' || completion?.type !== 'ok') continue;
+    if (completion?.type !== 'ok') continue;
+    if (invoke.f === 'write' || invoke.f === 'cas') {
+      const [key, v] = split(invoke.value);
+      const written = invoke.f === 'cas' ? (Array.isArray(v) ? (v as unknown[])[1] : undefined) : v;
+      if (written === undefined) continue;
+      const value = canonical(written);
+      const write = writeOf(keyName(key), value);
+      if (write === undefined || write === null) continue;
+      newest.set(`${String(invoke.process)}\u0000${keyName(key)}`, { read: completion, value, write });
+      continue;
+    }
+    if (invoke.f !== 'read') continue;
     const [key, v] = split(completion.value);
     const name = keyName(key);
     if (found.has(name)) continue;
@@ -81,7 +97,9 @@ export function findNonMonotonicReads(
     const slot = `${String(invoke.process)}\u0000${name}`;
     const before = newest.get(slot);
     if (before !== undefined && value !== before.value && write.completedAt < before.write.invokedAt) {
-      const prefix = [write.op, before.write.op, before.read].filter((op): op is Op => op !== undefined);
+      const prefix = [write.op, before.write.op, before.read].filter(
+        (op, i, all): op is Op => op !== undefined && all.indexOf(op) === i,
+      );
       found.set(name, {
         ...(key === undefined ? {} : { key }),
         longestPrefix: prefix,

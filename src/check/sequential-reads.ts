@@ -2,19 +2,21 @@ import type { Op } from '../core/op.js';
 
 /**
  * What a system promises for its reads: `linearizable` (the default), or `sequential` — reads served
- * without a sync (by a follower, from a replica's own state) may return an earlier state of the key:
- * any state from the moment its process began its last update (write or cas) of that key that took
- * effect on, never an older one, and never one written after the read returned. Updates stay
- * linearizable.
+ * without a sync (by a follower, from a replica's own state) may return an earlier state of the key,
+ * never one older than the state its process's own last update (write or cas) of that key that took
+ * effect left (sequential consistency keeps each process's own order), and never one written after
+ * the read returned. Updates stay linearizable.
  *
  * A sequentially consistent register always passes (its reads follow their process's own updates),
  * so do stale follower reads; an acknowledged write that is lost still fails: a later update (cas)
- * of anyone cannot be placed, or its writer, having updated the key again, reads a state from before.
- * Each process's reads of a key must not go back either (monotonic reads): `findNonMonotonicReads`
- * checks that beside the search, where real time orders the writes.
- * Deliberately lenient at one point: a read may miss its own process's last update itself (placing
- * it after that update would flag a system whose read returns that update's value after a concurrent
- * write overwrote it, which sequential consistency allows).
+ * of anyone cannot be placed, or its writer reads a state from before it.
+ * The search sees each read moved back to its process's last update's invocation (`relaxReads`);
+ * `findNonMonotonicReads` checks beside it, where real time orders the writes, that each process's
+ * reads of a key do not go back, neither behind an earlier read nor behind its own last update.
+ * Where real time leaves open whether a write came before or after the process's own update, the
+ * read may return it: placing the read after its own update in the search would also flag a system
+ * whose read returns that update's value after a concurrent write ordered later overwrote it (a
+ * follower that has applied one and not the other), which sequential consistency allows.
  */
 export type ReadConsistency = 'linearizable' | 'sequential';
 export const READ_CONSISTENCIES: readonly ReadConsistency[] = ['linearizable', 'sequential'];

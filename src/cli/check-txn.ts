@@ -6,6 +6,7 @@ import { exactJson } from '../core/exact-json.js';
 import { HistoryError } from '../check/history/history-error.js';
 import type { HistoryFormat, ParsedHistory } from '../check/history/parsed-history.js';
 import { type TxnModelName, transactionalModel } from '../check/history/txn-model.js';
+import { ednValue } from '../check/history/write-edn.js';
 import { checkListAppend } from '../check/txn/check-list-append.js';
 import { checkRwRegister } from '../check/txn/check-rw-register.js';
 import { type ConsistencyModel, anomaliesForbiddenBy } from '../check/txn/consistency-model.js';
@@ -69,9 +70,16 @@ export async function checkTxnHistory(
   return { file, format: history.format, ...report, ...(htmlOut === undefined ? {} : { html: htmlOut }) };
 }
 
-function txnLine(txn: TxnRef): string {
+/** A transaction's micro-ops as its history spells them: EDN for an EDN history (`[[:append :x 1]]`), JSON otherwise. */
+function microOpsText(value: unknown, format: HistoryFormat): string {
+  return format === 'edn' || format === 'jepsen-log' || format === 'jepsen-txt'
+    ? ednValue(value)
+    : exactJson(value);
+}
+
+function txnLine(txn: TxnRef, format: HistoryFormat): string {
   const where = `${txn.node === undefined ? '' : `, on ${txn.node}`}${txn.line === undefined ? '' : `, line ${txn.line}`}`;
-  return `${txn.name}: process ${String(txn.process)}, ${txn.type} ${txn.f} ${exactJson(txn.value)}${where}`;
+  return `${txn.name}: process ${String(txn.process)}, ${txn.type} ${txn.f} ${microOpsText(txn.value, format)}${where}`;
 }
 
 function models(list: readonly string[]): string {
@@ -91,7 +99,7 @@ export function printTxnReport(report: TxnFileReport): void {
     for (const anomaly of all.slice(0, ANOMALIES_LISTED_PER_TYPE)) {
       out.push(`  ${anomaly.explanation}${allowed}`);
       if (anomaly.edges.length > 0) out.push(`    ${cycleLine(anomaly.edges)}`);
-      for (const txn of anomaly.txns) out.push(`    ${txnLine(txn)}`);
+      for (const txn of anomaly.txns) out.push(`    ${txnLine(txn, report.format)}`);
     }
     if (all.length > ANOMALIES_LISTED_PER_TYPE)
       out.push(`  … and ${all.length - ANOMALIES_LISTED_PER_TYPE} more ${type} (--json lists them all)`);

@@ -298,7 +298,7 @@ export const registerCheck: RegisterCommand = (program, setExit) => {
     .addOption(
       new Option(
         '--reads <consistency>',
-        'what reads promise (register models): sequential lets a read be stale, never older than when its process began its last update of the key',
+        "what reads promise (register models): sequential lets a read be stale, never older than its own process's last update of the key",
       ).choices(READ_CONSISTENCIES),
     )
     .option('--json', 'print one JSON document')

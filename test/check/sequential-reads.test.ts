@@ -24,7 +24,7 @@ async function verdicts(ops: readonly Op[]): Promise<{ linearizable: unknown; se
   return { linearizable, sequential };
 }
 
-describe('sequential reads (a read may be stale, never older than when its process began its last update)', () => {
+describe("sequential reads (a read may be stale, never older than its process's own last update)", () => {
   it('a stale read of another process write is not a violation', async () => {
     const ops = history(
       [0, 'invoke', 'write', ['x', 1]],
@@ -51,6 +51,51 @@ describe('sequential reads (a read may be stale, never older than when its proce
       [0, 'ok', 'read', ['x', 1]],
     );
     expect(await verdicts(ops)).toEqual({ linearizable: false, sequential: false });
+  });
+
+  it("a writer never misses its own acknowledged write: sequential consistency keeps each process's order", async () => {
+    const ops = history(
+      [0, 'invoke', 'write', ['x', 1]],
+      [0, 'ok', 'write', ['x', 1]],
+      [1, 'invoke', 'write', ['x', 2]],
+      [1, 'ok', 'write', ['x', 2]],
+      // x was 1 when process 1 began writing 2, but having written 2 it must see 2 (or later).
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 1]],
+    );
+    expect(await verdicts(ops)).toEqual({ linearizable: false, sequential: false });
+    const result = await checkOps(ops, { model: 'kv', reads: 'sequential' });
+    expect(result.counterexample).toMatchObject({ key: 'x', stateBefore: '2' });
+    expect(result.counterexample?.failingOp).toBe(ops[5]);
+    expect(result.counterexample?.longestPrefix).toEqual([ops[1], ops[3]]);
+    // Its own cas, on a single register: having set 2, it reads 1.
+    const cas = history(
+      [0, 'invoke', 'write', 1],
+      [0, 'ok', 'write', 1],
+      [1, 'invoke', 'cas', [1, 2]],
+      [1, 'ok', 'cas', [1, 2]],
+      [1, 'invoke', 'read', null],
+      [1, 'ok', 'read', 1],
+    );
+    expect((await checkOps(cas, { model: 'cas-register', reads: 'sequential' })).valid).toBe(false);
+    expect((await checkOps(cas.slice(0, 4), { model: 'cas-register', reads: 'sequential' })).valid).toBe(
+      true,
+    );
+  });
+
+  it('a writer may read its own write after a concurrent write ordered later (a follower not caught up)', async () => {
+    const ops = history(
+      [1, 'invoke', 'write', ['x', 2]],
+      [0, 'invoke', 'write', ['x', 3]],
+      [0, 'ok', 'write', ['x', 3]],
+      [1, 'ok', 'write', ['x', 2]],
+      [1, 'invoke', 'read', ['x', null]],
+      [1, 'ok', 'read', ['x', 2]],
+      // Once caught up, x is 3: 3 was written after 2, and process 1 read between them.
+      [2, 'invoke', 'read', ['x', null]],
+      [2, 'ok', 'read', ['x', 3]],
+    ).map((op, i) => (i >= 6 ? { ...op, final: true as const } : op));
+    expect(await verdicts(ops)).toEqual({ linearizable: false, sequential: true });
   });
 
   it('lost acknowledged writes are still a violation: their writer reads what was before them', async () => {

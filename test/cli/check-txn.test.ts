@@ -84,9 +84,9 @@ describe('mallory check on transactional histories', () => {
     const { code, stdout } = await mallory('check', at, '--consistency', 'serializable');
     expect(code).toBe(1);
     expect(stdout).toMatch(/skew\.edn: NOT serializable \(list-append, 2 txns/);
-    expect(stdout).toContain('  G2-item: T2 read key "x" without 1, which T3 appended (rw); ');
-    expect(stdout).toContain('    T2 -rw "x"-> T3 -rw "y"-> T2\n');
-    expect(stdout).toContain(`    T2: process 0, ok txn [["r","x",[]],["append","y",1]], line 3\n`);
+    expect(stdout).toContain('  G2-item: T2 read key :x without 1, which T3 appended (rw); ');
+    expect(stdout).toContain('    T2 -rw :x-> T3 -rw :y-> T2\n');
+    expect(stdout).toContain(`    T2: process 0, ok txn [[:r :x []] [:append :y 1]], line 3\n`);
     expect(stdout).toContain('  ruled out: repeatable-read (and every stronger model)\n');
     expect(stdout).toContain('  not ruled out: snapshot-isolation, read-committed, read-uncommitted\n');
     const weaker = await mallory('check', at, '--consistency', 'snapshot-isolation');
@@ -113,7 +113,7 @@ describe('mallory check on transactional histories', () => {
     const { code, stdout } = await mallory('check', at, '--consistency', 'snapshot-isolation');
     expect(code).toBe(1);
     expect(stdout).toMatch(/fork\.edn: NOT snapshot-isolation \(list-append, 4 txns/);
-    expect(stdout).toMatch(/\n {2}G-nonadjacent: T\d read key "[xy]" without 1, which T\d appended \(rw\); /);
+    expect(stdout).toMatch(/\n {2}G-nonadjacent: T\d read key :[xy] without 1, which T\d appended \(rw\); /);
     expect(stdout).toContain('  ruled out: snapshot-isolation, repeatable-read (and every stronger model)\n');
     const weaker = await mallory('check', at, '--consistency', 'read-committed');
     expect(weaker.code).toBe(0);
@@ -181,8 +181,8 @@ describe('mallory check on transactional histories', () => {
     const { code, stdout } = await mallory('check', at, '--consistency', 'read-committed');
     expect(code).toBe(1);
     expect(stdout).toContain('NOT read-committed (list-append, 2 txns');
-    expect(stdout).toContain('  G1a: T3 read key "x" = [1], with 1, which T1 appended and then aborted\n');
-    expect(stdout).toContain('    T1: process 0, fail txn [["append","x",1]], line 2\n');
+    expect(stdout).toContain('  G1a: T3 read key :x = [1], with 1, which T1 appended and then aborted\n');
+    expect(stdout).toContain('    T1: process 0, fail txn [[:append :x 1]], line 2\n');
     expect(stdout).toContain('  ruled out: read-committed (and every stronger model)\n');
   });
 
@@ -213,13 +213,13 @@ describe('mallory check on transactional histories', () => {
         'bad-mop.edn',
         edn([0, 'invoke', 'txn', '[[:inc :x 1]]'], [0, 'ok', 'txn', '[[:inc :x 1]]']),
         [],
-        /bad-mop\.edn:1: rw-register: op 0 \(process 0, invoke txn\): micro-op 0 \["inc","x",1\] has f "inc": use \["w", key, value\] or \["r", key, null\]$/,
+        /bad-mop\.edn:1: rw-register: op 0 \(process 0, invoke txn\): micro-op 0 \["inc",":x",1\] has f "inc": use \["w", key, value\] or \["r", key, null\]$/,
       ],
       [
         'appends.edn',
         WRITE_SKEW,
         ['--model', 'rw-register'],
-        /appends\.edn:1: rw-register: .*micro-op 1 \["append","y",1\] has f "append": .*\(it looks like list-append: try --model list-append\)$/,
+        /appends\.edn:1: rw-register: .*micro-op 1 \["append",":y",1\] has f "append": .*\(it looks like list-append: try --model list-append\)$/,
       ],
       [
         'register.jsonl',
@@ -283,14 +283,14 @@ describe('mallory check on transactional histories', () => {
       anomalies: [
         {
           type: 'G2-item',
-          explanation: expect.stringMatching(/^G2-item: T2 read key "x" without 1/) as unknown,
+          explanation: expect.stringMatching(/^G2-item: T2 read key :x without 1/) as unknown,
           txns: [
             expect.objectContaining({ name: 'T2', index: 2, process: 0, type: 'ok', line: 3 }),
             expect.objectContaining({ name: 'T3', index: 3, process: 1, type: 'ok', line: 4 }),
           ],
           edges: [
-            { from: 2, to: 3, type: 'rw', key: 'x', read: null, value: 1 },
-            { from: 3, to: 2, type: 'rw', key: 'y', read: null, value: 1 },
+            { from: 2, to: 3, type: 'rw', key: ':x', read: null, value: 1 },
+            { from: 3, to: 2, type: 'rw', key: ':y', read: null, value: 1 },
           ],
         },
       ],
@@ -298,7 +298,7 @@ describe('mallory check on transactional histories', () => {
     const page = await readFile(html, 'utf8');
     expect(page).toContain('<p class="verdict invalid">not strict-serializable</p>');
     expect(page).toContain('<section id="G2-item"><h2>G2-item (1)</h2>');
-    expect(page).toContain('<p class="cycle">T2 -rw &#34;x&#34;-&#62; T3 -rw &#34;y&#34;-&#62; T2</p>');
+    expect(page).toContain('<p class="cycle">T2 -rw :x-&#62; T3 -rw :y-&#62; T2</p>');
     expect(page).toContain('<tr data-index="3"><td>T3</td>');
   });
 });

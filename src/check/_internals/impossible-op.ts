@@ -75,7 +75,11 @@ export function findImpossibleOp<S, I, O>(
 
 /**
  * Whether an op can take effect in some state the model can reach by applying the ops in any
- * order; undefined when there are more than `maxStates` such states. When the model says which
+ * order; undefined when there are more than `maxStates` such states, or, where the model does not
+ * say which state an op needs (so every op is tried in every state), more states than one per
+ * distinct op and the initial one: then the ops' effects compose (appends to a string give a state
+ * per order of them), the closure would be given up only at `maxStates` after `maxStates` times the
+ * distinct ops of steps, far more than a search of a small history takes. When the model says which
  * state an op needs (`Model.onlyStateFor`), only the ops that can take effect in a state are
  * applied to it, and those that need none (whose state after does not depend on the state
  * before) once.
@@ -99,10 +103,11 @@ function reachability<S, I, O>(
   if (!reach(model.init())) return undefined;
   const onlyStateFor = model.onlyStateFor?.bind(model);
   if (onlyStateFor === undefined) {
+    const maxBlindStates = Math.min(maxStates, kinds.length + 1);
     for (let i = 0; i < states.length; i++) {
       for (const kind of kinds) {
         const next = model.step(states[i], kind.input, kind.output);
-        if (next !== undefined && !reach(next)) return undefined;
+        if (next !== undefined && (!reach(next) || states.length > maxBlindStates)) return undefined;
       }
     }
     return ({ input, output }) => states.some((state) => model.step(state, input, output) !== undefined);

@@ -21,17 +21,28 @@ function isIndependentTuple(value: unknown): value is Tagged & { readonly value:
 }
 
 /**
+ * A micro-op `[:append :x 1]` with its name plain (`["append", :x, 1]`), as the transactional
+ * checks read it; its key and value keep their EDN types, so `:x` and `"x"` stay two keys.
+ */
+function plainMicroOpName(microOp: EdnValue): EdnValue {
+  if (!Array.isArray(microOp) || microOp.length === 0) return microOp;
+  const [name, ...rest] = microOp as readonly EdnValue[];
+  return [plainValue(name) as EdnValue, ...rest];
+}
+
+/**
  * An op's value: a Jepsen independent tuple becomes `[key, value]`, which the kv model checks key
  * by key as Jepsen's `independent` checker does; a transaction's micro-ops (`[:append :x 1]`) get
- * plain names, as the transactional checks read them. Any other value keeps its EDN types.
+ * plain names, as the transactional checks read them. Any other value (and the keys and values
+ * of micro-ops) keeps its EDN types.
  */
 export function ednOpValue(f: unknown, value: EdnValue | undefined): EdnOpValue {
   if (isIndependentTuple(value)) {
     return { value: [value.value.get('key') ?? null, value.value.get('value') ?? null], independent: true };
   }
   if (f === 'txn' || (Array.isArray(value) && Array.isArray(value[0]) && value[0][0] instanceof Keyword)) {
-    const plain = plainValue(value);
-    if (f === 'txn' || isMicroOpList(plain)) return { value: plain, independent: false };
+    const microOps = Array.isArray(value) ? value.map(plainMicroOpName) : plainValue(value);
+    if (f === 'txn' || isMicroOpList(microOps)) return { value: microOps, independent: false };
   }
   return { value, independent: false };
 }

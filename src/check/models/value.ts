@@ -55,6 +55,14 @@ export function describeCanonical(value: Canonical): string {
   return String(value);
 }
 
+/**
+ * A canonical string as plain text: a string as it is, any other EDN value as its EDN text (as a
+ * keyword's own `toJSON` writes `:x`).
+ */
+export function canonicalText(value: string): string {
+  return value.startsWith(EDN_PREFIX) ? value.slice(EDN_PREFIX.length) : value;
+}
+
 /** A value read from a history as EDN spells it, its sets and maps sorted. */
 export function describeValue(value: unknown): string {
   return describeCanonical(canonical(value));

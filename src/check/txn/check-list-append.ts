@@ -20,8 +20,7 @@ const GRAMMAR: MicroOpGrammar = {
     if (value === null) return undefined;
     if (!Array.isArray(value)) return 'reads a value that is not a list';
     for (const element of value as unknown[])
-      if (toScalar(element) === undefined)
-        return 'reads a list with an element that is not a number or a string';
+      if (toScalar(element) === undefined) return 'reads a list with a nil element';
     return undefined;
   },
 };

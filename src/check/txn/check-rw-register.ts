@@ -15,10 +15,11 @@ const CHECKER = 'rw-register';
 const GRAMMAR: MicroOpGrammar = {
   checker: CHECKER,
   write: 'w',
-  readError: (value) =>
-    value === null || toScalar(value) !== undefined
-      ? undefined
-      : 'reads a value that is not a number or a string',
+  readError: (value) => {
+    if (value === null) return undefined;
+    if (Array.isArray(value)) return 'reads a list, where a register holds one value';
+    return toScalar(value) === undefined ? 'reads a value that is no EDN value' : undefined;
+  },
 };
 
 /** A value no transaction wrote (WriteTable.find). */

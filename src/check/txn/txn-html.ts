@@ -1,6 +1,7 @@
 import { escapeHtml } from '../_internals/escape-html.js';
 import { exactJson } from '../../core/exact-json.js';
 import type { DependencyEdge } from './anomaly.js';
+import { EdnText } from './_internals/scalar.js';
 import { cycleLine, type AnomalyReport, type EdgeRef, type TxnReport } from './txn-report.js';
 
 /** How many anomalies of one type the page shows (`--json` has them all). */
@@ -11,11 +12,12 @@ export interface TxnHtmlOptions {
 }
 
 function show(value: unknown): string {
-  return value === null ? 'nil' : exactJson(value);
+  if (value === null) return 'nil';
+  return value instanceof EdnText ? value.text : exactJson(value);
 }
 
 /** What an edge's values say: what was written (appended), read and written next. */
-function edgeDetail(edge: DependencyEdge, wrote: string): string {
+function edgeDetail(edge: EdgeRef, wrote: string): string {
   switch (edge.type) {
     case 'ww':
       return `${wrote} ${show(edge.value)}, and ${show(edge.next)} came next`;

@@ -3,6 +3,7 @@ import type { Anomaly, DependencyEdge } from './anomaly.js';
 import type { ConsistencyModel } from './consistency-model.js';
 import type { TxnCheckResult } from './txn-check-result.js';
 import type { TxnScalar } from './txn-op.js';
+import { type ReportScalar, reportScalar, showScalar } from './_internals/scalar.js';
 
 /** A transaction an anomaly involves: the op that reports it (its completion, else its invoke). */
 export interface TxnRef {
@@ -18,15 +19,20 @@ export interface TxnRef {
   readonly line?: number;
 }
 
+/** An edge whose keys and values are ReportScalars. */
+export type ReportEdge<E = DependencyEdge> = E extends unknown
+  ? { readonly [K in keyof E]: TxnScalar extends E[K] ? Exclude<E[K], TxnScalar> | ReportScalar : E[K] }
+  : never;
+
 /** One edge of a cycle, from a transaction to the next (by op index). */
-export type EdgeRef = DependencyEdge & { readonly from: number; readonly to: number };
+export type EdgeRef = ReportEdge & { readonly from: number; readonly to: number };
 
 /** One anomaly in a shape that is the same for every type. */
 export interface AnomalyReport {
   readonly type: Anomaly['type'];
   readonly explanation: string;
   /** The key it is about; absent for cycles, which may span keys (their edges name them). */
-  readonly key?: TxnScalar;
+  readonly key?: ReportScalar;
   readonly txns: readonly TxnRef[];
   /** A cycle's edges in order, the last leading back to the first transaction; empty otherwise. */
   readonly edges: readonly EdgeRef[];
@@ -68,13 +74,37 @@ function involved(anomaly: Anomaly<Op>): readonly Op[] {
   }
 }
 
+/** An edge with its keys and values as a report holds them. */
+function edgeJson(edge: DependencyEdge): ReportEdge {
+  switch (edge.type) {
+    case 'ww':
+      return {
+        ...edge,
+        key: reportScalar(edge.key),
+        value: reportScalar(edge.value),
+        next: reportScalar(edge.next),
+      };
+    case 'wr':
+      return { ...edge, key: reportScalar(edge.key), value: reportScalar(edge.value) };
+    case 'rw':
+      return {
+        ...edge,
+        key: reportScalar(edge.key),
+        read: edge.read === null ? null : reportScalar(edge.read),
+        value: reportScalar(edge.value),
+      };
+    default:
+      return edge;
+  }
+}
+
 function edgesOf(anomaly: Anomaly<Op>): readonly EdgeRef[] {
   if (!('cycle' in anomaly)) return [];
   const { cycle } = anomaly;
   return cycle.map((step, i) => ({
     from: step.op.index,
     to: cycle[(i + 1) % cycle.length].op.index,
-    ...step.edge,
+    ...edgeJson(step.edge),
   }));
 }
 
@@ -104,7 +134,7 @@ export function txnReport(
     (result.anomalies[type] ?? []).map((anomaly: Anomaly<Op>): AnomalyReport => ({
       type: anomaly.type,
       explanation: anomaly.explanation,
-      ...('key' in anomaly ? { key: anomaly.key } : {}),
+      ...('key' in anomaly ? { key: reportScalar(anomaly.key) } : {}),
       txns: involved(anomaly).map(ref),
       edges: edgesOf(anomaly),
     })),
@@ -123,12 +153,12 @@ export function txnReport(
 }
 
 /** An edge as it reads in a chain: `-rw "x"->`, naming the key and values where there are some. */
-export function edgeLabel(edge: DependencyEdge): string {
+export function edgeLabel(edge: ReportEdge): string {
   switch (edge.type) {
     case 'ww':
     case 'wr':
     case 'rw':
-      return `${edge.type} ${typeof edge.key === 'string' ? JSON.stringify(edge.key) : String(edge.key)}`;
+      return `${edge.type} ${showScalar(edge.key)}`;
     case 'process':
       return `process ${String(edge.process)}`;
     case 'realtime':

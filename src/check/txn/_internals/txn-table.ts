@@ -146,9 +146,8 @@ class Reader<T extends TxnOpInput> {
     if (!Array.isArray(mop) || mop.length !== 3) return 'is not a list of 3';
     const [f, key, value] = mop as unknown[];
     if (f !== 'r' && f !== this.grammar.write) return `has f ${showAny(f)}`;
-    if (toScalar(key) === undefined) return 'has a key that is not a number or a string';
-    if (f === this.grammar.write)
-      return toScalar(value) === undefined ? 'writes a value that is not a number or a string' : undefined;
+    if (toScalar(key) === undefined) return 'has a nil key';
+    if (f === this.grammar.write) return toScalar(value) === undefined ? 'writes nil' : undefined;
     return committed ? this.grammar.readError(value) : undefined;
   }
 
