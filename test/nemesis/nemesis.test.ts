@@ -373,6 +373,24 @@ describe('NodeDisks.exitCause', () => {
     expect(disks.exitCause('n2', 60_000 * MS)).toBe('disk-full');
   });
 
+  it("keeps the node's log sizes when its disk began to fail: where the crash text that announces its exit starts", async () => {
+    const sizes = new Map([['n1', { 'stderr.log': 10 }]]);
+    const disks = new NodeDisks(
+      { isMounted: () => true, command: () => Promise.resolve('') },
+      () => 1_000 * MS,
+      (node) => sizes.get(node) ?? {},
+    );
+    await disks.full(['n1']);
+    sizes.set('n1', { 'stderr.log': 99 });
+    await disks.fsyncError(['n1']);
+    expect(disks.errorAt('n1', 1_000 * MS)).toEqual({
+      node: 'n1',
+      cause: 'disk-full',
+      fromNs: 1_000 * MS,
+      fromBytes: { 'stderr.log': 10 },
+    });
+  });
+
   it('slow-disk and lost writes excuse no exit', async () => {
     const disks = new NodeDisks({ isMounted: () => true, command: () => Promise.resolve('') }, () => 0);
     await disks.slow(['n1'], 50);
