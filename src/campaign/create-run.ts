@@ -280,7 +280,12 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
     const clocks = clock?.clocks;
     const disks =
       diskLayer !== undefined
-        ? new NodeDisks(diskLayer, monoNs, (node) => logSizes(cluster.logDir(node)))
+        ? new NodeDisks(
+            diskLayer,
+            monoNs,
+            (node) => logSizes(cluster.logDir(node)),
+            config.tornWrites ?? system.tornWrites ?? 'sector',
+          )
         : undefined;
     const watching = new Observation(store.dir, nodes, system);
     observation = watching;

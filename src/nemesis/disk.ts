@@ -1,5 +1,6 @@
 import type { DiskLayer } from '../cluster/disk-layer.js';
 import { monoNs } from '../core/clock.js';
+import type { TornGranularity } from '../core/fault.js';
 
 /** A node's disk as the nemesis left it: the modes it turned on, and whether it lost its unfsynced writes. */
 interface NodeDisk {
@@ -58,6 +59,8 @@ export class NodeDisks {
     private readonly now: () => number = monoNs,
     /** The sizes of a node's log files now: where the output it writes under a fault starts. */
     private readonly logSizes?: (node: string) => Readonly<Record<string, number>>,
+    /** How finely a `torn-write` whose value does not say cuts (see `TornGranularity`). */
+    readonly tornGranularity: TornGranularity = 'sector',
   ) {}
 
   /** Nodes whose disk is faulted or that lost writes since the last heal. */
@@ -75,11 +78,16 @@ export class NodeDisks {
 
   /**
    * Like `loseUnfsynced`, but each file keeps a prefix of its last unsynced write, its length
-   * picked from `seed` and the file's path (see the layer's `torn-write`). The processes must be dead.
+   * picked from `seed` and the file's path, in whole sectors or not (see the layer's
+   * `torn-write`). The processes must be dead.
    */
-  async tornWrite(nodes: readonly string[], seed: number): Promise<void> {
+  async tornWrite(
+    nodes: readonly string[],
+    seed: number,
+    granularity: TornGranularity = this.tornGranularity,
+  ): Promise<void> {
     for (const node of nodes) {
-      if (this.layer.isMounted(node)) await this.layer.command(node, `torn-write ${seed}`);
+      if (this.layer.isMounted(node)) await this.layer.command(node, `torn-write ${seed} ${granularity}`);
       this.disk(node).lost = true;
     }
   }
