@@ -215,7 +215,7 @@ export class LogCheck {
       }
       const induced = exit.signal && MEMORY_ERROR_SIGNALS.includes(exit.signal) ? undefined : inducedBy(exit);
       if (induced !== undefined) {
-        const announced = takeAnnouncing(crashes, exit, induced.fromBytes ?? since);
+        const announced = takeAnnouncing(crashes, exit, [induced.fromBytes, since]);
         const said = announced.length > 0 ? `; it said: ${announced[0].line.slice(0, 300)}` : '';
         exitFindings.push({
           node: exit.node,
@@ -264,20 +264,18 @@ export class LogCheck {
 
 /**
  * Takes from `crashes` the crash text that announced the induced `exit`: what its process wrote
- * from `fromBytes` (the log sizes when the fault began, else the node's previous exit) up to its
- * exit, except memory errors.
+ * from the later of `from` (the log sizes when the fault began, the node's previous exit) up to
+ * its exit, except memory errors.
  */
 function takeAnnouncing(
   crashes: Map<string, CrashLine[]>,
   exit: NodeExit,
-  fromBytes: Readonly<Record<string, number>> | undefined,
+  from: readonly (Readonly<Record<string, number>> | undefined)[],
 ): CrashLine[] {
   const all = crashes.get(exit.node) ?? [];
+  const startOf = (stream: string): number => Math.max(0, ...from.map((f) => f?.[stream] ?? 0));
   const announcing = all.filter(
-    (c) =>
-      !c.memoryError &&
-      c.start >= (fromBytes?.[c.stream] ?? 0) &&
-      c.end <= (exit.logBytes?.[c.stream] ?? Infinity),
+    (c) => !c.memoryError && c.start >= startOf(c.stream) && c.end <= (exit.logBytes?.[c.stream] ?? Infinity),
   );
   crashes.set(
     exit.node,

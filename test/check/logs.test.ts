@@ -177,6 +177,25 @@ describe('LogCheck', () => {
     ]);
   });
 
+  it("a later induced exit does not take the crash text of an earlier process's crash under the same fault", () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    const fromBytes = { 'stderr.log': 0 };
+    write('n1', ['panic: runtime error: invalid memory address']);
+    const segv = {
+      ...exit('n1', false),
+      code: null,
+      signal: 'SIGSEGV' as const,
+      logBytes: { 'stderr.log': size('n1') },
+    };
+    write('n1', [ENOSPC_FATAL]);
+    const stopped = { ...exit('n1', false), logBytes: { 'stderr.log': size('n1') } };
+
+    const findings = check.scan(['n1'], [segv, stopped], () => ({ cause: 'disk-full', fromBytes }));
+
+    expect(findings.map((f) => f.kind)).toEqual(['crash-text', 'unexpected-exit', 'induced-exit']);
+    expect(findings[0].message).toBe('n1 stderr.log: panic: runtime error: invalid memory address');
+  });
+
   it('a memory error is never a fail-stop: its text and a SIGSEGV exit stay findings under a failing disk', () => {
     const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
     write('n1', ['Segmentation fault (core dumped)']);
