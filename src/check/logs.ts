@@ -3,12 +3,13 @@ import { join } from 'node:path';
 
 import type { NodeExit } from '../cluster/cluster.js';
 
+const SANITIZER_REPORT = /AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|ThreadSanitizer/;
+const SEGFAULT = /[Ss]egmentation fault|core dumped/;
+
 /**
  * Text that means a node broke memory safety: never a fail-stop, even while the nemesis makes its
  * disk answer errors (a failed fsync or a full disk must not corrupt memory).
  */
-const SANITIZER_REPORT = /AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|ThreadSanitizer/;
-const SEGFAULT = /[Ss]egmentation fault|core dumped/;
 export const MEMORY_ERROR_PATTERNS: readonly RegExp[] = [SANITIZER_REPORT, SEGFAULT];
 
 /** Signals by which a process stops on a memory or instruction fault, never by choice. */
