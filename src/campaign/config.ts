@@ -2,7 +2,13 @@ import { z } from 'zod';
 
 import { DURABILITIES, type Durability } from '../check/durability.js';
 import { HOST_KEY_CHECKING } from '../cluster/runtime/known-hosts.js';
-import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES, type FaultFamily } from '../core/fault.js';
+import {
+  DEFAULT_FAULT_FAMILIES,
+  FAULT_FAMILIES,
+  type FaultFamily,
+  TORN_GRANULARITIES,
+  type TornGranularity,
+} from '../core/fault.js';
 import { badFaultTarget } from '../core/fault-targets.js';
 import { ReplayOfSchema } from '../store/replay-of.js';
 import { DEFAULT_CHECKPOINT_CAP_BYTES, DEFAULT_CHECKPOINT_KEEP } from './checkpoints.js';
@@ -83,6 +89,11 @@ export const RunConfigSchema = z.object({
    * an acknowledged write must survive.
    */
   durability: z.enum(DURABILITIES as [Durability, ...Durability[]]).optional(),
+  /**
+   * How finely `torn-write` may cut a write (`--torn-writes`), instead of what the system declares
+   * (default `sector`).
+   */
+  tornWrites: z.enum(TORN_GRANULARITIES as [TornGranularity, ...TornGranularity[]]).optional(),
   /**
    * Fixed fault schedules (JSON lines `{atMs, f, value}`) run instead of a policy: one schedule per
    * file, in order, the cluster carried from one to the next as a campaign carries it.

@@ -16,7 +16,8 @@ import type { SshTarget } from '../cluster/runtime/ssh.js';
 import { ProxyBackend } from '../cluster/net/proxy.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import type { DurabilityContract } from '../check/durability.js';
-import { LogCheck } from '../check/logs.js';
+import { LogCheck, logSizes } from '../check/logs.js';
+import { monoNs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
 import { FAMILY_KINDS } from '../core/fault.js';
 import type { Rng } from '../core/random.js';
@@ -277,7 +278,15 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
       ...(diskLayer !== undefined ? { disk: diskLayer } : {}),
     });
     const clocks = clock?.clocks;
-    const disks = diskLayer !== undefined ? new NodeDisks(diskLayer) : undefined;
+    const disks =
+      diskLayer !== undefined
+        ? new NodeDisks(
+            diskLayer,
+            monoNs,
+            (node) => logSizes(cluster.logDir(node)),
+            config.tornWrites ?? system.tornWrites ?? 'sector',
+          )
+        : undefined;
     const watching = new Observation(store.dir, nodes, system);
     observation = watching;
     // Before any line is read: a seeded run names the lines it shares with its seed as the seed did.

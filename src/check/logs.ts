@@ -1,16 +1,54 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 import type { NodeExit } from '../cluster/cluster.js';
 
+const SANITIZER_REPORT = /AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|ThreadSanitizer/;
+const SEGFAULT = /[Ss]egmentation fault|core dumped/;
+
+/**
+ * Text that means a node broke memory safety: never a fail-stop, even while the nemesis makes its
+ * disk answer errors (a failed fsync or a full disk must not corrupt memory).
+ */
+export const MEMORY_ERROR_PATTERNS: readonly RegExp[] = [SANITIZER_REPORT, SEGFAULT];
+
+/** Signals by which a process stops on a memory or instruction fault, never by choice. */
+const MEMORY_ERROR_SIGNALS: readonly NodeJS.Signals[] = ['SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE'];
+
 /** Text that means a node crashed or broke an internal invariant (the artifact's log patterns). */
 export const GENERIC_CRASH_PATTERNS: readonly RegExp[] = [
   /\bpanic(?:ked)?:/,
-  /AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|ThreadSanitizer/,
+  SANITIZER_REPORT,
   /Assertion [`'"].*[`'"] failed|assertion failed|ASSERTION FAILED/i,
-  /[Ss]egmentation fault|core dumped/,
+  SEGFAULT,
   /\bfatal error:|\bFATAL\b/,
 ];
+
+/** The files a node's output goes to, in the node's log dir. */
+export const LOG_STREAMS: readonly string[] = ['stdout.log', 'stderr.log'];
+
+/** The sizes of the log files in a node's log dir (0 for one not written yet). */
+export function logSizes(dir: string): Record<string, number> {
+  return Object.fromEntries(
+    LOG_STREAMS.map((s) => {
+      try {
+        return [s, statSync(join(dir, s)).size];
+      } catch {
+        return [s, 0];
+      }
+    }),
+  );
+}
+
+/**
+ * The harness's doing an exit is put down to (a fault that made the node's disk answer errors),
+ * and, when known, the sizes of the node's log files when that fault began.
+ */
+export interface InducedCause {
+  /** The fault, as the history and terminal say it. */
+  readonly cause: string;
+  readonly fromBytes?: Readonly<Record<string, number>>;
+}
 
 /** Every pattern the log check treats as a crash: the generic ones, then the system's own. */
 export function crashPatternsWith(systemPatterns: readonly RegExp[]): readonly RegExp[] {
@@ -41,10 +79,13 @@ export function matchLine(
 /**
  * A crash found in a node's output or exit — or no finding, the harness's doing, which the
  * campaign records: as `membership-exit`, a node that stopped because of its membership, which
- * the harness changes (see `SystemAdapter.membershipExitPatterns`); as `induced-exit`, a node that
- * stopped while the nemesis made its disk answer errors (fail-stop on a failed fsync or a full
- * disk is a legitimate reaction). Either excuses the exit only: crash text in the output is a
- * `crash-text` finding all the same.
+ * the harness changes (see `SystemAdapter.membershipExitPatterns`; it excuses the exit only, crash
+ * text in the output is a `crash-text` finding all the same); as `induced-exit`, a node that
+ * stopped while the nemesis made its disk answer errors (or just after it healed them): fail-stop
+ * on a failed fsync or a full disk is a legitimate reaction, so the crash text its process wrote
+ * from the fault's start to its exit (its own fatal line, a panic) is the exit's evidence, not a
+ * finding — unless it shows a memory error (a sanitizer's report, a segfault), which no failed
+ * call excuses, as no exit by SIGSEGV, SIGBUS, SIGILL or SIGFPE is induced.
  */
 export interface LogFinding {
   readonly node: string;
@@ -52,6 +93,17 @@ export interface LogFinding {
   readonly message: string;
   /** The lines that show it, with the node's last lines before it. */
   readonly lines: readonly string[];
+}
+
+/** A line of crash text, kept until the exits of the same scan say whether it announced an induced one. */
+interface CrashLine {
+  readonly stream: string;
+  /** Its byte offset in its file, and the offset just past it. */
+  readonly start: number;
+  readonly end: number;
+  readonly line: string;
+  readonly memoryError: boolean;
+  readonly finding: LogFinding;
 }
 
 interface LeavingLine {
@@ -88,16 +140,17 @@ export class LogCheck {
   /**
    * Scans new output of `nodes`; `exits` are the node exits seen since the last call.
    * `inducedBy` names the fault in effect on the node's disk that an exit is put down to (as
-   * `fsync-error`), if any: that exit is `induced-exit`, not `unexpected-exit`.
+   * `fsync-error`), if any: that exit is `induced-exit`, not `unexpected-exit`, and the crash text
+   * its process wrote since the fault began is its evidence, not a `crash-text` finding.
    */
   scan(
     nodes: readonly string[],
     exits: readonly NodeExit[],
-    inducedBy: (exit: NodeExit) => string | undefined = () => undefined,
+    inducedBy: (exit: NodeExit) => InducedCause | undefined = () => undefined,
   ): LogFinding[] {
-    const findings: LogFinding[] = [];
+    const crashes = new Map<string, CrashLine[]>();
     for (const node of nodes) {
-      for (const stream of ['stdout.log', 'stderr.log']) {
+      for (const stream of LOG_STREAMS) {
         const file = join(this.runDir, 'nodes', node, stream);
         const { lines, start } = this.readNew(file);
         const tail = this.tails.get(file) ?? [];
@@ -110,18 +163,29 @@ export class LogCheck {
           if (match?.kind === 'membership-exit') {
             this.leaving.set(node, [...(this.leaving.get(node) ?? []), { stream, end, line }]);
           } else if (match) {
-            findings.push({
+            const finding: LogFinding = {
               node,
               kind: 'crash-text',
               message: `${node} ${stream}: ${line.slice(0, 300)}`,
               lines: [...tail],
-            });
+            };
+            const start = end - Buffer.byteLength(line) - 1;
+            const memoryError = MEMORY_ERROR_PATTERNS.some((p) => p.test(line));
+            crashes.set(node, [
+              ...(crashes.get(node) ?? []),
+              { stream, start, end, line, memoryError, finding },
+            ]);
           }
         }
         this.tails.set(file, tail);
       }
     }
+    const exitFindings: LogFinding[] = [];
+    /** Per node, the log sizes at its last exit in this scan: where its next process's lines start. */
+    const previousExit = new Map<string, Readonly<Record<string, number>>>();
     for (const exit of exits) {
+      const since = previousExit.get(exit.node);
+      if (exit.logBytes) previousExit.set(exit.node, exit.logBytes);
       // The lines the exited process wrote: before the log sizes at its exit (a node's processes
       // append to the same files, and the nemesis may have killed an earlier one).
       const pending = this.leaving.get(exit.node) ?? [];
@@ -136,13 +200,13 @@ export class LogCheck {
       const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code ?? '?'}`;
       // The exited process's own last lines: up to the log sizes at its exit, not what a process
       // started since (the reset restarts nodes before the check) wrote after them.
-      const lines = ['stdout.log', 'stderr.log'].flatMap((s) => {
+      const lines = LOG_STREAMS.flatMap((s) => {
         const file = join(this.runDir, 'nodes', exit.node, s);
         const end = logBytes?.[s];
         return end === undefined ? (this.tails.get(file) ?? []) : lastLinesOf(file, CONTEXT_LINES, end);
       });
       if (reason !== undefined) {
-        findings.push({
+        exitFindings.push({
           node: exit.node,
           kind: 'membership-exit',
           message: `${exit.node} stopped (${how}) because of its membership: ${reason.slice(0, 300)}`,
@@ -150,24 +214,26 @@ export class LogCheck {
         });
         continue;
       }
-      const cause = inducedBy(exit);
-      if (cause !== undefined) {
-        findings.push({
+      const induced = exit.signal && MEMORY_ERROR_SIGNALS.includes(exit.signal) ? undefined : inducedBy(exit);
+      if (induced !== undefined) {
+        const announced = takeAnnouncing(crashes, exit, [induced.fromBytes, since]);
+        const said = announced.length > 0 ? `; it said: ${announced[0].line.slice(0, 300)}` : '';
+        exitFindings.push({
           node: exit.node,
           kind: 'induced-exit',
-          message: `${exit.node} stopped (${how}) while ${cause} was in effect on its disk`,
-          lines,
+          message: `${exit.node} stopped (${how}) while ${induced.cause} was in effect on its disk${said}`,
+          lines: [...new Set([...announced.map((c) => c.line), ...lines])],
         });
         continue;
       }
-      findings.push({
+      exitFindings.push({
         node: exit.node,
         kind: 'unexpected-exit',
         message: `${exit.node} exited by itself (${how})`,
         lines,
       });
     }
-    return findings;
+    return [...[...crashes.values()].flat().map((c) => c.finding), ...exitFindings];
   }
 
   /** The complete lines written since the last read, and the byte offset of the first. */
@@ -195,6 +261,28 @@ export class LogCheck {
       closeSync(fd);
     }
   }
+}
+
+/**
+ * Takes from `crashes` the crash text that announced the induced `exit`: what its process wrote
+ * from the later of `from` (the log sizes when the fault began, the node's previous exit) up to
+ * its exit, except memory errors.
+ */
+function takeAnnouncing(
+  crashes: Map<string, CrashLine[]>,
+  exit: NodeExit,
+  from: readonly (Readonly<Record<string, number>> | undefined)[],
+): CrashLine[] {
+  const all = crashes.get(exit.node) ?? [];
+  const startOf = (stream: string): number => Math.max(0, ...from.map((f) => f?.[stream] ?? 0));
+  const announcing = all.filter(
+    (c) => !c.memoryError && c.start >= startOf(c.stream) && c.end <= (exit.logBytes?.[c.stream] ?? Infinity),
+  );
+  crashes.set(
+    exit.node,
+    all.filter((c) => !announcing.includes(c)),
+  );
+  return announcing;
 }
 
 /**

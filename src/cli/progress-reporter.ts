@@ -1,5 +1,10 @@
 import { describeLinks } from '../nemesis/grudge.js';
-import { describeFault } from '../core/fault.js';
+import {
+  describeFault,
+  describeTornGranularity,
+  type TornGranularity,
+  type TornWriteParams,
+} from '../core/fault.js';
 import type { BugRecord } from '../campaign/bug.js';
 import type { Progress, Reporter, RunSummary } from '../campaign/reporter.js';
 import { describeRunTiming } from '../core/run-timing.js';
@@ -89,8 +94,10 @@ export class ProgressReporter implements Reporter {
     const nodes =
       grudge !== undefined ? `: ${grudge}` : outcome.nodes.length > 0 ? ` on ${outcome.nodes.join(',')}` : '';
     const why = outcome.outcome !== 'ok' && outcome.error ? `: ${outcome.error}` : '';
+    const torn = tornGranularityOf(outcome);
+    const cut = torn !== undefined ? `, ${describeTornGranularity(torn)}` : '';
     this.print(
-      `  [${runClock(runMs)}] schedule ${schedule + 1} ${describeFault(outcome.fault)}${nodes} (${outcome.outcome}${why})`,
+      `  [${runClock(runMs)}] schedule ${schedule + 1} ${describeFault(outcome.fault)}${nodes} (${outcome.outcome}${cut}${why})`,
     );
   }
 
@@ -127,4 +134,12 @@ export class ProgressReporter implements Reporter {
       lines.push(`  report:  not written (${s.reportError}); retry: ${this.command} report ${s.runDir}`);
     this.print(lines.join('\n'));
   }
+}
+
+/** How finely a torn-write cut, as the nemesis recorded it; undefined for any other fault. */
+function tornGranularityOf(outcome: FaultOutcome): TornGranularity | undefined {
+  const v = outcome.value;
+  if (outcome.fault.f !== 'torn-write' || typeof v !== 'object' || v === null || Array.isArray(v))
+    return undefined;
+  return (v as Partial<TornWriteParams>).granularity;
 }

@@ -17,6 +17,7 @@ import { DEFAULT_RECOVERY_CONTRACT, type RecoveryContract } from '../campaign/re
 import { runCampaign } from '../campaign/run-campaign.js';
 import { parseDurationMs } from '../core/clock.js';
 import { DURABILITIES } from '../check/durability.js';
+import { SECTOR_BYTES, TORN_GRANULARITIES } from '../core/fault.js';
 import { UsageError } from '../core/errors.js';
 import { parseSetFlags } from '../systems/settings.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
@@ -47,6 +48,7 @@ export interface RunFlags {
   bug: string[];
   set?: string[];
   durability?: string;
+  tornWrites?: string;
   schedule?: string[];
   checkpoints?: string;
   checkpointCap?: string;
@@ -207,6 +209,7 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     bugs: flags.bug,
     settings: parseSetFlags(flags.set ?? []),
     durability: flags.durability,
+    tornWrites: flags.tornWrites,
     schedule: flags.schedule !== undefined && flags.schedule.length > 0 ? flags.schedule : undefined,
     checkpoints: int('checkpoints', flags.checkpoints),
     checkpointCapBytes:
@@ -282,6 +285,12 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     )
     .option('--set <name=value>', SET_HELP, collect, [])
     .addOption(new Option('--durability <level>', DURABILITY_HELP).choices(DURABILITIES))
+    .addOption(
+      new Option(
+        '--torn-writes <granularity>',
+        `how finely a torn-write fault cuts a write: sector (whole ${SECTOR_BYTES}-byte sectors, the contract most write-ahead logs assume) or byte (splits a sector, for a system that tolerates it) (default: what the system declares, else sector)`,
+      ).choices(TORN_GRANULARITIES),
+    )
     .option(
       '--schedule <file>',
       'run this fault schedule (JSON lines {atMs, f, value}) instead of a policy; repeat it for a campaign of fixed schedules, one per file, in order',

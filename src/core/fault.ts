@@ -59,12 +59,34 @@ export interface SlowDiskParams {
 }
 
 /**
+ * How finely `torn-write` may cut a write: `sector`, in whole sectors of `SECTOR_BYTES` (the
+ * default: sector-atomic writes are the contract most write-ahead logs assume, etcd's included),
+ * or `byte`, anywhere, splitting a sector (for systems that declare they tolerate it).
+ */
+export type TornGranularity = 'sector' | 'byte';
+export const TORN_GRANULARITIES: readonly TornGranularity[] = ['sector', 'byte'];
+
+/**
+ * The sector a `sector` tear keeps whole: 512 bytes, the smallest unit a drive writes atomically
+ * (its logical block, at least 512 bytes), and the unit etcd's WAL (`minSectorSize`) and
+ * PostgreSQL (`PG_CONTROL_MAX_SAFE_SIZE`) count on.
+ */
+export const SECTOR_BYTES = 512;
+
+/** A granularity as the fault line and the report say it. */
+export function describeTornGranularity(granularity: TornGranularity): string {
+  return granularity === 'sector' ? `whole ${SECTOR_BYTES}-byte sectors` : 'torn inside a sector';
+}
+
+/**
  * `torn-write` with its cut: `seed` picks how much of each file's last unsynced write stays (the
- * nemesis draws it from the run's seed when the value is a plain target, and records it so).
+ * nemesis draws it from the run's seed when the value is a plain target, and records it so), at
+ * `granularity` (the run's when absent).
  */
 export interface TornWriteParams {
   readonly target: Target | readonly string[];
   readonly seed: number;
+  readonly granularity?: TornGranularity;
 }
 
 /** What a fault acts on: a target, explicit nodes, a partition shape, or packet, clock or disk parameters. */

@@ -1,5 +1,6 @@
 import type { DiskLayer } from '../cluster/disk-layer.js';
 import { monoNs } from '../core/clock.js';
+import type { TornGranularity } from '../core/fault.js';
 
 /** A node's disk as the nemesis left it: the modes it turned on, and whether it lost its unfsynced writes. */
 interface NodeDisk {
@@ -23,11 +24,15 @@ export const DISK_EXIT_CAUSES: Readonly<Record<DiskExitCause, string>> = {
 export const INDUCED_EXIT_GRACE_MS = 2_000;
 const NS_PER_MS = 1_000_000;
 
-/** A stretch of time (monotonic ns) during which a node's disk answered errors. */
-interface ErrorWindow {
+/**
+ * A stretch of time (monotonic ns) during which a node's disk answered errors, and the sizes of
+ * the node's log files when it began (when the nemesis was told how to read them).
+ */
+export interface ErrorWindow {
   readonly node: string;
   readonly cause: DiskExitCause;
   readonly fromNs: number;
+  readonly fromBytes?: Readonly<Record<string, number>>;
   toNs?: number;
 }
 
@@ -52,6 +57,10 @@ export class NodeDisks {
   constructor(
     private readonly layer: Pick<DiskLayer, 'command' | 'isMounted'>,
     private readonly now: () => number = monoNs,
+    /** The sizes of a node's log files now: where the output it writes under a fault starts. */
+    private readonly logSizes?: (node: string) => Readonly<Record<string, number>>,
+    /** How finely a `torn-write` whose value does not say cuts (see `TornGranularity`). */
+    readonly tornGranularity: TornGranularity = 'sector',
   ) {}
 
   /** Nodes whose disk is faulted or that lost writes since the last heal. */
@@ -69,28 +78,35 @@ export class NodeDisks {
 
   /**
    * Like `loseUnfsynced`, but each file keeps a prefix of its last unsynced write, its length
-   * picked from `seed` and the file's path (see the layer's `torn-write`). The processes must be dead.
+   * picked from `seed` and the file's path, in whole sectors or not (see the layer's
+   * `torn-write`). The processes must be dead.
    */
-  async tornWrite(nodes: readonly string[], seed: number): Promise<void> {
+  async tornWrite(
+    nodes: readonly string[],
+    seed: number,
+    granularity: TornGranularity = this.tornGranularity,
+  ): Promise<void> {
     for (const node of nodes) {
-      if (this.layer.isMounted(node)) await this.layer.command(node, `torn-write ${seed}`);
+      if (this.layer.isMounted(node)) await this.layer.command(node, `torn-write ${seed} ${granularity}`);
       this.disk(node).lost = true;
     }
   }
 
   async fsyncError(nodes: readonly string[]): Promise<void> {
     for (const node of nodes) {
+      const began = this.began(node);
       await this.send(node, 'fsync-error on');
       this.disk(node).fsyncError = true;
-      this.open(node, 'fsync-error');
+      this.open(node, 'fsync-error', began);
     }
   }
 
   async full(nodes: readonly string[]): Promise<void> {
     for (const node of nodes) {
+      const began = this.began(node);
       await this.send(node, 'full on');
       this.disk(node).full = true;
-      this.open(node, 'disk-full');
+      this.open(node, 'disk-full', began);
     }
   }
 
@@ -129,10 +145,15 @@ export class NodeDisks {
    * when none did.
    */
   exitCause(node: string, ts: number): DiskExitCause | undefined {
+    return this.errorAt(node, ts)?.cause;
+  }
+
+  /** The first window of disk errors an exit of `node` at `ts` is put down to (see `exitCause`). */
+  errorAt(node: string, ts: number): ErrorWindow | undefined {
     const graceNs = INDUCED_EXIT_GRACE_MS * NS_PER_MS;
     return this.windows.find(
       (w) => w.node === node && w.fromNs <= ts && (w.toNs === undefined || ts <= w.toNs + graceNs),
-    )?.cause;
+    );
   }
 
   /** Forgets the windows no exit from now on can fall in (call once past exits are judged). */
@@ -142,9 +163,18 @@ export class NodeDisks {
     this.windows.splice(0, this.windows.length, ...keep);
   }
 
-  private open(node: string, cause: DiskExitCause): void {
+  /**
+   * The time and the node's log sizes just before its disk is made to fail: the node may fail and
+   * say so before the layer's answer is back.
+   */
+  private began(node: string): Pick<ErrorWindow, 'fromNs' | 'fromBytes'> {
+    const fromBytes = this.logSizes?.(node);
+    return { fromNs: this.now(), ...(fromBytes !== undefined ? { fromBytes } : {}) };
+  }
+
+  private open(node: string, cause: DiskExitCause, began: Pick<ErrorWindow, 'fromNs' | 'fromBytes'>): void {
     if (this.windows.some((w) => w.node === node && w.cause === cause && w.toNs === undefined)) return;
-    this.windows.push({ node, cause, fromNs: this.now() });
+    this.windows.push({ node, cause, ...began });
   }
 
   private close(node: string): void {

@@ -1,5 +1,6 @@
 import type { ReadConsistency } from '../check/sequential-reads.js';
 import type { Durability } from '../check/durability.js';
+import type { TornGranularity } from '../core/fault.js';
 import type { ConsistencyModel } from '../check/txn/consistency-model.js';
 import type {
   ClusterView,
@@ -261,6 +262,12 @@ export interface SystemAdapter extends NodeSystem {
    * from what the layer kept there.
    */
   readonly diskFaults?: boolean;
+  /**
+   * How finely a `torn-write` may cut this system's writes (default `sector`: whole sectors, the
+   * contract most write-ahead logs assume); `byte` when it declares it tolerates a sector split.
+   * `--torn-writes` overrides it.
+   */
+  readonly tornWrites?: TornGranularity;
   /**
    * Preferred TCP port per service. A backend that gives each node its own address (netns) can use
    * them as they are; one that shares an address (proxy) picks its own.

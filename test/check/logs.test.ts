@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import type { NodeExit } from '../../src/cluster/cluster.js';
-import { LogCheck } from '../../src/check/logs.js';
+import { type InducedCause, LogCheck } from '../../src/check/logs.js';
 import { etcd } from '../../src/systems/etcd/etcd.js';
 import { kvraft } from '../../src/systems/kvraft/index.js';
 
@@ -19,6 +19,10 @@ const REFUSAL = [
 
 const REMOVED =
   '{"level":"warn","ts":"2026-11-30T20:44:13.063Z","caller":"etcdserver/server.go:1078","msg":"server error","error":"the member has been permanently removed from the cluster"}';
+
+// What etcd 3.4 printed when its WAL write answered ENOSPC (the stack trace cut).
+const ENOSPC_FATAL =
+  '{"level":"fatal","ts":"2026-12-07T06:05:20.483Z","caller":"etcdserver/raft.go:264","msg":"failed to save Raft hard state and entries","error":"write /dev/shm/mallory-mxcv8q3qcri/n1/etcd/member/wal/0000000000000000-0000000000000000.wal: no space left on device"}';
 
 function exit(node: string, expected: boolean): NodeExit {
   return { node, code: 1, signal: null, expected, ts: 0, wallMs: 0 };
@@ -115,8 +119,8 @@ describe('LogCheck', () => {
   it('an exit the nemesis induced (its disk failing) is no crash, and says its cause', () => {
     const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
     write('n1', ['kvraft n1: stopping: the disk refused to fsync log.jsonl (EIO: i/o error, fsync)']);
-    const cause = (e: NodeExit): string | undefined =>
-      e.node === 'n1' ? 'fsync-error (fsync answering EIO)' : undefined;
+    const cause = (e: NodeExit): InducedCause | undefined =>
+      e.node === 'n1' ? { cause: 'fsync-error (fsync answering EIO)' } : undefined;
 
     const findings = check.scan(['n1'], [exit('n1', false), exit('n2', false)], cause);
 
@@ -129,20 +133,90 @@ describe('LogCheck', () => {
     );
   });
 
-  it('an induced exit excuses the exit only: crash text in its output is a finding all the same', () => {
+  it("an induced exit's own crash text (a fail-stop's fatal line) is its evidence, not a finding", () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    write('n1', ['{"level":"info","msg":"serving"}']);
+    const fromBytes = { 'stderr.log': size('n1') };
+    write('n1', [ENOSPC_FATAL]);
+    const stopped = { ...exit('n1', false), logBytes: { 'stderr.log': size('n1') } };
+
+    const findings = check.scan(['n1'], [stopped], () => ({ cause: 'disk-full', fromBytes }));
+
+    expect(findings.map((f) => f.kind)).toEqual(['induced-exit']);
+    expect(findings[0].message).toBe(
+      `n1 stopped (code 1) while disk-full was in effect on its disk; it said: ${ENOSPC_FATAL.slice(0, 300)}`,
+    );
+    expect(findings[0].lines).toContain(ENOSPC_FATAL);
+  });
+
+  it('without the log sizes at the fault, the crash text of the exited process is taken (kvraft stopping on EIO)', () => {
     const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
     write('n1', ['Error: EIO: i/o error, fsync', '    at Object.fsyncSync (node:fs:1234:3)']);
 
-    const kinds = check.scan(['n1'], [exit('n1', false)], () => 'fsync-error').map((f) => f.kind);
+    const kinds = check
+      .scan(['n1'], [exit('n1', false)], () => ({ cause: 'fsync-error' }))
+      .map((f) => f.kind);
 
-    expect(kinds).toEqual(['crash-text', 'induced-exit']);
+    expect(kinds).toEqual(['induced-exit']);
+  });
+
+  it('crash text written before the fault began, or by the process started after the exit, stays a finding', () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    write('n1', ['panic: an old bug']);
+    const fromBytes = { 'stderr.log': size('n1') };
+    write('n1', [ENOSPC_FATAL]);
+    const stopped = { ...exit('n1', false), logBytes: { 'stderr.log': size('n1') } };
+    write('n1', ['panic: a bug of the restarted process']);
+
+    const findings = check.scan(['n1'], [stopped], () => ({ cause: 'disk-full', fromBytes }));
+
+    expect(findings.map((f) => [f.kind, f.message])).toEqual([
+      ['crash-text', 'n1 stderr.log: panic: an old bug'],
+      ['crash-text', 'n1 stderr.log: panic: a bug of the restarted process'],
+      ['induced-exit', expect.stringContaining('it said: {"level":"fatal"') as string],
+    ]);
+  });
+
+  it("a later induced exit does not take the crash text of an earlier process's crash under the same fault", () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    const fromBytes = { 'stderr.log': 0 };
+    write('n1', ['panic: runtime error: invalid memory address']);
+    const segv = {
+      ...exit('n1', false),
+      code: null,
+      signal: 'SIGSEGV' as const,
+      logBytes: { 'stderr.log': size('n1') },
+    };
+    write('n1', [ENOSPC_FATAL]);
+    const stopped = { ...exit('n1', false), logBytes: { 'stderr.log': size('n1') } };
+
+    const findings = check.scan(['n1'], [segv, stopped], () => ({ cause: 'disk-full', fromBytes }));
+
+    expect(findings.map((f) => f.kind)).toEqual(['crash-text', 'unexpected-exit', 'induced-exit']);
+    expect(findings[0].message).toBe('n1 stderr.log: panic: runtime error: invalid memory address');
+  });
+
+  it('a memory error is never a fail-stop: its text and a SIGSEGV exit stay findings under a failing disk', () => {
+    const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
+    write('n1', ['Segmentation fault (core dumped)']);
+    write('n2', ['==12==ERROR: AddressSanitizer: heap-use-after-free']);
+    const segv = { ...exit('n1', false), code: null, signal: 'SIGSEGV' as const };
+
+    const findings = check.scan(['n1', 'n2'], [segv, exit('n2', false)], () => ({ cause: 'fsync-error' }));
+
+    expect(findings.map((f) => [f.node, f.kind])).toEqual([
+      ['n1', 'crash-text'],
+      ['n2', 'crash-text'],
+      ['n1', 'unexpected-exit'],
+      ['n2', 'induced-exit'],
+    ]);
   });
 
   it('an exit the nemesis asked for is neither (the classifier is not asked)', () => {
     const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
     write('n1', ['2026-12-01T00:00:00.000Z n1 node-start term=1']);
 
-    expect(check.scan(['n1'], [exit('n1', true)], () => 'disk-full')).toEqual([]);
+    expect(check.scan(['n1'], [exit('n1', true)], () => ({ cause: 'disk-full' }))).toEqual([]);
   });
 
   it("an exit's lines are its process's last lines, not those of the process the reset started after it", () => {

@@ -10,6 +10,27 @@ function capture(tty: boolean): { reporter: ProgressReporter; text: () => string
 }
 
 describe('ProgressReporter', () => {
+  it('says how finely a torn-write cut', () => {
+    const { reporter, text } = capture(false);
+    const torn = (granularity: 'sector' | 'byte'): void => {
+      reporter.fault(
+        {
+          fault: { f: 'torn-write', value: 'one' },
+          value: { target: 'one', seed: 9, granularity },
+          nodes: ['n2'],
+          outcome: 'ok',
+        },
+        0,
+        2500,
+        4100,
+      );
+    };
+    torn('sector');
+    torn('byte');
+    expect(text()).toContain('  [00:04.1] schedule 1 torn-write:one on n2 (ok, whole 512-byte sectors)\n');
+    expect(text()).toContain('  [00:04.1] schedule 1 torn-write:one on n2 (ok, torn inside a sector)\n');
+  });
+
   it('prints every fault on a terminal too, with the reason for a skip or an error', () => {
     const { reporter, text } = capture(true);
     reporter.fault({ fault: { f: 'kill', value: 'one' }, nodes: ['n2'], outcome: 'ok' }, 0, 2500, 4100);

@@ -29,14 +29,27 @@ const SECTOR_BYTES = 512;
 const UNSYNCED_BYTES = 4096;
 const TORN_SEED = 7;
 
-/** The documented cut of torn-write: FNV-1a 64 of the seed's digits, a NUL and the path. */
-function expectedCut(seed: number, path: string, len: number): number {
-  if (len <= 1) return 0;
+/** The documented hash of a cut: FNV-1a 64 of the seed's digits, a NUL and the path. */
+function cutHash(seed: number, path: string): bigint {
   let h = 0xcbf29ce484222325n;
   for (const byte of Buffer.from(`${seed}\0${path}`))
     h = ((h ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
-  const keep = 1 + Number(h % BigInt(len - 1));
+  return h;
+}
+
+/** The documented cut of `torn-write SEED byte`: how many bytes of the write stay. */
+function expectedCut(seed: number, path: string, len: number): number {
+  if (len <= 1) return 0;
+  const keep = 1 + Number(cutHash(seed, path) % BigInt(len - 1));
   return keep % SECTOR_BYTES === 0 ? keep - 1 : keep;
+}
+
+/** The documented cut of `torn-write SEED` (sector): the file offset where what stays ends. */
+function expectedSectorEnd(seed: number, path: string, off: number, len: number): number {
+  const first = (Math.floor(off / SECTOR_BYTES) + 1) * SECTOR_BYTES;
+  if (first >= off + len) return off;
+  const boundaries = Math.floor((off + len - 1 - first) / SECTOR_BYTES) + 1;
+  return first + Number(cutHash(seed, path) % BigInt(boundaries)) * SECTOR_BYTES;
 }
 
 function writeFile(path: string, text: string, fsync: boolean, flags = 'w'): void {
@@ -117,12 +130,14 @@ describe('the FUSE disk layer', () => {
     expect(readFileSync(join(mnt, 'sub', 'named'), 'utf8')).toBe('');
   });
 
-  it('torn-write keeps the durable part and a strict prefix of the last unsynced write, cut as documented', async () => {
+  it('torn-write byte keeps the durable part and a strict prefix of the last unsynced write, split inside a sector', async () => {
     writeFile(join(mnt, 'torn'), 'durable\n', true);
     const unsynced = Buffer.alloc(UNSYNCED_BYTES, 'abcdefghij');
     writeFile(join(mnt, 'torn'), unsynced.toString(), false, 'a');
 
-    expect(await layer.command('n1', `torn-write ${TORN_SEED}`)).toMatch(/^restored=\d+ removed=0 torn=1$/);
+    expect(await layer.command('n1', `torn-write ${TORN_SEED} byte`)).toMatch(
+      /^restored=\d+ removed=0 torn=1$/,
+    );
 
     const keep = expectedCut(TORN_SEED, 'torn', UNSYNCED_BYTES);
     expect(keep).toBeGreaterThan(0);
@@ -132,18 +147,18 @@ describe('the FUSE disk layer', () => {
     expect(after.subarray(0, 8).toString()).toBe('durable\n');
     expect(after.subarray(8)).toEqual(unsynced.subarray(0, keep));
     expect(readFileSync(join(root, 'disk.log'), 'utf8')).toContain(
-      `torn-write torn: kept ${keep} of the last unsynced write's ${UNSYNCED_BYTES} bytes at offset 8`,
+      `torn-write torn: kept ${keep} of the last unsynced write's ${UNSYNCED_BYTES} bytes at offset 8 (torn inside a sector)`,
     );
   });
 
-  it('torn-write drops the earlier unsynced writes (a gap reads as zeros), and the same seed cuts the same', async () => {
+  it('torn-write byte drops the earlier unsynced writes (a gap reads as zeros), and the same seed cuts the same', async () => {
     const cuts: Buffer[] = [];
     for (let round = 0; round < 2; round++) {
       writeFile(join(mnt, 'gap'), 'durable\n', true);
       writeFile(join(mnt, 'gap'), 'dropped\n', false, 'a');
       writeFile(join(mnt, 'gap'), 'the last write, torn somewhere\n', false, 'a');
       writeFile(join(mnt, 'never-synced'), 'created and torn: gone all the same', false);
-      await layer.command('n1', `torn-write ${TORN_SEED}`);
+      await layer.command('n1', `torn-write ${TORN_SEED} byte`);
       cuts.push(readFileSync(join(mnt, 'gap')));
       expect(existsSync(join(mnt, 'never-synced'))).toBe(false);
     }
@@ -153,6 +168,47 @@ describe('the FUSE disk layer', () => {
     );
     expect(cuts[1]).toEqual(cuts[0]);
     await expect(layer.command('n1', 'torn-write -1')).rejects.toThrow(/torn-write takes a seed/);
+    await expect(layer.command('n1', 'torn-write 7 bytes')).rejects.toThrow(
+      /then sector \(the default\) or byte/,
+    );
+  });
+
+  it('torn-write (sector, the default) keeps whole 512-byte sectors of the last unsynced write, cut as documented', async () => {
+    writeFile(join(mnt, 'sectors'), 'durable\n', true);
+    const unsynced = Buffer.alloc(UNSYNCED_BYTES, 'abcdefghij');
+    writeFile(join(mnt, 'sectors'), unsynced.toString(), false, 'a');
+
+    expect(await layer.command('n1', `torn-write ${TORN_SEED}`)).toMatch(/^restored=\d+ removed=0 torn=1$/);
+
+    const end = expectedSectorEnd(TORN_SEED, 'sectors', 8, UNSYNCED_BYTES);
+    expect(end % SECTOR_BYTES).toBe(0);
+    expect(end).toBeGreaterThan(8);
+    expect(end).toBeLessThan(8 + UNSYNCED_BYTES);
+    const after = readFileSync(join(mnt, 'sectors'));
+    expect(after.length).toBe(end);
+    expect(after.subarray(0, 8).toString()).toBe('durable\n');
+    expect(after.subarray(8)).toEqual(unsynced.subarray(0, end - 8));
+    expect(readFileSync(join(root, 'disk.log'), 'utf8')).toContain(
+      `torn-write sectors: kept ${end - 8} of the last unsynced write's ${UNSYNCED_BYTES} bytes at offset 8 (whole 512-byte sectors)`,
+    );
+  });
+
+  it('torn-write (sector) writes a sector whole: its earlier unsynced bytes stay with it; a write within one sector stays not at all', async () => {
+    const last = Buffer.alloc(1000, 'z');
+    writeFile(join(mnt, 'whole'), 'durable\n', true);
+    writeFile(join(mnt, 'whole'), 'earlier\n', false, 'a');
+    writeFile(join(mnt, 'whole'), last.toString(), false, 'a');
+    writeFile(join(mnt, 'small'), 'durable\n', true);
+    writeFile(join(mnt, 'small'), 'the last write, within one sector\n', false, 'a');
+
+    await layer.command('n1', 'torn-write 3 sector');
+
+    // The only sector boundary inside [16, 1016) is 512: the first sector goes whole, as the page cache held it.
+    expect(expectedSectorEnd(3, 'whole', 16, last.length)).toBe(SECTOR_BYTES);
+    expect(readFileSync(join(mnt, 'whole'))).toEqual(
+      Buffer.concat([Buffer.from('durable\nearlier\n'), last.subarray(0, SECTOR_BYTES - 16)]),
+    );
+    expect(readFileSync(join(mnt, 'small'), 'utf8')).toBe('durable\n');
   });
 
   it('fsync-error on makes fsync fail with EIO and keeps the write unfsynced; off heals it', async () => {

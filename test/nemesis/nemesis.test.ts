@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { NodeStatus, StartOutcome } from '../../src/cluster/cluster.js';
 import type { Address } from '../../src/cluster/net/backend.js';
 import { HarnessError } from '../../src/core/errors.js';
-import type { FaultKind } from '../../src/core/fault.js';
+import type { FaultKind, TornGranularity } from '../../src/core/fault.js';
 import { Rng } from '../../src/core/random.js';
 import { INDUCED_EXIT_GRACE_MS, NodeDisks } from '../../src/nemesis/disk.js';
 import { Nemesis, type NemesisCluster, unsupportedFault } from '../../src/nemesis/nemesis.js';
@@ -382,15 +382,24 @@ describe('Nemesis and failures of Mallory itself', () => {
 });
 
 /** A disk layer that records the commands each node's layer got, and when (relative to kills). */
-function fakeLayer(fake: FakeCluster, answer = 'ok'): { commands: string[]; disks: NodeDisks } {
+function fakeLayer(
+  fake: FakeCluster,
+  answer = 'ok',
+  granularity?: TornGranularity,
+): { commands: string[]; disks: NodeDisks } {
   const commands: string[] = [];
-  const disks = new NodeDisks({
-    isMounted: () => true,
-    command: (node: string, line: string) => {
-      commands.push(`${node} ${line} (${fake.statusOf(node)})`);
-      return answer === 'ok' ? Promise.resolve('') : Promise.reject(new Error(answer));
+  const disks = new NodeDisks(
+    {
+      isMounted: () => true,
+      command: (node: string, line: string) => {
+        commands.push(`${node} ${line} (${fake.statusOf(node)})`);
+        return answer === 'ok' ? Promise.resolve('') : Promise.reject(new Error(answer));
+      },
     },
-  });
+    undefined,
+    undefined,
+    granularity,
+  );
   return { commands, disks };
 }
 
@@ -416,6 +425,24 @@ describe('NodeDisks.exitCause', () => {
     disks.forgetEnded();
     expect(disks.exitCause('n1', 1_500 * MS)).toBeUndefined();
     expect(disks.exitCause('n2', 60_000 * MS)).toBe('disk-full');
+  });
+
+  it("keeps the node's log sizes when its disk began to fail: where the crash text that announces its exit starts", async () => {
+    const sizes = new Map([['n1', { 'stderr.log': 10 }]]);
+    const disks = new NodeDisks(
+      { isMounted: () => true, command: () => Promise.resolve('') },
+      () => 1_000 * MS,
+      (node) => sizes.get(node) ?? {},
+    );
+    await disks.full(['n1']);
+    sizes.set('n1', { 'stderr.log': 99 });
+    await disks.fsyncError(['n1']);
+    expect(disks.errorAt('n1', 1_000 * MS)).toEqual({
+      node: 'n1',
+      cause: 'disk-full',
+      fromNs: 1_000 * MS,
+      fromBytes: { 'stderr.log': 10 },
+    });
   });
 
   it('slow-disk and lost writes excuse no exit', async () => {
@@ -464,11 +491,12 @@ describe('Nemesis disk faults', () => {
     const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['disk'], { disks });
     const first = await nemesis.enact({ f: 'torn-write', value: 'one' });
     expect(first).toMatchObject({ outcome: 'ok', nodes: [expect.any(String) as string] });
-    const drawn = first.value as { target: string; seed: number };
+    const drawn = first.value as { target: string; seed: number; granularity: string };
     expect(drawn.target).toBe('one');
     expect(Number.isInteger(drawn.seed)).toBe(true);
+    expect(drawn.granularity).toBe('sector');
     const node = first.nodes[0];
-    expect(commands).toEqual([`${node} torn-write ${drawn.seed} (killed)`]);
+    expect(commands).toEqual([`${node} torn-write ${drawn.seed} sector (killed)`]);
     // The same run seed draws the same cut; a recorded value keeps its seed.
     const again = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['disk'], { disks });
     expect((await again.enact({ f: 'torn-write', value: 'one' })).value).toEqual(drawn);
@@ -476,14 +504,34 @@ describe('Nemesis disk faults', () => {
       { f: 'torn-write', value: { target: 'one', seed: 42 } },
       { nodes: ['n2'] },
     );
-    expect(replayed).toMatchObject({ nodes: ['n2'], value: { target: 'one', seed: 42 } });
-    expect(commands.at(-1)).toBe('n2 torn-write 42 (killed)');
+    expect(replayed).toMatchObject({
+      nodes: ['n2'],
+      value: { target: 'one', seed: 42, granularity: 'sector' },
+    });
+    expect(commands.at(-1)).toBe('n2 torn-write 42 sector (killed)');
     expect(await nemesis.enact({ f: 'torn-write', value: { target: 'one', seed: -1 } })).toMatchObject({
       outcome: 'error',
       error: expect.stringMatching(/^torn-write takes a target, or/) as string,
     });
     await nemesis.enact({ f: 'heal-disk', value: 'all' });
     expect(fake.nodesIn('running')).toEqual(NODES);
+  });
+
+  it("torn-write cuts at the run's granularity unless the recorded value says its own; a bad one is refused", async () => {
+    const fake = new FakeCluster();
+    const { commands, disks } = fakeLayer(fake, 'ok', 'byte');
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake), new Rng(1), ['disk'], { disks });
+    const drawn = await nemesis.enact({ f: 'torn-write', value: ['n1'] });
+    expect(drawn.value).toMatchObject({ target: ['n1'], granularity: 'byte' });
+    expect(commands.at(-1)).toMatch(/^n1 torn-write \d+ byte \(killed\)$/);
+    await nemesis.enact({ f: 'torn-write', value: { target: ['n2'], seed: 5, granularity: 'sector' } });
+    expect(commands.at(-1)).toBe('n2 torn-write 5 sector (killed)');
+    expect(
+      await nemesis.enact({
+        f: 'torn-write',
+        value: { target: 'one', seed: 5, granularity: 'bit' } as never,
+      }),
+    ).toMatchObject({ outcome: 'error', error: `torn-write's granularity is sector or byte, not "bit"` });
   });
 
   it('heal-disk starts a node that stopped by itself while its fsyncs failed, not one the nemesis killed', async () => {

@@ -123,14 +123,17 @@ async function recoveryFinding(live: LiveRun, recovery: Recovery): Promise<Findi
 
 /**
  * The crashes in the nodes' logs and exits since the last schedule. An exit the harness caused (a
- * membership change, a disk it made fail) is no finding: it is said in the history instead.
+ * membership change, a disk it made fail) is no finding: it is said in the history instead, and
+ * for a failing disk with the crash text that announced it (a fail-stop, see `LogCheck.scan`).
  */
 function crashFindings(live: LiveRun, schedule: number): Finding[] {
   const { state, plan, parts, history, emit } = live;
   const diskFaults = parts.disks;
   const exits = parts.logCheck.scan(plan.nodes, state.exits.splice(0), (exit) => {
-    const cause = diskFaults?.exitCause(exit.node, exit.ts);
-    return cause === undefined ? undefined : DISK_EXIT_CAUSES[cause];
+    const window = diskFaults?.errorAt(exit.node, exit.ts);
+    if (window === undefined) return undefined;
+    const cause = DISK_EXIT_CAUSES[window.cause];
+    return window.fromBytes !== undefined ? { cause, fromBytes: window.fromBytes } : { cause };
   });
   diskFaults?.forgetEnded();
   const findings: Finding[] = [];

@@ -20,16 +20,24 @@
  *   - everything else in the namespace (mkdir, rename, unlink, links) is durable at once; a file a
  *     rename replaced is not brought back.
  *
- * `torn-write SEED` drops the same, except that each file that keeps its name keeps, on top of its
- * durable content, a prefix of its last unsynced write (written back at that write's offset; what
- * lay between the durable end and that offset reads as zeros; a write(2) the kernel sent in pieces
- * counts as one, see `note_write`). The prefix's length, for a write of
- * LEN bytes, is 0 when LEN is 1, else K = 1 + h mod (LEN - 1), less one when K is a multiple of
- * 512: a strict, non-empty prefix that never ends on a sector boundary. h is a 64-bit FNV-1a hash
- * of SEED and the file's path in the mount, so the same seed cuts the same write the same way.
+ * `torn-write SEED [sector|byte]` drops the same, except that each file that keeps its name keeps,
+ * on top of its durable content, a prefix of its last unsynced write (written back at that write's
+ * offset; what lay between the durable end and that offset reads as zeros; a write(2) the kernel
+ * sent in pieces counts as one, see `note_write`). h is a 64-bit FNV-1a hash of SEED and the file's
+ * path in the mount, so the same seed cuts the same write the same way. The cut, for a write of LEN
+ * bytes at OFF:
+ *   - `sector` (the default): sectors of 512 bytes are written whole or not at all, the contract
+ *     most write-ahead logs assume (a drive's atomic write unit is at least one logical block, 512
+ *     bytes at the least). The write keeps the sectors before a sector boundary B strictly inside
+ *     it, B the (h mod N)-th of its N such boundaries, with them the bytes before OFF in its first
+ *     sector as they were (the sector went to disk whole); a write with no boundary inside it
+ *     (within one sector) keeps nothing.
+ *   - `byte`: K = 1 + h mod (LEN - 1) bytes, less one when K is a multiple of 512 (0 when LEN is
+ *     1): a strict, non-empty prefix that never ends on a sector boundary, so a sector is split,
+ *     for systems that declare they tolerate that.
  *
  * Commands, one line each on the unix socket SOCKET, answered by one line ("ok …" or "error …"):
- *   ping | status | drop-unfsynced | torn-write SEED | fsync-error on|off (fsync answers EIO and
+ *   ping | status | drop-unfsynced | torn-write SEED [sector|byte] | fsync-error on|off (fsync answers EIO and
  *   makes nothing durable) | full on|off (writes answer ENOSPC) | slow MS (each read and write
  *   waits MS ms).
  * Drop only while no process has the files open (after the node was killed): the kernel's page
@@ -233,7 +241,7 @@ static uint64_t cut_hash(uint64_t seed, const char *path)
 	return h;
 }
 
-/* How much of a torn write of `len` bytes stays: a strict prefix, not a multiple of a sector. */
+/* How much of a torn write of `len` bytes stays in byte mode: a strict prefix, not a multiple of a sector. */
 static size_t cut_length(uint64_t seed, const char *path, size_t len)
 {
 	if (len <= 1)
@@ -244,6 +252,20 @@ static size_t cut_length(uint64_t seed, const char *path, size_t len)
 	return keep;
 }
 
+/*
+ * In sector mode, the file offset where what a torn write of `len` bytes at `off` keeps ends: a
+ * sector boundary strictly inside the write, or `off` when there is none (it keeps nothing).
+ */
+static off_t cut_sector_end(uint64_t seed, const char *path, off_t off, size_t len)
+{
+	off_t first = (off / SECTOR_BYTES + 1) * SECTOR_BYTES;
+	off_t end = off + (off_t)len;
+	if (first >= end)
+		return off;
+	uint64_t boundaries = (uint64_t)((end - 1 - first) / SECTOR_BYTES) + 1;
+	return first + (off_t)(cut_hash(seed, path) % boundaries) * SECTOR_BYTES;
+}
+
 struct drop_counts {
 	int restored, removed, torn, failed;
 };
@@ -251,6 +273,8 @@ struct drop_counts {
 /* What a drop does: `drop-unfsynced`, or `torn-write SEED` (tear each file's last write). */
 struct drop_mode {
 	int torn;
+	/* Tear inside a sector (`byte`), or keep whole sectors only (`sector`). */
+	int in_sector;
 	uint64_t seed;
 };
 
@@ -261,27 +285,40 @@ struct drop_mode {
 static int roll_back(struct pending *p, int fd, const struct drop_mode *mode, const char *path)
 {
 	char *kept = NULL;
-	size_t keep = 0;
+	/* What stays: the bytes [from, from + length) as they are now; of the write, `keep` bytes. */
+	off_t from = p->last_off;
+	size_t length = 0, keep = 0;
 	if (mode->torn && p->last_len > 0) {
-		keep = cut_length(mode->seed, path, p->last_len);
-		if (keep > 0) {
-			kept = malloc(keep);
-			if (kept == NULL || pread(fd, kept, keep, p->last_off) != (ssize_t)keep) {
+		if (mode->in_sector) {
+			keep = cut_length(mode->seed, path, p->last_len);
+			length = keep;
+		} else {
+			off_t cut = cut_sector_end(mode->seed, path, p->last_off, p->last_len);
+			keep = (size_t)(cut - p->last_off);
+			if (keep > 0) {
+				from = p->last_off / SECTOR_BYTES * SECTOR_BYTES;
+				length = (size_t)(cut - from);
+			}
+		}
+		if (length > 0) {
+			kept = malloc(length);
+			if (kept == NULL || pread(fd, kept, length, from) != (ssize_t)length) {
 				free(kept);
 				return -1;
 			}
 		}
 	}
 	int r = restore(p, fd);
-	if (r == 0 && kept != NULL && pwrite(fd, kept, keep, p->last_off) != (ssize_t)keep)
+	if (r == 0 && kept != NULL && pwrite(fd, kept, length, from) != (ssize_t)length)
 		r = -1;
 	free(kept);
 	if (r < 0)
 		return -1;
 	if (!mode->torn || p->last_len == 0)
 		return 0;
-	printf("mallory-disk: torn-write %s: kept %zu of the last unsynced write's %zu bytes at offset %lld\n",
-	       path, keep, p->last_len, (long long)p->last_off);
+	printf("mallory-disk: torn-write %s: kept %zu of the last unsynced write's %zu bytes at offset %lld (%s)\n",
+	       path, keep, p->last_len, (long long)p->last_off,
+	       mode->in_sector ? "torn inside a sector" : "whole 512-byte sectors");
 	fflush(stdout);
 	return 1;
 }
@@ -726,14 +763,18 @@ static void answer(const char *line, char *reply, size_t size)
 			 atomic_load(&fsync_error) ? "on" : "off", atomic_load(&disk_full) ? "on" : "off",
 			 atomic_load(&slow_ms));
 	} else if (strcmp(line, "drop-unfsynced") == 0 || strncmp(line, "torn-write ", 11) == 0) {
-		struct drop_mode mode = { 0, 0 };
+		struct drop_mode mode = { 0, 0, 0 };
 		if (line[0] == 't') {
 			char *end;
 			errno = 0;
 			mode.torn = 1;
 			mode.seed = strtoull(line + 11, &end, 10);
-			if (errno != 0 || *end != '\0' || end == line + 11 || line[11] == '-') {
-				snprintf(reply, size, "error torn-write takes a seed from 0 to 2^64-1\n");
+			int seeded = errno == 0 && end != line + 11 && line[11] != '-';
+			if (seeded && strcmp(end, " byte") == 0)
+				mode.in_sector = 1;
+			else if (!seeded || (*end != '\0' && strcmp(end, " sector") != 0)) {
+				snprintf(reply, size,
+					 "error torn-write takes a seed from 0 to 2^64-1, then sector (the default) or byte\n");
 				return;
 			}
 		}

@@ -6,6 +6,8 @@ import {
   type FaultValue,
   type SlowDiskParams,
   type Target,
+  TORN_GRANULARITIES,
+  type TornGranularity,
   type TornWriteParams,
 } from '../../core/fault.js';
 import type { Healed, NodeDisks } from '../disk.js';
@@ -44,21 +46,31 @@ function slowDiskParams(fault: Fault): SlowDiskParams {
 const MAX_TORN_SEED = 2 ** 31 - 1;
 
 /**
- * A torn-write's target and cut seed, checked: a plain target (or node list) gets a seed drawn
- * from `rng`; `{target, seed}` keeps its seed (a recorded fault, replayed).
+ * A torn-write's target, cut seed and granularity, checked: a plain target (or node list) gets a
+ * seed drawn from `rng` and the run's granularity; `{target, seed, granularity?}` keeps its seed
+ * (a recorded fault, replayed) and its granularity (else the run's).
  */
-function tornWriteParams(fault: Fault, rng: Rng): TornWriteParams {
+function tornWriteParams(fault: Fault, rng: Rng, runGranularity: TornGranularity): TornWriteParams {
   const v = fault.value;
   if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-    return { target: (v ?? 'one') as Target | readonly string[], seed: rng.int(MAX_TORN_SEED + 1) };
+    return {
+      target: (v ?? 'one') as Target | readonly string[],
+      seed: rng.int(MAX_TORN_SEED + 1),
+      granularity: runGranularity,
+    };
   }
-  const { target, seed } = v as Partial<TornWriteParams>;
+  const { target, seed, granularity } = v as Partial<TornWriteParams>;
   if (typeof seed !== 'number' || !Number.isInteger(seed) || seed < 0 || seed > MAX_TORN_SEED) {
     throw new Error(
       `torn-write takes a target, or {"target": ..., "seed": N} with an integer seed from 0 to ${MAX_TORN_SEED}`,
     );
   }
-  return { target: target ?? 'one', seed };
+  if (granularity !== undefined && !TORN_GRANULARITIES.includes(granularity)) {
+    throw new Error(
+      `torn-write's granularity is ${TORN_GRANULARITIES.join(' or ')}, not ${JSON.stringify(granularity)}`,
+    );
+  }
+  return { target: target ?? 'one', seed, granularity: granularity ?? runGranularity };
 }
 
 function requireDisks(fault: Fault, ctx: FamilyContext): NodeDisks {
@@ -119,10 +131,10 @@ export class DiskFamily implements FaultFamilyPackage {
         return acted(fault, nodes);
       }
       case 'torn-write': {
-        const params = tornWriteParams(fault, ctx.rng);
+        const params = tornWriteParams(fault, ctx.rng, disks.tornGranularity);
         const nodes = await ctx.targetNodes(params.target, c.members, recorded?.nodes);
         await Promise.all(nodes.map((n) => c.kill(n)));
-        await disks.tornWrite(nodes, params.seed);
+        await disks.tornWrite(nodes, params.seed, params.granularity);
         return { ...acted(fault, nodes), value: params };
       }
       case 'fsync-error':

@@ -99,6 +99,11 @@ class KvraftAdapter implements SystemAdapter {
   };
   readonly clockFaults = true;
   readonly diskFaults = true;
+  /**
+   * Its log loader cuts a record torn anywhere (no newline, or not JSON), so a torn write may split
+   * a sector.
+   */
+  readonly tornWrites = 'byte' as const;
   /** A write is acknowledged once a majority has fsynced it: it survives every node losing what it had not fsynced. */
   readonly durability = 'disk-loss' as const;
   readonly crashPatterns = [
