@@ -29,6 +29,8 @@ export interface FleetGroup {
   readonly group: string;
   /** The comparison of the group's done campaigns, as `compare` gives it (`compare.json` in its dir). */
   readonly comparison: CompareResult | undefined;
+  /** Said when the comparison's runs are too few for any difference to be significant. */
+  readonly warning?: string;
   /** Distinct states of all the group's done runs together, per abstraction, and per arm. */
   readonly unionStates: Readonly<Record<string, number>>;
   readonly unionStatesByArm: Readonly<Record<string, Readonly<Record<string, number>>>>;

@@ -1,7 +1,13 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { type CompareRun, summariseRuns } from '../campaign/compare.js';
+import {
+  type CompareRun,
+  fewRunsWarning,
+  LEAST_RUNS_FOR_SIGNIFICANCE,
+  summariseRuns,
+} from '../campaign/compare.js';
+import { makeDirs } from '../core/fs.js';
 import { bugCommands } from '../report/results.js';
 import { fleetReportHtml } from './fleet-report-html.js';
 import type { FleetFinding, FleetGroup, FleetReport } from './fleet-report-shape.js';
@@ -14,6 +20,9 @@ import { fleetStatus } from './status.js';
 export type { FleetFinding, FleetGroup, FleetReport } from './fleet-report-shape.js';
 
 export const REPORT_DIR = 'report';
+
+/** How a plan gets more runs per side: `mallory plan`'s flag. */
+export const PLAN_MORE_RUNS = `plan again with --seeds ${LEAST_RUNS_FOR_SIGNIFICANCE} or more`;
 
 function groupDirName(group: string): string {
   return group.replace(/[^A-Za-z0-9._-]+/g, '_');
@@ -33,7 +42,7 @@ export function fleetReport(plan: Plan): FleetReport {
   const status = fleetStatus(plan);
   const records = readRecords(plan);
   const dir = join(plan.dir, REPORT_DIR);
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir, 'fleet report: the report in');
   const groupNames = sortedUnique(plan.campaigns.map((c) => c.group));
   const armsInOrder = [...new Set(plan.campaigns.map((c) => c.arm))];
   const groups = groupNames.map((group): FleetGroup => {
@@ -59,9 +68,11 @@ export function fleetReport(plan: Plan): FleetReport {
             dir: join(dir, groupDirName(group)),
           })
         : undefined;
+    const warning = comparison !== undefined ? fewRunsWarning(comparison, PLAN_MORE_RUNS) : undefined;
     return {
       group,
       comparison,
+      ...(warning !== undefined ? { warning } : {}),
       unionStates: unionStates(Object.values(dirsByArm).flat()),
       unionStatesByArm: Object.fromEntries(
         Object.entries(dirsByArm)

@@ -1,11 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 import { z } from 'zod';
 
 import type { CompareArm } from '../campaign/compare.js';
-import { type RunConfig, RunConfigSchema } from '../campaign/config.js';
+import { durationMs, type RunConfig, RunConfigSchema } from '../campaign/config.js';
 import { UsageError } from '../core/errors.js';
+import { makeDirs } from '../core/fs.js';
 import { timestampName } from '../store/run-store.js';
 
 /**
@@ -46,7 +47,8 @@ export const PlanSchema = z
     store: z.string().min(1),
     system: z.string().min(1),
     workload: z.string().min(1),
-    timeMs: z.number().int().positive(),
+    /** Every campaign's budget: as `--time` takes it (the one config schema's range). */
+    timeMs: durationMs(),
     stopOnBug: z.boolean(),
     campaigns: z.array(CampaignSchema).min(1),
   })
@@ -182,9 +184,9 @@ export function writePlan(data: PlanData, file: string): Plan {
   const inside = !relative(storeDir, path).startsWith('..');
   const plan: PlanData = { ...data, store: inside ? rel || '.' : storeDir };
   const resolved = resolvePlan(plan, path);
+  makeDirs(resolved.dir, "plan: the plan's folder in the store,");
+  makeDirs(dirname(path), 'plan: --out');
   try {
-    mkdirSync(resolved.dir, { recursive: true });
-    mkdirSync(dirname(path), { recursive: true });
     const tmp = `${path}.tmp-${process.pid}`;
     writeFileSync(tmp, JSON.stringify(plan, null, 2) + '\n');
     renameSync(tmp, path);
@@ -231,8 +233,24 @@ export function readPlan(file: string): Plan {
         `--plan: ${path}: campaign ${i} is numbered ${c.index}: indices run 0, 1, 2, …`,
       );
     }
+    const { seed, timeMs } = c.config;
+    if (seed !== undefined && seed !== c.seed) {
+      throw new UsageError(
+        'bad-plan',
+        `--plan: ${path}: campaign ${i} has seed ${c.seed} but config.seed ${JSON.stringify(seed)}: make them the same (the run would use config.seed)`,
+      );
+    }
+    if (timeMs !== undefined && timeMs !== data.timeMs) {
+      throw new UsageError(
+        'bad-plan',
+        `--plan: ${path}: campaign ${i} has config.timeMs ${JSON.stringify(timeMs)} but the plan's timeMs is ${data.timeMs}: make them the same (the report measures every campaign on the plan's)`,
+      );
+    }
   });
-  return resolvePlan(data, path);
+  const plan = resolvePlan(data, path);
+  // Every campaign's settings are checked now, as the flags are, not by each worker later.
+  for (const c of plan.campaigns) campaignConfig(plan, c.index);
+  return plan;
 }
 
 /**
