@@ -1,6 +1,5 @@
 import { escapeHtml } from '../_internals/escape-html.js';
 import { exactJson } from '../../core/exact-json.js';
-import type { DependencyEdge } from './anomaly.js';
 import { EdnText } from './_internals/scalar.js';
 import { cycleLine, type AnomalyReport, type EdgeRef, type TxnReport } from './txn-report.js';
 
