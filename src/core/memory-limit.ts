@@ -28,11 +28,20 @@ const CACHE_SHARE_OF_FREE = 0.9;
 /** Share of the machine's memory a check may take unless told otherwise. */
 const DEFAULT_SHARE = 0.5;
 
+/** The machine's (or cgroup's) memory does not change while a process runs: asked once. */
+let defaultLimit: number | undefined;
+
 /**
  * The default bound on a check's memory: half of what the machine has, or of the cgroup's limit
- * when the process runs under a smaller one (a container).
+ * when the process runs under a smaller one (a container). Asked of the system once per process:
+ * reading the cgroup's limit took longer than checking a small history.
  */
 export function defaultMemoryLimitBytes(): number {
+  defaultLimit ??= machineMemoryLimitBytes();
+  return defaultLimit;
+}
+
+function machineMemoryLimitBytes(): number {
   const machine = totalmem();
   const constrained = (process as { constrainedMemory?: () => number | undefined }).constrainedMemory?.();
   const available =
@@ -46,8 +55,22 @@ export function defaultMemoryLimitBytes(): number {
  */
 export function memoryLimitsFor(limitBytes: number, threads: number): MemoryLimits {
   if (limitBytes === Infinity) return NO_MEMORY_LIMIT;
-  const free = Math.max(0, limitBytes - process.memoryUsage.rss()) * CACHE_SHARE_OF_FREE;
+  const free = Math.max(0, limitBytes - recentRss()) * CACHE_SHARE_OF_FREE;
   return { cacheBytes: Math.floor(free / Math.max(1, threads)), rssBytes: limitBytes };
+}
+
+/**
+ * How old a resident-set reading may be to bound the memo tables of a new check: reading it costs
+ * more than checking a small history, and each growth of the tables reads it afresh anyway.
+ */
+const RSS_READING_MAX_AGE_MS = 20;
+let rssReading = { bytes: 0, atMs: -Infinity };
+
+function recentRss(): number {
+  const now = performance.now();
+  if (now - rssReading.atMs > RSS_READING_MAX_AGE_MS)
+    rssReading = { bytes: process.memoryUsage.rss(), atMs: now };
+  return rssReading.bytes;
 }
 
 const UNITS: Record<string, number> = {

@@ -5,7 +5,8 @@ import { MemoryLimitReached } from '../../core/memory-limit.js';
 const HEADER_INTS = 5;
 const INFO_HEADER_INTS = 3;
 const INITIAL_SLOTS = 1 << 10;
-const INITIAL_POOL_INTS = 1 << 14;
+/** Small: a search of a small history fills a few hundred ints, and zeroing more cost it most of its time. */
+const INITIAL_POOL_INTS = 1 << 10;
 const NONE = -1;
 const RSS_RESERVE_SHARE = 0.03;
 /** How full the slot table may get when there is no room to double it (it doubles at half full). */
