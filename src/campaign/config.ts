@@ -22,11 +22,11 @@ export const MAX_DURATION_MS = 2_147_483_647;
 
 /** A duration in ms, from 1 ms (0 with `least: 0`) to {@link MAX_DURATION_MS}. */
 export function durationMs(least: 0 | 1 = 1): z.ZodNumber {
-  return z
-    .number()
-    .int()
-    .min(least, least === 0 ? 'must not be negative' : 'must be at least 1 ms')
-    .max(MAX_DURATION_MS, `must be at most ${MAX_DURATION_MS} ms (about 24 days: a timer waits no longer)`);
+  const whole = z.number().int();
+  return (least === 0 ? whole.nonnegative() : whole.positive()).max(
+    MAX_DURATION_MS,
+    `must be at most ${MAX_DURATION_MS} ms (about 24 days: a timer waits no longer)`,
+  );
 }
 const DEFAULT_SSH_PORT = 22;
 
