@@ -4,7 +4,10 @@ import type { ClientResult, KvClient } from '../system.js';
 
 const NO_ROWS = /sql: no rows in result set/;
 const CAS_MISMATCH = /cas mismatch/;
-/** Errors after which the statement certainly did not run (`not started`: our app's BEGIN failed). */
+/**
+ * Errors after which our app's write certainly did not commit: `not started` (its BEGIN failed),
+ * or the write lock refused inside its transaction (rolled back, never run again).
+ */
 const DEFINITE_WRITE_ERRORS = [/database is locked/, /^Error: not started:/];
 
 function keyPath(key: string): string {
@@ -24,16 +27,19 @@ export function readReply(status: number, text: string): ClientResult {
 
 /**
  * A write's (or cas's) reply: ok only on `done`; fail only when nothing of it can have committed
- * (BEGIN failed, the database was locked, a cas found another value) — a wrong fail makes the
- * checker see a lost or resurrected value that never was; info otherwise (COMMIT's answer lost, a
- * statement cut short).
+ * (in our app: BEGIN failed, the database was locked, a cas found another value) — a wrong fail
+ * makes the checker see a lost or resurrected value that never was; info otherwise (COMMIT's answer
+ * lost, a statement cut short). dqlite-demo (`inTxn` false) runs a plain Exec, which database/sql
+ * runs again when go-dqlite reports a lost leader as a bad connection, even when the first run
+ * committed: the second run's error ("database is locked") says nothing of the first, so no error
+ * of dqlite-demo is a definite fail.
  */
-export function writeReply(status: number, text: string, mismatchError?: string): ClientResult {
+export function writeReply(status: number, text: string, mismatchError?: string, inTxn = true): ClientResult {
   const body = text.trim();
   if (status === 200 && body === 'done') return { type: 'ok' };
   if (mismatchError !== undefined && CAS_MISMATCH.test(body)) return { type: 'fail', error: mismatchError };
   const error = body.slice(0, 200);
-  return DEFINITE_WRITE_ERRORS.some((re) => re.test(body))
+  return inTxn && DEFINITE_WRITE_ERRORS.some((re) => re.test(body))
     ? { type: 'fail', error }
     : { type: 'info', error };
 }
@@ -45,6 +51,7 @@ export class DqliteClient implements KvClient {
   constructor(
     private readonly address: Address,
     private readonly timeoutMs: number,
+    /** Our app (cas, writes in a transaction), not dqlite-demo. */
     private readonly withCas = false,
   ) {}
 
@@ -92,7 +99,7 @@ export class DqliteClient implements KvClient {
       agent: this.agent,
     });
     if (outcome.kind !== 'response') return transportResult(outcome);
-    return writeReply(outcome.status, outcome.body, mismatchError);
+    return writeReply(outcome.status, outcome.body, mismatchError, this.withCas);
   }
 
   close(): Promise<void> {

@@ -17,6 +17,13 @@ describe('what each reply of our dqlite app means for the history', () => {
     expect(writeReply(502, 'Bad Gateway').type).toBe('info');
   });
 
+  it("dqlite-demo's write errors are never a definite fail: database/sql may have run the write twice", () => {
+    // A run found a write answered "database is locked" whose value a later read returned: the
+    // first Exec committed, the leader was lost, database/sql ran it again and that run was refused.
+    expect(writeReply(200, 'Error: database is locked\n', undefined, false).type).toBe('info');
+    expect(writeReply(200, 'done\n', undefined, false)).toEqual({ type: 'ok' });
+  });
+
   it('a cas that found another value is a fail naming the value it expected', () => {
     expect(writeReply(200, 'Error: cas mismatch\n', 'value is not 3')).toEqual({
       type: 'fail',
