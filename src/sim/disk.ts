@@ -97,8 +97,6 @@ export class SimDisk {
   private readonly files = new Map<number, OpenFile>();
   private nextFd = 3;
   fault: DiskFault | undefined;
-  /** Syscalls so far (the crash points count them). */
-  syscalls = 0;
 
   constructor(
     readonly contract: StorageContract,
@@ -112,18 +110,15 @@ export class SimDisk {
     });
     return {
       mkdirp: (dir) => {
-        this.syscalls++;
         for (let d = path.resolve(dir); !this.dirs.has(d); d = path.dirname(d)) this.dirs.add(d);
       },
       exists: (file) => this.visibleNames.has(path.resolve(file)) || this.dirs.has(path.resolve(file)),
       readFile: (file) => {
-        this.syscalls++;
         const inode = this.visibleNames.get(path.resolve(file));
         if (!inode) throw fsError('ENOENT', 'open', file);
         return inode.visible.read();
       },
       open: (file, flags) => {
-        this.syscalls++;
         const name = path.resolve(file);
         if (!this.dirs.has(path.dirname(name))) throw fsError('ENOENT', 'open', file);
         let inode = this.visibleNames.get(name);
@@ -136,7 +131,6 @@ export class SimDisk {
         return fd;
       },
       write: (fd, text) => {
-        this.syscalls++;
         const file = this.file(fd, 'write');
         if (this.fault?.op === 'write') throw fsError(this.fault.code, 'write', `fd ${fd}`);
         const data = Buffer.from(text, 'utf8');
@@ -145,22 +139,18 @@ export class SimDisk {
         file.position = offset + data.length;
       },
       fsync: (fd) => {
-        this.syscalls++;
         const file = this.file(fd, 'fsync');
         if (this.fault?.op === 'fsync') throw fsError(this.fault.code, 'fsync', `fd ${fd}`);
         this.sync(file.inode);
       },
       ftruncate: (fd, length) => {
-        this.syscalls++;
         this.apply(this.file(fd, 'ftruncate').inode, { kind: 'truncate', length });
       },
       close: (fd) => {
-        this.syscalls++;
         this.file(fd, 'close');
         this.files.delete(fd);
       },
       rename: (from, to) => {
-        this.syscalls++;
         const source = path.resolve(from);
         const inode = this.visibleNames.get(source);
         if (!inode) throw fsError('ENOENT', 'rename', from);
@@ -169,7 +159,6 @@ export class SimDisk {
         this.bind(path.resolve(to), inode);
       },
       fsyncDir: (dir) => {
-        this.syscalls++;
         if (this.fault?.op === 'fsync') throw fsError(this.fault.code, 'fsync', dir);
         const name = path.resolve(dir);
         for (const file of [...this.durableNames.keys()]) {

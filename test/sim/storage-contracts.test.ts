@@ -1,29 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import type { StorageContract } from '../../src/sim/disk.js';
-import { SimKvraft } from '../../src/sim/kvraft.js';
-
-/**
- * ack-before-fsync under each storage contract: writes acknowledged, then the power fails on every
- * node before the deferred fsync, and the cluster starts again. Returns the values read back.
- */
-async function powerLossAfterAcks(contract: StorageContract, bugOn: boolean, seed = 3) {
-  const sim = new SimKvraft({ seed, nodes: 3, contract, node: { bugs: bugOn ? ['ack-before-fsync'] : [] } });
-  sim.startAll();
-  const leader = await sim.waitLeader();
-  const keys = ['a', 'b', 'c', 'd'];
-  for (const [i, key] of keys.entries())
-    expect(await sim.write(leader.id, key, i + 1)).toEqual({ type: 'ok' });
-  for (const node of sim.nodes) sim.world.powerLoss(node);
-  sim.startAll();
-  const next = await sim.waitLeader();
-  const values = [];
-  for (const key of keys) {
-    const r = await sim.read(next.id, key);
-    values.push(r.type === 'ok' ? r.value : r.type);
-  }
-  return { values, tornTails: sim.events().filter((e) => e.type === 'log-torn-tail').length };
-}
+import { powerLossAfterAcks } from './_helpers/kvraft-bug-scenarios.js';
 
 describe('storage contracts in the simulated world', () => {
   it('C1 (a write durable at once) hides ack-before-fsync: the acknowledged writes survive', async () => {
