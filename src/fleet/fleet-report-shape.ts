@@ -8,6 +8,7 @@ export interface FleetFinding {
   readonly name: string;
   /** The first hit's message. */
   readonly message: string;
+  /** The schedules that found it, over every campaign (a campaign's own repeats counted). */
   readonly hits: number;
   /** Distinct campaigns (indices), workers (host:pid) and seeds that hit it. */
   readonly campaigns: readonly number[];

@@ -85,7 +85,8 @@ describe('fleetReport', () => {
       plan,
       done(plan, 2, 11, [stale(2, 2_000), finding(plan, 2, 'stale-read', { key: 'x' }, 9_000)]),
     );
-    writeRecord(plan, done(plan, 3, 5, [stale(3, 30_000)]));
+    // A campaign whose run found it in 4 schedules: one finding with 4 hits.
+    writeRecord(plan, done(plan, 3, 5, [{ ...stale(3, 30_000), hits: 4 }]));
     // A campaign still running: its findings are not the fleet's yet.
     writeRecord(plan, { ...done(plan, 4, 50, [stale(4, 1)]), status: 'running' });
 
@@ -106,7 +107,7 @@ describe('fleetReport', () => {
     expect(report.findings).toHaveLength(2);
     const [common, other] = report.findings;
     // One signature for stale reads whose evidence has the same fields, whatever their values.
-    expect(common.hits).toBe(3);
+    expect(common.hits).toBe(6);
     expect(common.campaigns).toEqual([0, 2, 3]);
     expect(common.seeds).toEqual([10, 11]);
     expect(common.arms).toEqual(['adaptive', 'random']);

@@ -190,8 +190,14 @@ class DqliteAdapter implements SystemAdapter {
       const detail = r.kind === 'response' ? (ok ? 'served' : r.body.trim()) : `${r.kind}: ${r.error}`;
       return { node: cluster.members[i], check: 'read', ok, detail };
     });
-    if (!checks.every((c) => c.ok)) return { ready: false, checks };
-    const shell = await dqliteShell(this.servers(cluster), ['.cluster', '--format', 'json']);
+    const served = checks.every((c) => c.ok);
+    // Asked while a read fails too, within a read's time: the raft configuration (each server's
+    // address and id) is what a cluster that does not serve again is triaged by.
+    const shell = await dqliteShell(
+      this.servers(cluster),
+      ['.cluster', '--format', 'json'],
+      served ? undefined : READY_TIMEOUT_MS,
+    );
     const members = shell.code === 0 ? parseClusterJson(shell.stdout) : undefined;
     const check = 'configuration lists every member';
     if (!members) {
@@ -200,9 +206,12 @@ class DqliteAdapter implements SystemAdapter {
     }
     const known = new Set(members.map((m) => m.address));
     const missing = cluster.members.filter((n) => !known.has(hostPort(cluster.clientAddress(n, 'db'))));
-    const listed = members.map((m) => m.address).join(',');
+    const listed = members
+      .map((m) => (m.id !== undefined ? `${m.address} (id ${m.id})` : m.address))
+      .join(',');
     const detail = missing.length === 0 ? listed : `${missing.join(',')} missing (lists ${listed})`;
-    return { ready: missing.length === 0, checks: [...checks, { check, ok: missing.length === 0, detail }] };
+    const ok = missing.length === 0;
+    return { ready: served && ok, checks: [...checks, { check, ok, detail }] };
   }
 
   client(node: string, cluster: ClusterView, timeoutMs: number): KvClient {

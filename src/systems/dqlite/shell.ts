@@ -35,12 +35,20 @@ export interface ClusterMember {
   readonly address: string;
   /** 0 voter, 1 stand-by, 2 spare. */
   readonly role: number;
+  /** The raft server id (a process that joined afresh has a new one). */
+  readonly id?: string;
 }
 
 export function parseClusterJson(stdout: string): ClusterMember[] | undefined {
   try {
-    const parsed = JSON.parse(stdout) as { Address?: string; Role?: number }[];
-    return parsed.map((m) => ({ address: m.Address ?? '', role: m.Role ?? -1 }));
+    // Raft ids are 64-bit: read as text, not as numbers that would lose their last digits.
+    const text = stdout.replace(/"ID"\s*:\s*(\d+)/g, '"ID":"$1"');
+    const parsed = JSON.parse(text) as { Address?: string; Role?: number; ID?: string }[];
+    return parsed.map((m) => ({
+      address: m.Address ?? '',
+      role: m.Role ?? -1,
+      ...(m.ID !== undefined ? { id: m.ID } : {}),
+    }));
   } catch {
     return undefined;
   }
