@@ -7,7 +7,10 @@
  * sample; `mannWhitneyU(xs, ys).p` < 0.05 is significant.
  */
 
-/** Samples up to this total size, without ties, get the exact U distribution. */
+/**
+ * Samples up to this total size get the exact U distribution (with ties: the exact distribution
+ * of the mid-rank sum over every arrangement of these values, as a permutation test has it).
+ */
 const EXACT_MAX_TOTAL = 40;
 
 export function mean(xs: readonly number[]): number {
@@ -29,6 +32,8 @@ interface Ranked {
   readonly rankSum: number;
   /** Σ (t³ − t) over groups of tied values. */
   readonly tieTerm: number;
+  /** Every value's (mid-)rank doubled (a whole number), first sample and second alike. */
+  readonly doubledRanks: readonly number[];
 }
 
 function rank(xs: readonly number[], ys: readonly number[]): Ranked {
@@ -36,16 +41,20 @@ function rank(xs: readonly number[], ys: readonly number[]): Ranked {
   all.sort((a, b) => a.v - b.v);
   let rankSum = 0;
   let tieTerm = 0;
+  const doubledRanks: number[] = [];
   for (let i = 0; i < all.length;) {
     let j = i;
     while (j + 1 < all.length && all[j + 1].v === all[i].v) j++;
     const midRank = (i + j) / 2 + 1;
     const t = j - i + 1;
     tieTerm += t * t * t - t;
-    for (let k = i; k <= j; k++) if (all[k].first) rankSum += midRank;
+    for (let k = i; k <= j; k++) {
+      if (all[k].first) rankSum += midRank;
+      doubledRanks.push(i + j + 2);
+    }
     i = j + 1;
   }
-  return { rankSum, tieTerm };
+  return { rankSum, tieTerm, doubledRanks };
 }
 
 function requireSamples(what: string, xs: readonly number[], ys: readonly number[]): void {
@@ -84,48 +93,49 @@ export function normalSf(z: number): number {
   return z >= 0 ? erfc / 2 : 1 - erfc / 2;
 }
 
-/** Counts of U = 0..m·n over all C(m+n, m) arrangements without ties. */
-function exactUCounts(m: number, n: number): number[] {
-  // f[i][j] = counts for sizes (i, j); f(i, j)(u) = f(i−1, j)(u − j) + f(i, j−1)(u)
-  let prev: number[][] = [];
-  for (let i = 0; i <= m; i++) {
-    const row: number[][] = [];
-    for (let j = 0; j <= n; j++) {
-      if (i === 0 || j === 0) {
-        row.push([1]);
-        continue;
-      }
-      const a = prev[j];
-      const b = row[j - 1];
-      const out = new Array<number>(i * j + 1).fill(0);
-      for (let u = 0; u < a.length; u++) out[u + j] += a[u];
-      for (let u = 0; u < b.length; u++) out[u] += b[u];
-      row.push(out);
+/**
+ * How many of the C(N, m) ways to pick `m` of the values give each sum of their doubled ranks
+ * (index: the sum): the distribution of the first sample's rank sum when the samples do not
+ * differ, ties kept as they are.
+ */
+function rankSumCounts(doubledRanks: readonly number[], m: number): number[] {
+  const maxSum = doubledRanks.reduce((a, b) => a + b, 0);
+  // ways[k][s]: picks of k values among those seen so far whose doubled ranks sum to s
+  const ways: number[][] = Array.from({ length: m + 1 }, () => new Array<number>(maxSum + 1).fill(0));
+  ways[0][0] = 1;
+  for (const r of doubledRanks) {
+    for (let k = m; k >= 1; k--) {
+      const from = ways[k - 1];
+      const to = ways[k];
+      for (let sum = maxSum - r; sum >= 0; sum--) if (from[sum] !== 0) to[sum + r] += from[sum];
     }
-    prev = row;
   }
-  return prev[n];
+  return ways[m];
 }
 
 /**
- * Two-sided Mann–Whitney U test. Exact when there are no ties and m + n ≤ 40; otherwise the
- * normal approximation with tie correction and continuity correction (as scipy's default).
+ * Two-sided Mann–Whitney U test. Exact when m + n ≤ 40, ties or not (the permutation distribution
+ * of the mid-rank sum: never below 2 / C(m + n, m), the least any arrangement allows); otherwise
+ * the normal approximation with tie correction and continuity correction (as scipy's). The normal
+ * approximation is not used for small tied samples: at 2 runs against 2 it gives p = 0.19 where
+ * no arrangement can give less than 0.33.
  */
 export function mannWhitneyU(xs: readonly number[], ys: readonly number[]): MannWhitneyResult {
   requireSamples('mannWhitneyU', xs, ys);
   const m = xs.length;
   const n = ys.length;
-  const { rankSum, tieTerm } = rank(xs, ys);
+  const { rankSum, tieTerm, doubledRanks } = rank(xs, ys);
   const u = rankSum - (m * (m + 1)) / 2;
-  if (tieTerm === 0 && m + n <= EXACT_MAX_TOTAL) {
-    const counts = exactUCounts(m, n);
+  if (m + n <= EXACT_MAX_TOTAL) {
+    const counts = rankSumCounts(doubledRanks, m);
+    const observed = 2 * rankSum;
     let total = 0;
-    for (const c of counts) total += c;
     let le = 0;
     let ge = 0;
-    for (let k = 0; k < counts.length; k++) {
-      if (k <= u) le += counts[k];
-      if (k >= u) ge += counts[k];
+    for (let sum = 0; sum < counts.length; sum++) {
+      total += counts[sum];
+      if (sum <= observed) le += counts[sum];
+      if (sum >= observed) ge += counts[sum];
     }
     return { u, p: Math.min(1, (2 * Math.min(le, ge)) / total), method: 'exact' };
   }
