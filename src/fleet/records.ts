@@ -10,7 +10,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 import type { CompareRun } from '../campaign/compare.js';
 import { UsageError } from '../core/errors.js';
@@ -54,6 +54,7 @@ export interface IndexRecord {
   readonly pid: number;
   readonly startedAt: string;
   readonly endedAt?: string;
+  /** Absolute as read and written here; the file keeps it relative to the plan's folder. */
   readonly runDir?: string;
   /** The campaign's status as its summary gave it (`complete`, `interrupted`, `error`). */
   readonly runStatus?: string;
@@ -99,9 +100,61 @@ function readJson(file: string): unknown {
   }
 }
 
+/** Whether `path` is `dir` or inside it. */
+function inside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+/**
+ * A run's path as a record keeps it: relative to the plan's folder, so the store can be moved or
+ * mounted anywhere (a pod's volume) and its records still name its own runs. A path outside the
+ * store stays absolute.
+ */
+export function recordedPath(plan: Plan, path: string): string {
+  const absolute = resolve(path);
+  return inside(plan.storeDir, absolute) ? relative(plan.dir, absolute) || '.' : absolute;
+}
+
+/**
+ * A path from a record, absolute for the store where the plan is now. Records written before
+ * paths were relative hold absolute ones, made where the store was then: one outside the store
+ * as it is now is found by its tail (`<system>/<run>/…`) under the store, never read at its old
+ * place (a copy of a store would read the original's runs); one not found is named where it would
+ * be under the store.
+ */
+export function resolveRecordedPath(plan: Plan, path: string): string {
+  if (!isAbsolute(path)) return resolve(plan.dir, path);
+  if (inside(plan.storeDir, path)) return path;
+  const parts = path.split(sep).filter((p) => p !== '');
+  for (let i = 1; i < parts.length; i++) {
+    const moved = join(plan.storeDir, ...parts.slice(i));
+    if (existsSync(moved)) return moved;
+  }
+  // Gone from this store: named where it would be, never at the old place.
+  return join(plan.storeDir, ...parts.slice(-2));
+}
+
+/** Every run path of a record mapped by `map` (to write it relative, or read it absolute). */
+function mapPaths(record: IndexRecord, map: (path: string) => string): IndexRecord {
+  return {
+    ...record,
+    ...(record.runDir !== undefined ? { runDir: map(record.runDir) } : {}),
+    ...(record.result !== undefined
+      ? { result: { ...record.result, runDir: map(record.result.runDir) } }
+      : {}),
+    ...(record.findings !== undefined
+      ? { findings: record.findings.map((f) => ({ ...f, dir: map(f.dir) })) }
+      : {}),
+    ...(record.replaced !== undefined ? { replaced: record.replaced.map(map) } : {}),
+  };
+}
+
 /** A record as a worker wrote it (whole: records are renamed into place), or undefined. */
-function readIndexRecord(file: string): IndexRecord | undefined {
-  return readJson(file) as IndexRecord | undefined;
+function readIndexRecord(plan: Plan, file: string): IndexRecord | undefined {
+  const record = readJson(file);
+  if (typeof record !== 'object' || record === null) return undefined;
+  return mapPaths(record as IndexRecord, (path) => resolveRecordedPath(plan, path));
 }
 
 function readClaim(file: string): ClaimFile | undefined {
@@ -116,19 +169,23 @@ export function readRecords(plan: Plan): Map<number, IndexRecord> {
   for (const name of readdirSync(dir)) {
     const m = /^(\d+)\.json$/.exec(name);
     if (!m) continue;
-    const record = readIndexRecord(join(dir, name));
+    const record = readIndexRecord(plan, join(dir, name));
     if (record !== undefined) out.set(Number(m[1]), record);
   }
   return out;
 }
 
 export function readRecord(plan: Plan, index: number): IndexRecord | undefined {
-  return readIndexRecord(recordFile(plan, index));
+  return readIndexRecord(plan, recordFile(plan, index));
 }
 
+/** Writes an index's record, its run paths relative to the plan's folder (see {@link recordedPath}). */
 export function writeRecord(plan: Plan, record: IndexRecord): void {
   mkdirSync(campaignsDir(plan), { recursive: true });
-  writeAtomically(recordFile(plan, record.index), record);
+  writeAtomically(
+    recordFile(plan, record.index),
+    mapPaths(record, (path) => recordedPath(plan, path)),
+  );
 }
 
 function pidAlive(pid: number): boolean {

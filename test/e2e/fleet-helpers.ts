@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 import { expect } from 'vitest';
 
@@ -40,8 +40,18 @@ export function planOf(box: Sandbox, id: string, extra: readonly string[] = []):
   return (jsonOf(r) as { file: string }).file;
 }
 
-/** The record of `index`, or undefined before a worker has claimed it. */
+/**
+ * The record of `index`, or undefined before a worker has claimed it; its run dirs (kept relative
+ * to the plan's folder) made absolute.
+ */
 export function recordOf(planFile: string, index: number): FleetRecord | undefined {
-  const file = join(planFile, '..', 'campaigns', `${index}.json`);
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as FleetRecord) : undefined;
+  const dir = dirname(planFile);
+  const file = join(dir, 'campaigns', `${index}.json`);
+  if (!existsSync(file)) return undefined;
+  const record = JSON.parse(readFileSync(file, 'utf8')) as FleetRecord;
+  return {
+    ...record,
+    ...(record.runDir !== undefined ? { runDir: resolve(dir, record.runDir) } : {}),
+    ...(record.replaced !== undefined ? { replaced: record.replaced.map((r) => resolve(dir, r)) } : {}),
+  };
 }

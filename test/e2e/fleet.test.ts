@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -118,6 +118,32 @@ describe('a fleet of kvraft campaigns (real processes)', () => {
       box,
     );
     expect(merged.code, merged.stderr).toBe(0);
+
+    // The store copied to another path (a volume mounted elsewhere) gives the same report, from
+    // its own runs: with the original moved away, and with it in place.
+    const copy = join(box.store, '..', 'mounted-elsewhere');
+    cpSync(box.store, copy, { recursive: true });
+    const copiedPlan = join(copy, relative(box.store, plan));
+    const reportOf = (file: string): typeof report & { text: string } => {
+      const r = malloryJson(['fleet', 'report', file, '--json'], box);
+      expect(r.code, r.stderr).toBe(0);
+      return { ...(jsonOf(r) as typeof report), text: r.stdout };
+    };
+    const comparable = (r: typeof report): unknown => ({
+      unionStates: r.groups.map((g) => g.unionStates),
+      comparisons: r.groups.map((g) => g.comparison.comparisons),
+      findings: r.findings.length,
+    });
+    const aside = join(box.store, '..', 'original-moved-away');
+    renameSync(box.store, aside);
+    const alone = reportOf(copiedPlan);
+    renameSync(aside, box.store);
+    const beside = reportOf(copiedPlan);
+    for (const copied of [alone, beside]) {
+      expect(comparable(copied)).toEqual(comparable(report));
+      expect(copied.groups[0].unionStates.causal).toBeGreaterThan(0);
+      expect(copied.text).not.toContain(`${box.store}/`);
+    }
 
     expect(registryFiles(box)).toEqual([]);
     expect(processesMentioning(box.store)).toEqual([]);

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-import type { Plan } from '../../src/fleet/plan.js';
+import { type Plan, readPlan } from '../../src/fleet/plan.js';
 import {
   CAMPAIGNS_DIR,
   type Claim,
@@ -75,6 +75,80 @@ describe('the records of a plan', () => {
     claims.push(held);
     return held;
   };
+
+  describe('run paths', () => {
+    const runIn = (storeDir: string): string => join(storeDir, 'kvraft', '20261207T000000-1');
+    const doneRecord = (runDir: string): IndexRecord => ({
+      index: 0,
+      status: 'done',
+      attempt: 2,
+      host: 'h1',
+      pid: 1,
+      startedAt: SINCE,
+      runDir,
+      result: { seed: 10, runDir, metrics: {}, bugs: [] },
+      findings: [
+        {
+          kind: 'linearizability',
+          name: 'stale-read',
+          signature: 's',
+          message: 'm',
+          schedule: 0,
+          foundAtMs: 1,
+          dir: join(runDir, 'bugs', '1'),
+        },
+      ],
+      replaced: [join(store, 'kvraft', 'earlier')],
+    });
+    const copyStore = (): string => {
+      const copy = tempDir();
+      rmSync(copy, { recursive: true });
+      cpSync(store, copy, { recursive: true });
+      return copy;
+    };
+
+    it('are kept relative to the plan, so a copy of the store at another path reads its own runs', () => {
+      mkdirSync(join(runIn(store), 'bugs', '1'), { recursive: true });
+      writeRecord(plan, doneRecord(runIn(store)));
+      const onDisk = readFileSync(join(campaigns(), '0.json'), 'utf8');
+      expect(onDisk).not.toContain(store);
+      const copy = copyStore();
+      try {
+        const moved = readPlan(join(copy, 'plans', plan.id, 'plan.json'));
+
+        const record = readRecord(moved, 0)!;
+
+        expect(record.runDir).toBe(runIn(copy));
+        expect(record.result?.runDir).toBe(runIn(copy));
+        expect(record.findings?.[0].dir).toBe(join(runIn(copy), 'bugs', '1'));
+        expect(record.replaced).toEqual([join(copy, 'kvraft', 'earlier')]);
+        expect(readRecord(plan, 0)).toEqual(doneRecord(runIn(store)));
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
+      }
+    });
+
+    it("reads a record written with absolute paths in a copy as the copy's, though the original exists", () => {
+      mkdirSync(join(runIn(store), 'bugs', '1'), { recursive: true });
+      mkdirSync(campaigns(), { recursive: true });
+      writeFileSync(join(campaigns(), '0.json'), JSON.stringify(doneRecord(runIn(store))));
+      expect(readRecord(plan, 0)).toEqual(doneRecord(runIn(store)));
+      const copy = copyStore();
+      try {
+        const moved = readPlan(join(copy, 'plans', plan.id, 'plan.json'));
+
+        const record = readRecords(moved).get(0)!;
+
+        expect(record.runDir).toBe(runIn(copy));
+        expect(record.result?.runDir).toBe(runIn(copy));
+        expect(record.findings?.[0].dir).toBe(join(runIn(copy), 'bugs', '1'));
+        // Gone from both: named where it would be in the copy, not at the original's place.
+        expect(record.replaced).toEqual([join(copy, 'kvraft', 'earlier')]);
+      } finally {
+        rmSync(copy, { recursive: true, force: true });
+      }
+    });
+  });
 
   describe('claimIndex', () => {
     it('writes a lock naming this host and pid, and release removes it', () => {
@@ -228,7 +302,7 @@ describe('the records of a plan', () => {
       pid: 100,
       startedAt: SINCE,
     };
-    const done: IndexRecord = {
+    const done = (): IndexRecord => ({
       index: 3,
       status: 'done',
       attempt: 2,
@@ -236,7 +310,7 @@ describe('the records of a plan', () => {
       pid: 200,
       startedAt: SINCE,
       endedAt: '2024-05-01T10:01:00.000Z',
-      runDir: '/store/kvraft/20240501T100000-000Z',
+      runDir: join(store, 'kvraft/20240501T100000-000Z'),
       runStatus: 'complete',
       findings: [
         {
@@ -246,19 +320,19 @@ describe('the records of a plan', () => {
           message: 'a write was lost',
           schedule: 4,
           foundAtMs: 1234,
-          dir: '/store/kvraft/20240501T100000-000Z/bugs/1',
+          dir: join(store, 'kvraft/20240501T100000-000Z/bugs/1'),
         },
       ],
-      replaced: ['/store/kvraft/old'],
-    };
+      replaced: [join(store, 'kvraft/old')],
+    });
 
     it('read back what was written, by index', () => {
       mkdirSync(campaigns(), { recursive: true });
       writeRecord(plan, running);
-      writeRecord(plan, done);
+      writeRecord(plan, done());
 
       expect(readRecord(plan, 1)).toEqual(running);
-      expect(readRecord(plan, 3)).toEqual(done);
+      expect(readRecord(plan, 3)).toEqual(done());
       expect(readRecord(plan, 0)).toBeUndefined();
     });
 
@@ -274,14 +348,14 @@ describe('the records of a plan', () => {
       expect(readRecords(plan).size).toBe(0);
       mkdirSync(campaigns(), { recursive: true });
       writeRecord(plan, running);
-      writeRecord(plan, done);
+      writeRecord(plan, done());
       writeLock(0, {});
       writeFileSync(join(campaigns(), '2.json'), '{"index": 2,');
 
       const records = readRecords(plan);
 
       expect([...records.keys()].sort()).toEqual([1, 3]);
-      expect(records.get(3)).toEqual(done);
+      expect(records.get(3)).toEqual(done());
     });
   });
 });

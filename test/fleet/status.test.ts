@@ -85,7 +85,7 @@ describe('fleetStatus', () => {
   });
 
   it("tells each index's state from its record and its worker's lock", () => {
-    writeRecord(plan, record(0, { runDir: '/runs/0' }));
+    writeRecord(plan, record(0, { runDir: join(store, 'runs/0') }));
     writeRecord(plan, record(1, { status: 'failed', error: 'the cluster never served' }));
     writeRecord(plan, record(2, { status: 'interrupted' }));
     writeRecord(plan, record(3, { status: 'running', attempt: 2 }));
@@ -115,7 +115,7 @@ describe('fleetStatus', () => {
       interrupted: 1,
       abandoned: 2,
     });
-    expect(status.indices[0]).toMatchObject({ runDir: '/runs/0', attempt: 1 });
+    expect(status.indices[0]).toMatchObject({ runDir: join(store, 'runs/0'), attempt: 1 });
     expect(status.indices[1].error).toBe('the cluster never served');
     expect(status.indices[3]).toMatchObject({ state: 'abandoned', attempt: 2 });
     expect(status.indices[4].worker).toBe('another-host:4242');
