@@ -99,6 +99,31 @@ export function smallestP(n: number, m: number): number {
   return Math.min(1, 2 / ways);
 }
 
+/** The level below which a p-value shows a difference. */
+export const SIGNIFICANCE = 0.05;
+
+/** Runs per side from which a rank test can show a difference at {@link SIGNIFICANCE}. */
+export const LEAST_RUNS_FOR_SIGNIFICANCE = 4;
+
+/**
+ * The warning a comparison too small for any difference to be significant carries, or undefined.
+ * `moreRuns` says how to get more runs where the comparison was made (`use --runs 4 or more` for
+ * `compare`, `--seeds 4 or more` for a plan).
+ */
+export function fewRunsWarning(
+  result: Pick<CompareResult, 'baseline' | 'policies'>,
+  moreRuns: string,
+): string | undefined {
+  const { baseline } = result;
+  const baseRuns = result.policies[baseline]?.runs.length ?? 0;
+  const few = Object.entries(result.policies)
+    .map(([p, { runs }]): [string, number] => [p, runs.length])
+    .find(([p, n]) => p !== baseline && smallestP(n, baseRuns) > SIGNIFICANCE);
+  if (few === undefined) return undefined;
+  const [p, n] = few;
+  return `warning: with ${n} run${n === 1 ? '' : 's'} of ${p} and ${baseRuns} of ${baseline}, no difference can be significant (the smallest p these sizes allow is ${smallestP(n, baseRuns).toFixed(3)}): Â12 and p say nothing yet; ${moreRuns}`;
+}
+
 /** The time-to-bug row for the first finding of any kind. */
 export const ANY_BUG = '(any)';
 

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 
 import { escapeXml as esc } from '../report/plot.js';
 import type { FleetGroup, FleetReport } from './fleet-report.js';
@@ -17,7 +18,21 @@ function table(head: readonly string[], rows: readonly (readonly string[])[]): s
   return `<table><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 
-function groupSection(group: FleetGroup): string {
+/** Links to each done campaign's own report, relative to the fleet's page (the store may move). */
+function campaignLinks(c: NonNullable<FleetGroup['comparison']>, reportDir: string): string {
+  const links = Object.entries(c.policies).flatMap(([policy, { runs }]) =>
+    runs.map((run) => {
+      const href = relative(reportDir, join(run.runDir, 'report.html'))
+        .split('/')
+        .map(encodeURIComponent)
+        .join('/');
+      return `<a href="${esc(href)}">${esc(policy)}, seed ${run.seed}</a>`;
+    }),
+  );
+  return `<p>Each campaign's report: ${links.join(' · ')}</p>`;
+}
+
+function groupSection(group: FleetGroup, reportDir: string): string {
   const c = group.comparison;
   if (c === undefined)
     return `<h2>${esc(group.group)}</h2><p>No campaign of this comparison is done yet.</p>`;
@@ -53,7 +68,9 @@ function groupSection(group: FleetGroup): string {
   return [
     `<h2>${esc(group.group)}</h2>`,
     `<p>Runs: ${runs}; baseline ${esc(c.baseline)}. Distinct causal states of all workers together: <b>${group.unionStates['causal'] ?? 0}</b> (${union}).</p>`,
+    campaignLinks(c, reportDir),
     `<h3>Coverage, bugs and costs</h3>`,
+    group.warning !== undefined ? `<p class="warning">${esc(group.warning)}</p>` : '',
     metrics,
     `<h3>Time to first detection</h3>`,
     timings.length === 0
@@ -101,14 +118,14 @@ export function fleetReportHtml(report: FleetReport): string {
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f3f3f3}code{font-size:12px}.plot svg{max-width:100%;height:auto}
+th{background:#f3f3f3}.warning{background:#fff3cd;border:1px solid #e0c060;padding:4px 8px}code{font-size:12px}.plot svg{max-width:100%;height:auto}
 </style></head><body>
 <h1>Fleet ${esc(report.id)}</h1>
 <p>${esc(report.system)}, workload ${esc(report.workload)}, ${secs(report.timeMs)} per campaign. Plan: <code>${esc(report.plan)}</code></p>
 <p>${s.total} campaigns: ${esc(counts)}. ${s.findings} findings, ${s.distinctFindings} distinct.</p>
 <h2>Findings, deduplicated across workers</h2>
 ${findings}
-${report.groups.map(groupSection).join('\n')}
+${report.groups.map((g) => groupSection(g, report.dir)).join('\n')}
 </body></html>
 `;
 }

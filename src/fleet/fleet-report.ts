@@ -1,7 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { type CompareResult, type CompareRun, summariseRuns } from '../campaign/compare.js';
+import {
+  type CompareResult,
+  type CompareRun,
+  fewRunsWarning,
+  LEAST_RUNS_FOR_SIGNIFICANCE,
+  summariseRuns,
+} from '../campaign/compare.js';
 import { bugCommands } from '../report/results.js';
 import { fleetReportHtml } from './fleet-report-html.js';
 import type { Plan } from './plan.js';
@@ -10,6 +16,9 @@ import { unionStates } from './states.js';
 import { fleetStatus, type FleetStatus } from './status.js';
 
 export const REPORT_DIR = 'report';
+
+/** How a plan gets more runs per side: `mallory plan`'s flag. */
+export const PLAN_MORE_RUNS = `plan again with --seeds ${LEAST_RUNS_FOR_SIGNIFICANCE} or more`;
 
 /** One bug as the fleet saw it: every hit of one signature, over workers, seeds and policies. */
 export interface FleetFinding {
@@ -39,6 +48,8 @@ export interface FleetGroup {
   readonly group: string;
   /** The comparison of the group's done campaigns, as `compare` gives it (`compare.json` in its dir). */
   readonly comparison: CompareResult | undefined;
+  /** Said when the comparison's runs are too few for any difference to be significant. */
+  readonly warning?: string;
   /** Distinct states of all the group's done runs together, per abstraction, and per arm. */
   readonly unionStates: Readonly<Record<string, number>>;
   readonly unionStatesByArm: Readonly<Record<string, Readonly<Record<string, number>>>>;
@@ -101,9 +112,11 @@ export function fleetReport(plan: Plan): FleetReport {
             dir: join(dir, groupDirName(group)),
           })
         : undefined;
+    const warning = comparison !== undefined ? fewRunsWarning(comparison, PLAN_MORE_RUNS) : undefined;
     return {
       group,
       comparison,
+      ...(warning !== undefined ? { warning } : {}),
       unionStates: unionStates(Object.values(dirsByArm).flat()),
       unionStatesByArm: Object.fromEntries(
         Object.entries(dirsByArm)

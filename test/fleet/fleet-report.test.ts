@@ -1,11 +1,12 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { chromium } from '../_helpers/chromium.js';
-import { parseArm } from '../../src/campaign/compare.js';
+import { parseArm, smallestP } from '../../src/campaign/compare.js';
+import { fleetReportText } from '../../src/cli/_internals/fleet-text.js';
 import { RunConfigSchema } from '../../src/campaign/config.js';
 import { fleetReport } from '../../src/fleet/fleet-report.js';
 import { buildPlan, defaultPlanFile, type Plan, writePlan } from '../../src/fleet/plan.js';
@@ -126,6 +127,35 @@ describe('fleetReport', () => {
     expect(html).toContain('campaign 2 at 2.0 s');
   });
 
+  it("gives p-values no smaller than its sizes allow, warns in plan's terms, and links each campaign's report", () => {
+    const plan = planIn(2);
+    // Tied states, 4 and 4 against 3 and 3: the normal approximation said p = 0.194 here.
+    writeRecord(plan, done(plan, 0, 4, []));
+    writeRecord(plan, done(plan, 1, 3, []));
+    writeRecord(plan, done(plan, 2, 4, []));
+    writeRecord(plan, done(plan, 3, 3, []));
+
+    const report = fleetReport(plan);
+
+    const group = report.groups[0];
+    const least = smallestP(2, 2);
+    expect(least).toBeCloseTo(1 / 3, 12);
+    for (const m of group.comparison!.comparisons) expect(m.p).toBeGreaterThanOrEqual(least - 1e-12);
+    expect(group.warning).toContain('the smallest p these sizes allow is 0.333');
+    expect(group.warning).toContain('--seeds 4');
+    const text = fleetReportText(report);
+    expect(text).toContain('--seeds 4 or more');
+    expect(text).not.toContain('--runs');
+    expect(text).not.toMatch(/ 0\.(19|22)\d\n/);
+    const html = readFileSync(join(report.dir, 'report.html'), 'utf8');
+    expect(html).toContain('the smallest p these sizes allow is 0.333');
+    for (const i of [0, 1, 2, 3]) {
+      const href = relative(report.dir, join(plan.storeDir, `run-${i}`, 'report.html'));
+      expect(href.startsWith('../')).toBe(true);
+      expect(html).toContain(`href="${href}"`);
+    }
+  });
+
   it('renders in a real browser: the findings, each comparison and its numbers', async () => {
     const plan = planIn(2);
     const stale = finding(plan, 0, 'stale-read', { key: 'k0' }, 4_000);
@@ -146,6 +176,8 @@ describe('fleetReport', () => {
       /<td>states_causal<\/td><td>adaptive<\/td><td>10\.00<\/td><td>4\.50<\/td><td>2\.22<\/td><td>1\.00<\/td>/,
     );
     expect(dom).toContain('<svg');
+    expect(dom).toContain('no difference can be significant');
+    expect(dom).toMatch(/<a href="\.\.\/\.\.\/\.\.\/run-0\/report\.html">adaptive, seed 10<\/a>/);
   }, 120_000);
 
   it('one comparison per bug switch, and a group with nothing done says so', () => {

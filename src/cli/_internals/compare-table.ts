@@ -1,12 +1,14 @@
 import {
   ANY_BUG,
   COST_METRICS,
-  smallestP,
+  fewRunsWarning,
+  LEAST_RUNS_FOR_SIGNIFICANCE,
   type CompareResult,
   type Comparison,
 } from '../../campaign/compare.js';
 
-const SIGNIFICANCE = 0.05;
+/** How `compare` gets more runs. */
+const COMPARE_MORE_RUNS = `use --runs ${LEAST_RUNS_FOR_SIGNIFICANCE} or more (or merge comparisons with --from)`;
 
 function fmt(n: number): string {
   return Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : 'inf';
@@ -43,9 +45,10 @@ function runCounts(result: CompareResult): Record<string, number> {
  * `mallory compare`'s table. The baseline's column is named by the baseline; metrics that are
  * costs (less is better) are a block of their own, apart from coverage and bugs; a comparison whose
  * runs are too few for any difference to be significant says so; and time to first detection
- * says when no run found a bug.
+ * says when no run found a bug. `moreRuns` says how to get more runs where the comparison was made
+ * (`compare`'s `--runs` by default).
  */
-export function compareTable(result: CompareResult): string {
+export function compareTable(result: CompareResult, options: { readonly moreRuns?: string } = {}): string {
   const { baseline } = result;
   const lines = [`${result.system}, workload ${result.workload}, ${fmt(result.timeMs / 1000)} s per run`];
   const counts = runCounts(result);
@@ -68,17 +71,8 @@ export function compareTable(result: CompareResult): string {
       baseline,
     ),
   );
-  const baseRuns = counts[baseline] ?? 0;
-  const few = Object.entries(counts).filter(
-    ([p, n]) => p !== baseline && smallestP(n, baseRuns) > SIGNIFICANCE,
-  );
-  if (few.length > 0) {
-    const [p, n] = few[0];
-    lines.push(
-      '',
-      `warning: with ${n} run${n === 1 ? '' : 's'} of ${p} and ${baseRuns} of ${baseline}, no difference can be significant (the smallest p these sizes allow is ${smallestP(n, baseRuns).toFixed(3)}): Â12 and p say nothing yet; use --runs 4 or more (or merge comparisons with --from)`,
-    );
-  }
+  const warning = fewRunsWarning(result, options.moreRuns ?? COMPARE_MORE_RUNS);
+  if (warning !== undefined) lines.push('', warning);
   lines.push('');
   const timings = Object.entries(result.timeToBug).flatMap(([policy, bugs]) =>
     Object.entries(bugs).map(([name, t]) => ({ policy, name, t })),

@@ -1,4 +1,4 @@
-import type { FleetReport } from '../../fleet/fleet-report.js';
+import { type FleetReport, PLAN_MORE_RUNS } from '../../fleet/fleet-report.js';
 import { type FleetStatus, INDEX_STATES } from '../../fleet/status.js';
 import { compareTable } from './compare-table.js';
 import { invokedAs } from './invoked-as.js';
@@ -36,7 +36,7 @@ export function fleetReportText(report: FleetReport): string {
       lines.push('no campaign of this comparison is done yet');
       continue;
     }
-    lines.push(compareTable(group.comparison));
+    lines.push(compareTable(group.comparison, { moreRuns: PLAN_MORE_RUNS }));
     const union = Object.entries(group.unionStatesByArm)
       .map(([arm, byAbs]) => `${arm} ${byAbs['causal'] ?? 0}`)
       .join(', ');
