@@ -11,6 +11,17 @@ import { DEFAULT_CHECKPOINT_CAP_BYTES, DEFAULT_CHECKPOINT_KEEP } from './checkpo
 export const DEFAULT_STEPS = 12;
 export const DEFAULT_STEP_MS = 2500;
 const MAX_PORT = 65_535;
+/** The longest wait a timer can make (about 24.8 days): no duration of a run may be longer. */
+export const MAX_DURATION_MS = 2_147_483_647;
+
+/** A duration in ms, from 1 ms (0 with `least: 0`) to {@link MAX_DURATION_MS}. */
+export function durationMs(least: 0 | 1 = 1): z.ZodNumber {
+  const whole = z.number().int();
+  return (least === 0 ? whole.nonnegative() : whole.positive()).max(
+    MAX_DURATION_MS,
+    `must be at most ${MAX_DURATION_MS} ms (about 24 days: a timer waits no longer)`,
+  );
+}
 const DEFAULT_SSH_PORT = 22;
 
 /** The fault families done on SSH hosts (the others are refused on hosts, before the run starts). */
@@ -42,7 +53,7 @@ export const RunConfigSchema = z.object({
   system: z.string().min(1).default('kvraft'),
   /** Nodes in the cluster; the system's default when absent. */
   nodes: z.number().int().min(1).max(9).optional(),
-  timeMs: z.number().int().positive().default(60_000),
+  timeMs: durationMs().default(60_000),
   seed: z.number().int().nonnegative().optional(),
   policy: z.enum(POLICIES).default('adaptive'),
   faults: z
@@ -74,7 +85,7 @@ export const RunConfigSchema = z.object({
   concurrency: z.number().int().positive().optional(),
   /** Client ops per second across all workers. */
   rate: z.number().positive().default(100),
-  opTimeoutMs: z.number().int().positive().default(1000),
+  opTimeoutMs: durationMs().default(1000),
   bugs: z.array(z.string()).default([]),
   /** The system's settings (`--set NAME=VALUE`); the ones not given take their defaults. */
   settings: z.record(z.string()).default({}),
@@ -102,12 +113,12 @@ export const RunConfigSchema = z.object({
   checkpoint: z.string().optional(),
   store: z.string().default('store'),
   steps: z.number().int().positive().default(DEFAULT_STEPS),
-  stepMs: z.number().int().positive().default(DEFAULT_STEP_MS),
+  stepMs: durationMs().default(DEFAULT_STEP_MS),
   network: z.enum(['auto', 'proxy', 'netns']).default('auto'),
   /** Time allowed for the system to serve at all after its nodes first start; the run stops when it does not. */
-  startupTimeoutMs: z.number().int().positive().default(60_000),
+  startupTimeoutMs: durationMs().default(60_000),
   /** Time allowed for the system to serve again after a reset before it counts as not recovered. */
-  recoveryTimeoutMs: z.number().int().positive().default(30_000),
+  recoveryTimeoutMs: durationMs().default(30_000),
   /**
    * The recovery contract (see recovery-contract.ts): a warm-up measures the fault-free throughput
    * and latency, and after each schedule's recovery the system must get back to them within a bound.
@@ -116,8 +127,8 @@ export const RunConfigSchema = z.object({
     .object({
       throughputRatio: z.number().positive().max(1),
       latencyRatio: z.number().min(1),
-      withinMs: z.number().int().positive(),
-      windowMs: z.number().int().positive(),
+      withinMs: durationMs(),
+      windowMs: durationMs(),
     })
     .strict()
     .optional(),
@@ -126,7 +137,7 @@ export const RunConfigSchema = z.object({
    * checked with the first schedule's): histories start with a healthy stretch. The recovery
    * contract's warm-up, when longer, is used instead.
    */
-  warmupMs: z.number().int().nonnegative().default(0),
+  warmupMs: durationMs(0).default(0),
   /**
    * Jepsen's alternation within a schedule: `faultSteps` steps of faults, then `quietSteps` steps
    * in which every fault is healed and none is injected, again and again. Absent: faults every step.
@@ -136,7 +147,7 @@ export const RunConfigSchema = z.object({
     .strict()
     .optional(),
   /** Linearizability check time limit per schedule. */
-  checkTimeLimitMs: z.number().int().positive().default(30_000),
+  checkTimeLimitMs: durationMs().default(30_000),
   /** End the campaign after the first schedule that found a bug (for time-to-bug measurements). */
   stopOnBug: z.boolean().default(false),
   /** A previous run whose policy values seed this one. */

@@ -4,7 +4,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import { z } from 'zod';
 
 import type { CompareArm } from '../campaign/compare.js';
-import { type RunConfig, RunConfigSchema } from '../campaign/config.js';
+import { durationMs, type RunConfig, RunConfigSchema } from '../campaign/config.js';
 import { UsageError } from '../core/errors.js';
 import { timestampName } from '../store/run-store.js';
 
@@ -46,7 +46,8 @@ export const PlanSchema = z
     store: z.string().min(1),
     system: z.string().min(1),
     workload: z.string().min(1),
-    timeMs: z.number().int().positive(),
+    /** Every campaign's budget: as `--time` takes it (the one config schema's range). */
+    timeMs: durationMs(),
     stopOnBug: z.boolean(),
     campaigns: z.array(CampaignSchema).min(1),
   })
@@ -231,8 +232,24 @@ export function readPlan(file: string): Plan {
         `--plan: ${path}: campaign ${i} is numbered ${c.index}: indices run 0, 1, 2, …`,
       );
     }
+    const { seed, timeMs } = c.config;
+    if (seed !== undefined && seed !== c.seed) {
+      throw new UsageError(
+        'bad-plan',
+        `--plan: ${path}: campaign ${i} has seed ${c.seed} but config.seed ${JSON.stringify(seed)}: make them the same (the run would use config.seed)`,
+      );
+    }
+    if (timeMs !== undefined && timeMs !== data.timeMs) {
+      throw new UsageError(
+        'bad-plan',
+        `--plan: ${path}: campaign ${i} has config.timeMs ${JSON.stringify(timeMs)} but the plan's timeMs is ${data.timeMs}: make them the same (the report measures every campaign on the plan's)`,
+      );
+    }
   });
-  return resolvePlan(data, path);
+  const plan = resolvePlan(data, path);
+  // Every campaign's settings are checked now, as the flags are, not by each worker later.
+  for (const c of plan.campaigns) campaignConfig(plan, c.index);
+  return plan;
 }
 
 /**

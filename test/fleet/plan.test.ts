@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { parseArm } from '../../src/campaign/compare.js';
+import { configFromFlags } from '../../src/cli/run.js';
 import { DEFAULT_FAULT_FAMILIES } from '../../src/core/fault.js';
 import {
   ALL_GROUP,
@@ -314,16 +315,68 @@ describe('campaignConfig', () => {
     });
   });
 
-  it('refuses a campaign whose configuration the schema rejects, naming the field', () => {
-    const written = writeStorePlan(store, { seeds: 1 });
+  let plans = 0;
+  const edited = (edit: (raw: PlanData) => void): string => {
+    const written = writeStorePlan(store, { seeds: 1, id: `edited-${++plans}` });
     const raw = JSON.parse(readFileSync(written.file, 'utf8')) as PlanData;
-    raw.campaigns[1].config.policy = 'greedy';
+    edit(raw);
     writeFileSync(written.file, JSON.stringify(raw));
-    const plan = readPlan(written.file);
+    return written.file;
+  };
 
-    const error = usageError(() => campaignConfig(plan, 1));
+  it('refuses, when the plan is read, a campaign whose configuration the schema rejects, naming the field', () => {
+    const file = edited((raw) => {
+      raw.campaigns[1].config.policy = 'greedy';
+    });
+
+    const error = usageError(() => readPlan(file));
 
     expect(error.code).toBe('bad-plan');
-    expect(error.message).toContain(`--plan: ${plan.file}: campaign 1: config.policy: `);
+    expect(error.message).toContain(`--plan: ${file}: campaign 1: config.policy: `);
+  });
+
+  it("range-checks a plan's durations as the flags are", () => {
+    const inConfig = edited((raw) => {
+      raw.campaigns[0].config.stepMs = 1e300;
+    });
+    expect(usageError(() => readPlan(inConfig)).message).toMatch(
+      /campaign 0: config\.stepMs: must be at most 2147483647 ms/,
+    );
+    const budget = edited((raw) => {
+      raw.timeMs = 1e300;
+      for (const c of raw.campaigns) c.config.timeMs = 1e300;
+    });
+    const error = usageError(() => readPlan(budget));
+    expect(error.message).toMatch(/timeMs: must be at most 2147483647 ms/);
+    expect(error.message).not.toContain('\n');
+    expect(() =>
+      configFromFlags({
+        system: 'kvraft',
+        time: '1000h',
+        policy: 'random',
+        faults: 'partition',
+        workload: 'register',
+        bug: [],
+        store,
+        network: 'auto',
+      }),
+    ).toThrow(/^--time: must be at most 2147483647 ms/);
+  });
+
+  it("refuses a campaign whose seed and config.seed differ, or whose budget is not the plan's", () => {
+    const seeds = edited((raw) => {
+      raw.campaigns[1].config.seed = 77;
+    });
+    const error = usageError(() => readPlan(seeds));
+    expect(error.code).toBe('bad-plan');
+    expect(error.message).toBe(
+      `--plan: ${seeds}: campaign 1 has seed 10 but config.seed 77: make them the same (the run would use config.seed)`,
+    );
+    const budget = edited((raw) => {
+      raw.campaigns[0].config.timeMs = 5000;
+    });
+    expect(usageError(() => readPlan(budget)).message).toContain(
+      "campaign 0 has config.timeMs 5000 but the plan's timeMs is 1000",
+    );
   });
 });
