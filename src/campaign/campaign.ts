@@ -127,6 +127,9 @@ export class Campaign {
               coverage: state.coverage,
               drain: parts.observation.logEvents.drain,
               ownStates: () => storedStates(store.dir, policy.name),
+              warn: (line) => {
+                emit('message', `  ${line}`);
+              },
             })
           : undefined;
       const live: LiveRun = {

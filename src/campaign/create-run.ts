@@ -41,6 +41,7 @@ import { defaultCheckers } from './checkers.js';
 import type { RunConfig } from './config.js';
 import { Observation } from './observation.js';
 import { isLet, readSchedule, type ScheduleItem } from './schedule-file.js';
+import { prepareExchangeDir } from './exchange.js';
 import { type ContainerPlan, planContainers } from './_internals/plan-containers.js';
 import { planHosts } from './_internals/plan-hosts.js';
 
@@ -101,6 +102,7 @@ export interface RunPlan {
 
 /** Loads the system, checks the configuration against it and resolves everything a run needs. */
 export async function planRun(config: RunConfig): Promise<RunPlan> {
+  if (config.exchange !== undefined) prepareExchangeDir(config.exchange);
   const { definition, source } = await loadSystem(config.system);
   const workload = await loadWorkload(config.workload);
   for (const bug of config.bugs) {

@@ -1,18 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import {
   appendFileSync,
+  closeSync,
+  constants,
   existsSync,
-  mkdirSync,
+  fstatSync,
+  lstatSync,
+  openSync,
   readdirSync,
-  readFileSync,
+  readSync,
   renameSync,
-  statSync,
+  unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 import type { Coverage } from '../abstraction/coverage.js';
+import { errorCode, makeDirs } from '../core/fs.js';
+import { UsageError } from '../core/errors.js';
 import type { Drain } from '../observe/drain.js';
 import { renameTemplateIds } from '../observe/template-ids.js';
 import type { Policy, PolicyValue, SharedSequence } from '../policy/policy.js';
@@ -33,6 +39,70 @@ import { readStoredSeed } from '../store/run-reader.js';
 export const EXCHANGE_FORMAT = 'mallory-exchange';
 /** What a run records of each import. */
 export const EXCHANGE_LOG = 'exchange.jsonl';
+
+/**
+ * The largest snapshot read from the exchange: a file larger is not another campaign's (or not a
+ * sane one) and is skipped with a warning, never read whole.
+ */
+export const MAX_SNAPSHOT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Makes the exchange directory, and checks that this campaign can publish there — before the run
+ * makes anything: a path that is a file, or that cannot be made or written, is refused in one line.
+ */
+export function prepareExchangeDir(dir: string): void {
+  makeDirs(dir, '--exchange');
+  const probe = join(dir, `.probe-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`);
+  try {
+    writeFileSync(probe, '');
+    unlinkSync(probe);
+  } catch (e) {
+    throw new UsageError(
+      'bad-dir',
+      `--exchange ${dir}: cannot write there (${errorCode(e)}): give a directory every campaign can write`,
+    );
+  }
+}
+
+type ReadSnapshot =
+  | { readonly ok: true; readonly snapshot: unknown }
+  | { readonly ok: false; readonly why: string | undefined };
+
+/**
+ * Reads one file of the exchange if it is a regular file no larger than {@link MAX_SNAPSHOT_BYTES}:
+ * never follows a link, never waits on a FIFO or a device. `why` says why a file that is there was
+ * not read (undefined for one that is gone or half-written: the next look reads it).
+ */
+function readSnapshotFile(path: string, size: number): ReadSnapshot {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = errorCode(e);
+    return { ok: false, why: code === 'ENOENT' ? undefined : `cannot open it (${code})` };
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return { ok: false, why: 'not a regular file' };
+    if (stat.size > MAX_SNAPSHOT_BYTES || size > MAX_SNAPSHOT_BYTES) {
+      return { ok: false, why: `larger than ${MAX_SNAPSHOT_BYTES} bytes` };
+    }
+    // One byte past the limit tells a file that grew since its stat.
+    const buffer = Buffer.alloc(Math.min(stat.size, MAX_SNAPSHOT_BYTES) + 1);
+    let length = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length === buffer.length) return { ok: false, why: 'it grew while it was read' };
+    }
+    return { ok: true, snapshot: JSON.parse(buffer.toString('utf8', 0, length)) };
+  } catch {
+    return { ok: false, why: undefined };
+  } finally {
+    closeSync(fd);
+  }
+}
 
 export interface ExchangeSnapshot {
   readonly format: typeof EXCHANGE_FORMAT;
@@ -86,6 +156,8 @@ export interface ExchangeParts {
   readonly drain: Drain;
   /** The states this campaign reached itself (those it took from others left out), with their visits. */
   readonly ownStates: () => ExchangeSnapshot['states'];
+  /** Says what the exchange could not do (the run goes on without it), once per cause. */
+  readonly warn?: (line: string) => void;
 }
 
 /** The states a run stored (every one it reached itself), as an exchange publishes them. */
@@ -122,15 +194,39 @@ export class Exchange {
   private readonly seen = new Map<string, string>();
   /** Visits of each value row that came from others: left out of what this campaign publishes. */
   private readonly imported = new Map<string, number>();
+  /** What was warned about already (a file skipped, publishing failing): said once each. */
+  private readonly warned = new Set<string>();
 
   constructor(private readonly parts: ExchangeParts) {
     this.worker = `${hostname()}:${process.pid}:${parts.runId}`;
     this.file = join(parts.dir, `${safeName(this.worker)}.json`);
-    mkdirSync(parts.dir, { recursive: true });
+    makeDirs(parts.dir, '--exchange');
   }
 
-  /** Writes what this campaign learned itself, whole or not at all. */
+  private warnOnce(key: string, line: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.parts.warn?.(line);
+  }
+
+  /**
+   * Writes what this campaign learned itself, whole or not at all. A directory that cannot be
+   * written (made read-only, removed) costs the others this campaign's news, not the campaign: it
+   * is said once, and the next schedule tries again.
+   */
   publish(schedules: number): void {
+    try {
+      this.write(schedules);
+      this.warned.delete('publish');
+    } catch (e) {
+      this.warnOnce(
+        'publish',
+        `exchange: cannot publish to ${this.parts.dir} (${errorCode(e)}): the other campaigns do not get what this one learns until it can`,
+      );
+    }
+  }
+
+  private write(schedules: number): void {
     const { policy, runDir, system, drain, ownStates } = this.parts;
     const values: PolicyValue[] = [];
     for (const v of policy.save()) {
@@ -159,25 +255,51 @@ export class Exchange {
   /** The other campaigns' snapshots of this system and policy, as published now. */
   private others(): ExchangeSnapshot[] {
     const out: ExchangeSnapshot[] = [];
-    for (const name of readdirSync(this.parts.dir)) {
+    let names: string[];
+    try {
+      names = readdirSync(this.parts.dir);
+    } catch (e) {
+      this.warnOnce(
+        'list',
+        `exchange: cannot read ${this.parts.dir} (${errorCode(e)}): nothing taken from the others`,
+      );
+      return out;
+    }
+    for (const name of names) {
       if (!name.endsWith('.json')) continue;
       const path = join(this.parts.dir, name);
       if (path === this.file) continue;
-      let snapshot: ExchangeSnapshot;
+      let changed: string;
+      let size: number;
       try {
         // A file unchanged since the last look holds nothing new: not read again.
         // A publish renames a new file into place: a new inode, whatever the clock's grain.
-        const stat = statSync(path);
-        const changed = `${stat.ino}:${stat.mtimeMs}`;
-        if (this.seen.get(path) === changed) continue;
-        snapshot = JSON.parse(readFileSync(path, 'utf8')) as ExchangeSnapshot;
-        this.seen.set(path, changed);
+        const stat = lstatSync(path);
+        changed = `${stat.ino}:${stat.mtimeMs}`;
+        size = stat.size;
       } catch {
         continue;
       }
+      if (this.seen.get(path) === changed) continue;
+      const read = readSnapshotFile(path, size);
+      if (!read.ok) {
+        if (read.why !== undefined) {
+          this.seen.set(path, changed);
+          this.warnOnce(`skip:${path}:${changed}`, `exchange: skipped ${path}: ${read.why}`);
+        }
+        continue;
+      }
+      this.seen.set(path, changed);
+      const snapshot = read.snapshot as Partial<ExchangeSnapshot> | null;
+      if (typeof snapshot !== 'object' || snapshot === null) continue;
       if (snapshot.format !== EXCHANGE_FORMAT || snapshot.worker === this.worker) continue;
       if (snapshot.system !== this.parts.system || snapshot.policy !== this.parts.policy.name) continue;
-      out.push(snapshot);
+      const { templates, values, states } = snapshot;
+      if (!Array.isArray(templates) || !Array.isArray(values) || !Array.isArray(states)) {
+        this.warnOnce(`skip:${path}:${changed}`, `exchange: skipped ${path}: not a whole snapshot`);
+        continue;
+      }
+      out.push(snapshot as ExchangeSnapshot);
     }
     return out.sort((a, b) => a.worker.localeCompare(b.worker));
   }

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import {
@@ -8,6 +8,7 @@ import {
   LEAST_RUNS_FOR_SIGNIFICANCE,
   summariseRuns,
 } from '../campaign/compare.js';
+import { makeDirs } from '../core/fs.js';
 import { bugCommands } from '../report/results.js';
 import { fleetReportHtml } from './fleet-report-html.js';
 import type { Plan } from './plan.js';
@@ -86,7 +87,7 @@ export function fleetReport(plan: Plan): FleetReport {
   const status = fleetStatus(plan);
   const records = readRecords(plan);
   const dir = join(plan.dir, REPORT_DIR);
-  mkdirSync(dir, { recursive: true });
+  makeDirs(dir, 'fleet report: the report in');
   const groupNames = sortedUnique(plan.campaigns.map((c) => c.group));
   const armsInOrder = [...new Set(plan.campaigns.map((c) => c.arm))];
   const groups = groupNames.map((group): FleetGroup => {

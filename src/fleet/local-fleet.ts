@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { makeDirs } from '../core/fs.js';
 import type { Plan } from './plan.js';
 import { liveClaim, readRecord } from './records.js';
 import { WORKER_EXIT } from './worker.js';
@@ -116,7 +117,7 @@ export async function runFleet(plan: Plan, options: FleetOptions): Promise<Local
   const free = [...options.slots];
   let starting = 0;
   const logs = join(plan.dir, LOGS_DIR);
-  mkdirSync(logs, { recursive: true });
+  makeDirs(logs, "fleet run: the workers' logs in");
   const total = plan.campaigns.length;
   let finishedBefore = skipped.filter((i) => readRecord(plan, i)?.status === 'done').length;
   if (skipped.length > 0) {

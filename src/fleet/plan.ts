@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 import { z } from 'zod';
@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { CompareArm } from '../campaign/compare.js';
 import { durationMs, type RunConfig, RunConfigSchema } from '../campaign/config.js';
 import { UsageError } from '../core/errors.js';
+import { makeDirs } from '../core/fs.js';
 import { timestampName } from '../store/run-store.js';
 
 /**
@@ -183,9 +184,9 @@ export function writePlan(data: PlanData, file: string): Plan {
   const inside = !relative(storeDir, path).startsWith('..');
   const plan: PlanData = { ...data, store: inside ? rel || '.' : storeDir };
   const resolved = resolvePlan(plan, path);
+  makeDirs(resolved.dir, "plan: the plan's folder in the store,");
+  makeDirs(dirname(path), 'plan: --out');
   try {
-    mkdirSync(resolved.dir, { recursive: true });
-    mkdirSync(dirname(path), { recursive: true });
     const tmp = `${path}.tmp-${process.pid}`;
     writeFileSync(tmp, JSON.stringify(plan, null, 2) + '\n');
     renameSync(tmp, path);

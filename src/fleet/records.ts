@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
   existsSync,
-  mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -14,6 +13,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 import type { CompareRun } from '../campaign/compare.js';
 import { UsageError } from '../core/errors.js';
+import { makeDirs } from '../core/fs.js';
 import type { Plan } from './plan.js';
 
 /**
@@ -73,6 +73,9 @@ interface ClaimFile {
   readonly since: string;
   readonly beat: string;
 }
+
+/** How an error names the records' folder: `--plan: the plan's records in DIR: cannot create …`. */
+const RECORDS_DIR_WHAT = "--plan: the plan's records in";
 
 function campaignsDir(plan: Plan): string {
   return join(plan.dir, CAMPAIGNS_DIR);
@@ -181,7 +184,7 @@ export function readRecord(plan: Plan, index: number): IndexRecord | undefined {
 
 /** Writes an index's record, its run paths relative to the plan's folder (see {@link recordedPath}). */
 export function writeRecord(plan: Plan, record: IndexRecord): void {
-  mkdirSync(campaignsDir(plan), { recursive: true });
+  makeDirs(campaignsDir(plan), RECORDS_DIR_WHAT);
   writeAtomically(
     recordFile(plan, record.index),
     mapPaths(record, (path) => recordedPath(plan, path)),
@@ -230,14 +233,7 @@ export interface Claim {
  */
 export function claimIndex(plan: Plan, index: number, onLost?: () => void): Claim {
   const dir = campaignsDir(plan);
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (e) {
-    throw new UsageError(
-      'bad-store',
-      `--plan: cannot write the plan's records in ${dir}: ${e instanceof Error ? e.message : String(e)}: make the store writable`,
-    );
-  }
+  makeDirs(dir, RECORDS_DIR_WHAT);
   const file = lockFile(plan, index);
   const now = new Date().toISOString();
   const mine: ClaimFile = { host: hostname(), pid: process.pid, token: randomUUID(), since: now, beat: now };

@@ -1,4 +1,15 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -6,7 +17,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { StateClusters } from '../../src/abstraction/clusters.js';
 import { Coverage } from '../../src/abstraction/coverage.js';
-import { Exchange, EXCHANGE_LOG, type ExchangeSnapshot } from '../../src/campaign/exchange.js';
+import {
+  Exchange,
+  EXCHANGE_LOG,
+  type ExchangeSnapshot,
+  MAX_SNAPSHOT_BYTES,
+  prepareExchangeDir,
+} from '../../src/campaign/exchange.js';
+import { UsageError } from '../../src/core/errors.js';
 import { Drain } from '../../src/observe/drain.js';
 import { AdaptivePolicy } from '../../src/policy/adaptive.js';
 import { CorpusPolicy } from '../../src/policy/corpus.js';
@@ -39,7 +57,12 @@ interface Worker {
 function worker(
   dir: string,
   runId: string,
-  options: { system?: string; lines?: readonly string[]; policy?: () => Policy } = {},
+  options: {
+    system?: string;
+    lines?: readonly string[];
+    policy?: () => Policy;
+    warn?: (line: string) => void;
+  } = {},
 ): Worker {
   const runDir = temp();
   const policy = options.policy?.() ?? new AdaptivePolicy();
@@ -64,6 +87,7 @@ function worker(
     coverage,
     drain,
     ownStates: () => w.states,
+    ...(options.warn !== undefined ? { warn: options.warn } : {}),
   });
   return Object.assign(w, { exchange });
 }
@@ -203,5 +227,109 @@ describe('Exchange', () => {
     expect(b.exchange.pull(1)).toEqual([]);
     expect(readdirSync(b.runDir)).toEqual([]);
     expect(row(b.policy.save(), 's', 'kill:one')).toBeUndefined();
+  });
+});
+
+/** A directory this process cannot write: a read-only bind mount for root, else one without w. */
+function readOnlyDir(): { dir: string; dispose: () => void } {
+  const dir = temp();
+  if (process.getuid?.() !== 0) {
+    chmodSync(dir, 0o555);
+    return {
+      dir,
+      dispose: () => {
+        chmodSync(dir, 0o755);
+      },
+    };
+  }
+  execFileSync('mount', ['--bind', dir, dir]);
+  execFileSync('mount', ['-o', 'remount,bind,ro', dir]);
+  return { dir, dispose: () => execFileSync('umount', [dir]) };
+}
+
+describe('the exchange directory', () => {
+  it('skips what is not a regular file of bounded size, with a warning each, and still takes the rest', () => {
+    const dir = temp();
+    const warnings: string[] = [];
+    const a = worker(dir, 'a');
+    const b = worker(dir, 'b', { warn: (line) => warnings.push(line) });
+    a.policy.load([{ state: 's', action: 'kill:one', value: 1, visits: 3 }]);
+    a.exchange.publish(1);
+    // Before, each of these was read whole: /dev/zero until memory ran out, a FIFO forever.
+    symlinkSync('/dev/zero', join(dir, 'zero.json'));
+    execFileSync('mkfifo', [join(dir, 'fifo.json')]);
+    writeFileSync(join(dir, 'huge.json'), '');
+    truncateSync(join(dir, 'huge.json'), MAX_SNAPSHOT_BYTES + 1);
+    mkdirSync(join(dir, 'dir.json'));
+    writeFileSync(
+      join(dir, 'shapeless.json'),
+      JSON.stringify({ format: 'mallory-exchange', system: 'kvraft', policy: 'adaptive', worker: 'x' }),
+    );
+
+    const took = b.exchange.pull(1);
+
+    expect(took.map((t) => t.from)).toEqual([a.exchange.worker]);
+    expect(row(b.policy.save(), 's', 'kill:one')?.visits).toBe(3);
+    expect(warnings.sort()).toEqual([
+      `exchange: skipped ${join(dir, 'dir.json')}: not a regular file`,
+      `exchange: skipped ${join(dir, 'fifo.json')}: not a regular file`,
+      `exchange: skipped ${join(dir, 'huge.json')}: larger than ${MAX_SNAPSHOT_BYTES} bytes`,
+      `exchange: skipped ${join(dir, 'shapeless.json')}: not a whole snapshot`,
+      `exchange: skipped ${join(dir, 'zero.json')}: cannot open it (ELOOP)`,
+    ]);
+    // Said once: the next look skips them quietly.
+    b.exchange.pull(2);
+    expect(warnings).toHaveLength(5);
+  });
+
+  it('is refused before the run makes anything when it is a file, cannot be made, or cannot be written', () => {
+    const file = join(temp(), 'a-file');
+    writeFileSync(file, '');
+    expect(() => {
+      prepareExchangeDir(file);
+    }).toThrow(UsageError);
+    expect(() => {
+      prepareExchangeDir(file);
+    }).toThrow(`--exchange ${file}: ${file} is not a directory`);
+    // Node's own recursive mkdir spins forever here.
+    expect(() => {
+      prepareExchangeDir('/proc/x/y');
+    }).toThrow(/^--exchange \/proc\/x\/y: cannot create \/proc\/x \(ENOENT\)/);
+    const ro = readOnlyDir();
+    try {
+      expect(() => {
+        prepareExchangeDir(ro.dir);
+      }).toThrow(
+        new RegExp(`^--exchange ${ro.dir}: cannot write there \\((EROFS|EACCES)\\): give a directory`),
+      );
+      expect(readdirSync(ro.dir)).toEqual([]);
+    } finally {
+      ro.dispose();
+    }
+    const fine = join(temp(), 'made', 'here');
+    prepareExchangeDir(fine);
+    expect(readdirSync(fine)).toEqual([]);
+  });
+
+  it('that cannot be written any more costs the campaign its publishing, said once, not the campaign', () => {
+    const dir = temp();
+    const warnings: string[] = [];
+    const a = worker(dir, 'a', { warn: (line) => warnings.push(line) });
+    a.exchange.publish(1);
+    rmSync(dir, { recursive: true });
+    writeFileSync(dir, 'now a file');
+
+    a.exchange.publish(2);
+    a.exchange.publish(3);
+    expect(a.exchange.pull(3)).toEqual([]);
+
+    expect(warnings[0]).toMatch(
+      /^exchange: cannot publish to .* \(ENOTDIR\): the other campaigns do not get/,
+    );
+    expect(warnings.filter((w) => w.includes('cannot publish'))).toHaveLength(1);
+    rmSync(dir);
+    mkdirSync(dir);
+    a.exchange.publish(4);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.json'))).toHaveLength(1);
   });
 });
