@@ -25,6 +25,16 @@ const CUT_SHORT: Partial<Record<RunStatus, string>> = {
 
 const WHAT_TO_GIVE = 'give a run directory, store/<system>/<run> (e.g. store/latest), or --index';
 
+/** A run.db that opens but cannot be read through (a table missing, a page torn): one line, not a trace. */
+function damaged(runDir: string, e: unknown): unknown {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return e;
+  return new UsageError(
+    'not-a-run',
+    `report: ${path.join(runDir, 'run.db')} cannot be read through (${(e as Error).message}): the run's database is damaged`,
+  );
+}
+
 export const registerReport: RegisterCommand = (program, setExit) => {
   program
     .command('report')
@@ -39,7 +49,12 @@ export const registerReport: RegisterCommand = (program, setExit) => {
       if (runDir !== undefined) {
         const reason = notARunReason(runDir);
         if (reason !== undefined) throw new UsageError('not-a-run', `report: ${reason}: ${WHAT_TO_GIVE}`);
-        const written = await writeRunReport(runDir, flags.out !== undefined ? { outDir: flags.out } : {});
+        const written = await writeRunReport(
+          runDir,
+          flags.out !== undefined ? { outDir: flags.out } : {},
+        ).catch((e: unknown) => {
+          throw damaged(runDir, e);
+        });
         process.stdout.write(`${written.html}\n${written.json}\n`);
         const consoleLog = path.join(runDir, CONSOLE_LOG);
         if (existsSync(consoleLog)) process.stdout.write(`${consoleLog}\n`);

@@ -102,10 +102,25 @@ export interface StoredRun {
   readonly templates: Readonly<Record<string, string>>;
 }
 
-/** Why `dir` cannot be read as a run, or `undefined` when it has a `run.db`. */
+/**
+ * Why `dir` cannot be read as a run, or `undefined` when it has a `run.db` that records a run (a
+ * file that is not a database, or one without its run, is named here, not met as a stack trace).
+ */
 export function notARunReason(dir: string): string | undefined {
   if (!existsSync(dir)) return `${dir} does not exist`;
-  if (!existsSync(join(dir, 'run.db'))) return `${dir} is not a run directory (no run.db)`;
+  const file = join(dir, 'run.db');
+  if (!existsSync(file)) return `${dir} is not a run directory (no run.db)`;
+  try {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      if (db.prepare('SELECT 1 FROM run LIMIT 1').get() === undefined)
+        return `${file} records no run (it is empty)`;
+    } finally {
+      db.close();
+    }
+  } catch (e) {
+    return `${file} cannot be read as a run's database (${e instanceof Error ? e.message : String(e)})`;
+  }
   return undefined;
 }
 
