@@ -8,8 +8,8 @@ import {
   LEAST_RUNS_FOR_SIGNIFICANCE,
   summariseRuns,
 } from '../campaign/compare.js';
-import { makeDirs } from '../core/fs.js';
 import { bugCommands } from '../report/results.js';
+import { requireWritableDir } from './_internals/writable-dir.js';
 import { fleetReportHtml } from './fleet-report-html.js';
 import type { Plan } from './plan.js';
 import { readRecords, type RecordedFinding } from './records.js';
@@ -87,7 +87,7 @@ export function fleetReport(plan: Plan): FleetReport {
   const status = fleetStatus(plan);
   const records = readRecords(plan);
   const dir = join(plan.dir, REPORT_DIR);
-  makeDirs(dir, 'fleet report: the report in');
+  requireWritableDir(dir, 'fleet report: the report in');
   const groupNames = sortedUnique(plan.campaigns.map((c) => c.group));
   const armsInOrder = [...new Set(plan.campaigns.map((c) => c.arm))];
   const groups = groupNames.map((group): FleetGroup => {

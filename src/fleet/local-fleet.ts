@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { makeDirs } from '../core/fs.js';
+import { requireWritableDir } from './_internals/writable-dir.js';
 import type { Plan } from './plan.js';
 import { liveClaim, readRecord } from './records.js';
 import { WORKER_EXIT } from './worker.js';
@@ -108,6 +108,8 @@ export function pendingIndices(plan: Plan): { pending: number[]; skipped: number
  * picks up what is left.
  */
 export async function runFleet(plan: Plan, options: FleetOptions): Promise<LocalFleetOutcome> {
+  // Every worker writes its record and log here: a store it cannot write is refused before any starts.
+  requireWritableDir(plan.dir, "fleet run: the plan's folder");
   const { pending, skipped } = pendingIndices(plan);
   const queue = [...pending];
   const done: number[] = [];
@@ -117,7 +119,7 @@ export async function runFleet(plan: Plan, options: FleetOptions): Promise<Local
   const free = [...options.slots];
   let starting = 0;
   const logs = join(plan.dir, LOGS_DIR);
-  makeDirs(logs, "fleet run: the workers' logs in");
+  requireWritableDir(logs, "fleet run: the workers' logs in");
   const total = plan.campaigns.length;
   let finishedBefore = skipped.filter((i) => readRecord(plan, i)?.status === 'done').length;
   if (skipped.length > 0) {

@@ -1,4 +1,4 @@
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 
@@ -76,6 +76,31 @@ function removeUnfinished(plan: Plan, dir: string): boolean {
   return true;
 }
 
+/**
+ * The reporters, each method made quiet once the run dir is gone (removed under the worker: a
+ * deleted store, another worker that took the index over): what they would write has nowhere to
+ * go, and the worker says so in one line when the campaign ends.
+ */
+function quietOnceGone(reporters: readonly Reporter[], gone: () => boolean): Reporter[] {
+  return reporters.map(
+    (reporter) =>
+      new Proxy(reporter, {
+        get(target, key, receiver) {
+          const value: unknown = Reflect.get(target, key, receiver);
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]): unknown => {
+            try {
+              return (value as (...a: unknown[]) => unknown).apply(target, args);
+            } catch (e) {
+              if (gone()) return undefined;
+              throw e;
+            }
+          };
+        },
+      }),
+  );
+}
+
 export interface WorkerOptions extends Pick<RunOptions, 'onRegistry'> {
   readonly reporters: readonly Reporter[];
   readonly signal: AbortSignal;
@@ -132,6 +157,48 @@ export async function runPlanIndex(
       ...(replaced.length > 0 ? { replaced } : {}),
     };
     writeRecord(plan, record);
+    /**
+     * Whether the run dir this attempt made has been removed under it (gone, or made again by a
+     * writer that went on: another inode, or no run.db in it).
+     */
+    let runDirInode: number | undefined;
+    const gone = (): boolean => {
+      if (record.runDir === undefined || runDirInode === undefined) return false;
+      try {
+        return statSync(record.runDir).ino !== runDirInode || !existsSync(join(record.runDir, 'run.db'));
+      } catch {
+        return true;
+      }
+    };
+    /** Records the index, unless another worker holds it now or the plan's folder is gone. */
+    const keep = (next: IndexRecord): void => {
+      if (!claim.lost() && existsSync(plan.dir)) writeRecord(plan, next);
+    };
+    const removedUnder = (summary: RunSummary | undefined): WorkerOutcome => {
+      const storeGone = !existsSync(plan.dir);
+      const takenOver = !storeGone && claim.lost();
+      const why = storeGone
+        ? "the plan's store was removed"
+        : takenOver
+          ? 'another worker took the index over (this one stalled past the stale bound)'
+          : 'something removed it';
+      options.say(
+        `plan ${plan.id}: campaign ${index}: its run dir ${record.runDir ?? '?'} was removed while it ran (${why}): nothing of this attempt is kept${takenOver ? ", the index's record left to that worker" : storeGone ? '' : '; run the index again'}`,
+      );
+      record = {
+        ...record,
+        status: 'failed',
+        endedAt: new Date().toISOString(),
+        error: `its run dir was removed while it ran (${why})`,
+      };
+      keep(record);
+      return {
+        code: takenOver ? WORKER_EXIT.interrupted : WORKER_EXIT.infrastructure,
+        record,
+        skipped: false,
+        ...(summary !== undefined ? { summary } : {}),
+      };
+    };
     const recorder: Reporter = {
       // Said once the campaign has started: a plan this host cannot run is refused in one line.
       runStarted: ({ runDir }) => {
@@ -139,7 +206,8 @@ export async function runPlanIndex(
           `plan ${plan.id}: campaign ${index} of ${plan.campaigns.length} (${campaign.group}, ${campaign.arm}, seed ${campaign.seed}), attempt ${record.attempt}`,
         );
         record = { ...record, runDir };
-        if (!claim.lost()) writeRecord(plan, record);
+        runDirInode = statSync(runDir).ino;
+        keep(record);
         writeFileSync(
           join(runDir, FLEET_RUN_FILE),
           JSON.stringify(
@@ -160,16 +228,17 @@ export async function runPlanIndex(
     let summary: RunSummary;
     try {
       summary = await runCampaign(config, {
-        reporters: [...options.reporters, recorder],
+        reporters: quietOnceGone([...options.reporters, recorder], gone),
         signal: AbortSignal.any([options.signal, taken.signal]),
         ...(options.onRegistry ? { onRegistry: options.onRegistry } : {}),
       });
     } catch (e) {
+      if (gone()) return removedUnder(undefined);
       const error = e instanceof Error ? e.message : String(e);
-      if (!claim.lost())
-        writeRecord(plan, { ...record, status: 'failed', endedAt: new Date().toISOString(), error });
+      keep({ ...record, status: 'failed', endedAt: new Date().toISOString(), error });
       throw e;
     }
+    if (gone()) return removedUnder(summary);
     if (claim.lost()) {
       options.say(
         `plan ${plan.id}: campaign ${index}: another worker took the index over (this one's claim went stale): stopped, its record left to that worker`,
