@@ -1,8 +1,8 @@
 import path from 'node:path';
 
 import type { Rng } from '../core/random.js';
-import type { DiskFs } from '../systems/kvraft/_internals/seams.js';
-import type { SimProcess } from './process.js';
+import type { DiskFs } from '../systems/kvraft/seams.js';
+import type { HostedProcess } from './scheduler.js';
 
 /**
  * What a disk promises about writes when the power fails:
@@ -67,7 +67,7 @@ interface OpenFile {
   readonly inode: Inode;
   readonly append: boolean;
   position: number;
-  readonly owner: SimProcess;
+  readonly owner: HostedProcess;
 }
 
 /** A coded error as Node's fs throws it. */
@@ -104,7 +104,7 @@ export class SimDisk {
   ) {}
 
   /** The calls a process makes; its descriptors close when it ends. */
-  fsFor(process: SimProcess): DiskFs {
+  fsFor(process: HostedProcess): DiskFs {
     process.onEnd.push(() => {
       for (const [fd, file] of this.files) if (file.owner === process) this.files.delete(fd);
     });

@@ -2,14 +2,16 @@ import type { ClientResult } from '../systems/system.js';
 import type { KvraftBug } from '../systems/kvraft/bugs.js';
 import { KvraftClient } from '../systems/kvraft/client.js';
 import {
+  type ClientResponse,
   DEFAULT_ELECTION_MAX_MS,
   DEFAULT_ELECTION_MIN_MS,
   DEFAULT_SNAPSHOT_EVERY,
-} from '../systems/kvraft/_internals/args.js';
-import { requestOnce } from '../systems/kvraft/_internals/connection.js';
-import type { ClientResponse, NodeStatus } from '../systems/kvraft/_internals/messages.js';
-import type { HostPort } from '../systems/kvraft/_internals/seams.js';
-import { type KvraftNode, startNode } from '../systems/kvraft/_internals/start.js';
+  type KvraftNode,
+  type NodeStatus,
+  requestOnce,
+  startNode,
+} from '../systems/kvraft/in-process.js';
+import type { HostPort } from '../systems/kvraft/seams.js';
 import type { LinkParams } from './network.js';
 import type { SimProcess } from './process.js';
 import { type Observed, World, type WorldOptions } from './world.js';

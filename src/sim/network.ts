@@ -1,8 +1,6 @@
 import type { Rng } from '../core/random.js';
-import type { HostPort, Net, NetServer, NetSocket } from '../systems/kvraft/_internals/seams.js';
-import type { SimProcess } from './process.js';
-import { PHASE } from './scheduler.js';
-import type { World } from './world.js';
+import type { HostPort, Net, NetServer, NetSocket } from '../systems/kvraft/seams.js';
+import { type HostedProcess, PHASE, type Scheduler } from './scheduler.js';
 
 /**
  * How a cut behaves, after the two real backends: `proxy` (the userspace proxy on loopback: a
@@ -80,7 +78,7 @@ class SimSocket implements NetSocket {
   private idleSeq = 0;
 
   constructor(
-    readonly process: SimProcess,
+    readonly process: HostedProcess,
     readonly side: 0 | 1,
     private readonly network: SimNetwork,
   ) {}
@@ -153,7 +151,7 @@ class SimServer implements NetServer {
   private readonly onceError: ((error: Error) => void)[] = [];
 
   constructor(
-    readonly process: SimProcess,
+    readonly process: HostedProcess,
     readonly onConnection: (socket: NetSocket) => void,
     private readonly network: SimNetwork,
   ) {}
@@ -197,14 +195,14 @@ function codedError(code: string, message: string): Error {
  * latency per chunk; cuts, delays, losses and duplicates per directed link between hosts.
  */
 export class SimNetwork {
-  readonly scheduler: World['scheduler'];
+  readonly scheduler: Scheduler;
   private readonly servers = new Map<string, SimServer>();
   private readonly conns = new Set<Conn>();
   private cuts = new Set<string>();
   private degraded = new Map<string, LinkParams>();
 
   constructor(
-    world: World,
+    world: { readonly scheduler: Scheduler },
     private readonly rng: Rng,
     private readonly options: NetworkOptions,
   ) {
@@ -212,7 +210,7 @@ export class SimNetwork {
   }
 
   /** The `Net` a process uses: its sockets and servers belong to it. */
-  netFor(process: SimProcess): Net {
+  netFor(process: HostedProcess): Net {
     return {
       connect: (address) => this.connect(process, address),
       createServer: (onConnection) => new SimServer(process, onConnection, this),
@@ -240,7 +238,7 @@ export class SimNetwork {
   }
 
   /** Closes every socket and server of a process that ended: its peers see the close a latency later. */
-  processEnded(process: SimProcess): void {
+  processEnded(process: HostedProcess): void {
     for (const [key, server] of this.servers) if (server.process === process) this.servers.delete(key);
     for (const conn of [...this.conns]) {
       if (conn.dialer.process === process) this.destroy(conn.dialer);
@@ -282,7 +280,7 @@ export class SimNetwork {
     return min + this.rng.next() * (max - min) + (this.degraded.get(linkKey(from, to))?.delayMs ?? 0);
   }
 
-  private connect(process: SimProcess, address: HostPort): SimSocket {
+  private connect(process: HostedProcess, address: HostPort): SimSocket {
     const socket = new SimSocket(process, 0, this);
     const toHost = address.host;
     const conn: Conn = {

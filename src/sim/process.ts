@@ -1,9 +1,8 @@
 import type { EventAttrs } from '../core/event.js';
 import type { Rng } from '../core/random.js';
 import type { Probe } from '../probe/index.js';
-import type { NodeEnv, NodeIo, Timer } from '../systems/kvraft/_internals/seams.js';
-import { PHASE, type Owner, type SimEvent } from './scheduler.js';
-import type { World } from './world.js';
+import type { DiskFs, Net, NodeEnv, NodeIo, Timer } from '../systems/kvraft/seams.js';
+import { type HostedProcess, PHASE, type Owner, type Scheduler, type SimEvent } from './scheduler.js';
 
 /** Node clamps a timer's delay below 1 ms to 1 ms. */
 const MIN_TIMER_MS = 1;
@@ -20,6 +19,17 @@ export class ProcessExit extends Error {
  * events owned by it (dropped when it dies, held while it is paused), its randomness is the world's
  * generator forked for this incarnation, and it sees the world through `io` and `probe`.
  */
+/** What a process asks of its world: its clock, its network and disk, and where its output goes. */
+export interface ProcessWorld {
+  readonly scheduler: Scheduler;
+  readonly network: { netFor(process: HostedProcess): Net };
+  clockOffsetMs(host: string): number;
+  disk(host: string): { fsFor(process: HostedProcess): DiskFs };
+  endProcess(process: SimProcess, ending: number | 'killed'): void;
+  observe(node: string, type: string, attrs?: EventAttrs): void;
+  record(line: string): void;
+}
+
 export class SimProcess implements Owner {
   alive = true;
   paused = false;
@@ -34,7 +44,7 @@ export class SimProcess implements Owner {
   private held: SimEvent[] = [];
 
   constructor(
-    private readonly world: World,
+    private readonly world: ProcessWorld,
     readonly host: string,
     readonly incarnation: number,
     readonly rng: Rng,

@@ -11,6 +11,13 @@ export interface Owner {
   hold(event: SimEvent): void;
 }
 
+/** A process as the world's network and disks see it: its host, and what to run when it ends. */
+export interface HostedProcess extends Owner {
+  readonly host: string;
+  /** Called when the process ends (killed or exited), once. */
+  readonly onEnd: (() => void)[];
+}
+
 export interface SimEvent {
   readonly timeMs: number;
   readonly phase: Phase;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { StorageContract } from '../../src/sim/disk.js';
-import type { DiskFs } from '../../src/systems/kvraft/_internals/seams.js';
+import type { DiskFs } from '../../src/systems/kvraft/seams.js';
 import { SimKvraft } from '../../src/sim/kvraft.js';
 import { World } from '../../src/sim/world.js';
 

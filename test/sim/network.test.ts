@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import type { NetSocket } from '../../src/systems/kvraft/_internals/seams.js';
+import type { NetSocket } from '../../src/systems/kvraft/seams.js';
 import type { PartitionMode } from '../../src/sim/network.js';
 import { World } from '../../src/sim/world.js';
 

@@ -1,5 +1,5 @@
 import { isKvraftBug, KVRAFT_BUGS, type KvraftBug } from '../bugs.js';
-import type { HostPort } from './seams.js';
+import type { HostPort } from '../seams.js';
 
 export interface NodeArgs {
   readonly id: string;

@@ -1,5 +1,5 @@
 import type { ClientResponse } from './messages.js';
-import type { HostPort, NetSocket, NodeIo, Timer } from './seams.js';
+import type { HostPort, NetSocket, NodeIo, Timer } from '../seams.js';
 import { parseObject, readLines } from './wire.js';
 
 /** What a client connection takes from its world: sockets, timers and the wall clock. */

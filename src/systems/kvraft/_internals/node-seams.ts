@@ -12,7 +12,7 @@ import {
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 
-import type { DiskFs, Net, NetServer, NetSocket, NodeEnv, NodeIo, Timer } from './seams.js';
+import type { DiskFs, Net, NetServer, NetSocket, NodeEnv, NodeIo, Timer } from '../seams.js';
 
 const timer = (handle: NodeJS.Timeout): Timer => ({
   cancel() {

@@ -22,7 +22,7 @@ import type {
   StoredValue,
 } from './messages.js';
 import { addToRegister, applyTxn, readRegister } from './state-machine.js';
-import type { NodeEnv, Timer } from './seams.js';
+import type { NodeEnv, Timer } from '../seams.js';
 import type { Storage } from './storage.js';
 
 export interface RaftOptions {

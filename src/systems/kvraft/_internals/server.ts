@@ -1,6 +1,6 @@
 import type { ClientRequest, MicroOp } from './messages.js';
 import type { RaftNode, Reply } from './raft.js';
-import type { HostPort, Net, NetServer, NodeEnv } from './seams.js';
+import type { HostPort, Net, NetServer, NodeEnv } from '../seams.js';
 import { parseObject, readLines } from './wire.js';
 
 /** The client service: line-delimited JSON requests and responses, matched by `id`. */

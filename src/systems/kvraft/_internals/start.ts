@@ -1,7 +1,7 @@
 import type { Probe } from '../../../probe/index.js';
 import type { NodeArgs } from './args.js';
 import { RaftNode } from './raft.js';
-import type { NetServer, NodeIo } from './seams.js';
+import type { NetServer, NodeIo } from '../seams.js';
 import { serveClients } from './server.js';
 import { Storage } from './storage.js';
 import { Transport } from './transport.js';

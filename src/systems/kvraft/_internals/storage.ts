@@ -1,7 +1,7 @@
 import path from 'node:path';
 
 import type { Entry, Snapshot } from './messages.js';
-import type { DiskFs, Timer, Timers } from './seams.js';
+import type { DiskFs, Timer, Timers } from '../seams.js';
 
 export interface Meta {
   readonly term: number;

@@ -1,9 +1,9 @@
 import type { Probe } from '../../../probe/index.js';
 import type { Outgoing, PeerMessage } from './messages.js';
-import type { HostPort, Net, NetServer, NetSocket, NodeEnv, Timer } from './seams.js';
+import type { HostPort, Net, NetServer, NetSocket, NodeEnv, Timer } from '../seams.js';
 import { parseObject, readLines } from './wire.js';
 
-export type { HostPort } from './seams.js';
+export type { HostPort } from '../seams.js';
 
 const CONNECT_TIMEOUT_MS = 1000;
 const BACKOFF_MIN_MS = 20;

@@ -1,4 +1,4 @@
-import type { NetSocket } from './seams.js';
+import type { NetSocket } from '../seams.js';
 
 /** Largest line accepted from a socket; a longer one means a broken peer, so the socket is closed. */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
