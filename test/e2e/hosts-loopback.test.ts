@@ -190,7 +190,7 @@ describe.skipIf(unavailable !== undefined)(
       });
       expect(result.stderr, result.stderr).not.toMatch(/^\s+at /m);
       expect(result.stderr, result.stderr).toMatch(/schedule 1 start-partition\S* .*\(ok\)/);
-      expect(result.stderr).toMatch(/schedule 1 stop-partition\S* .*\(ok\)/);
+      expect(result.stderr, result.stderr).toMatch(/schedule 1 stop-partition\S* .*\(ok\)/);
       expect([0, 1]).toContain(result.code);
       const rules = inNs(ns, ['iptables', '-S', 'INPUT']).stdout;
       expect(rules.split('\n').filter((l) => l.includes('mallory-'))).toEqual([]);
