@@ -10,13 +10,25 @@ export const EXIT_OK = 0;
 export const EXIT_BUG = 1;
 export const EXIT_USAGE = 2;
 
+/** Jepsen's flags a user may bring, and Mallory's for each. */
+const JEPSEN_FLAGS: Readonly<Record<string, string>> = {
+  '--nodes-file': "--nodes-file is Jepsen's flag: give the file to --hosts FILE (one host a line)",
+};
+
+/** Commander's `unknown option` for a Jepsen flag becomes the line that names Mallory's. */
+function jepsenHint(text: string): string {
+  const flag = /unknown option '([^']+)'/.exec(text)?.[1];
+  const hint = flag === undefined ? undefined : JEPSEN_FLAGS[flag];
+  return hint === undefined ? text : `mallory: ${hint}\n`;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const program = new Command('mallory')
     .description('Greybox fuzzer for distributed systems')
     .version(packageVersion(), '-V, --version', 'print the version and exit')
     .exitOverride()
     .showHelpAfterError(false)
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .configureOutput({ writeErr: (s) => process.stderr.write(jepsenHint(s)) });
   let status = EXIT_OK;
   for (const register of COMMANDS) {
     register(program, (code) => {

@@ -2,6 +2,7 @@ import { describeLinks } from '../nemesis/grudge.js';
 import {
   describeFault,
   describeTornGranularity,
+  type Fault,
   type TornGranularity,
   type TornWriteParams,
 } from '../core/fault.js';
@@ -27,6 +28,36 @@ function runClock(ms: number): string {
 }
 
 /** Fails from refused connections (a node down), said apart from the others when there were any. */
+/** A parameter of a packet, clock or disk fault as the terminal says it, by its key. */
+const PARAM_TEXT: Readonly<Record<string, (v: number) => string>> = {
+  lossPct: (v) => `loss ${v}%`,
+  dupPct: (v) => `dup ${v}%`,
+  delayMs: (v) => `delay ${v} ms`,
+  deltaMs: (v) => `${v >= 0 ? '+' : ''}${v} ms`,
+  rate: (v) => `rate ×${v}`,
+  periodMs: (v) => `every ${v} ms`,
+  seed: (v) => `seed ${v}`,
+};
+
+/**
+ * A fault for a person: `start-packet:all loss 10%, delay 50 ms` rather than its value's JSON
+ * (`describeFault`, the policy's key for it, is left as it is).
+ */
+function faultText(fault: Fault): string {
+  const v = fault.value;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return describeFault(fault);
+  const { target, ...params } = v as { target?: unknown } & Record<string, unknown>;
+  const where = Array.isArray(target)
+    ? `[${target.join(',')}]`
+    : typeof target === 'string'
+      ? target
+      : JSON.stringify(target ?? '');
+  const said = Object.entries(params).map(([k, x]) =>
+    typeof x === 'number' && PARAM_TEXT[k] !== undefined ? PARAM_TEXT[k](x) : `${k} ${JSON.stringify(x)}`,
+  );
+  return `${fault.f}:${where}${said.length > 0 ? ` ${said.join(', ')}` : ''}`;
+}
+
 function refusedText(refused: number | undefined): string {
   return refused !== undefined && refused > 0 ? ` fail (refused) ${refused}` : '';
 }
@@ -97,7 +128,7 @@ export class ProgressReporter implements Reporter {
     const torn = tornGranularityOf(outcome);
     const cut = torn !== undefined ? `, ${describeTornGranularity(torn)}` : '';
     this.print(
-      `  [${runClock(runMs)}] schedule ${schedule + 1} ${describeFault(outcome.fault)}${nodes} (${outcome.outcome}${cut}${why})`,
+      `  [${runClock(runMs)}] schedule ${schedule + 1} ${faultText(outcome.fault)}${nodes} (${outcome.outcome}${cut}${why})`,
     );
   }
 

@@ -85,6 +85,17 @@ function int(name: string, text: string | undefined): number | undefined {
   return n;
 }
 
+/** `--nodes N`; Jepsen's `--nodes n1,n2,n3` (host names) is said to be `--hosts` here. */
+function nodeCount(text: string | undefined): string | undefined {
+  if (text !== undefined && /[^\d\s]/.test(text) && !/^-?\d+(\.\d+)?$/.test(text.trim())) {
+    throw new UsageError(
+      'bad-flag',
+      `--nodes takes how many nodes (they are named n1 … nN), got "${text}": to run the nodes on hosts, give them to --hosts (--hosts ${text}, or --hosts FILE with one host a line)`,
+    );
+  }
+  return text;
+}
+
 function byteSize(name: string, text: string): number {
   try {
     return parseByteSize(text);
@@ -197,7 +208,7 @@ export function configFromFlags(flags: RunFlags): RunConfig {
   const { faults, faultTargets } = parseFaultsFlag(flags.faults);
   const raw = {
     system: flags.system,
-    nodes: int('nodes', flags.nodes),
+    nodes: int('nodes', nodeCount(flags.nodes)),
     timeMs: duration('time', flags.time),
     seed: int('seed', flags.seed),
     policy: flags.policy,

@@ -107,6 +107,23 @@ describe('an adapter whose launch command does not exist', () => {
   });
 });
 
+describe("Jepsen's node flags", () => {
+  it.each([
+    [
+      ['--nodes', 'n1,n2,n3'],
+      'mallory: --nodes takes how many nodes (they are named n1 … nN), got "n1,n2,n3": to run the nodes on hosts, give them to --hosts (--hosts n1,n2,n3, or --hosts FILE with one host a line)',
+    ],
+    [
+      ['--nodes-file', '/nowhere/nodes'],
+      "mallory: --nodes-file is Jepsen's flag: give the file to --hosts FILE (one host a line)",
+    ],
+  ])('%s: one line pointing at --hosts, exit 2', async (flags, line) => {
+    const { code, stderr } = await mallory('run', ...flags, '--time', '5s');
+    expect(code).toBe(2);
+    expect(stderr).toBe(`${line}\n`);
+  });
+});
+
 describe('a cluster whose every node exits while starting', () => {
   it("fails at once, not at its start-up timeout: one line with each node's exit, exit 2; the run can be reported", async () => {
     const store = mkdtempSync(path.join(tmpdir(), 'mallory-exits-'));

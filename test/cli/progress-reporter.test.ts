@@ -72,6 +72,18 @@ describe('ProgressReporter', () => {
       10_000,
       73_999,
     );
+    reporter.fault(
+      {
+        fault: { f: 'start-packet', value: { target: 'all', lossPct: 10, delayMs: 50 } },
+        nodes: ['n1'],
+        outcome: 'ok',
+      },
+      1,
+      12_000,
+      75_000,
+    );
+    // Packet parameters in words, not the value's JSON.
+    expect(text()).toContain('  [01:15.0] schedule 2 start-packet:all loss 10%, delay 50 ms on n1 (ok)\n');
     // Each fault at its time since the run started, as the report and check.html give it.
     expect(text()).toContain('  [00:04.1] schedule 1 kill:one on n2 (ok)\n');
     // A partition says which side is which, not only the nodes it touched.

@@ -8,7 +8,7 @@ import { DEFAULT_MAX_CHANNELS, type SshTarget, SshRuntime } from '../runtime/ssh
 import type { Address, HostCaptureTap, Link, NetworkBackend } from './backend.js';
 import { FixedPorts } from './_internals/fixed-ports.js';
 import { netemDstFilterArgs } from './_internals/netem-filter.js';
-import { inputDropRule } from './_internals/drop-rule.js';
+import { controlAcceptRules, inputDropRule } from './_internals/drop-rule.js';
 
 export interface HostsOptions {
   readonly runId: string;
@@ -49,6 +49,9 @@ export class HostsBackend implements NetworkBackend {
   /** The root qdiscs this run put on the hosts' devices (delay, duplication). */
   private readonly qdiscs: { node: string; device: string; id: number }[] = [];
   private readonly netemProbes = new Map<string, Promise<string | undefined>>();
+  /** The hosts whose control connections are exempt from cuts (see `exemptControl`). */
+  private readonly exempted = new Map<string, Promise<void>>();
+  private readonly controlRules: { node: string; spec: readonly string[]; id: number }[] = [];
   private cuts: readonly Link[] = [];
   private degraded: { readonly links: readonly Link[]; readonly params: PacketParams } | undefined;
   private readonly ports: FixedPorts;
@@ -236,6 +239,9 @@ export class HostsBackend implements NetworkBackend {
     );
     const additions = [...wanted.entries()].filter(([key]) => !this.rules.has(key));
     await Promise.all(
+      [...new Set(additions.map(([, rule]) => rule.node))].map((node) => this.exemptControl(node)),
+    );
+    await Promise.all(
       additions.map(async ([key, rule]) => {
         const runtime = this.runtime(rule.node);
         const id = this.options.registry.record({
@@ -251,6 +257,50 @@ export class HostsBackend implements NetworkBackend {
             `host ${runtime.host}: iptables -A ${rule.spec.join(' ')} failed: ${result.stderr.trim()}`,
           );
         }
+      }),
+    );
+  }
+
+  /**
+   * Puts the control connections' accept rules on `node`'s host, once, before its first drop (see
+   * `controlAcceptRules`); they go with the drops when the run ends.
+   */
+  private exemptControl(node: string): Promise<void> {
+    let done = this.exempted.get(node);
+    if (!done) {
+      done = this.addControlRules(node);
+      this.exempted.set(node, done);
+    }
+    return done;
+  }
+
+  private async addControlRules(node: string): Promise<void> {
+    const runtime = this.runtime(node);
+    const ports = this.options.targets.map((t) => t.port);
+    for (const spec of controlAcceptRules(ports, `mallory-${this.options.runId}`)) {
+      const id = this.options.registry.record({
+        kind: 'remote',
+        target: runtime.target,
+        undo: shellLine(['iptables', '-w', '-D', ...spec]),
+        label: `iptables rule on ${runtime.host}: -I ${spec.join(' ')}`,
+      });
+      this.controlRules.push({ node, spec, id });
+      const result = await runtime.exec(['iptables', '-w', '-I', ...spec]);
+      if (result.code !== 0) {
+        throw new Error(
+          `host ${runtime.host}: iptables -I ${spec.join(' ')} failed: ${result.stderr.trim()}`,
+        );
+      }
+    }
+  }
+
+  private async removeControlRules(): Promise<void> {
+    const rules = this.controlRules.splice(0);
+    this.exempted.clear();
+    await Promise.all(
+      rules.map(async ({ node, spec, id }) => {
+        const result = await this.runtime(node).exec(['iptables', '-w', '-D', ...spec]);
+        if (result.code === 0) this.options.registry.forget(id);
       }),
     );
   }
@@ -351,6 +401,7 @@ export class HostsBackend implements NetworkBackend {
     if (this.closed) return;
     this.closed = true;
     await this.heal().catch(() => undefined);
+    await this.removeControlRules().catch(() => undefined);
     await Promise.all(
       [...this.rootIds.entries()].map(async ([node, id]) => {
         const ok = await this.runtime(node)
