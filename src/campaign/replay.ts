@@ -11,7 +11,7 @@ import type { ReplayOf } from '../store/replay-of.js';
 import { type RunConfig, RunConfigSchema } from './config.js';
 import type { Reporter } from './reporter.js';
 import { runCampaign } from './run-campaign.js';
-import { pluginSources } from './_internals/plugin-copies.js';
+import { pluginSources } from './plugin-copies.js';
 import {
   isLet,
   readSchedule,

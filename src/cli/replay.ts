@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Option } from 'commander';
 
 import { bugStore, describeStart, replayBug, readBug, replayStart } from '../campaign/replay.js';
-import { pluginSources } from '../campaign/_internals/plugin-copies.js';
+import { pluginSources } from '../campaign/plugin-copies.js';
 import { describeDependence, recordReplay, REPLAYS_FILE, stateDependence } from '../store/replay-record.js';
 import { DURABILITIES, type Durability } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';

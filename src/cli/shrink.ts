@@ -1,5 +1,5 @@
 import { bugStore, describeStart, readBug, replayStart } from '../campaign/replay.js';
-import { pluginSources } from '../campaign/_internals/plugin-copies.js';
+import { pluginSources } from '../campaign/plugin-copies.js';
 import { shrinkBug } from '../campaign/shrink.js';
 import { EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { keepPlugins } from '../../src/campaign/_internals/plugin-copies.js';
+import { keepPlugins } from '../../src/campaign/plugin-copies.js';
 import { formatBugSchedule, readScheduleHeader } from '../../src/campaign/schedule-file.js';
 import { REPO_ROOT } from '../check/data-dir.js';
 

@@ -6,7 +6,7 @@ import type { Finding } from '../checker.js';
 import type { RunConfig } from '../config.js';
 import { formatBugSchedule, type HostsHeader, type ScheduleHeader } from '../schedule-file.js';
 import { effectiveWarmupMs } from './effective-warmup-ms.js';
-import { keepPlugins } from './plugin-copies.js';
+import { keepPlugins } from '../plugin-copies.js';
 import type { LiveRun } from './live-run.js';
 import type { ScheduleFaults } from './schedule-faults.js';
 

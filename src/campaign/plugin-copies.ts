@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join } from 'node:path';
 
-import { UsageError } from '../../core/errors.js';
+import { UsageError } from '../core/errors.js';
 
 /** Which flag loaded a user's module: `--system` or `--workload`. */
 export type PluginFlag = 'system' | 'workload';
