@@ -388,6 +388,9 @@ export class Cluster implements ClusterView {
     this.procs.set(node, proc);
     this.status.set(node, 'running');
     void started.exited.then(async ({ code, signal }) => {
+      // A node is its process group: what its process started (redis's sentinel beside its server)
+      // must not outlive it, serving as a node that is down and holding its ports for the restart.
+      if (!proc.expectExit) await proc.runtime.signal(proc.proc, 'SIGKILL').catch(() => undefined);
       await Promise.resolve(proc.removeLeftovers?.()).catch(() => undefined);
       if (this.procs.get(node) === proc) {
         this.procs.delete(node);

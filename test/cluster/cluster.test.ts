@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -15,8 +15,15 @@ import type { LaunchOptions, SystemAdapter } from '../../src/systems/system.js';
 
 const NODES = ['n1', 'n2', 'n3'];
 
-/** A system of `sleep` processes that remembers how each node was launched; `n1` may say something and exit. */
-function sleepers(launches: [string, LaunchOptions][], n1Exits = false): SystemAdapter {
+/**
+ * A system of `sleep` processes that remembers how each node was launched; `n1` may say something
+ * and exit, or exit leaving a child of its own (its pid written to `childPidFile`) in its group.
+ */
+function sleepers(
+  launches: [string, LaunchOptions][],
+  n1Exits = false,
+  childPidFile?: string,
+): SystemAdapter {
   return {
     name: 'sleepers',
     services: ['client'],
@@ -29,6 +36,9 @@ function sleepers(launches: [string, LaunchOptions][], n1Exits = false): SystemA
     doctor: () => Promise.resolve([]),
     launch(node, _cluster, options) {
       launches.push([node, options]);
+      if (node === 'n1' && childPidFile !== undefined) {
+        return { command: 'sh', args: ['-c', `sleep 30 & echo $! > ${childPidFile}; exit 3`] };
+      }
       return node === 'n1' && n1Exits
         ? { command: 'sh', args: ['-c', 'echo leaving >&2; exit 3'] }
         : { command: 'sleep', args: ['30'] };
@@ -47,9 +57,9 @@ describe('Cluster: how a node is launched', () => {
   const launches: [string, LaunchOptions][] = [];
 
   const exits: NodeExit[] = [];
-  const create = (n1Exits = false): Cluster =>
+  const create = (n1Exits = false, childPidFile?: string): Cluster =>
     new Cluster({
-      system: sleepers(launches, n1Exits),
+      system: sleepers(launches, n1Exits, childPidFile),
       nodes: NODES,
       runDir: root,
       runId: `clustertest${process.pid}`,
@@ -157,7 +167,32 @@ describe('Cluster: how a node is launched', () => {
       logBytes: { 'stdout.log': 0, 'stderr.log': 'leaving\n'.length },
     });
   });
+
+  it('a node whose process exits by itself takes the rest of its process group with it', async () => {
+    const pidFile = join(root, 'child.pid');
+    await cluster.close();
+    cluster = create(false, pidFile);
+    await cluster.start('n1');
+    await vi.waitFor(() => {
+      expect(exits).toHaveLength(1);
+    });
+    const child = Number(readFileSync(pidFile, 'utf8'));
+    expect(child).toBeGreaterThan(0);
+    await vi.waitFor(() => {
+      expect(alive(child)).toBe(false);
+    });
+    expect(cluster.statusOf('n1')).toBe('exited');
+  });
 });
+
+/** Whether a process of this pid exists (a zombie not yet reaped counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
 
 /** A cluster of sleepers on no network whose readiness is `ready`, for the waitReady cases. */
 function readyCluster(
