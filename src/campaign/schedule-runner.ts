@@ -47,7 +47,7 @@ export class ScheduleRunner {
   private chain: Promise<void> = Promise.resolve();
   private readonly timers = new Set<NodeJS.Timeout>();
   private scheduleStart = 0;
-  private endAtMs = Infinity;
+  private budgetAtMs = Infinity;
   /** The first error that is not a line's own failure (an unbound name): it ends the run. */
   private failure: { error: unknown } | undefined;
   private readonly failed = new AbortController();
@@ -59,12 +59,14 @@ export class ScheduleRunner {
 
   /**
    * Runs until `endAtMs` after `scheduleStart` (and until every due line has run); lines due after
-   * `endAtMs` are skipped. A line's failure is its own outcome (the nemesis reports it); anything
-   * else a line throws stops the schedule and is rethrown here.
+   * `endAtMs` are skipped, and so is a line that a slow fault before it carried past `budgetAtMs`
+   * (the campaign's budget, or the end itself when it bounds the faults). A line's failure is its
+   * own outcome (the nemesis reports it); anything else a line throws stops the schedule and is
+   * rethrown here.
    */
-  async run(scheduleStart: number, endAtMs: number): Promise<void> {
+  async run(scheduleStart: number, endAtMs: number, budgetAtMs = endAtMs): Promise<void> {
     this.scheduleStart = scheduleStart;
-    this.endAtMs = endAtMs;
+    this.budgetAtMs = budgetAtMs;
     const stop = AbortSignal.any([this.deps.signal, this.failed.signal]);
     const groups = new Map<string, TriggerGroup>();
     const timed: (ScheduleItem | TriggerGroup)[] = [];
@@ -113,10 +115,13 @@ export class ScheduleRunner {
         if (stop.aborted) return;
         // A slow fault before it (a membership change that took its time) may have carried the
         // schedule past its end: the budget bounds the faults, so what is left is skipped.
-        if (Date.now() > scheduleStart + endAtMs) {
+        if (Date.now() > scheduleStart + budgetAtMs) {
           for (const rest of timed.slice(i)) {
             for (const item of 'items' in rest ? rest.items : [rest]) {
-              this.deps.skip(item, `due at ${item.atMs} ms, reached past the end of the run (${endAtMs} ms)`);
+              this.deps.skip(
+                item,
+                `due at ${item.atMs} ms, reached past the end of the run (${budgetAtMs} ms)`,
+              );
             }
           }
           break;
@@ -220,8 +225,8 @@ export class ScheduleRunner {
 
   private async execute(item: ScheduleItem, event: Event | undefined): Promise<void> {
     // Queued behind a slow fault (or a trigger's delay) until past the end: not enacted.
-    if (Date.now() > this.scheduleStart + this.endAtMs) {
-      this.deps.skip(item, `reached past the end of the run (${this.endAtMs} ms)`);
+    if (Date.now() > this.scheduleStart + this.budgetAtMs) {
+      this.deps.skip(item, `reached past the end of the run (${this.budgetAtMs} ms)`);
       return;
     }
     try {

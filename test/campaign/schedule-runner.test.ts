@@ -264,6 +264,42 @@ describe('ScheduleRunner and the end of the run', () => {
     ]);
   });
 
+  it('enacts what a slow fault delayed past the schedule’s end while the budget lasts', async () => {
+    const enacted: string[] = [];
+    let start = 0;
+    const END_MS = 40;
+    const runner = new ScheduleRunner(
+      schedule([
+        { atMs: 0, f: 'member-remove', nodes: ['n1'] },
+        { atMs: 10, f: 'kill', nodes: ['n2'] },
+      ]),
+      {
+        enact: async (fault) => {
+          enacted.push(fault.f);
+          if (fault.f === 'member-remove') {
+            await vi.waitFor(
+              () => {
+                expect(Date.now()).toBeGreaterThan(start + END_MS + 1);
+              },
+              { interval: 1, timeout: 10_000 },
+            );
+          }
+        },
+        skip: (item, reason) => {
+          throw new Error(`${'f' in item ? item.f : 'let'} skipped: ${reason}`);
+        },
+        nodes: () => ['n1', 'n2', 'n3'],
+        running: () => ['n1', 'n2', 'n3'],
+        leader: () => Promise.resolve('n2'),
+        onEvent: () => () => undefined,
+        signal: new AbortController().signal,
+      },
+    );
+    start = Date.now();
+    await runner.run(start, END_MS, 60_000);
+    expect(enacted).toEqual(['member-remove', 'kill']);
+  });
+
   it('does not enact a triggered line whose event comes while a slow fault holds the queue past the end', async () => {
     const enacted: string[] = [];
     const skipped: string[] = [];
