@@ -36,7 +36,7 @@ describe('parseDqliteLog', () => {
 describe('dqlite shell output', () => {
   it('reads .cluster JSON', () => {
     expect(parseClusterJson('[{"ID":1,"Address":"10.0.0.1:9001","Role":0}]')).toEqual([
-      { address: '10.0.0.1:9001', role: 0 },
+      { address: '10.0.0.1:9001', role: 0, id: '1' },
     ]);
     expect(parseClusterJson('Error: no leader')).toBeUndefined();
   });
