@@ -191,13 +191,11 @@ class DqliteAdapter implements SystemAdapter {
       return { node: cluster.members[i], check: 'read', ok, detail };
     });
     const served = checks.every((c) => c.ok);
-    // Asked while a read fails too, within a read's time: the raft configuration (each server's
-    // address and id) is what a cluster that does not serve again is triaged by.
-    const shell = await dqliteShell(
-      this.servers(cluster),
-      ['.cluster', '--format', 'json'],
-      served ? undefined : READY_TIMEOUT_MS,
-    );
+    // Not asked while a read fails: shell connections to nodes still joining coincided with a
+    // dqlite-demo node ending its start-up on EOF (under investigation), so the configuration is
+    // read, with each server's id, only once the nodes serve.
+    if (!served) return { ready: false, checks };
+    const shell = await dqliteShell(this.servers(cluster), ['.cluster', '--format', 'json']);
     const members = shell.code === 0 ? parseClusterJson(shell.stdout) : undefined;
     const check = 'configuration lists every member';
     if (!members) {
