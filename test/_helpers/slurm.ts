@@ -358,7 +358,9 @@ export async function startSlurm(): Promise<Slurm> {
         const queue = await client(['squeue', '-h', '-j', String(jobId), '-o', '%T']);
         if (queue.code === 0 && queue.stdout.trim() === '') return tasks(jobId);
         if (Date.now() > deadline) {
-          throw new Error(`job ${jobId} still queued after ${timeoutMs} ms: ${queue.stdout}${queue.stderr}`);
+          throw new Error(
+            `job ${jobId} still queued after ${timeoutMs} ms: ${queue.stdout}${queue.stderr}\n${logs()}`,
+          );
         }
         await sleep(POLL_MS);
       }

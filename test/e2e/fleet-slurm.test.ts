@@ -40,6 +40,7 @@ const CAMPAIGNS = 4;
 /** Four campaigns of seconds each, two at a time on two CPUs: well under this on a loaded machine. */
 const ARRAY_TIMEOUT_MS = 240_000;
 const SUBMITTED = /Submitted batch job (\d+)/;
+const POLL_MS = 200;
 
 interface Shell {
   readonly code: number | null;
@@ -107,6 +108,28 @@ function runDirs(box: Sandbox): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((d) => /^\d{8}T/.test(d)) : [];
 }
 
+/** What every task of the job printed, for a failed assertion's message. */
+function outputs(plan: string, job: number): string {
+  return Array.from({ length: CAMPAIGNS }, (_, i) => {
+    const file = join(dirname(plan), 'logs', `slurm-${job}_${i}.out`);
+    const text = existsSync(file) ? readFileSync(file, 'utf8').split('\n').slice(-15).join('\n') : '(none)';
+    return `--- task ${i}:\n${text}`;
+  }).join('\n');
+}
+
+/** Until campaign 0's run dir is made; fails at once if task 0 of the job ends before that. */
+async function waitForRunOrEnd(slurm: Slurm, plan: string, job: number): Promise<void> {
+  const deadline = Date.now() + ARRAY_TIMEOUT_MS;
+  while (recordOf(plan, 0)?.runDir === undefined) {
+    const queued = await slurm.client(['squeue', '-h', '-j', `${job}_0`, '-o', '%T']);
+    if (queued.code === 0 && queued.stdout.trim() === '' && recordOf(plan, 0)?.runDir === undefined) {
+      throw new Error(`task 0 ended before its campaign started:\n${outputs(plan, job)}`);
+    }
+    if (Date.now() > deadline) throw new Error(`campaign 0 not started in ${ARRAY_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
 const completed = (task: number): ArrayTask => ({ task, state: 'COMPLETED', exitCode: 0, signal: 0 });
 
 describe.skipIf(unavailable !== undefined)(
@@ -137,7 +160,7 @@ describe.skipIf(unavailable !== undefined)(
 
       const job = await r.submit();
       const tasks = await fixture.slurm.waitForJob(job, ARRAY_TIMEOUT_MS);
-      expect(tasks, fixture.slurm.logs()).toEqual([0, 1, 2, 3].map(completed));
+      expect(tasks, outputs(r.plan, job)).toEqual([0, 1, 2, 3].map(completed));
       const done = records(r.plan);
       for (const [i, record] of done.entries()) {
         expect(record).toMatchObject({ index: i, status: 'done', attempt: 1 });
@@ -176,13 +199,13 @@ describe.skipIf(unavailable !== undefined)(
 
         const first = await r.submit();
         // Task 0's campaign under way (its run dir made), then cancelled as a user would.
-        await waitFor(() => recordOf(r.plan, 0)?.runDir !== undefined, ARRAY_TIMEOUT_MS);
+        await waitForRunOrEnd(fixture.slurm, r.plan, first);
         const cancelledRun = recordOf(r.plan, 0)!.runDir!;
         const cancel = await fixture.slurm.client(['scancel', `${first}_0`]);
         expect(cancel.code, cancel.stderr).toBe(0);
         const firstTasks = await fixture.slurm.waitForJob(first, ARRAY_TIMEOUT_MS);
-        expect(firstTasks[0].state, fixture.slurm.logs()).toBe('CANCELLED');
-        expect(firstTasks.slice(1)).toEqual([1, 2, 3].map(completed));
+        expect(firstTasks[0].state, outputs(r.plan, first)).toBe('CANCELLED');
+        expect(firstTasks.slice(1), outputs(r.plan, first)).toEqual([1, 2, 3].map(completed));
         expect(recordOf(r.plan, 0)).toMatchObject({
           status: 'interrupted',
           attempt: 1,
@@ -195,7 +218,7 @@ describe.skipIf(unavailable !== undefined)(
 
         const again = await r.submit();
         const tasks = await fixture.slurm.waitForJob(again, ARRAY_TIMEOUT_MS);
-        expect(tasks, fixture.slurm.logs()).toEqual([0, 1, 2, 3].map(completed));
+        expect(tasks, outputs(r.plan, again)).toEqual([0, 1, 2, 3].map(completed));
         expect(recordOf(r.plan, 0)).toMatchObject({ status: 'done', attempt: 2, replaced: [cancelledRun] });
         expect(existsSync(cancelledRun)).toBe(false);
         expect(taskOutput(r.plan, again, 0)).toContain('campaign 0 done');
