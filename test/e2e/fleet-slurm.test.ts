@@ -157,6 +157,7 @@ describe.skipIf(unavailable !== undefined)(
       const planned = await r.run('plan');
       expect(planned.code, planned.output).toBe(0);
       expect(existsSync(r.plan)).toBe(true);
+      expect(planned.output).toContain(`sbatch --array=0-${CAMPAIGNS - 1} mallory-array.sbatch ${r.plan}`);
 
       const job = await r.submit();
       const tasks = await fixture.slurm.waitForJob(job, ARRAY_TIMEOUT_MS);
