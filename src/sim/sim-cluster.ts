@@ -2,7 +2,6 @@ import type { NodeStatus, StartOutcome } from '../cluster/cluster.js';
 import type { Address } from '../cluster/net/backend.js';
 import { isReady, type ReadyAttempt } from '../cluster/node-system.js';
 import type { Clock } from '../core/clock.js';
-import type { NemesisCluster } from '../nemesis/families/family.js';
 import type { SystemAdapter } from '../systems/system.js';
 import type { SimKvraft, SimNodeOptions } from './kvraft.js';
 
@@ -10,11 +9,12 @@ import type { SimKvraft, SimNodeOptions } from './kvraft.js';
 const READY_POLL_MS = 200;
 
 /**
- * The simulated kvraft cluster as the nemesis sees a real one: nodes started, killed, paused,
+ * The simulated kvraft cluster as the nemesis sees a real one (its `NemesisCluster`, which sits
+ * above this layer, so the fit is checked where the two meet): nodes started, killed, paused,
  * resumed and wiped as the world's own events, each node's status kept as `Cluster` keeps it, and
  * `waitReady` asking the system's own `ready` on the run's (virtual) clock.
  */
-export class SimCluster implements NemesisCluster {
+export class SimCluster {
   readonly nodes: readonly string[];
   private readonly memberSet: Set<string>;
   private readonly status = new Map<string, NodeStatus>();
