@@ -1,6 +1,6 @@
 import { ResourceRegistry } from '../cluster/resources.js';
 import { inAdapterScope } from '../core/client-scope.js';
-import { monoNs } from '../core/clock.js';
+import { type Clock, realClock } from '../core/clock.js';
 import { Rng } from '../core/random.js';
 import type { RunStore } from '../store/run-store.js';
 import { History } from '../workload/history.js';
@@ -38,6 +38,8 @@ export interface CampaignOptions {
   readonly checkers?: readonly ScheduleChecker[];
   /** Resources are recorded here; exposed so a crash handler can release them and record the status. */
   readonly onRegistry?: (registry: ResourceRegistry, store: RunStore) => void;
+  /** The time the campaign's waits and stamps read (default the host's; a simulated run passes its world's). */
+  readonly clock?: Clock;
 }
 
 function newRunId(): string {
@@ -53,11 +55,13 @@ export class Campaign {
   private readonly signal: AbortSignal;
   private readonly state = new RunState();
   private readonly emit: Emit;
+  private readonly clock: Clock;
 
   constructor(private readonly options: CampaignOptions) {
     this.config = options.config;
     this.signal = options.signal;
     this.emit = emitter(options.reporters);
+    this.clock = options.clock ?? realClock;
   }
 
   /**
@@ -72,21 +76,25 @@ export class Campaign {
   }
 
   private async runPlan(plan: RunPlan): Promise<RunSummary> {
-    const { config, signal, state, emit } = this;
+    const { config, signal, state, emit, clock } = this;
     const rng = new Rng(plan.seed);
     const runId = newRunId();
     const registry = new ResourceRegistry(runId);
     const store = openStore(plan, config, runId, registry);
     this.options.onRegistry?.(registry, store);
-    state.startMs = Date.now();
-    const history = new History(monoNs(), (op) => {
-      store.appendOp(op);
-    });
+    state.startMs = clock.nowMs();
+    const history = new History(
+      clock.monoNs(),
+      (op) => {
+        store.appendOp(op);
+      },
+      clock,
+    );
     let parts: RunParts | undefined;
     let outcome: RunOutcome = { status: 'complete' };
-    const ticker = setInterval(() => {
+    const stopTicker = clock.every(PROGRESS_INTERVAL_MS, () => {
       this.emitProgress(parts?.workload);
-    }, PROGRESS_INTERVAL_MS);
+    });
     try {
       const { definition, seed, policy, seedData, nodes } = plan;
       emit('runStarted', {
@@ -106,7 +114,7 @@ export class Campaign {
         rng,
         onExit: (exit) => state.exits.push(exit),
       });
-      const roles = new RoleRecorder(store.dir, state.startMs);
+      const roles = new RoleRecorder(store.dir, state.startMs, clock);
       parts.observation.onEvent(roles.hear);
       parts.nemesis.onLeader(roles.leaderAnswered);
       if (policy?.arm) {
@@ -136,6 +144,7 @@ export class Campaign {
         config,
         plan,
         signal,
+        clock,
         emit,
         state,
         store,
@@ -152,11 +161,11 @@ export class Campaign {
     } catch (e) {
       outcome = outcomeOf(e);
     } finally {
-      clearInterval(ticker);
+      stopTicker();
       state.phase = 'stopping';
       await stopRun(parts, registry);
     }
-    const summary = summarize(plan, store, state, parts, outcome, config.timeMs);
+    const summary = summarize(plan, store, state, parts, outcome, config.timeMs, clock.nowMs());
     return finishRun(summary, outcome, { store, registry, config, emit });
   }
 
@@ -165,7 +174,7 @@ export class Campaign {
     state.peakRssBytes = Math.max(state.peakRssBytes, process.memoryUsage.rss());
     const counts = workload?.counts ?? { ok: 0, fail: 0, info: 0 };
     this.emit('progress', {
-      elapsedMs: Date.now() - state.startMs,
+      elapsedMs: this.clock.nowMs() - state.startMs,
       budgetMs: config.timeMs,
       schedule: state.schedule,
       step: state.step,

@@ -289,7 +289,7 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
             config.tornWrites ?? system.tornWrites ?? 'sector',
           )
         : undefined;
-    const watching = new Observation(store.dir, nodes, system);
+    const watching = new Observation(store.dir, nodes, system, history.clock);
     observation = watching;
     // Before any line is read: a seeded run names the lines it shares with its seed as the seed did.
     if (plan.seedData) watching.logEvents.drain.load(plan.seedData.templates);
@@ -307,6 +307,7 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
       {
         ...(clocks ? { clocks } : {}),
         ...(disks ? { disks } : {}),
+        clock: history.clock,
       },
       config.faultTargets,
     );

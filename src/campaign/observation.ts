@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { InvariantEvents } from '../check/invariants.js';
 import type { NetworkBackend } from '../cluster/net/backend.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
+import { type Clock, realClock } from '../core/clock.js';
 import type { Event } from '../core/event.js';
 import { PacketCapture } from '../observe/capture.js';
 import { HostPacketCapture } from '../observe/host-capture.js';
@@ -22,7 +23,7 @@ const MAX_SCHEDULE_EVENTS = 500_000;
  * (client and nemesis ops).
  */
 export class Observation {
-  readonly timeline = new Timeline();
+  readonly timeline: Timeline;
   readonly logEvents: LogEvents;
   private readonly tails: FileTail[] = [];
   private scheduleEvents: Event[] = [];
@@ -37,7 +38,10 @@ export class Observation {
     private readonly runDir: string,
     private readonly nodes: readonly string[],
     system: SystemAdapter,
+    /** The clock the timeline's windows close by (default the host's). */
+    clock: Clock = realClock,
   ) {
+    this.timeline = new Timeline({ clock });
     this.logEvents = logEventsFor(system);
   }
 

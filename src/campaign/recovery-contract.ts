@@ -1,3 +1,4 @@
+import { type Clock, realClock } from '../core/clock.js';
 import { type Op, pairOps } from '../core/op.js';
 
 /**
@@ -80,15 +81,16 @@ export async function checkRecoveryContract(
   baseline: PerfSample,
   contract: RecoveryContract,
   signal: AbortSignal,
+  clock: Clock = realClock,
 ): Promise<RecoveryVerdict> {
   const samples: PerfSample[] = [];
-  const start = Date.now();
+  const start = clock.nowMs();
   while (!signal.aborted) {
     const ops = await window();
-    const sample = measure(ops, contract.windowMs, Date.now() - start);
+    const sample = measure(ops, contract.windowMs, clock.nowMs() - start);
     samples.push(sample);
     if (meets(sample, baseline, contract)) return { met: true, metAtMs: sample.atMs, baseline, samples };
-    if (Date.now() - start >= contract.withinMs) break;
+    if (clock.nowMs() - start >= contract.withinMs) break;
   }
   return { met: false, metAtMs: null, baseline, samples };
 }

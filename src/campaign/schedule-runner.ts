@@ -1,5 +1,5 @@
 import type { Link } from '../cluster/net/backend.js';
-import { monoNs, sleep } from '../core/clock.js';
+import { type Clock, realClock } from '../core/clock.js';
 import type { Event } from '../core/event.js';
 import type { Fault } from '../core/fault.js';
 import type { ScheduleEntry } from '../nemesis/nemesis.js';
@@ -26,6 +26,8 @@ export interface ScheduleRunnerDeps {
   /** Subscribes to observed events; returns the unsubscribe. */
   onEvent(listener: (event: Event) => void): () => void;
   readonly signal: AbortSignal;
+  /** The time the lines are due by (default the host's). */
+  readonly clock?: Clock;
 }
 
 interface TriggerGroup {
@@ -45,7 +47,8 @@ class Unresolved extends Error {}
 export class ScheduleRunner {
   private readonly vars = new Map<string, string>();
   private chain: Promise<void> = Promise.resolve();
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Set<() => void>();
+  private readonly clock: Clock;
   private scheduleStart = 0;
   private budgetAtMs = Infinity;
   /** The first error that is not a line's own failure (an unbound name): it ends the run. */
@@ -55,7 +58,9 @@ export class ScheduleRunner {
   constructor(
     private readonly items: readonly ScheduleItem[],
     private readonly deps: ScheduleRunnerDeps,
-  ) {}
+  ) {
+    this.clock = deps.clock ?? realClock;
+  }
 
   /**
    * Runs until `endAtMs` after `scheduleStart` (and until every due line has run); lines due after
@@ -91,7 +96,7 @@ export class ScheduleRunner {
         if (group.fired || group.armedAtNs === undefined || event.ts < group.armedAtNs) continue;
         if (
           group.on.withinMs !== undefined &&
-          Date.now() > this.scheduleStart + group.atMs + group.on.withinMs
+          this.clock.nowMs() > this.scheduleStart + group.atMs + group.on.withinMs
         ) {
           continue;
         }
@@ -111,11 +116,11 @@ export class ScheduleRunner {
           }
           break;
         }
-        await sleep(scheduleStart + entry.atMs - Date.now(), stop);
+        await this.clock.sleep(scheduleStart + entry.atMs - this.clock.nowMs(), stop);
         if (stop.aborted) return;
         // A slow fault before it (a membership change that took its time) may have carried the
         // schedule past its end: the budget bounds the faults, so what is left is skipped.
-        if (Date.now() > scheduleStart + budgetAtMs) {
+        if (this.clock.nowMs() > scheduleStart + budgetAtMs) {
           for (const rest of timed.slice(i)) {
             for (const item of 'items' in rest ? rest.items : [rest]) {
               this.deps.skip(
@@ -127,16 +132,16 @@ export class ScheduleRunner {
           break;
         }
         if ('items' in entry) {
-          entry.armedAtNs = monoNs();
+          entry.armedAtNs = this.clock.monoNs();
           armed.push(entry);
         } else {
           await this.enqueue(entry, undefined);
         }
       }
-      await sleep(scheduleStart + endAtMs - Date.now(), stop);
+      await this.clock.sleep(scheduleStart + endAtMs - this.clock.nowMs(), stop);
     } finally {
       unsubscribe();
-      for (const t of this.timers) clearTimeout(t);
+      for (const cancel of this.timers) cancel();
       this.timers.clear();
       await this.chain;
       // Rethrown after the finally's waits, so it is not lost to a return above.
@@ -151,11 +156,11 @@ export class ScheduleRunner {
       void this.enqueue(item, event);
       return;
     }
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
+    const cancel = this.clock.timer(delayMs, () => {
+      this.timers.delete(cancel);
       void this.enqueue(item, event);
-    }, delayMs);
-    this.timers.add(timer);
+    });
+    this.timers.add(cancel);
   }
 
   private enqueue(item: ScheduleItem, event: Event | undefined): Promise<void> {
@@ -225,7 +230,7 @@ export class ScheduleRunner {
 
   private async execute(item: ScheduleItem, event: Event | undefined): Promise<void> {
     // Queued behind a slow fault (or a trigger's delay) until past the end: not enacted.
-    if (Date.now() > this.scheduleStart + this.budgetAtMs) {
+    if (this.clock.nowMs() > this.scheduleStart + this.budgetAtMs) {
       this.deps.skip(item, `reached past the end of the run (${this.budgetAtMs} ms)`);
       return;
     }
@@ -279,7 +284,7 @@ export class ScheduleRunner {
     await this.deps.enact(
       { f: item.f, value: item.value },
       recorded,
-      Date.now() - this.scheduleStart,
+      this.clock.nowMs() - this.scheduleStart,
       triggered,
     );
   }

@@ -1,3 +1,21 @@
+/**
+ * The time the harness reads: its own waits (windows, warm-up, reset, recovery bounds, client
+ * timeouts), its stamps (ops, steps, schedules) and its timers. `realClock` is the host's; a
+ * simulated run passes a virtual one, so nothing in it waits on a real timer.
+ */
+export interface Clock {
+  /** Wall time in ms since the epoch (`Date.now()` on the real clock). */
+  nowMs(): number;
+  /** Monotonic time in ns (the host's CLOCK_MONOTONIC on the real clock: event stamps share it). */
+  monoNs(): number;
+  /** Resolves after `ms`, or as soon as `signal` aborts (at once if it is aborted already). */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Runs `run` once after `ms`; the returned function cancels it (a no-op once it ran). */
+  timer(ms: number, run: () => void): () => void;
+  /** Runs `run` every `ms` until the returned function is called. */
+  every(ms: number, run: () => void): () => void;
+}
+
 /** The host's monotonic clock in ns (CLOCK_MONOTONIC: shared by every process on the host). */
 export function monoNs(): number {
   return Number(process.hrtime.bigint());
@@ -25,6 +43,25 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/** The host's clocks and Node's timers. */
+export const realClock: Clock = {
+  nowMs: () => Date.now(),
+  monoNs,
+  sleep,
+  timer(ms, run) {
+    const t = setTimeout(run, ms);
+    return () => {
+      clearTimeout(t);
+    };
+  },
+  every(ms, run) {
+    const t = setInterval(run, ms);
+    return () => {
+      clearInterval(t);
+    };
+  },
+};
 
 /** Parses `250ms`, `30s`, `10m`, `1h` or a bare number of seconds into ms. */
 export function parseDurationMs(text: string): number {

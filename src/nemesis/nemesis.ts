@@ -1,3 +1,4 @@
+import { type Clock, realClock } from '../core/clock.js';
 import { rethrowHarness } from '../core/errors.js';
 import type { Link } from '../cluster/net/backend.js';
 import {
@@ -141,9 +142,9 @@ export class Nemesis {
     private readonly families: readonly FaultFamily[],
     /**
      * The nodes' clocks, when the run preloads libfaketime, and their disks, when it mounts the
-     * FUSE disk layer (clock and disk faults are refused otherwise).
+     * FUSE disk layer (clock and disk faults are refused otherwise); `clock`, the time its waits read.
      */
-    devices: { readonly clocks?: NodeClocks; readonly disks?: NodeDisks } = {},
+    devices: { readonly clocks?: NodeClocks; readonly disks?: NodeDisks; readonly clock?: Clock } = {},
     /** The targets some families are kept to (`--faults kill:one`); a family absent takes all. */
     private readonly targets: FaultTargets = {},
   ) {
@@ -258,7 +259,8 @@ export class Nemesis {
   }
 
   private async healOnce(journal?: HealJournal): Promise<string[]> {
-    const begun = Date.now();
+    const now = (): number => (this.ctx.clock ?? realClock).nowMs();
+    const begun = now();
     const errors: string[] = [];
     const ops: HealOp[] = [];
     for (const p of this.packages) {
@@ -272,7 +274,8 @@ export class Nemesis {
         journal?.('done', done, errors.slice(before));
       }
     }
-    this.last = { endedAtMs: Date.now(), ms: Date.now() - begun, ops, errors };
+    const ended = now();
+    this.last = { endedAtMs: ended, ms: ended - begun, ops, errors };
     return errors;
   }
 }

@@ -61,6 +61,11 @@ export class SimKvraft {
     this.client = this.world.start(CLIENT_HOST, () => undefined);
   }
 
+  /** The sockets and timers of the process the clients run in (the `client` host). */
+  get clientIo(): SimProcess['io'] {
+    return this.client.io;
+  }
+
   address(node: string, port = CLIENT_PORT): HostPort {
     return { host: node, port };
   }

@@ -1,4 +1,4 @@
-import { monoNs, NS_PER_MS } from '../core/clock.js';
+import { type Clock, NS_PER_MS, realClock } from '../core/clock.js';
 import type { Event } from '../core/event.js';
 import type { MessageEdge, Window } from './window.js';
 
@@ -26,8 +26,10 @@ import type { MessageEdge, Window } from './window.js';
 export interface TimelineOptions {
   /** How long after a window's end its events are awaited (default 150 ms). */
   readonly graceMs?: number;
-  /** Host clock in ns (tests and benchmarks inject one). */
+  /** Host clock in ns (tests and benchmarks inject one); default the clock's `monoNs`. */
   readonly now?: () => number;
+  /** What the grace is waited on (default the host's clock; a simulated run's is virtual). */
+  readonly clock?: Clock;
   /**
    * Events buffered before the oldest quarter is dropped: a bound on memory (about 300 bytes an
    * event) when a system floods its logs or the network, or windows stop being closed.
@@ -59,6 +61,7 @@ function messageKey(e: Event): string | undefined {
 export class Timeline {
   private readonly graceNs: number;
   private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly maxBuffered: number;
   private buffer: Event[] = [];
   private floorTs = -Infinity;
@@ -73,7 +76,9 @@ export class Timeline {
     const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
     if (!(graceMs >= 0)) throw new RangeError(`Timeline graceMs should be ≥ 0, got ${graceMs}`);
     this.graceNs = graceMs * NS_PER_MS;
-    this.now = options.now ?? monoNs;
+    this.clock = options.clock ?? realClock;
+    const clock = this.clock;
+    this.now = options.now ?? (() => clock.monoNs());
     this.maxBuffered = options.maxBuffered ?? DEFAULT_MAX_BUFFERED;
   }
 
@@ -109,7 +114,7 @@ export class Timeline {
     }
     const next = this.chain.then(async () => {
       const waitMs = (endTs + this.graceNs - this.now()) / NS_PER_MS;
-      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, Math.ceil(waitMs)));
+      if (waitMs > 0) await this.clock.sleep(Math.ceil(waitMs));
       return this.cut(index, startTs, endTs);
     });
     // The chain only orders closes: it must not hold on to the window once it is handed over.

@@ -1,6 +1,6 @@
 import { canonical, type Canonical } from '../check/models/value.js';
+import type { Clock } from '../core/clock.js';
 import { ClientScope } from '../core/client-scope.js';
-import { sleep } from '../core/clock.js';
 import type { ClusterView } from '../systems/system.js';
 import type { History } from './history.js';
 import type { FinalReadOptions, OpCounts, Workload } from './workload.js';
@@ -54,6 +54,7 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
   private readonly abort = new AbortController();
   private readonly throttle: Throttle;
   private readonly scopes = new WeakMap<C, ClientScope>();
+  private readonly clock: Clock;
 
   constructor(
     protected readonly cluster: ClusterView,
@@ -61,7 +62,8 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
     private readonly pacing: ClientWorkloadOptions,
   ) {
     for (let w = 0; w < pacing.concurrency; w++) this.processes.push(w);
-    this.throttle = new Throttle(pacing.rate, this.abort.signal);
+    this.throttle = new Throttle(pacing.rate, this.abort.signal, history.clock);
+    this.clock = history.clock;
   }
 
   /** A client of `node`, with the workload's timeout. */
@@ -102,7 +104,7 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
    */
   async finalReads(deadlineMs: number, options: FinalReadOptions = {}): Promise<number> {
     if (this.running) throw new Error('final reads while the workload runs');
-    const end = Date.now() + deadlineMs;
+    const end = this.clock.nowMs() + deadlineMs;
     return options.untilConverged === true ? this.readUntilConverged(end) : this.readEachKeyOnce(end);
   }
 
@@ -119,7 +121,7 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
       let client: C | undefined;
       let node = nodes[w % nodes.length];
       for (let key = pending.shift(); key !== undefined;) {
-        if (Date.now() >= end || this.abort.signal.aborted) break;
+        if (this.clock.nowMs() >= end || this.abort.signal.aborted) break;
         client = (await this.keep(client)) ?? this.open(node);
         const result = await this.invoke(w, node, client, this.readOp(key), true);
         if (result.type === 'ok') {
@@ -130,7 +132,7 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
         await this.retire(client);
         client = undefined;
         node = nodes[(w + ++attempt) % nodes.length];
-        await sleep(FAIL_BACKOFF_MS, this.abort.signal);
+        await this.clock.sleep(FAIL_BACKOFF_MS, this.abort.signal);
       }
       await this.retire(client);
     };
@@ -147,11 +149,11 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
   private async readUntilConverged(end: number): Promise<number> {
     const keys = [...this.usedKeys()];
     if (keys.length === 0) return 0;
-    const convergeBy = Date.now() + (end - Date.now()) / 2;
+    const convergeBy = this.clock.nowMs() + (end - this.clock.nowMs()) / 2;
     for (;;) {
       const round = await this.readRound(keys, end, false);
-      if (round.converged || Date.now() >= convergeBy || this.abort.signal.aborted) break;
-      await sleep(CONVERGE_POLL_MS, this.abort.signal);
+      if (round.converged || this.clock.nowMs() >= convergeBy || this.abort.signal.aborted) break;
+      await this.clock.sleep(CONVERGE_POLL_MS, this.abort.signal);
     }
     return (await this.readRound(keys, end, true)).keysRead;
   }
@@ -172,7 +174,7 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
     const readNode = async (w: number, node: string): Promise<void> => {
       let client: C | undefined;
       for (const key of keys) {
-        if (Date.now() >= end || this.abort.signal.aborted) {
+        if (this.clock.nowMs() >= end || this.abort.signal.aborted) {
           failed = true;
           break;
         }
@@ -213,7 +215,7 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
       const result = await this.invoke(w, node, client, this.nextOp());
       if (result.type === 'fail') {
         // A node that refuses (down, not leader) is retried after a pause, not hammered.
-        await sleep(FAIL_BACKOFF_MS, this.abort.signal);
+        await this.clock.sleep(FAIL_BACKOFF_MS, this.abort.signal);
       } else if (result.type === 'info') {
         await this.retire(client);
         client = undefined;
@@ -256,7 +258,7 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
     try {
       const scope = this.scopes.get(client);
       const call = scope ? scope.call(() => op.call(client)) : op.call(client);
-      result = await withTimeout(call, this.pacing.timeoutMs + TIMEOUT_MARGIN_MS);
+      result = await withTimeout(call, this.pacing.timeoutMs + TIMEOUT_MARGIN_MS, this.clock);
     } catch (error) {
       result = { type: 'info', error: error instanceof Error ? error.message : String(error) } as R;
     }

@@ -1,4 +1,4 @@
-import { monoNs } from '../core/clock.js';
+import { type Clock, realClock } from '../core/clock.js';
 import type { Event } from '../core/event.js';
 import type { Op, OpType, ProcessId } from '../core/op.js';
 
@@ -14,11 +14,13 @@ export class History {
   constructor(
     readonly startNs: number,
     private readonly sink: (op: Op) => void,
+    /** The clock ops are stamped by, and the workload's waits read (default the host's). */
+    readonly clock: Clock = realClock,
   ) {}
 
-  /** ns since the run started, on the host's monotonic clock. */
+  /** ns since the run started, on the run's monotonic clock. */
   now(): number {
-    return monoNs() - this.startNs;
+    return this.clock.monoNs() - this.startNs;
   }
 
   onOp(listener: (op: Op, event: Event) => void): void {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { parseDurationMs } from '../../src/core/clock.js';
+import { parseDurationMs, realClock } from '../../src/core/clock.js';
 
 describe('parseDurationMs', () => {
   it('reads units', () => {
@@ -12,5 +12,35 @@ describe('parseDurationMs', () => {
   });
   it('rejects nonsense with a message saying what to write', () => {
     expect(() => parseDurationMs('ten')).toThrow(/use e.g./);
+  });
+});
+
+describe('realClock', () => {
+  it("runs Node's timers: a cancelled timer never runs, an interval runs until stopped", async () => {
+    const seen: string[] = [];
+    const cancel = realClock.timer(1, () => seen.push('cancelled'));
+    cancel();
+    let ticks = 0;
+    const ticked = new Promise<void>((resolve) => {
+      const stop = realClock.every(1, () => {
+        ticks++;
+        if (ticks === 3) {
+          stop();
+          resolve();
+        }
+      });
+    });
+    await ticked;
+    await realClock.sleep(5);
+    expect(ticks).toBe(3);
+    expect(seen).toEqual([]);
+  });
+
+  it('ends a sleep when its signal aborts', async () => {
+    const abort = new AbortController();
+    const slept = realClock.sleep(60_000, abort.signal).then(() => 'slept');
+    abort.abort();
+    const first = await Promise.race([slept, realClock.sleep(1000).then(() => 'a second passed')]);
+    expect(first).toBe('slept');
   });
 });

@@ -1,4 +1,3 @@
-import { monoNs } from '../../core/clock.js';
 import type { LiveRun } from './live-run.js';
 import { keyspace } from './keyspace.js';
 import { ScheduleFaults } from './schedule-faults.js';
@@ -9,14 +8,14 @@ import { takeCheckpoint } from './take-checkpoint.js';
  * schedule drives the run), the episode's coverage and policy reset, the workload running.
  */
 export async function beginSchedule(live: LiveRun): Promise<ScheduleFaults> {
-  const { state, store, plan, parts } = live;
+  const { state, store, plan, parts, clock } = live;
   const { observation } = parts;
   const s = state.schedule;
-  const scheduleStart = Date.now();
+  const scheduleStart = clock.nowMs();
   store.scheduleStarted(s, scheduleStart - state.startMs);
   await takeCheckpoint(live, s, scheduleStart - state.startMs);
   observation.setTimeline(!plan.fixedSchedule);
-  observation.timeline.discardBefore(monoNs());
+  observation.timeline.discardBefore(clock.monoNs());
   observation.takeScheduleEvents();
   state.coverage.resetEpisode();
   plan.policy?.resetEpisode?.();

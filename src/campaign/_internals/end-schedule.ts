@@ -12,12 +12,12 @@ export function endSchedule(
   found: ScheduleFindings,
   recovery: Recovery,
 ): void {
-  const { state, store } = live;
+  const { state, store, clock } = live;
   const verdicts = scheduleVerdicts(schedule, found.verdicts);
   state.verdicts.push(verdicts);
   store.scheduleEnded(
     schedule,
-    Date.now() - state.startMs,
+    clock.nowMs() - state.startMs,
     opCount,
     {
       findings: found.findings.length,

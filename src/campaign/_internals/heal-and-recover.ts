@@ -51,21 +51,21 @@ export function historyJournal(history: History): HealJournal {
  * schedule's `ops` (checkers leave nemesis ops out; check.html ends the fault windows there).
  */
 export async function healAndRecover(live: LiveRun, ops: Op[]): Promise<Recovery> {
-  const { config, signal, state, parts, history } = live;
+  const { config, signal, state, parts, history, clock } = live;
   state.phase = 'resetting';
   const resetErrors = await parts.nemesis.healAll(historyJournal(history));
   const timeoutMs = config.recoveryTimeoutMs;
-  const recoveryStart = Date.now();
+  const recoveryStart = clock.nowMs();
   const attempts: ReadyAttempt[] = [];
   const recovered = await parts.cluster.waitReady(timeoutMs, signal, attempts);
-  const recoveryMs = recovered ? Date.now() - recoveryStart : null;
+  const recoveryMs = recovered ? clock.nowMs() - recoveryStart : null;
   let lateMs: number | null = null;
   if (!recovered && !signal.aborted) {
     const more: ReadyAttempt[] = [];
-    const graceStart = Date.now() - recoveryStart;
+    const graceStart = clock.nowMs() - recoveryStart;
     const late = await parts.cluster.waitReady(timeoutMs / 2, signal, more);
     attempts.push(...more.map((a) => ({ ...a, atMs: a.atMs + graceStart })));
-    if (late) lateMs = Date.now() - recoveryStart;
+    if (late) lateMs = clock.nowMs() - recoveryStart;
   }
   ops.push(...history.takeSegment());
   state.phase = 'checking';

@@ -1,3 +1,4 @@
+import type { Clock } from '../../core/clock.js';
 import type { RunStore } from '../../store/run-store.js';
 import type { History } from '../../workload/history.js';
 import type { ScheduleChecker } from '../checker.js';
@@ -16,6 +17,8 @@ export interface LiveRun {
   readonly config: RunConfig;
   readonly plan: RunPlan;
   readonly signal: AbortSignal;
+  /** The time the campaign's own waits and stamps read: the host's, or a simulated world's. */
+  readonly clock: Clock;
   readonly emit: Emit;
   readonly state: RunState;
   readonly store: RunStore;

@@ -26,7 +26,7 @@ export function recordFindings(live: LiveRun, scheduled: ScheduleFaults, finding
     const signature = findingSignature(finding);
     const hit: BugHit = {
       schedule: scheduled.schedule,
-      foundAtMs: Date.now() - state.startMs,
+      foundAtMs: live.clock.nowMs() - state.startMs,
       message: finding.message,
     };
     const { isNew, group } = state.findingGroups.add(signature, hit);

@@ -1,4 +1,4 @@
-import { monoNs } from '../../core/clock.js';
+import { type Clock, realClock } from '../../core/clock.js';
 import type { Event } from '../../core/event.js';
 import { roleOfText, roleOfValue, type Role } from '../../observe/role.js';
 import { appendRole } from '../../store/role-file.js';
@@ -33,17 +33,18 @@ export class RoleRecorder {
   constructor(
     private readonly runDir: string,
     private readonly runStartMs: number,
+    private readonly clock: Clock = realClock,
   ) {}
 
   readonly hear = (event: Event): void => {
     const role = roleOfEvent(event);
     if (role === undefined) return;
-    const atMs = Date.now() - (monoNs() - event.ts) / 1e6 - this.runStartMs;
+    const atMs = this.clock.nowMs() - (this.clock.monoNs() - event.ts) / 1e6 - this.runStartMs;
     this.append(event.node, role, event.type, atMs, false);
   };
 
   readonly leaderAnswered = (leader: string): void => {
-    const atMs = Date.now() - this.runStartMs;
+    const atMs = this.clock.nowMs() - this.runStartMs;
     if (this.last.get(leader)?.role !== 'leader') this.append(leader, 'leader', LEADER_ANSWER, atMs, true);
     for (const [node, last] of this.last) {
       if (node !== leader && last.role === 'leader' && last.byAnswer) {

@@ -26,6 +26,7 @@ export async function runFixed(
   const runner = new ScheduleRunner(items, {
     ...clusterQueries(live.parts),
     signal,
+    clock: live.clock,
     skip: (item, reason) => {
       scheduled.skip(item, reason);
       const what = isLet(item) ? `let ${JSON.stringify(item.let)}` : item.f;

@@ -25,7 +25,7 @@ export async function runSchedule(
 ): Promise<void> {
   const scheduled = await beginSchedule(live);
   await driveSchedule(live, scheduled, budgetEnd, policyRng);
-  live.state.faultsEndedMs = Date.now();
+  live.state.faultsEndedMs = live.clock.nowMs();
   const ops = await takeScheduleOps(live, warm.carried);
   const recovery = await healAndRecover(live, ops);
   await finalReads(live, recovery, ops);

@@ -9,15 +9,15 @@ import type { WarmUp } from './warm-up.js';
  * run once each, in order, and `--stop-on-bug` stops after the first schedule that found a bug.
  */
 export async function runSchedules(live: LiveRun, warm: WarmUp, rng: Rng): Promise<void> {
-  const { config, state } = live;
+  const { config, state, clock } = live;
   state.phase = 'fuzzing';
   const budgetEnd = state.startMs + config.timeMs;
   const policyRng = rng.fork('policy');
-  state.schedulesFromMs = Date.now();
+  state.schedulesFromMs = clock.nowMs();
   try {
     await scheduleLoop(live, warm, budgetEnd, policyRng);
   } finally {
-    state.schedulesToMs = Date.now();
+    state.schedulesToMs = clock.nowMs();
   }
   const overrun = afterBudget(state.startMs, budgetEnd, state.faultsEndedMs, state.schedulesToMs);
   if (overrun !== undefined && !live.signal.aborted) live.emit('message', `  ${overrun}`);
@@ -49,8 +49,8 @@ export function afterBudget(
 }
 
 async function scheduleLoop(live: LiveRun, warm: WarmUp, budgetEnd: number, policyRng: Rng): Promise<void> {
-  const { config, signal, state, plan } = live;
-  for (state.schedule = 0; Date.now() < budgetEnd && !signal.aborted; state.schedule++) {
+  const { config, signal, state, plan, clock } = live;
+  for (state.schedule = 0; clock.nowMs() < budgetEnd && !signal.aborted; state.schedule++) {
     const imports = live.exchange?.pull(state.schedule) ?? [];
     if (imports.length > 0)
       live.emit('message', `  schedule ${state.schedule + 1}: ${describeImports(imports)}`);

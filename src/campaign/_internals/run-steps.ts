@@ -1,4 +1,3 @@
-import { monoNs, sleep } from '../../core/clock.js';
 import { describeFault, type Fault } from '../../core/fault.js';
 import type { Rng } from '../../core/random.js';
 import { describeTrigger, type TriggeredAction } from '../../core/trigger.js';
@@ -75,20 +74,20 @@ class StepLoop {
     this.space = live.parts.nemesis.actionSpace();
     this.abstraction = policyAbstraction(live.config);
     this.timeline = live.parts.observation.timeline;
-    this.windowStartTs = monoNs();
+    this.windowStartTs = live.clock.monoNs();
   }
 
   async run(): Promise<void> {
-    const { config, signal, state } = this.live;
+    const { config, signal, state, clock } = this.live;
     for (state.step = 0; state.step < config.steps; state.step++) {
       const step = state.step;
       const stepStart = this.scheduled.scheduleStart + step * config.stepMs;
       const stepEnd = Math.min(stepStart + config.stepMs, this.budgetEnd);
       // By the clock, not the step's nominal start: a slow fault may have taken the steps' time.
-      if (signal.aborted || stepStart >= this.budgetEnd || Date.now() >= this.budgetEnd) break;
+      if (signal.aborted || stepStart >= this.budgetEnd || clock.nowMs() >= this.budgetEnd) break;
       const arrived = await this.awaitState(step);
       const choice = await this.act(step, arrived ? this.observed!.state : undefined, stepEnd);
-      await sleep(stepEnd - Date.now(), signal);
+      await clock.sleep(stepEnd - clock.nowMs(), signal);
       this.closeWindow(step, stepStart, step === 0 ? null : arrived, choice);
     }
     if (this.pending) await this.pending;
@@ -96,8 +95,8 @@ class StepLoop {
 
   /** Waits a while for the last window's state; true when it arrived (counted either way). */
   private async awaitState(step: number): Promise<boolean> {
-    const { signal, state } = this.live;
-    if (this.pending) await Promise.race([this.pending, sleep(STATE_WAIT_MS, signal)]);
+    const { signal, state, clock } = this.live;
+    if (this.pending) await Promise.race([this.pending, clock.sleep(STATE_WAIT_MS, signal)]);
     const arrived = step > 0 && this.observed?.step === step - 1;
     if (step > 0) {
       state.decisions++;
@@ -130,23 +129,24 @@ class StepLoop {
           eventTypes: state.eventTypes.byRecency(),
           enacted: fault,
         }) ?? null);
-    const armedNow = armed && Date.now() >= stepEnd ? undefined : armed;
+    const armedNow = armed && this.live.clock.nowMs() >= stepEnd ? undefined : armed;
     const fired = armedNow ? await this.runTrigger(step, armedNow, stepEnd) : false;
     return { quiet, decidedWith, fault, armed: armedNow, fired };
   }
 
   /** Arms `action` for the rest of the step; true when it fired. */
   private async runTrigger(step: number, action: TriggeredAction, stepEnd: number): Promise<boolean> {
-    const { signal, state } = this.live;
+    const { signal, state, clock } = this.live;
     const { scheduled } = this;
     const { scheduleStart } = scheduled;
     state.triggersArmed++;
-    const trigger = new ArmedTrigger(action, Date.now() - scheduleStart, stepEnd - scheduleStart, {
+    const trigger = new ArmedTrigger(action, clock.nowMs() - scheduleStart, stepEnd - scheduleStart, {
       ...clusterQueries(this.live.parts),
       skip: (item, reason) => {
         scheduled.skip(item, reason);
       },
       signal,
+      clock,
       enact: (f, recorded, atMs, line) => scheduled.enact(f, step, { atMs, ...f, ...recorded }, true, line),
     });
     const fired = await trigger.run(scheduleStart);
@@ -161,13 +161,13 @@ class StepLoop {
     stateArrived: boolean | null,
     choice: StepChoice,
   ): void {
-    const { state, store } = this.live;
-    const windowEndTs = monoNs();
+    const { state, store, clock } = this.live;
+    const windowEndTs = clock.monoNs();
     const row: StepRow = {
       schedule: state.schedule,
       step,
       startedMs: stepStart - state.startMs,
-      endedMs: Date.now() - state.startMs,
+      endedMs: clock.nowMs() - state.startMs,
       // An armed trigger is said beside the step's fault, whether it fired or not.
       fault: choice.quiet
         ? 'quiet'

@@ -35,7 +35,7 @@ export class ScheduleFaults {
     line?: FaultItem,
   ): Promise<void> {
     const { history, parts, state } = this.live;
-    const now = Date.now();
+    const now = this.live.clock.nowMs();
     // The budget bounds the faults: a fault decided after it (a slow one before it took the
     // time) is said and skipped; only the reset and the checks follow the budget.
     if (now >= this.budgetEnd) {

@@ -1,4 +1,3 @@
-import { sleep } from '../../core/clock.js';
 import type { Op } from '../../core/op.js';
 import { checkRecoveryContract, type PerfSample, type RecoveryVerdict } from '../recovery-contract.js';
 import type { Recovery } from './heal-and-recover.js';
@@ -17,7 +16,7 @@ export async function slowRecovery(
   baseline: PerfSample | undefined,
   ops: Op[],
 ): Promise<RecoveryVerdict | undefined> {
-  const { config, signal, parts, history } = live;
+  const { config, signal, parts, history, clock } = live;
   if (!(recovery.recovered && baseline && config.recoveryContract && !signal.aborted)) return undefined;
   const contract = config.recoveryContract;
   const running = parts.workload;
@@ -25,7 +24,7 @@ export async function slowRecovery(
   const verdict = await checkRecoveryContract(
     async () => {
       running.start(`s${schedule}-after${window++}`);
-      await sleep(contract.windowMs, signal);
+      await clock.sleep(contract.windowMs, signal);
       await running.stop();
       const segment = history.takeSegment();
       ops.push(...segment);
@@ -34,6 +33,7 @@ export async function slowRecovery(
     baseline,
     contract,
     signal,
+    clock,
   );
   return !verdict.met && !signal.aborted ? verdict : undefined;
 }

@@ -22,13 +22,13 @@ export async function startCluster(live: LiveRun): Promise<void> {
   const { cluster } = parts;
   // A cluster whose every node has exited can never serve: start-up fails at once, not at its timeout.
   const allExited = new AbortController();
-  const watch = setInterval(() => {
+  const stopWatch = live.clock.every(EXITED_POLL_MS, () => {
     // A member a checkpoint kept killed is not started: with the others exited, none runs.
     const statuses = cluster.members.map((n) => cluster.statusOf(n));
     if (statuses.includes('exited') && statuses.every((s) => s === 'exited' || s === 'killed')) {
       allExited.abort();
     }
-  }, EXITED_POLL_MS);
+  });
   let ready: boolean;
   try {
     ready = await cluster.waitReady(
@@ -37,7 +37,7 @@ export async function startCluster(live: LiveRun): Promise<void> {
       attempts,
     );
   } finally {
-    clearInterval(watch);
+    stopWatch();
   }
   if (ready) return;
   if (signal.aborted) throw new Interrupted();

@@ -15,10 +15,11 @@ export function summarize(
   outcome: RunOutcome,
   /** `--time`. */
   budgetMs: number,
+  /** When the run ended (ms since the epoch, on the run's clock). */
+  endMs: number,
 ): RunSummary {
   const { error } = outcome;
   const counts = parts?.workload.counts ?? { ok: 0, fail: 0, info: 0 };
-  const endMs = Date.now();
   const timing = runTiming(
     budgetMs,
     state.startMs,

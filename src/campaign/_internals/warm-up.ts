@@ -1,6 +1,5 @@
 import { basename } from 'node:path';
 
-import { sleep } from '../../core/clock.js';
 import type { Op } from '../../core/op.js';
 import { measure, type PerfSample } from '../recovery-contract.js';
 import { keyspace } from './keyspace.js';
@@ -17,11 +16,11 @@ export interface WarmUp {
 
 /** The workload on the healthy cluster before the first fault, if the run warms up at all. */
 export async function warmUp(live: LiveRun): Promise<WarmUp> {
-  const { config, signal, parts, history, emit } = live;
+  const { config, signal, parts, history, emit, clock } = live;
   const warmupMs = effectiveWarmupMs(config);
   if (warmupMs <= 0) return { carried: [], baseline: undefined };
   parts.workload.start(keyspace(live.plan, { warmupOf: basename(live.store.dir) }));
-  await sleep(warmupMs, signal);
+  await clock.sleep(warmupMs, signal);
   await parts.workload.stop();
   const carried = history.takeSegment();
   if (!config.recoveryContract) {

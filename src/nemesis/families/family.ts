@@ -1,3 +1,4 @@
+import type { Clock } from '../../core/clock.js';
 import type { Cluster } from '../../cluster/cluster.js';
 import type { Link, NetworkBackend } from '../../cluster/net/backend.js';
 import type { Fault, FaultFamily, FaultKind, FaultValue, Target } from '../../core/fault.js';
@@ -54,6 +55,8 @@ export interface FamilyContext {
   readonly clocks?: NodeClocks;
   /** The nodes' disks, when the run mounts the FUSE disk layer. */
   readonly disks?: NodeDisks;
+  /** The time the families' own waits read (default the host's; a simulated run's is virtual). */
+  readonly clock?: Clock;
   /** The system's current leader, if it has one and answers. */
   leader(): Promise<string | undefined>;
   /**

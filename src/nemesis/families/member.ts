@@ -1,4 +1,4 @@
-import { sleep } from '../../core/clock.js';
+import { realClock } from '../../core/clock.js';
 import { rethrowHarness } from '../../core/errors.js';
 import { FAMILY_KINDS, type Fault, type FaultKind, type FaultValue } from '../../core/fault.js';
 import {
@@ -37,10 +37,11 @@ async function realMembers(ctx: FamilyContext): Promise<readonly string[] | unde
  * election), and "no answer" must not be read as "not a member".
  */
 async function settledMembers(ctx: FamilyContext, withinMs: number): Promise<readonly string[] | undefined> {
-  const deadline = Date.now() + withinMs;
+  const clock = ctx.clock ?? realClock;
+  const deadline = clock.nowMs() + withinMs;
   let real: readonly string[] | undefined;
-  while ((real = await realMembers(ctx)) === undefined && Date.now() < deadline) {
-    await sleep(RECONCILE_POLL_MS);
+  while ((real = await realMembers(ctx)) === undefined && clock.nowMs() < deadline) {
+    await clock.sleep(RECONCILE_POLL_MS);
   }
   return real;
 }
@@ -85,9 +86,10 @@ async function dropStrayMembers(
   if (!ctx.system.membership?.configuration || !c.nodes.some((x) => c.isMember(x))) return 0;
   let real = await settledMembers(ctx, RE_ADD_READY_MS);
   const unlisted = (): string[] => (real ? c.nodes.filter((x) => c.isMember(x) && !real!.includes(x)) : []);
-  const deadline = Date.now() + RE_ADD_READY_MS;
-  while (unlisted().some((x) => joining.has(x)) && Date.now() < deadline) {
-    await sleep(RECONCILE_POLL_MS);
+  const clock = ctx.clock ?? realClock;
+  const deadline = clock.nowMs() + RE_ADD_READY_MS;
+  while (unlisted().some((x) => joining.has(x)) && clock.nowMs() < deadline) {
+    await clock.sleep(RECONCILE_POLL_MS);
     real = (await realMembers(ctx)) ?? real;
   }
   const stray = unlisted().filter((x) => !joining.has(x));

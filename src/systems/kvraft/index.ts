@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { Address } from '../../cluster/net/backend.js';
-import { sleep } from '../../core/clock.js';
+import { type Clock, realClock } from '../../core/clock.js';
 import type {
   MembershipCapability,
   LeaderCapability,
@@ -20,11 +20,12 @@ import type {
   CounterCapability,
 } from '../system.js';
 import { TXN_WORKLOADS } from '../system.js';
-import { requestOnce } from './_internals/connection.js';
+import { type ClientIo, requestOnce } from './_internals/connection.js';
 import type { NodeStatus } from './_internals/messages.js';
 import { isKvraftBug, KVRAFT_BUGS } from './bugs.js';
 import { KvraftClient } from './client.js';
 import { nodeIo } from './_internals/node-seams.js';
+import type { NodeIo } from './seams.js';
 
 const STATUS_TIMEOUT_MS = 500;
 const READY_READ_TIMEOUT_MS = 1500;
@@ -50,13 +51,9 @@ export async function nodeStatus(
   node: string,
   cluster: ClusterView,
   timeoutMs = STATUS_TIMEOUT_MS,
+  io: ClientIo = nodeIo,
 ): Promise<NodeStatus | undefined> {
-  const response = await requestOnce(
-    cluster.clientAddress(node, 'client'),
-    { op: 'status' },
-    timeoutMs,
-    nodeIo,
-  );
+  const response = await requestOnce(cluster.clientAddress(node, 'client'), { op: 'status' }, timeoutMs, io);
   return 'status' in response ? response.status : undefined;
 }
 
@@ -76,8 +73,8 @@ export async function nodeWallClockMs(
 }
 
 /** The node that claims leadership in the highest term, if any answers. */
-export async function findLeader(cluster: ClusterView): Promise<string | undefined> {
-  const statuses = await Promise.all(cluster.nodes.map((n) => nodeStatus(n, cluster)));
+export async function findLeader(cluster: ClusterView, io: ClientIo = nodeIo): Promise<string | undefined> {
+  const statuses = await Promise.all(cluster.nodes.map((n) => nodeStatus(n, cluster, STATUS_TIMEOUT_MS, io)));
   let best: NodeStatus | undefined;
   for (const s of statuses) {
     if (s?.role === 'leader' && (!best || s.term > best.term)) best = s;
@@ -112,7 +109,13 @@ class KvraftAdapter implements SystemAdapter {
     /^(?:Uncaught )?(?:Type|Range|Reference|Syntax)?Error: /m,
   ];
 
-  constructor(private readonly bugs: readonly string[]) {}
+  constructor(
+    private readonly bugs: readonly string[],
+    /** The sockets its clients and queries use: the host's, or a simulated world's. */
+    private readonly io: ClientIo = nodeIo,
+    /** The time its retries wait on. */
+    private readonly clock: Clock = realClock,
+  ) {}
 
   doctor(): Promise<readonly DoctorFinding[]> {
     const program = nodeProgram();
@@ -160,7 +163,7 @@ class KvraftAdapter implements SystemAdapter {
   async ready(cluster: ClusterView, signal: AbortSignal): Promise<Readiness> {
     let checks: ReadyCheck[] = [{ check: 'a leader', ok: false, detail: 'not asked: out of time' }];
     while (!signal.aborted) {
-      const leader = await findLeader(cluster);
+      const leader = await findLeader(cluster, this.io);
       checks = [{ check: 'a leader', ok: leader !== undefined, detail: leader ?? 'no node says it leads' }];
       if (leader !== undefined) {
         const client = this.client(leader, cluster, READY_READ_TIMEOUT_MS);
@@ -170,14 +173,14 @@ class KvraftAdapter implements SystemAdapter {
         checks.push({ node: leader, check: 'read', ok: result.type === 'ok', detail });
         if (result.type === 'ok') return { ready: true, checks };
       }
-      await sleep(READY_RETRY_MS, signal);
+      await this.clock.sleep(READY_RETRY_MS, signal);
     }
     return { ready: false, checks };
   }
 
   client(node: string, cluster: ClusterView, timeoutMs: number): KvraftClient {
     const addresses = new Map(cluster.nodes.map((n) => [n, cluster.clientAddress(n, 'client')]));
-    return new KvraftClient(node, addresses, timeoutMs, nodeIo);
+    return new KvraftClient(node, addresses, timeoutMs, this.io);
   }
 
   /**
@@ -196,7 +199,7 @@ class KvraftAdapter implements SystemAdapter {
   };
 
   private currentLeader(cluster: ClusterView): Promise<string | undefined> {
-    return findLeader(cluster);
+    return findLeader(cluster, this.io);
   }
 
   private addMember(node: string, cluster: ClusterView): Promise<void> {
@@ -213,8 +216,9 @@ class KvraftAdapter implements SystemAdapter {
    * self-removal never committed, and the two remaining members could not elect anyone).
    */
   private async committedConfiguration(cluster: ClusterView): Promise<readonly string[] | undefined> {
-    const leader = await findLeader(cluster);
-    const status = leader === undefined ? undefined : await nodeStatus(leader, cluster);
+    const leader = await findLeader(cluster, this.io);
+    const status =
+      leader === undefined ? undefined : await nodeStatus(leader, cluster, STATUS_TIMEOUT_MS, this.io);
     return status && status.commit >= status.configIndex ? status.members : undefined;
   }
 
@@ -238,20 +242,20 @@ class KvraftAdapter implements SystemAdapter {
   ): Promise<void> {
     let last = 'no leader';
     for (let attempt = 0; attempt < ADMIN_ATTEMPTS; attempt++) {
-      const leader = await findLeader(cluster);
+      const leader = await findLeader(cluster, this.io);
       if (leader !== undefined) {
         const response = await requestOnce(
           cluster.clientAddress(leader, 'client'),
           { op, node },
           ADMIN_TIMEOUT_MS,
-          nodeIo,
+          this.io,
         );
         if ('ok' in response && response.ok) return;
         last = 'error' in response ? response.error : 'unexpected response';
       }
       // An unknown outcome may still have committed: the retry sees it and answers ok at once.
       if (await this.membershipDone(op, node, cluster)) return;
-      await sleep(ADMIN_RETRY_MS);
+      await this.clock.sleep(ADMIN_RETRY_MS);
     }
     throw new Error(`kvraft ${op} ${node} failed: ${last}`);
   }
@@ -268,6 +272,19 @@ export const kvraft: SystemDefinition = {
         throw new Error(`kvraft has no bug "${bug}": choose from ${KVRAFT_BUGS.join(', ')}`);
       }
     }
-    return new KvraftAdapter(options.bugs);
+    return kvraftAdapter(options.bugs);
   },
 };
+
+/**
+ * kvraft's adapter with its clients' sockets and its waits taken from outside: the host's by
+ * default; the simulator passes its world's client process and clock, so the same adapter drives
+ * simulated nodes.
+ */
+export function kvraftAdapter(
+  bugs: readonly string[],
+  io?: Pick<NodeIo, 'net' | 'env'>,
+  clock?: Clock,
+): SystemAdapter {
+  return new KvraftAdapter(bugs, io, clock);
+}

@@ -1,16 +1,18 @@
+import { type Clock, realClock } from '../../core/clock.js';
+
 /** A safety net over a client's own timeout: an op never hangs a worker. */
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+export function withTimeout<T>(promise: Promise<T>, ms: number, clock: Clock = realClock): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const cancel = clock.timer(ms, () => {
       reject(new Error(`no answer in ${ms} ms`));
-    }, ms);
+    });
     promise.then(
       (v) => {
-        clearTimeout(timer);
+        cancel();
         resolve(v);
       },
       (e: unknown) => {
-        clearTimeout(timer);
+        cancel();
         reject(e instanceof Error ? e : new Error(String(e)));
       },
     );
