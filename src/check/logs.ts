@@ -85,7 +85,9 @@ export function matchLine(
  * on a failed fsync or a full disk is a legitimate reaction, so the crash text its process wrote
  * from the fault's start to its exit (its own fatal line, a panic) is the exit's evidence, not a
  * finding — unless it shows a memory error (a sanitizer's report, a segfault), which no failed
- * call excuses, as no exit by SIGSEGV, SIGBUS, SIGILL or SIGFPE is induced.
+ * call excuses, as no exit by SIGSEGV, SIGBUS, SIGILL or SIGFPE is induced. A process the nemesis
+ * killed under such a fault is the same `induced-exit` when it had written crash text since the
+ * fault began: it was stopping itself as the kill came.
  */
 export interface LogFinding {
   readonly node: string;
@@ -141,7 +143,9 @@ export class LogCheck {
    * Scans new output of `nodes`; `exits` are the node exits seen since the last call.
    * `inducedBy` names the fault in effect on the node's disk that an exit is put down to (as
    * `fsync-error`), if any: that exit is `induced-exit`, not `unexpected-exit`, and the crash text
-   * its process wrote since the fault began is its evidence, not a `crash-text` finding.
+   * its process wrote since the fault began is its evidence, not a `crash-text` finding; an exit
+   * the nemesis asked for is one only when its process had written such text (the classifier is
+   * asked for it only then).
    */
   scan(
     nodes: readonly string[],
@@ -196,15 +200,31 @@ export class LogCheck {
         pending.filter((l) => !its.includes(l)),
       );
       const reason = its[0]?.line;
-      if (exit.expected) continue;
       const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code ?? '?'}`;
       // The exited process's own last lines: up to the log sizes at its exit, not what a process
       // started since (the reset restarts nodes before the check) wrote after them.
-      const lines = LOG_STREAMS.flatMap((s) => {
-        const file = join(this.runDir, 'nodes', exit.node, s);
-        const end = logBytes?.[s];
-        return end === undefined ? (this.tails.get(file) ?? []) : lastLinesOf(file, CONTEXT_LINES, end);
-      });
+      const lastLines = (): string[] =>
+        LOG_STREAMS.flatMap((s) => {
+          const file = join(this.runDir, 'nodes', exit.node, s);
+          const end = logBytes?.[s];
+          return end === undefined ? (this.tails.get(file) ?? []) : lastLinesOf(file, CONTEXT_LINES, end);
+        });
+      if (exit.expected) {
+        // The nemesis stopped it, but it may have been stopping itself on its failing disk as the
+        // kill came (its fatal line just before): that text is the fault's doing as well.
+        const induced = crashes.has(exit.node) ? inducedBy(exit) : undefined;
+        const announced = induced ? takeAnnouncing(crashes, exit, [induced.fromBytes, since]) : [];
+        if (induced !== undefined && announced.length > 0) {
+          exitFindings.push({
+            node: exit.node,
+            kind: 'induced-exit',
+            message: `${exit.node} stopped (${how}, the nemesis stopping it) while ${induced.cause} was in effect on its disk; it said: ${announced[0].line.slice(0, 300)}`,
+            lines: [...new Set([...announced.map((c) => c.line), ...lastLines()])],
+          });
+        }
+        continue;
+      }
+      const lines = lastLines();
       if (reason !== undefined) {
         exitFindings.push({
           node: exit.node,
