@@ -254,6 +254,29 @@ describe('LogCheck', () => {
     ]);
   });
 
+  it("an exit just after the harness cut the node's connections is induced, unless its process wrote crash text", () => {
+    // What dqlite-demo printed (seed 3) when a delay fault's redirect cut its start-up connection.
+    const check = new LogCheck(runDir, adapter.crashPatterns);
+    write('n1', ['Error: failed to open database: call open (budget 0s): receive: header: EOF', 'Usage:']);
+    write('n2', ['panic: runtime error: index out of range']);
+    const cut: InducedCause = {
+      cause: 'just after the harness cut its connections (a delay through the proxy)',
+      by: 'connection-cut',
+    };
+
+    const findings = check.scan(['n1', 'n2'], [exit('n1', false), exit('n2', false)], () => cut);
+
+    expect(findings.map((f) => [f.node, f.kind, f.message])).toEqual([
+      ['n2', 'crash-text', 'n2 stderr.log: panic: runtime error: index out of range'],
+      [
+        'n1',
+        'induced-exit',
+        'n1 stopped (code 1) just after the harness cut its connections (a delay through the proxy)',
+      ],
+      ['n2', 'unexpected-exit', 'n2 exited by itself (code 1)'],
+    ]);
+  });
+
   it('an exit the nemesis asked for, with no crash text, is neither', () => {
     const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
     write('n1', ['2026-12-01T00:00:00.000Z n1 node-start term=1']);
