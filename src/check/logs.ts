@@ -41,13 +41,24 @@ export function logSizes(dir: string): Record<string, number> {
 }
 
 /**
- * The harness's doing an exit is put down to (a fault that made the node's disk answer errors),
- * and, when known, the sizes of the node's log files when that fault began.
+ * The harness's doing an exit is put down to: a fault that made the node's disk answer errors (with,
+ * when known, the sizes of the node's log files when that fault began), or the harness cutting the
+ * node's open connections just before.
  */
 export interface InducedCause {
-  /** The fault, as the history and terminal say it. */
+  /**
+   * The fault, as the history and terminal say it: for a disk, what was in effect on it (as
+   * `fsync-error`); for a connection cut, the words that follow "stopped (code 1)".
+   */
   readonly cause: string;
   readonly fromBytes?: Readonly<Record<string, number>>;
+  /**
+   * `disk` (the default): a fail-stop, so the crash text the process wrote since the fault began
+   * is the exit's evidence. `connection-cut`: a node that gives up on a connection the harness
+   * reset (a program that exits when its start-up call fails); a process that wrote crash text is
+   * not excused, and the text stays a finding — a reset connection excuses no crash.
+   */
+  readonly by?: 'disk' | 'connection-cut';
 }
 
 /** Every pattern the log check treats as a crash: the generic ones, then the system's own. */
@@ -85,7 +96,11 @@ export function matchLine(
  * on a failed fsync or a full disk is a legitimate reaction, so the crash text its process wrote
  * from the fault's start to its exit (its own fatal line, a panic) is the exit's evidence, not a
  * finding — unless it shows a memory error (a sanitizer's report, a segfault), which no failed
- * call excuses, as no exit by SIGSEGV, SIGBUS, SIGILL or SIGFPE is induced.
+ * call excuses, as no exit by SIGSEGV, SIGBUS, SIGILL or SIGFPE is induced. A process the nemesis
+ * killed under such a fault is the same `induced-exit` when it had written crash text since the
+ * fault began: it was stopping itself as the kill came. Also `induced-exit`: a node that stopped
+ * just after the harness cut its open connections (see `NetworkBackend.connectionCuts`), when its
+ * process wrote no crash text.
  */
 export interface LogFinding {
   readonly node: string;
@@ -141,7 +156,9 @@ export class LogCheck {
    * Scans new output of `nodes`; `exits` are the node exits seen since the last call.
    * `inducedBy` names the fault in effect on the node's disk that an exit is put down to (as
    * `fsync-error`), if any: that exit is `induced-exit`, not `unexpected-exit`, and the crash text
-   * its process wrote since the fault began is its evidence, not a `crash-text` finding.
+   * its process wrote since the fault began is its evidence, not a `crash-text` finding; an exit
+   * the nemesis asked for is one only when its process had written such text (the classifier is
+   * asked for it only then).
    */
   scan(
     nodes: readonly string[],
@@ -196,15 +213,32 @@ export class LogCheck {
         pending.filter((l) => !its.includes(l)),
       );
       const reason = its[0]?.line;
-      if (exit.expected) continue;
       const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code ?? '?'}`;
       // The exited process's own last lines: up to the log sizes at its exit, not what a process
       // started since (the reset restarts nodes before the check) wrote after them.
-      const lines = LOG_STREAMS.flatMap((s) => {
-        const file = join(this.runDir, 'nodes', exit.node, s);
-        const end = logBytes?.[s];
-        return end === undefined ? (this.tails.get(file) ?? []) : lastLinesOf(file, CONTEXT_LINES, end);
-      });
+      const lastLines = (): string[] =>
+        LOG_STREAMS.flatMap((s) => {
+          const file = join(this.runDir, 'nodes', exit.node, s);
+          const end = logBytes?.[s];
+          return end === undefined ? (this.tails.get(file) ?? []) : lastLinesOf(file, CONTEXT_LINES, end);
+        });
+      if (exit.expected) {
+        // The nemesis stopped it, but it may have been stopping itself on its failing disk as the
+        // kill came (its fatal line just before): that text is the fault's doing as well.
+        const cause = crashes.has(exit.node) ? inducedBy(exit) : undefined;
+        const induced = cause?.by === 'connection-cut' ? undefined : cause;
+        const announced = induced ? takeAnnouncing(crashes, exit, [induced.fromBytes, since]) : [];
+        if (induced !== undefined && announced.length > 0) {
+          exitFindings.push({
+            node: exit.node,
+            kind: 'induced-exit',
+            message: `${exit.node} stopped (${how}, the nemesis stopping it) while ${induced.cause} was in effect on its disk; it said: ${announced[0].line.slice(0, 300)}`,
+            lines: [...new Set([...announced.map((c) => c.line), ...lastLines()])],
+          });
+        }
+        continue;
+      }
+      const lines = lastLines();
       if (reason !== undefined) {
         exitFindings.push({
           node: exit.node,
@@ -215,7 +249,16 @@ export class LogCheck {
         continue;
       }
       const induced = exit.signal && MEMORY_ERROR_SIGNALS.includes(exit.signal) ? undefined : inducedBy(exit);
-      if (induced !== undefined) {
+      if (induced?.by === 'connection-cut' && !wroteCrashText(crashes, exit, since)) {
+        exitFindings.push({
+          node: exit.node,
+          kind: 'induced-exit',
+          message: `${exit.node} stopped (${how}) ${induced.cause}`,
+          lines,
+        });
+        continue;
+      }
+      if (induced !== undefined && induced.by !== 'connection-cut') {
         const announced = takeAnnouncing(crashes, exit, [induced.fromBytes, since]);
         const said = announced.length > 0 ? `; it said: ${announced[0].line.slice(0, 300)}` : '';
         exitFindings.push({
@@ -261,6 +304,17 @@ export class LogCheck {
       closeSync(fd);
     }
   }
+}
+
+/** Whether the process that made `exit` wrote crash text: after `since` (the node's previous exit) up to its exit. */
+function wroteCrashText(
+  crashes: ReadonlyMap<string, readonly CrashLine[]>,
+  exit: NodeExit,
+  since: Readonly<Record<string, number>> | undefined,
+): boolean {
+  return (crashes.get(exit.node) ?? []).some(
+    (c) => c.start >= (since?.[c.stream] ?? 0) && c.end <= (exit.logBytes?.[c.stream] ?? Infinity),
+  );
 }
 
 /**

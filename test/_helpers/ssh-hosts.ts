@@ -52,6 +52,26 @@ export function sshHostsUnavailable(): string | undefined {
   return undefined;
 }
 
+/**
+ * A test host's sshd_config: listening on `listen` (ip:port) with its own host key, root logging
+ * in with a key of `authorizedKeys` only, no pid file (the test keeps the pid), sftp for copies.
+ */
+export function sshdConfig(listen: string, hostKey: string, authorizedKeys: string): string {
+  return [
+    `ListenAddress ${listen}`,
+    `HostKey ${hostKey}`,
+    `AuthorizedKeysFile ${authorizedKeys}`,
+    'PidFile none',
+    'PermitRootLogin prohibit-password',
+    'PasswordAuthentication no',
+    'KbdInteractiveAuthentication no',
+    'UsePAM no',
+    'StrictModes no',
+    'Subsystem sftp /usr/lib/openssh/sftp-server',
+    '',
+  ].join('\n');
+}
+
 /** N hosts on this machine, reachable from it only over SSH. */
 export interface SshHosts {
   /** Each host's address, in order. */
@@ -152,22 +172,7 @@ export async function makeSshHosts(
       const pub = readFileSync(`${hostKey}.pub`, 'utf8').trim().split(/\s+/);
       known.push(`${ip} ${pub[0]} ${pub[1]}`);
       const config = join(dir, `${name}_sshd_config`);
-      writeFileSync(
-        config,
-        [
-          `ListenAddress ${ip}:${SSH_PORT}`,
-          `HostKey ${hostKey}`,
-          `AuthorizedKeysFile ${authorized}`,
-          'PidFile none',
-          'PermitRootLogin prohibit-password',
-          'PasswordAuthentication no',
-          'KbdInteractiveAuthentication no',
-          'UsePAM no',
-          'StrictModes no',
-          'Subsystem sftp /usr/lib/openssh/sftp-server',
-          '',
-        ].join('\n'),
-      );
+      writeFileSync(config, sshdConfig(`${ip}:${SSH_PORT}`, hostKey, authorized));
       const sshd = [SSHD, '-D', '-e', '-f', config];
       // `ip netns exec`, unshare and sh each exec the next: the pid is sshd's.
       const mounts = [

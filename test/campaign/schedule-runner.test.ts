@@ -221,101 +221,70 @@ describe('ScheduleRunner', () => {
   });
 });
 
+/** The schedule's end in the "past the end" cases: the slow fault takes until after it. */
+const END_MS = 40;
+
 describe('ScheduleRunner and the end of the run', () => {
-  it('skips, and says why, what a slow fault carried past the end: the budget bounds the faults', async () => {
-    const stop = new AbortController();
-    const enacted: string[] = [];
-    const skipped: string[] = [];
-    let start = 0;
-    const END_MS = 40;
-    const runner = new ScheduleRunner(
-      schedule([
+  it.each([
+    {
+      title: 'skips, and says why, what a slow fault carried past the end: the budget bounds the faults',
+      lines: [
         { atMs: 0, f: 'member-remove', nodes: ['n1'] },
         { atMs: 10, f: 'kill', nodes: ['n2'] },
         { atMs: 20, on: { type: 'elected' }, f: 'pause', nodes: ['n3'] },
-      ]),
-      {
-        // The removal takes until past the run's end (a membership change that took its time).
-        enact: async (fault) => {
-          enacted.push(fault.f);
-          if (fault.f === 'member-remove') {
-            await vi.waitFor(
-              () => {
-                expect(Date.now()).toBeGreaterThan(start + END_MS + 1);
-              },
-              { interval: 1, timeout: 10_000 },
-            );
-          }
-        },
-        skip: (item, reason) => skipped.push(`${'f' in item ? item.f : 'let'}: ${reason}`),
-        nodes: () => ['n1', 'n2', 'n3'],
-        running: () => ['n1', 'n2', 'n3'],
-        leader: () => Promise.resolve('n2'),
-        onEvent: () => () => undefined,
-        signal: stop.signal,
-      },
-    );
-    start = Date.now();
-    await runner.run(start, END_MS);
-    expect(enacted).toEqual(['member-remove']);
-    expect(skipped).toEqual([
-      'kill: due at 10 ms, reached past the end of the run (40 ms)',
-      'pause: due at 20 ms, reached past the end of the run (40 ms)',
-    ]);
-  });
-
-  it('enacts what a slow fault delayed past the schedule’s end while the budget lasts', async () => {
-    const enacted: string[] = [];
-    let start = 0;
-    const END_MS = 40;
-    const runner = new ScheduleRunner(
-      schedule([
+      ],
+      budgetMs: undefined,
+      electedDuringSlowFault: false,
+      enacted: ['member-remove'],
+      skipped: [
+        'kill: due at 10 ms, reached past the end of the run (40 ms)',
+        'pause: due at 20 ms, reached past the end of the run (40 ms)',
+      ],
+    },
+    {
+      title: 'enacts what a slow fault delayed past the schedule’s end while the budget lasts',
+      lines: [
         { atMs: 0, f: 'member-remove', nodes: ['n1'] },
         { atMs: 10, f: 'kill', nodes: ['n2'] },
-      ]),
-      {
-        enact: async (fault) => {
-          enacted.push(fault.f);
-          if (fault.f === 'member-remove') {
-            await vi.waitFor(
-              () => {
-                expect(Date.now()).toBeGreaterThan(start + END_MS + 1);
-              },
-              { interval: 1, timeout: 10_000 },
-            );
-          }
-        },
-        skip: (item, reason) => {
-          throw new Error(`${'f' in item ? item.f : 'let'} skipped: ${reason}`);
-        },
-        nodes: () => ['n1', 'n2', 'n3'],
-        running: () => ['n1', 'n2', 'n3'],
-        leader: () => Promise.resolve('n2'),
-        onEvent: () => () => undefined,
-        signal: new AbortController().signal,
-      },
-    );
-    start = Date.now();
-    await runner.run(start, END_MS, 60_000);
-    expect(enacted).toEqual(['member-remove', 'kill']);
-  });
-
-  it('does not enact a triggered line whose event comes while a slow fault holds the queue past the end', async () => {
-    const enacted: string[] = [];
-    const skipped: string[] = [];
-    const listeners = new Set<(e: Event) => void>();
-    let start = 0;
-    const END_MS = 40;
-    const runner = new ScheduleRunner(
-      schedule([
+      ],
+      budgetMs: 60_000,
+      electedDuringSlowFault: false,
+      enacted: ['member-remove', 'kill'],
+      skipped: [],
+    },
+    {
+      title:
+        'does not enact a triggered line whose event comes while a slow fault holds the queue past the end',
+      lines: [
         { atMs: 0, on: { type: 'elected' }, f: 'pause', nodes: ['n3'] },
         { atMs: 0, f: 'member-remove', nodes: ['n1'] },
-      ]),
-      {
+      ],
+      budgetMs: undefined,
+      electedDuringSlowFault: true,
+      enacted: ['member-remove'],
+      skipped: ['pause: reached past the end of the run (40 ms)'],
+    },
+  ])(
+    '$title',
+    async ({
+      lines,
+      budgetMs,
+      electedDuringSlowFault,
+      enacted: expectedEnacted,
+      skipped: expectedSkipped,
+    }) => {
+      const enacted: string[] = [];
+      const skipped: string[] = [];
+      const listeners = new Set<(e: Event) => void>();
+      let start = 0;
+      const runner = new ScheduleRunner(schedule(lines), {
+        // The removal takes until past the schedule's end (a membership change that took its time).
         enact: async (fault) => {
           enacted.push(fault.f);
           if (fault.f === 'member-remove') {
-            for (const l of listeners) l({ ts: monoNs(), node: 'n2', source: 'probe', type: 'elected' });
+            if (electedDuringSlowFault) {
+              for (const l of listeners) l({ ts: monoNs(), node: 'n2', source: 'probe', type: 'elected' });
+            }
             await vi.waitFor(
               () => {
                 expect(Date.now()).toBeGreaterThan(start + END_MS + 1);
@@ -333,13 +302,13 @@ describe('ScheduleRunner and the end of the run', () => {
           return () => listeners.delete(l);
         },
         signal: new AbortController().signal,
-      },
-    );
-    start = Date.now();
-    await runner.run(start, END_MS);
-    expect(enacted).toEqual(['member-remove']);
-    expect(skipped).toEqual(['pause: reached past the end of the run (40 ms)']);
-  });
+      });
+      start = Date.now();
+      await runner.run(start, END_MS, budgetMs);
+      expect(enacted).toEqual(expectedEnacted);
+      expect(skipped).toEqual(expectedSkipped);
+    },
+  );
 });
 
 describe('ScheduleRunner when Mallory itself fails', () => {

@@ -212,7 +212,72 @@ describe('LogCheck', () => {
     ]);
   });
 
-  it('an exit the nemesis asked for is neither (the classifier is not asked)', () => {
+  it('a fail-stop line written under a failing disk as the nemesis killed the node is an induced exit, not a crash', () => {
+    // etcd wrote its ENOSPC fatal line 4 ms before the kill the schedule had next (etcd, seed 3):
+    // the process was stopping itself as the nemesis stopped it.
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    write('n1', ['{"level":"info","msg":"serving"}']);
+    const fromBytes = { 'stderr.log': size('n1') };
+    write('n1', [ENOSPC_FATAL]);
+    const killed = {
+      ...exit('n1', true),
+      code: null,
+      signal: 'SIGKILL' as const,
+      logBytes: { 'stderr.log': size('n1') },
+    };
+
+    const findings = check.scan(['n1'], [killed], () => ({ cause: 'disk-full', fromBytes }));
+
+    expect(findings.map((f) => f.kind)).toEqual(['induced-exit']);
+    expect(findings[0].message).toBe(
+      `n1 stopped (signal SIGKILL, the nemesis stopping it) while disk-full was in effect on its disk; it said: ${ENOSPC_FATAL.slice(0, 300)}`,
+    );
+    expect(findings[0].lines).toContain(ENOSPC_FATAL);
+  });
+
+  it('a killed process keeps as findings its crash text from before the fault, a memory error, and any with no fault in effect', () => {
+    const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
+    write('n1', ['panic: an old bug']);
+    const fromBytes = { 'stderr.log': size('n1') };
+    write('n1', ['Segmentation fault (core dumped)']);
+    const killed = { ...exit('n1', true), logBytes: { 'stderr.log': size('n1') } };
+    write('n2', [ENOSPC_FATAL]);
+
+    const findings = check.scan(['n1', 'n2'], [killed, exit('n2', true)], (e) =>
+      e.node === 'n1' ? { cause: 'disk-full', fromBytes } : undefined,
+    );
+
+    expect(findings.map((f) => [f.node, f.kind, f.message])).toEqual([
+      ['n1', 'crash-text', 'n1 stderr.log: panic: an old bug'],
+      ['n1', 'crash-text', 'n1 stderr.log: Segmentation fault (core dumped)'],
+      ['n2', 'crash-text', `n2 stderr.log: ${ENOSPC_FATAL.slice(0, 300)}`],
+    ]);
+  });
+
+  it("an exit just after the harness cut the node's connections is induced, unless its process wrote crash text", () => {
+    // What dqlite-demo printed (seed 3) when a delay fault's redirect cut its start-up connection.
+    const check = new LogCheck(runDir, adapter.crashPatterns);
+    write('n1', ['Error: failed to open database: call open (budget 0s): receive: header: EOF', 'Usage:']);
+    write('n2', ['panic: runtime error: index out of range']);
+    const cut: InducedCause = {
+      cause: 'just after the harness cut its connections (a delay through the proxy)',
+      by: 'connection-cut',
+    };
+
+    const findings = check.scan(['n1', 'n2'], [exit('n1', false), exit('n2', false)], () => cut);
+
+    expect(findings.map((f) => [f.node, f.kind, f.message])).toEqual([
+      ['n2', 'crash-text', 'n2 stderr.log: panic: runtime error: index out of range'],
+      [
+        'n1',
+        'induced-exit',
+        'n1 stopped (code 1) just after the harness cut its connections (a delay through the proxy)',
+      ],
+      ['n2', 'unexpected-exit', 'n2 exited by itself (code 1)'],
+    ]);
+  });
+
+  it('an exit the nemesis asked for, with no crash text, is neither', () => {
     const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
     write('n1', ['2026-12-01T00:00:00.000Z n1 node-start term=1']);
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { SSHD, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
+import { SSHD, sshdConfig, sshHostsUnavailable } from '../_helpers/ssh-hosts.js';
 import { BIN, disposeSandbox, REPO, type Sandbox, sandbox } from './helpers.js';
 
 const unavailable = sshHostsUnavailable();
@@ -49,22 +49,7 @@ describe.skipIf(unavailable !== undefined)(
         const [type, body] = readFileSync(`${hostKey}.pub`, 'utf8').trim().split(/\s+/);
         known.push(`[${ip}]:${SSH_PORT} ${type} ${body}`);
         const config = join(dir, `h${i}_sshd_config`);
-        writeFileSync(
-          config,
-          [
-            `ListenAddress ${ip}:${SSH_PORT}`,
-            `HostKey ${hostKey}`,
-            `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
-            'PidFile none',
-            'PermitRootLogin prohibit-password',
-            'PasswordAuthentication no',
-            'KbdInteractiveAuthentication no',
-            'UsePAM no',
-            'StrictModes no',
-            'Subsystem sftp /usr/lib/openssh/sftp-server',
-            '',
-          ].join('\n'),
-        );
+        writeFileSync(config, sshdConfig(`${ip}:${SSH_PORT}`, hostKey, join(dir, 'authorized_keys')));
         const child = spawn('ip', ['netns', 'exec', ns, SSHD, '-D', '-e', '-f', config], {
           detached: true,
           stdio: 'ignore',
@@ -79,6 +64,27 @@ describe.skipIf(unavailable !== undefined)(
       }
       writeFileSync(join(dir, 'known_hosts'), known.join('\n') + '\n');
     });
+
+    /** `mallory run` on the three loopback hosts with this schedule, 2 s steps, into the sandbox's store. */
+    const runArgs = (schedule: string, { steps, time }: { steps: number; time: string }): string[] => [
+      'run',
+      '--hosts',
+      ADDRESSES.map((a) => `${a}:${SSH_PORT}`).join(','),
+      '--ssh-private-key',
+      join(dir, 'id_ed25519'),
+      '--known-hosts',
+      join(dir, 'known_hosts'),
+      '--schedule',
+      schedule,
+      '--steps',
+      String(steps),
+      '--step',
+      '2s',
+      '--time',
+      time,
+      '--store',
+      box.store,
+    ];
 
     afterAll(() => {
       spawnSync('ip', ['netns', 'exec', ns, process.execPath, BIN, 'cleanup'], { env: box.env });
@@ -100,25 +106,7 @@ describe.skipIf(unavailable !== undefined)(
         schedule,
         JSON.stringify({ atMs: 500, f: 'start-partition', groups: [['n1'], ['*']] }) + '\n',
       );
-      const args = [
-        'run',
-        '--hosts',
-        ADDRESSES.map((a) => `${a}:${SSH_PORT}`).join(','),
-        '--ssh-private-key',
-        join(dir, 'id_ed25519'),
-        '--known-hosts',
-        join(dir, 'known_hosts'),
-        '--schedule',
-        schedule,
-        '--steps',
-        '30',
-        '--step',
-        '2s',
-        '--time',
-        '5m',
-        '--store',
-        box.store,
-      ];
+      const args = runArgs(schedule, { steps: 30, time: '5m' });
       // `ip netns exec` execs the command: the child's pid is the fuzzer's.
       const child = spawn('ip', ['netns', 'exec', ns, process.execPath, BIN, ...args], {
         env: box.env,
@@ -154,26 +142,8 @@ describe.skipIf(unavailable !== undefined)(
           .map((l) => JSON.stringify(l))
           .join('\n') + '\n',
       );
-      const args = [
-        'run',
-        '--hosts',
-        ADDRESSES.map((a) => `${a}:${SSH_PORT}`).join(','),
-        '--ssh-private-key',
-        join(dir, 'id_ed25519'),
-        '--known-hosts',
-        join(dir, 'known_hosts'),
-        '--schedule',
-        schedule,
-        // Room for the partition's commands on a loaded machine: its heal is due well before the end.
-        '--steps',
-        '6',
-        '--step',
-        '2s',
-        '--time',
-        '40s',
-        '--store',
-        box.store,
-      ];
+      // Room for the partition's commands on a loaded machine: its heal is due well before the end.
+      const args = runArgs(schedule, { steps: 6, time: '40s' });
       const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
         const child = spawn('ip', ['netns', 'exec', ns, process.execPath, BIN, ...args], {
           env: box.env,

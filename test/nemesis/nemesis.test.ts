@@ -24,6 +24,8 @@ class FakeCluster implements NemesisCluster {
   readonly log: string[] = [];
   readonly committed = new Set(NODES);
   readonly refused: string[] = [];
+  /** No member answers for the configuration until the cluster has been waited on (an election after restarts). */
+  electing = false;
   private readonly memberSet = new Set(NODES);
   private readonly status = new Map<string, NodeStatus>(NODES.map((n) => [n, 'running']));
 
@@ -84,6 +86,7 @@ class FakeCluster implements NemesisCluster {
     this.log.push(`wipe ${node}`);
   }
   waitReady(): Promise<boolean> {
+    this.electing = false;
     return Promise.resolve(this.hasQuorum());
   }
 }
@@ -99,6 +102,8 @@ interface FakeSystemOptions {
   readonly quorum?: boolean;
   /** After an add commits, this many configuration reads do not list the joiner yet (its join under way). */
   readonly joinListedAfterReads?: number;
+  /** A removal's call fails ("lost leadership") before the change commits; the test commits it later. */
+  readonly removeFailsUncommitted?: boolean;
 }
 
 /** Mallory's own failure (as when its registry cannot be written) at the next start of a node. */
@@ -128,6 +133,7 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
       ...(options.quorum ? { quorum: true } : {}),
       remove(node: string): Promise<void> {
         if (!fake.hasQuorum()) return Promise.reject(noQuorum());
+        if (options.removeFailsUncommitted) return Promise.reject(new Error('server has lost leadership'));
         fake.log.push(`remove ${node}`);
         fake.committed.delete(node);
         return Promise.resolve();
@@ -148,7 +154,7 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
           silent -= 1;
           return Promise.resolve(undefined);
         }
-        if (!fake.hasQuorum()) return Promise.resolve(undefined);
+        if (!fake.hasQuorum() || fake.electing) return Promise.resolve(undefined);
         const listed = NODES.filter((n) => fake.committed.has(n) && (joining.get(n) ?? 0) === 0);
         for (const [n, reads] of joining) joining.set(n, Math.max(0, reads - 1));
         return Promise.resolve(listed);
@@ -260,6 +266,24 @@ describe('Nemesis membership: a joiner starts only once the cluster has accepted
     expect(fake.log).toEqual(['resume n1', 'resume n2', 'wipe n3', 'add n3', 'start n3']);
     expect(fake.refused).toEqual([]);
     expect(fake.nodesIn('running')).toEqual(NODES);
+    expect(fake.members).toEqual(NODES);
+  });
+
+  it('healAll reconciles a removal that committed after its call failed, once the restarted cluster answers for its configuration', async () => {
+    // dqlite seed 4: `.remove n2` failed while n2 was still listed; the change committed after the
+    // restarts of the heal, when no member answered for the configuration yet.
+    const { fake, nemesis } = setUp({ removeFailsUncommitted: true });
+    expect(await nemesis.enact({ f: 'member-remove', value: ['n3'] })).toMatchObject({ outcome: 'error' });
+    expect(fake.isMember('n3')).toBe(true);
+    fake.committed.delete('n3');
+    fake.electing = true;
+    fake.log.length = 0;
+
+    expect(await nemesis.healAll()).toEqual([]);
+
+    expect(fake.log.slice(-2)).toEqual(['add n3', 'start n3']);
+    expect(fake.refused).toEqual([]);
+    expect([...fake.committed].sort()).toEqual(NODES);
     expect(fake.members).toEqual(NODES);
   });
 

@@ -1,3 +1,7 @@
+import type { InducedCause } from '../../check/logs.js';
+import type { NodeExit } from '../../cluster/cluster.js';
+import type { NetworkBackend } from '../../cluster/net/backend.js';
+import { NS_PER_MS } from '../../core/clock.js';
 import type { Event } from '../../core/event.js';
 import type { Op } from '../../core/op.js';
 import { DISK_EXIT_CAUSES } from '../../nemesis/disk.js';
@@ -123,15 +127,16 @@ async function recoveryFinding(live: LiveRun, recovery: Recovery): Promise<Findi
 
 /**
  * The crashes in the nodes' logs and exits since the last schedule. An exit the harness caused (a
- * membership change, a disk it made fail) is no finding: it is said in the history instead, and
- * for a failing disk with the crash text that announced it (a fail-stop, see `LogCheck.scan`).
+ * membership change, a disk it made fail, connections it reset) is no finding: it is said in the
+ * history instead, and for a failing disk with the crash text that announced it (a fail-stop, see
+ * `LogCheck.scan`).
  */
 function crashFindings(live: LiveRun, schedule: number): Finding[] {
   const { state, plan, parts, history, emit } = live;
   const diskFaults = parts.disks;
   const exits = parts.logCheck.scan(plan.nodes, state.exits.splice(0), (exit) => {
     const window = diskFaults?.errorAt(exit.node, exit.ts);
-    if (window === undefined) return undefined;
+    if (window === undefined) return connectionCutBefore(parts.network, exit);
     const cause = DISK_EXIT_CAUSES[window.cause];
     return window.fromBytes !== undefined ? { cause, fromBytes: window.fromBytes } : { cause };
   });
@@ -156,6 +161,24 @@ function crashFindings(live: LiveRun, schedule: number): Finding[] {
     findings.push({ kind: 'crash', name: f.kind, message: f.message, evidence: f });
   }
   return findings;
+}
+
+/**
+ * How long after the network backend reset a node's connections an exit of that node is put down
+ * to it: the reset ends a call under way (dqlite-demo gave up its start-up 0.4 s after one), and a
+ * program that retries a few times before it gives up takes seconds more.
+ */
+const CONNECTION_CUT_EXIT_GRACE_MS = 5_000;
+
+/** The connection cut an exit came just after (`NetworkBackend.connectionCuts`), if any. */
+export function connectionCutBefore(network: NetworkBackend, exit: NodeExit): InducedCause | undefined {
+  const cuts = network.connectionCuts?.(exit.node) ?? [];
+  const cut = cuts.findLast((t) => t <= exit.ts && exit.ts - t <= CONNECTION_CUT_EXIT_GRACE_MS * NS_PER_MS);
+  if (cut === undefined) return undefined;
+  return {
+    cause: `${((exit.ts - cut) / NS_PER_MS / 1000).toFixed(1)} s after the harness reset its connections (a delay emulated without netem: connections are redirected through a proxy)`,
+    by: 'connection-cut',
+  };
 }
 
 /**

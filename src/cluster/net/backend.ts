@@ -32,6 +32,13 @@ export interface NetworkBackend {
   /** Removes every cut and degradation. */
   heal(): Promise<void>;
   /**
+   * When this backend itself reset `node`'s open connections to other nodes (monotonic ns, oldest
+   * first), for a delay it emulates by redirecting connections through a proxy: the connections
+   * open before (cut so new ones take the proxy) and those through a proxy it stops. A real delay
+   * (netem, a relaying proxy) resets nothing: absent or empty.
+   */
+  connectionCuts?(node: string): readonly number[];
+  /**
    * Network events (send/recv between nodes) go here, from a backend that relays the traffic itself
    * (the proxies); one that does not offers a `captureTap` to observe it instead.
    */

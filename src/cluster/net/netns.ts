@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 
+import { monoNs, NS_PER_MS } from '../../core/clock.js';
 import type { PacketParams } from '../../core/fault.js';
 import { processStartTime, type ResourceRegistry } from '../resources.js';
 import type { Address, CaptureTap, Link, NetworkBackend } from './backend.js';
@@ -64,6 +65,12 @@ interface Proxy {
 }
 
 /**
+ * How long the backend remembers that it reset a node's connections: longer than a schedule and
+ * its checks, after which the exits it could explain have been judged.
+ */
+const CUTS_KEPT_MS = 10 * 60_000;
+
+/**
  * Every node in its own network namespace, on a bridge in a hub namespace; the fuzzer (root
  * namespace) reaches the nodes through its own veth into the bridge. The run's /24 exists only on
  * those veths; an `unreachable` guard route (higher metric) keeps it from ever leaving the machine
@@ -73,7 +80,8 @@ interface Proxy {
  * fuzzer's client traffic from the root veth is never affected); duplication is iptables TEE in the
  * sender's namespace; delay is netem where the kernel has it, else a userspace delay proxy in the
  * sender's namespace that iptables REDIRECTs the link's connections to (existing connections are
- * cut with `ss -K` so the redirect takes effect). Rules live only inside the run's namespaces and go
+ * cut with `ss -K` so the redirect takes effect, and a stopped proxy ends the ones it relayed:
+ * `connectionCuts` says when). Rules live only inside the run's namespaces and go
  * with them; the namespaces, the root veth and the guard route are recorded in the registry before they are
  * created (a crash in between leaves nothing unrecorded), every process as soon as it has a PID.
  */
@@ -92,6 +100,10 @@ export class NetnsBackend implements NetworkBackend {
   private readonly loaders = new Map<string, RulesLoader>();
   private readonly proxies = new Map<string, Proxy>();
   private readonly netemNodes = new Set<string>();
+  /** The links the running delay proxies carry: stopping them resets those connections. */
+  private proxiedLinks: readonly Link[] = [];
+  /** Per node, when this backend reset its connections (monotonic ns), the last `CUTS_KEPT_MS`. */
+  private readonly resetsAt = new Map<string, number[]>();
   private readonly ports: FixedPorts;
   private cuts: readonly Link[] = [];
   private degraded: { readonly links: readonly Link[]; readonly params: PacketParams } | undefined;
@@ -330,6 +342,19 @@ export class NetnsBackend implements NetworkBackend {
     await this.stopDelay();
   }
 
+  connectionCuts(node: string): readonly number[] {
+    return this.resetsAt.get(node) ?? [];
+  }
+
+  /** Notes that the connections of both ends of `links` are being reset now. */
+  private noteCuts(links: readonly Link[]): void {
+    const now = monoNs();
+    const since = now - CUTS_KEPT_MS * NS_PER_MS;
+    for (const node of new Set(links.flat())) {
+      this.resetsAt.set(node, [...(this.resetsAt.get(node) ?? []).filter((t) => t >= since), now]);
+    }
+  }
+
   private checkLinks(links: readonly Link[]): readonly Link[] {
     for (const [from, to] of links) {
       this.nodeIp(from);
@@ -443,6 +468,7 @@ export class NetnsBackend implements NetworkBackend {
 
   private async startDelayProxies(links: readonly Link[], delayMs: number): Promise<void> {
     const senders = [...new Set(links.map(([from]) => from))];
+    this.proxiedLinks = links;
     // proxyRoutes reads the reverse links from this.degraded, which degrade() sets first.
     for (const node of senders) {
       const config: DelayProxyConfig = {
@@ -508,6 +534,7 @@ export class NetnsBackend implements NetworkBackend {
 
   /** Cuts the senders' open connections over delayed links so new ones go through the proxy. */
   private async killRedirectedConnections(links: readonly Link[]): Promise<void> {
+    this.noteCuts(links);
     for (const [from, to] of links) {
       for (const port of this.peerPorts()) {
         await run([
@@ -555,6 +582,9 @@ export class NetnsBackend implements NetworkBackend {
   }
 
   private async stopDelay(): Promise<void> {
+    // A stopped proxy ends the connections it relayed, at both ends.
+    if (this.proxies.size > 0) this.noteCuts(this.proxiedLinks);
+    this.proxiedLinks = [];
     for (const { resourceId } of this.proxies.values()) this.options.registry.release(resourceId);
     this.proxies.clear();
     for (const node of this.netemNodes) {

@@ -84,7 +84,14 @@ async function dropStrayMembers(
 ): Promise<number> {
   const c = ctx.cluster;
   if (!ctx.system.membership?.configuration || !c.nodes.some((x) => c.isMember(x))) return 0;
-  let real = await settledMembers(ctx, RE_ADD_READY_MS);
+  let real = await realMembers(ctx);
+  if (real === undefined) {
+    // The members this heal restarted may still be electing a leader: wait for the cluster to
+    // serve (its readiness may itself wait on this reconciliation, so at most RE_ADD_READY_MS),
+    // then ask again. A removal whose call failed may have committed meanwhile (dqlite, seed 4).
+    await c.waitReady(RE_ADD_READY_MS);
+    real = await settledMembers(ctx, RE_ADD_READY_MS);
+  }
   const unlisted = (): string[] => (real ? c.nodes.filter((x) => c.isMember(x) && !real!.includes(x)) : []);
   const clock = ctx.clock ?? realClock;
   const deadline = clock.nowMs() + RE_ADD_READY_MS;

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import type { Op } from '../../../src/core/op.js';
 import { HistoryError } from '../../../src/check/history/history-error.js';
-import { parseJepsenEdn } from '../../../src/check/history/jepsen-edn.js';
 import { checkListAppend } from '../../../src/check/txn/check-list-append.js';
 import { history, invokeOf, type Row, serial } from './txn-history.js';
 
@@ -539,62 +537,5 @@ describe('checkListAppend', () => {
     it('an unknown model', () => {
       expect(() => checkListAppend([], { model: 'linearizable' as never })).toThrow(TypeError);
     });
-  });
-});
-
-/** An EDN history of transactions run one after the other: each `[process, micro-ops as EDN]` invoked (reads nil) and completed ok. */
-function ednSerial(
-  ...txns: readonly (readonly [process: number, invoke: string, ok: string])[]
-): readonly Op[] {
-  const lines = txns.flatMap(([process, invoke, ok]) => [
-    `{:process ${process}, :type :invoke, :f :txn, :value ${invoke}}`,
-    `{:process ${process}, :type :ok, :f :txn, :value ${ok}}`,
-  ]);
-  return parseJepsenEdn(lines.join('\n'), 'history.edn').ops;
-}
-
-describe('checkListAppend on EDN keys and values: EDN equality, not spelling', () => {
-  it('takes the keyword :x and the string "x" as two keys', () => {
-    const ops = ednSerial(
-      [0, '[[:append :x 1]]', '[[:append :x 1]]'],
-      [1, '[[:append "x" 2]]', '[[:append "x" 2]]'],
-      [2, '[[:r :x nil] [:r "x" nil]]', '[[:r :x [1]] [:r "x" [2]]]'],
-    );
-    for (const model of ['serializable', 'strict-serializable'] as const) {
-      const result = checkListAppend(ops, { model });
-      expect(result.anomalyTypes).toEqual([]);
-      expect(result.valid).toBe(true);
-    }
-  });
-
-  it('catches a read of the string "a" where the keyword :a was appended', () => {
-    const ops = ednSerial(
-      [0, '[[:append :x :a]]', '[[:append :x :a]]'],
-      [1, '[[:r :x nil]]', '[[:r :x ["a"]]]'],
-    );
-    const result = checkListAppend(ops, { model: 'serializable' });
-    expect(result.valid).toBe(false);
-    expect(result.anomalyTypes).toEqual(['garbage-read']);
-    expect(result.anomalies['garbage-read']?.[0].explanation).toBe(
-      'garbage-read: T3 read key :x = ["a"], with "a", which no transaction appended',
-    );
-  });
-
-  it('accepts vector keys such as [:anti 5], a list (:anti 5) being the same key', () => {
-    const ops = ednSerial(
-      [0, '[[:append [:anti 5] 1] [:append [:anti 6] 1]]', '[[:append [:anti 5] 1] [:append [:anti 6] 1]]'],
-      [1, '[[:r (:anti 5) nil] [:r [:anti 6] nil]]', '[[:r (:anti 5) [1]] [:r [:anti 6] [1]]]'],
-    );
-    expect(checkListAppend(ops, { model: 'strict-serializable' })).toMatchObject({
-      valid: true,
-      anomalyTypes: [],
-    });
-    const stale = ednSerial(
-      [0, '[[:append [:anti 5] 1]]', '[[:append [:anti 5] 1]]'],
-      [1, '[[:r [:anti 5] nil]]', '[[:r [:anti 5] []]]'],
-    );
-    const result = checkListAppend(stale, { model: 'strict-serializable' });
-    expect(result.valid).toBe(false);
-    expect(result.anomalies['G-single-realtime']?.[0].explanation).toContain('key [:anti 5]');
   });
 });

@@ -1,8 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import type { Op } from '../../../src/core/op.js';
-import { parseJepsenEdn } from '../../../src/check/history/jepsen-edn.js';
 import { checkRwRegister } from '../../../src/check/txn/check-rw-register.js';
 import { CONSISTENCY_MODELS } from '../../../src/check/txn/consistency-model.js';
 import { generateListAppendHistory } from './generate-txn-history.js';
@@ -284,48 +282,5 @@ describe('checkRwRegister', () => {
       }),
       { numRuns: 100 },
     );
-  });
-});
-
-/** An EDN history of transactions run one after the other: each `[process, invoke, ok]` (micro-ops as EDN). */
-function ednSerial(
-  ...txns: readonly (readonly [process: number, invoke: string, ok: string])[]
-): readonly Op[] {
-  const lines = txns.flatMap(([process, invoke, ok]) => [
-    `{:process ${process}, :type :invoke, :f :txn, :value ${invoke}}`,
-    `{:process ${process}, :type :ok, :f :txn, :value ${ok}}`,
-  ]);
-  return parseJepsenEdn(lines.join('\n'), 'history.edn').ops;
-}
-
-describe('checkRwRegister on EDN keys and values: EDN equality, not spelling', () => {
-  it('catches a read of :x returning what was written to "x", another key', () => {
-    const ops = ednSerial(
-      [0, '[[:w :x 1]]', '[[:w :x 1]]'],
-      [1, '[[:w "x" 2]]', '[[:w "x" 2]]'],
-      [2, '[[:r :x nil]]', '[[:r :x 2]]'],
-    );
-    const result = checkRwRegister(ops, { model: 'serializable' });
-    expect(result.valid).toBe(false);
-    expect(result.anomalyTypes).toEqual(['garbage-read']);
-    expect(result.anomalies['garbage-read']?.[0].explanation).toBe(
-      'garbage-read: T5 read key :x = 2, which no transaction wrote',
-    );
-  });
-
-  it('catches a read of the string "v" where the keyword :v was written, and accepts :v', () => {
-    const read = (value: string): readonly Op[] =>
-      ednSerial(
-        [0, '[[:w [:k 1] :v]]', '[[:w [:k 1] :v]]'],
-        [1, '[[:r [:k 1] nil]]', `[[:r [:k 1] ${value}]]`],
-      );
-    expect(checkRwRegister(read(':v'), { model: 'strict-serializable' })).toMatchObject({
-      valid: true,
-      anomalyTypes: [],
-    });
-    expect(checkRwRegister(read('"v"'), { model: 'serializable' })).toMatchObject({
-      valid: false,
-      anomalyTypes: ['garbage-read'],
-    });
   });
 });

@@ -234,8 +234,12 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
     }
   });
 
-  it('delays a link through the delay proxy', async () => {
+  it('delays a link through the delay proxy, and says when it reset the connections of its ends', async () => {
     const DELAY_MS = 300;
+    // Without netem the delay redirects connections through a proxy: those open before are cut,
+    // and stopping the proxy ends those it relayed. netem resets nothing.
+    const proxied = !(await NetnsBackend.netemAvailable());
+    expect(net.connectionCuts('n1')).toEqual([]);
     await net.degrade(
       [
         ['n1', 'n2'],
@@ -246,10 +250,19 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
     const slow = ping('n1', 'n2', 5000);
     expect(slow.code).toBe(0);
     expect(slow.ms).toBeGreaterThanOrEqual(DELAY_MS);
+    expect([net.connectionCuts('n1').length, net.connectionCuts('n2').length]).toEqual(
+      proxied ? [1, 1] : [0, 0],
+    );
     await net.heal();
     const fast = ping('n1', 'n2');
     expect(fast.code).toBe(0);
     expect(fast.ms).toBeLessThan(DELAY_MS);
+    expect([net.connectionCuts('n1').length, net.connectionCuts('n2').length]).toEqual(
+      proxied ? [2, 2] : [0, 0],
+    );
+    expect(net.connectionCuts('n3')).toEqual([]);
+    const [cut, healed] = net.connectionCuts('n1');
+    if (proxied) expect(healed).toBeGreaterThan(cut);
   });
 
   it('leaves no namespace, route, rule, link or rule loader behind after close', async () => {
