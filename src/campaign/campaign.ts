@@ -23,6 +23,7 @@ import { RunState } from './_internals/run-state.js';
 import { saveLearning } from './_internals/save-learning.js';
 import { startCluster } from './_internals/start-cluster.js';
 import { stopRun } from './_internals/stop-run.js';
+import { stopSignalOf } from './stop-signal.js';
 import { summarize } from './_internals/summarize.js';
 import { warmUp } from './_internals/warm-up.js';
 
@@ -79,6 +80,12 @@ export class Campaign {
     const store = openStore(plan, config, runId, registry);
     this.options.onRegistry?.(registry, store);
     state.startMs = Date.now();
+    const heardStop = (): void => {
+      const stopSignal = stopSignalOf(signal);
+      if (stopSignal !== undefined) state.stop ??= { signal: stopSignal, ts: monoNs() };
+    };
+    heardStop();
+    signal.addEventListener('abort', heardStop, { once: true });
     const history = new History(monoNs(), (op) => {
       store.appendOp(op);
     });
@@ -153,6 +160,7 @@ export class Campaign {
       outcome = outcomeOf(e);
     } finally {
       clearInterval(ticker);
+      signal.removeEventListener('abort', heardStop);
       state.phase = 'stopping';
       await stopRun(parts, registry);
     }

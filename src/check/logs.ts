@@ -85,11 +85,13 @@ export function matchLine(
  * on a failed fsync or a full disk is a legitimate reaction, so the crash text its process wrote
  * from the fault's start to its exit (its own fatal line, a panic) is the exit's evidence, not a
  * finding — unless it shows a memory error (a sanitizer's report, a segfault), which no failed
- * call excuses, as no exit by SIGSEGV, SIGBUS, SIGILL or SIGFPE is induced.
+ * call excuses, as no exit by SIGSEGV, SIGBUS, SIGILL or SIGFPE is induced; as `stop-exit`, a node
+ * that ended with the signal that stopped the run (sent to every process of the run at once, as
+ * Ctrl-C to a process group or Slurm's `scancel` does).
  */
 export interface LogFinding {
   readonly node: string;
-  readonly kind: 'crash-text' | 'unexpected-exit' | 'membership-exit' | 'induced-exit';
+  readonly kind: 'crash-text' | 'unexpected-exit' | 'membership-exit' | 'induced-exit' | 'stop-exit';
   readonly message: string;
   /** The lines that show it, with the node's last lines before it. */
   readonly lines: readonly string[];
@@ -142,11 +144,13 @@ export class LogCheck {
    * `inducedBy` names the fault in effect on the node's disk that an exit is put down to (as
    * `fsync-error`), if any: that exit is `induced-exit`, not `unexpected-exit`, and the crash text
    * its process wrote since the fault began is its evidence, not a `crash-text` finding.
+   * `stoppedBy` names the run's stop signal an exit is put down to, if any: that exit is `stop-exit`.
    */
   scan(
     nodes: readonly string[],
     exits: readonly NodeExit[],
     inducedBy: (exit: NodeExit) => InducedCause | undefined = () => undefined,
+    stoppedBy: (exit: NodeExit) => NodeJS.Signals | undefined = () => undefined,
   ): LogFinding[] {
     const crashes = new Map<string, CrashLine[]>();
     for (const node of nodes) {
@@ -210,6 +214,16 @@ export class LogCheck {
           node: exit.node,
           kind: 'membership-exit',
           message: `${exit.node} stopped (${how}) because of its membership: ${reason.slice(0, 300)}`,
+          lines,
+        });
+        continue;
+      }
+      const stopSignal = stoppedBy(exit);
+      if (stopSignal !== undefined) {
+        exitFindings.push({
+          node: exit.node,
+          kind: 'stop-exit',
+          message: `${exit.node} exited with the run's stop signal (${how}; the run got ${stopSignal})`,
           lines,
         });
         continue;
