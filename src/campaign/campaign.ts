@@ -23,6 +23,7 @@ import { RunState } from './_internals/run-state.js';
 import { saveLearning } from './_internals/save-learning.js';
 import { startCluster } from './_internals/start-cluster.js';
 import { stopRun } from './_internals/stop-run.js';
+import { stopSignalOf } from './stop-signal.js';
 import { summarize } from './_internals/summarize.js';
 import { warmUp } from './_internals/warm-up.js';
 
@@ -83,6 +84,12 @@ export class Campaign {
     const store = openStore(plan, config, runId, registry);
     this.options.onRegistry?.(registry, store);
     state.startMs = clock.nowMs();
+    const heardStop = (): void => {
+      const stopSignal = stopSignalOf(signal);
+      if (stopSignal !== undefined) state.stop ??= { signal: stopSignal, ts: clock.monoNs() };
+    };
+    heardStop();
+    signal.addEventListener('abort', heardStop, { once: true });
     const history = new History(
       clock.monoNs(),
       (op) => {
@@ -162,6 +169,7 @@ export class Campaign {
       outcome = outcomeOf(e);
     } finally {
       stopTicker();
+      signal.removeEventListener('abort', heardStop);
       state.phase = 'stopping';
       await stopRun(parts, registry);
     }

@@ -100,11 +100,12 @@ export function matchLine(
  * killed under such a fault is the same `induced-exit` when it had written crash text since the
  * fault began: it was stopping itself as the kill came. Also `induced-exit`: a node that stopped
  * just after the harness cut its open connections (see `NetworkBackend.connectionCuts`), when its
- * process wrote no crash text.
+ * process wrote no crash text. As `stop-exit`, a node that ended with the signal that stopped the run
+ * (sent to every process of the run at once, as Ctrl-C to a process group or Slurm's `scancel` does).
  */
 export interface LogFinding {
   readonly node: string;
-  readonly kind: 'crash-text' | 'unexpected-exit' | 'membership-exit' | 'induced-exit';
+  readonly kind: 'crash-text' | 'unexpected-exit' | 'membership-exit' | 'induced-exit' | 'stop-exit';
   readonly message: string;
   /** The lines that show it, with the node's last lines before it. */
   readonly lines: readonly string[];
@@ -159,11 +160,13 @@ export class LogCheck {
    * its process wrote since the fault began is its evidence, not a `crash-text` finding; an exit
    * the nemesis asked for is one only when its process had written such text (the classifier is
    * asked for it only then).
+   * `stoppedBy` names the run's stop signal an exit is put down to, if any: that exit is `stop-exit`.
    */
   scan(
     nodes: readonly string[],
     exits: readonly NodeExit[],
     inducedBy: (exit: NodeExit) => InducedCause | undefined = () => undefined,
+    stoppedBy: (exit: NodeExit) => NodeJS.Signals | undefined = () => undefined,
   ): LogFinding[] {
     const crashes = new Map<string, CrashLine[]>();
     for (const node of nodes) {
@@ -244,6 +247,16 @@ export class LogCheck {
           node: exit.node,
           kind: 'membership-exit',
           message: `${exit.node} stopped (${how}) because of its membership: ${reason.slice(0, 300)}`,
+          lines,
+        });
+        continue;
+      }
+      const stopSignal = stoppedBy(exit);
+      if (stopSignal !== undefined) {
+        exitFindings.push({
+          node: exit.node,
+          kind: 'stop-exit',
+          message: `${exit.node} exited with the run's stop signal (${how}; the run got ${stopSignal})`,
           lines,
         });
         continue;

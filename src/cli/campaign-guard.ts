@@ -1,10 +1,9 @@
+import { STOP_SIGNALS, StopSignal } from '../campaign/stop-signal.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import { containClientError } from '../core/client-scope.js';
 import type { RunStore } from '../store/run-store.js';
 import { StoreFullError } from '../store/store-full.js';
 
-/** A closed terminal (SIGHUP) and `kill` (SIGTERM) stop a run the way Ctrl-C does. */
-const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 export const EXIT_FOUND_BUG = 1;
 export const EXIT_ERROR = 2;
 export const EXIT_INTERRUPTED = 130;
@@ -53,7 +52,8 @@ export async function guardCampaigns<T>(
     interrupts++;
     if (interrupts === 1) {
       say(`\nmallory: ${signal}: stopping (Ctrl-C again to stop at once)\n`);
-      controller.abort();
+      // Says which signal: node exits it caused too are then no crash (campaign/stop-signal.ts).
+      controller.abort(new StopSignal(signal));
     } else {
       say(`mallory: ${signal} again: removing what the run made and stopping now\n`);
       exitNow('interrupted', EXIT_INTERRUPTED, `${signal} twice`);

@@ -133,6 +133,21 @@ describe('LogCheck', () => {
     );
   });
 
+  it("an exit put down to the run's stop signal is no crash; the others stay crashes", () => {
+    const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
+    const stopped = { ...exit('n1', false), code: 0 };
+
+    const findings = check.scan(['n1', 'n2'], [stopped, exit('n2', false)], undefined, (e) =>
+      e.node === 'n1' ? 'SIGTERM' : undefined,
+    );
+
+    expect(findings.map((f) => [f.node, f.kind])).toEqual([
+      ['n1', 'stop-exit'],
+      ['n2', 'unexpected-exit'],
+    ]);
+    expect(findings[0].message).toBe("n1 exited with the run's stop signal (code 0; the run got SIGTERM)");
+  });
+
   it("an induced exit's own crash text (a fail-stop's fatal line) is its evidence, not a finding", () => {
     const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
     write('n1', ['{"level":"info","msg":"serving"}']);

@@ -20,11 +20,12 @@ import {
 
 /** Every way a run can end records a final status and leaves nothing behind. */
 
-function startRun(box: Sandbox, args: readonly string[]) {
+function startRun(box: Sandbox, args: readonly string[], detached = false) {
   const child = spawn(process.execPath, [BIN, 'run', '--store', box.store, ...args], {
     env: box.env,
     cwd: REPO,
     stdio: ['ignore', 'ignore', 'pipe'],
+    detached,
   });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -34,6 +35,28 @@ function startRun(box: Sandbox, args: readonly string[]) {
     }),
   );
   return { child, exited, stderr: () => stderr };
+}
+
+/** The processes under `pid`, at any depth (a run's nodes, detached into groups of their own). */
+function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0;) {
+    const next = children.get(queue.shift() ?? 0) ?? [];
+    found.push(...next);
+    queue.push(...next);
+  }
+  return found;
 }
 
 describe('exit paths of mallory run (kvraft, real processes)', () => {
@@ -61,6 +84,35 @@ describe('exit paths of mallory run (kvraft, real processes)', () => {
     expect(code).toBe(130);
     const { status: s, id } = runStatus(realpathSync(join(b.store, 'latest')));
     expect(s).toBe('interrupted');
+    expect(processesMentioning(`mallory-${id}`)).toEqual([]);
+    expect(registryFiles(b)).toEqual([]);
+  });
+
+  it('a stop signal sent to every process of the run at once (scancel, a container stop) ends it interrupted, with no crash of the nodes it reached', async () => {
+    const b = box();
+    // Its own process group, as a job step's: the signal goes to the group and to every node in it.
+    const run = startRun(b, ['--time', '60s', '--seed', '1'], true);
+    await waitFor(() => /schedule 1 /.test(run.stderr()), 60_000);
+    const nodes = descendantsOf(run.child.pid ?? 0);
+    expect(nodes.length).toBeGreaterThanOrEqual(3);
+    // The nodes first: their exits reach the fuzzer before its own signal does, as they may under Slurm.
+    for (const pid of nodes) process.kill(pid, 'SIGTERM');
+    process.kill(-(run.child.pid ?? 0), 'SIGTERM');
+    const { code } = await run.exited;
+    expect(code, run.stderr()).toBe(130);
+    const dir = realpathSync(join(b.store, 'latest'));
+    const { status: s, id } = runStatus(dir);
+    expect(s).toBe('interrupted');
+    const db = new Database(join(dir, 'run.db'), { readonly: true });
+    try {
+      expect((db.prepare('SELECT count(*) AS n FROM bugs').get() as { n: number }).n).toBe(0);
+    } finally {
+      db.close();
+    }
+    expect(run.stderr()).toMatch(
+      /n\d exited with the run's stop signal \(.*; the run got SIGTERM\) \(not a crash\)/,
+    );
+    expect(readFileSync(join(dir, 'history.jsonl'), 'utf8')).toContain('"f":"stop-exit"');
     expect(processesMentioning(`mallory-${id}`)).toEqual([]);
     expect(registryFiles(b)).toEqual([]);
   });

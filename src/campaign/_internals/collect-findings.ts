@@ -10,6 +10,7 @@ import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contr
 import { oneFindingPerCause } from '../root-cause.js';
 import { describeAttempt, describeRecovery, keptAttempts, recoveryEvidence } from '../recovery-evidence.js';
 import type { CheckerVerdict } from '../../core/verdict.js';
+import { exitStopSignal, STOP_SIGNAL_SETTLE_MS } from '../stop-signal.js';
 import type { Recovery } from './heal-and-recover.js';
 import type { LiveRun } from './live-run.js';
 import type { ScheduleFaults } from './schedule-faults.js';
@@ -38,6 +39,7 @@ export async function collectFindings(
 ): Promise<ScheduleFindings> {
   const { config, signal, parts } = live;
   const scheduleEvents = parts.observation.takeScheduleEvents();
+  await settleExits(live);
   const findings: Finding[] = crashFindings(live, scheduled.schedule);
   const verdicts: CheckerVerdict[] = [nodeVerdict('crash', findings)];
   const recoveryFindings: Finding[] = [];
@@ -126,23 +128,46 @@ async function recoveryFinding(live: LiveRun, recovery: Recovery): Promise<Findi
 }
 
 /**
+ * Waits until the latest unexpected exit is `STOP_SIGNAL_SETTLE_MS` old, unless the run is stopped
+ * already: a signal sent to the fuzzer and its nodes at once may reach the fuzzer after a node's
+ * exit was handled, and that exit is then the stop's, not a crash.
+ */
+async function settleExits(live: LiveRun): Promise<void> {
+  const { state, signal, clock } = live;
+  const unexpected = state.exits.filter((e) => !e.expected).map((e) => e.ts);
+  if (unexpected.length === 0 || signal.aborted) return;
+  const waitMs = STOP_SIGNAL_SETTLE_MS - (clock.monoNs() - Math.max(...unexpected)) / NS_PER_MS;
+  if (waitMs > 0) await clock.sleep(waitMs, signal);
+}
+
+/**
  * The crashes in the nodes' logs and exits since the last schedule. An exit the harness caused (a
- * membership change, a disk it made fail, connections it reset) is no finding: it is said in the
- * history instead, and for a failing disk with the crash text that announced it (a fail-stop, see
- * `LogCheck.scan`).
+ * membership change, a disk it made fail, connections it reset) or the run's stop signal caused is
+ * no finding: it is said in the history instead, and for a failing disk with the crash text that
+ * announced it (a fail-stop, see `LogCheck.scan`).
  */
 function crashFindings(live: LiveRun, schedule: number): Finding[] {
   const { state, plan, parts, history, emit } = live;
   const diskFaults = parts.disks;
-  const exits = parts.logCheck.scan(plan.nodes, state.exits.splice(0), (exit) => {
-    const window = diskFaults?.errorAt(exit.node, exit.ts);
-    if (window === undefined) return connectionCutBefore(parts.network, exit);
-    const cause = DISK_EXIT_CAUSES[window.cause];
-    return window.fromBytes !== undefined ? { cause, fromBytes: window.fromBytes } : { cause };
-  });
+  const exits = parts.logCheck.scan(
+    plan.nodes,
+    state.exits.splice(0),
+    (exit) => {
+      const window = diskFaults?.errorAt(exit.node, exit.ts);
+      if (window === undefined) return connectionCutBefore(parts.network, exit);
+      const cause = DISK_EXIT_CAUSES[window.cause];
+      return window.fromBytes !== undefined ? { cause, fromBytes: window.fromBytes } : { cause };
+    },
+    (exit) => exitStopSignal(state.stop, exit),
+  );
   diskFaults?.forgetEnded();
   const findings: Finding[] = [];
   for (const f of exits) {
+    if (f.kind === 'stop-exit') {
+      history.record({ type: 'info', process: 'nemesis', f: f.kind, value: [f.node], error: f.message });
+      emit('message', `  schedule ${schedule + 1}: ${f.message} (not a crash)`);
+      continue;
+    }
     if (f.kind === 'membership-exit' || f.kind === 'induced-exit') {
       // The harness changed the membership, or made the node's disk fail: its doing, no finding.
       history.record({

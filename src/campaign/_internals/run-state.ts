@@ -1,5 +1,6 @@
 import { Coverage } from '../../abstraction/coverage.js';
 import type { NodeExit } from '../../cluster/cluster.js';
+import type { RunStop } from '../stop-signal.js';
 import { EventTypes } from '../../observe/event-types.js';
 import type { BugHit, BugRecord } from '../bug.js';
 import { FindingGroups } from '../finding-groups.js';
@@ -29,6 +30,8 @@ export class RunState {
   readonly verdicts: ScheduleVerdicts[] = [];
   /** Node exits the cluster saw since the last schedule's log check took them. */
   readonly exits: NodeExit[] = [];
+  /** The signal that stopped the run and when the fuzzer saw it (`monoNs`), once one did. */
+  stop: RunStop | undefined;
   readonly coverage = new Coverage();
   /** The event types observed so far, for the triggers a policy can arm. */
   readonly eventTypes = new EventTypes();
