@@ -16,6 +16,7 @@ const PURE_SYSTEM_TESTS = [
   'test/systems/load-system.test.ts',
   'test/systems/log-rules.test.ts',
   'test/systems/settings.test.ts',
+  'test/systems/check-binary.test.ts',
 ];
 const HOST_TESTS = [
   'test/cluster/net/netns.test.ts',
@@ -36,7 +37,7 @@ export default defineConfig({
           exclude: [
             'test/e2e/**',
             'test/systems/*/**',
-            'test/systems/!(load-system|log-rules|settings).test.ts',
+            'test/systems/!(load-system|log-rules|settings|check-binary).test.ts',
             ...HOST_TESTS,
             'node_modules/**',
           ],

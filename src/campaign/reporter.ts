@@ -63,9 +63,10 @@ export interface Reporter {
   progress?(progress: Progress): void;
   /**
    * A fault enacted (or skipped, or failed): `atMs` is ms since its schedule started (as `run.db`
-   * keeps it), `runMs` ms since the run started (the one clock every view shows).
+   * keeps it), `runMs` ms since the run started (the one clock every view shows), `doneRunMs` when
+   * its outcome came, on the same clock (a membership change may take many seconds).
    */
-  fault?(outcome: FaultOutcome, schedule: number, atMs: number, runMs: number): void;
+  fault?(outcome: FaultOutcome, schedule: number, atMs: number, runMs: number, doneRunMs?: number): void;
   bug?(bug: BugRecord): void;
   message?(text: string): void;
   runEnded?(summary: RunSummary): void;

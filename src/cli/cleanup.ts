@@ -11,14 +11,21 @@ export const registerCleanup: RegisterCommand = (program, setExit) => {
     .option('--force', 'also clean runs whose fuzzer process is still alive (it may be a live run!)')
     .action((flags: { force?: boolean; dryRun?: boolean }) => {
       const dryRun = flags.dryRun ?? false;
-      const report = cleanupRegistries({ force: flags.force ?? false, dryRun });
       const out = (text: string): boolean => process.stdout.write(text + '\n');
+      // Each run and each resource said as it is reached: one on an SSH host may take seconds.
+      const report = cleanupRegistries({
+        force: flags.force ?? false,
+        dryRun,
+        onRun: (run) => {
+          out(
+            `run ${run.runDir ?? '(no run dir)'} (fuzzer pid ${run.ownerPid ?? '?'} gone): ` +
+              `${run.resources.length} resources${dryRun ? ' would be removed' : ' to remove'}`,
+          );
+          if (dryRun) for (const resource of run.resources) out(`  ${resource}`);
+        },
+        onRemoved: (resource) => out(`  removed ${resource}`),
+      });
       for (const run of report.runs) {
-        out(
-          `run ${run.runDir ?? '(no run dir)'} (fuzzer pid ${run.ownerPid ?? '?'} gone): ` +
-            `${run.resources.length} resources${dryRun ? ' would be removed' : ' removed'}`,
-        );
-        for (const resource of run.resources) out(`  ${resource}`);
         if (dryRun || run.runDir === undefined) continue;
         try {
           if (markIncomplete(run.runDir)) out(`  marked incomplete: ${run.runDir}`);

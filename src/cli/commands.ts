@@ -10,6 +10,7 @@ import { registerPlan } from './plan.js';
 import { registerReplay } from './replay.js';
 import { registerReport } from './report.js';
 import { registerRun } from './run.js';
+import { registerServe } from './serve.js';
 import { registerShrink } from './shrink.js';
 
 /** Every `mallory` subcommand, in the order `--help` lists them. */
@@ -19,6 +20,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerShrink,
   registerCheck,
   registerReport,
+  registerServe,
   registerExport,
   registerCompare,
   registerPlan,

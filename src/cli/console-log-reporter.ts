@@ -40,8 +40,8 @@ export class ConsoleLogReporter implements Reporter {
     this.inner?.progress(p);
   }
 
-  fault(outcome: FaultOutcome, schedule: number, atMs: number, runMs: number): void {
-    this.inner?.fault(outcome, schedule, atMs, runMs);
+  fault(outcome: FaultOutcome, schedule: number, atMs: number, runMs: number, doneRunMs?: number): void {
+    this.inner?.fault(outcome, schedule, atMs, runMs, doneRunMs);
   }
 
   bug(bug: BugRecord): void {

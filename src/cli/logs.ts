@@ -5,6 +5,8 @@ import { UsageError } from '../core/errors.js';
 import { logEventsFor } from '../observe/log-events.js';
 import { loadSystem } from '../systems/load-system.js';
 import type { ParsedLogEvent, SystemAdapter } from '../systems/system.js';
+import type { LoadedSystem } from '../systems/load-system.js';
+import { runOfFile } from './_internals/run-of-file.js';
 import type { RegisterCommand } from './command.js';
 
 /** What one log line gives a campaign of the system. */
@@ -114,7 +116,7 @@ export function formatLogReport(report: LogFileReport): string {
 }
 
 interface LogsFlags {
-  system: string;
+  system?: string;
   json?: boolean;
   all?: boolean;
 }
@@ -123,7 +125,22 @@ interface LogsFlags {
 const EXIT_CRASH_MATCHED = 1;
 
 /**
- * `mallory logs --system S FILE…`: what a campaign of S reads in a node log — the events its log
+ * The system to read `file` as: `--system` when given, else the one recorded by the run the file
+ * lies in (a node log under `store/<system>/<run>/nodes/`); else a one-line error saying to give it.
+ */
+function systemSpecFor(file: string, given: string | undefined): string {
+  if (given !== undefined) return given;
+  const run = runOfFile(file);
+  if (run === undefined)
+    throw new UsageError(
+      'bad-args',
+      `logs: ${file} is not inside a run directory, so which system wrote it is not recorded: give --system NAME|PATH`,
+    );
+  return run.system;
+}
+
+/**
+ * `mallory logs [--system S] FILE…`: what a campaign of S reads in a node log — the events its log
  * rules extract, and the lines its crash patterns (and the generic ones) or membership-exit
  * patterns match — so an adapter's author can test the rules on real output.
  */
@@ -134,13 +151,17 @@ export const registerLogs: RegisterCommand = (program, setExit) => {
       "show the events a system's log rules extract from a node log, and its crash-pattern matches",
     )
     .argument('<file...>', 'node log files (a run keeps them as nodes/<n>/stdout.log and stderr.log)')
-    .requiredOption('--system <name|path>', 'a built-in system or the path of a system module')
+    .option(
+      '--system <name|path>',
+      "a built-in system or the path of a system module (default: the one the file's run recorded)",
+    )
     .option('--all', 'list every line, with the template a campaign mines it as when no rule knows it')
     .option('--json', 'print the result as one JSON document on stdout')
     .action(async (files: string[], flags: LogsFlags) => {
-      const loaded = await loadSystem(flags.system);
-      const system = loaded.definition.create({ bugs: [] });
-      const reports = files.map((file) => {
+      const systems = new Map<string, LoadedSystem>();
+      const reports: LogFileReport[] = [];
+      let first: LoadedSystem | undefined;
+      for (const file of files) {
         let text: string;
         try {
           text = readFileSync(file, 'utf8');
@@ -150,11 +171,25 @@ export const registerLogs: RegisterCommand = (program, setExit) => {
             `cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`,
           );
         }
-        return analyseLog(system, file, text, flags.all === true);
-      });
-      if (flags.json) {
+        const spec = systemSpecFor(file, flags.system);
+        let loaded = systems.get(spec);
+        if (loaded === undefined) {
+          loaded = await loadSystem(spec).catch((e: unknown) => {
+            throw flags.system === undefined && e instanceof UsageError
+              ? new UsageError(
+                  e.code,
+                  `logs: ${file} is from a run of --system ${spec}, which cannot be loaded here (${e.message}): give --system NAME|PATH`,
+                )
+              : e;
+          });
+          systems.set(spec, loaded);
+        }
+        first ??= loaded;
+        reports.push(analyseLog(loaded.definition.create({ bugs: [] }), file, text, flags.all === true));
+      }
+      if (flags.json && first !== undefined) {
         process.stdout.write(
-          JSON.stringify({ system: loaded.definition.name, source: loaded.source, files: reports }, null, 2) +
+          JSON.stringify({ system: first.definition.name, source: first.source, files: reports }, null, 2) +
             '\n',
         );
       } else {

@@ -11,6 +11,7 @@ import type { Progress, Reporter, RunSummary } from '../campaign/reporter.js';
 import { describeRunTiming } from '../core/run-timing.js';
 import { describeRunVerdict } from '../core/verdict.js';
 import type { FaultOutcome } from '../nemesis/nemesis.js';
+import { describeCoverage } from './_internals/coverage-text.js';
 import { invokedAs } from './_internals/invoked-as.js';
 
 const PLAIN_INTERVAL_MS = 10_000;
@@ -27,7 +28,6 @@ function runClock(ms: number): string {
   return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}.${tenths % 10}`;
 }
 
-/** Fails from refused connections (a node down), said apart from the others when there were any. */
 /** A parameter of a packet, clock or disk fault as the terminal says it, by its key. */
 const PARAM_TEXT: Readonly<Record<string, (v: number) => string>> = {
   lossPct: (v) => `loss ${v}%`,
@@ -58,9 +58,16 @@ function faultText(fault: Fault): string {
   return `${fault.f}:${where}${said.length > 0 ? ` ${said.join(', ')}` : ''}`;
 }
 
+/**
+ * Fails from refused connections (a node down), counted apart from the other fails, said beside
+ * them when there were any: `fail 2 + 37 refused`.
+ */
 function refusedText(refused: number | undefined): string {
-  return refused !== undefined && refused > 0 ? ` fail (refused) ${refused}` : '';
+  return refused !== undefined && refused > 0 ? ` + ${refused} refused` : '';
 }
+
+/** A fault whose outcome came this long after it began also says when it began. */
+const SLOW_FAULT_MS = 1000;
 
 function line(p: Progress): string {
   return (
@@ -80,6 +87,7 @@ export interface TextSink {
 export class ProgressReporter implements Reporter {
   private lastPlain = 0;
   private live = false;
+  private members: readonly string[] = [];
 
   constructor(
     private readonly out: TextSink = process.stderr,
@@ -101,6 +109,7 @@ export class ProgressReporter implements Reporter {
     policy: string;
     nodes: readonly string[];
   }): void {
+    this.members = info.nodes;
     this.print(
       `mallory: ${info.system} on ${info.nodes.length} nodes, policy ${info.policy}, seed ${info.seed}\n  run dir ${info.runDir}`,
     );
@@ -120,16 +129,30 @@ export class ProgressReporter implements Reporter {
    * Every fault, on a terminal too, with the reason for a skip or an error; at its time since the
    * run started, the clock of the progress line, the report and check.html.
    */
-  fault(outcome: FaultOutcome, schedule: number, _atMs: number, runMs: number): void {
-    const grudge = describeLinks(outcome.nodes, outcome.links);
+  fault(outcome: FaultOutcome, schedule: number, _atMs: number, runMs: number, doneRunMs = runMs): void {
+    this.followMembership(outcome);
+    const grudge = describeLinks(outcome.nodes, outcome.links, this.members);
     const nodes =
       grudge !== undefined ? `: ${grudge}` : outcome.nodes.length > 0 ? ` on ${outcome.nodes.join(',')}` : '';
     const why = outcome.outcome !== 'ok' && outcome.error ? `: ${outcome.error}` : '';
     const torn = tornGranularityOf(outcome);
     const cut = torn !== undefined ? `, ${describeTornGranularity(torn)}` : '';
+    const took =
+      doneRunMs - runMs >= SLOW_FAULT_MS
+        ? `, began ${runClock(runMs)}, took ${((doneRunMs - runMs) / 1000).toFixed(1)} s`
+        : '';
+    // Stamped when its outcome came, so the lines and the status line never go back in time.
     this.print(
-      `  [${runClock(runMs)}] schedule ${schedule + 1} ${faultText(outcome.fault)}${nodes} (${outcome.outcome}${cut}${why})`,
+      `  [${runClock(doneRunMs)}] schedule ${schedule + 1} ${faultText(outcome.fault)}${nodes} (${outcome.outcome}${cut}${took}${why})`,
     );
+  }
+
+  /** The cluster's members as the faults left them (a partition's bridge is a member it cut from none). */
+  private followMembership(outcome: FaultOutcome): void {
+    if (outcome.outcome !== 'ok') return;
+    if (outcome.fault.f === 'member-add') this.members = [...new Set([...this.members, ...outcome.nodes])];
+    if (outcome.fault.f === 'member-remove')
+      this.members = this.members.filter((n) => !outcome.nodes.includes(n));
   }
 
   bug(bug: BugRecord): void {
@@ -158,7 +181,8 @@ export class ProgressReporter implements Reporter {
           : '';
       lines.push(`  bug #${b.id} [${b.kind}] schedule ${b.schedule + 1}${again}: ${b.message}`);
     }
-    for (const [k, v] of Object.entries(s.metrics)) lines.push(`  ${k}: ${v}`);
+    const coverage = describeCoverage(s.metrics);
+    if (coverage !== undefined) lines.push(`  ${coverage}`);
     lines.push(`  run dir: ${s.runDir}`);
     if (s.report !== undefined) lines.push(`  report:  ${s.report}`);
     if (s.reportError !== undefined)

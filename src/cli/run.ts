@@ -21,7 +21,8 @@ import { SECTOR_BYTES, TORN_GRANULARITIES } from '../core/fault.js';
 import { UsageError } from '../core/errors.js';
 import { parseSetFlags } from '../systems/settings.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
-import { EXIT_ERROR, EXIT_FOUND_BUG, EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
+import { campaignExitCode } from './_internals/campaign-exit.js';
+import { guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ConsoleLogReporter } from './console-log-reporter.js';
 import { ProgressReporter } from './progress-reporter.js';
@@ -395,15 +396,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       await guardCampaigns(async ({ signal, onRegistry }) => {
         const summary = await runCampaign(config, { reporters, signal, onRegistry });
         if (flags.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
-        setExit(
-          summary.status === 'error'
-            ? EXIT_ERROR
-            : summary.bugs.length > 0
-              ? EXIT_FOUND_BUG
-              : summary.status === 'interrupted'
-                ? EXIT_INTERRUPTED
-                : 0,
-        );
+        setExit(campaignExitCode(summary));
       });
     });
 };

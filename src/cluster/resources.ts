@@ -366,7 +366,16 @@ function pidAlive(pid: number): boolean {
  * Removes what crashed runs left behind: every registry whose owner process is gone (or every
  * registry, with `force`). With `dryRun` it only reports what it would remove.
  */
-export function cleanupRegistries(options: { force?: boolean; dryRun?: boolean } = {}): CleanupReport {
+export interface CleanupOptions {
+  readonly force?: boolean;
+  readonly dryRun?: boolean;
+  /** Told of each run left behind as it is found, before anything of it is removed. */
+  readonly onRun?: (run: LeftoverRun) => void;
+  /** Told of each resource once its removal was tried (one over SSH may take seconds). */
+  readonly onRemoved?: (resource: string) => void;
+}
+
+export function cleanupRegistries(options: CleanupOptions = {}): CleanupReport {
   const runs: LeftoverRun[] = [];
   const runDirs: string[] = [];
   const unknown: string[] = [];
@@ -402,17 +411,20 @@ export function cleanupRegistries(options: { force?: boolean; dryRun?: boolean }
       else if (line.t === 'run-dir') runDir = line.runDir;
     }
     const entries = [...live.entries()].sort((a, b) => b[0] - a[0]).map(([, resource]) => resource);
-    runs.push({
+    const run: LeftoverRun = {
       registry: file,
       ownerPid: owner?.pid,
       runDir,
       resources: entries.map(describeResource),
-    });
+    };
+    runs.push(run);
     if (runDir !== undefined) runDirs.push(runDir);
+    options.onRun?.(run);
     if (options.dryRun) continue;
     for (const resource of entries) {
       removeResource(resource);
       removed++;
+      options.onRemoved?.(describeResource(resource));
     }
     rmSync(file, { force: true });
   }

@@ -2,30 +2,43 @@ import type { Link } from '../cluster/net/backend.js';
 
 /**
  * What a fault on links did, as a person reads it (Jepsen's grudge): the sides of a partition
- * (`n1 | n2,n3`) when its cut links split the nodes into groups cut both ways from each other, the
+ * (`n1 | n2,n3`) when its cut links split the nodes into groups cut both ways from each other; a
+ * bridge (`n1 | n3, bridged by n2`) when such a split leaves out `members` no link touches; the
  * links one node sends or receives on (`from n3 to n1,n2`), else every link (`n1→n2, n2→n3`).
  * Undefined when there are no links.
  */
 export function describeLinks(
   nodes: readonly string[],
   links: readonly Link[] | undefined,
+  members: readonly string[] = [],
 ): string | undefined {
   if (links === undefined || links.length === 0) return undefined;
-  const all = [...new Set([...nodes, ...links.flat()])].sort();
+  const touched = new Set(links.flat());
+  const all = [...new Set([...nodes, ...touched])].sort();
+  // A bridge: members no link touches, in touch with both sides of a clean split of the rest.
+  const bridges = [...new Set(members)].filter((n) => !touched.has(n)).sort();
+  const bridged = bridges.length > 0 ? splitSides([...touched].sort(), links) : undefined;
+  if (bridged !== undefined) return `${bridged}, bridged by ${bridges.join(',')}`;
+  const sides = splitSides(all, links);
+  if (sides !== undefined) return sides;
+  const from = new Set(links.map(([a]) => a));
+  const to = new Set(links.map(([, b]) => b));
+  if (from.size === 1) return `from ${[...from][0]} to ${[...to].sort().join(',')}`;
+  if (to.size === 1) return `to ${[...to][0]} from ${[...from].sort().join(',')}`;
+  return links.map(([a, b]) => `${a}→${b}`).join(', ');
+}
+
+/** `n1,n3 | n2` when `links` cut `nodes` into sides, every link between them both ways; else undefined. */
+function splitSides(nodes: readonly string[], links: readonly Link[]): string | undefined {
   const cut = new Set(links.map(([a, b]) => `${a}>${b}`));
-  const sides = components(all, (a, b) => !cut.has(`${a}>${b}`) && !cut.has(`${b}>${a}`));
+  const sides = components(nodes, (a, b) => !cut.has(`${a}>${b}`) && !cut.has(`${b}>${a}`));
   const split =
     sides.length > 1 &&
     links.length === crossPairs(sides) * 2 &&
     sides.every((side, i) =>
       sides.every((other, j) => i === j || side.every((a) => other.every((b) => cut.has(`${a}>${b}`)))),
     );
-  if (split) return sides.map((s) => s.join(',')).join(' | ');
-  const from = new Set(links.map(([a]) => a));
-  const to = new Set(links.map(([, b]) => b));
-  if (from.size === 1) return `from ${[...from][0]} to ${[...to].sort().join(',')}`;
-  if (to.size === 1) return `to ${[...to][0]} from ${[...from].sort().join(',')}`;
-  return links.map(([a, b]) => `${a}→${b}`).join(', ');
+  return split ? sides.map((s) => s.join(',')).join(' | ') : undefined;
 }
 
 /** The nodes grouped by `joined` (transitively), each group sorted, groups by their first node. */

@@ -23,15 +23,24 @@ export function checkingBinariesWith<T>(runner: BinaryRunner, check: () => Promi
   return where.run(runner, check);
 }
 
+/** How to get a binary: its Debian package when the adapter names one. */
+function fixFor(command: string, debianPackage: string | undefined): string {
+  return debianPackage !== undefined && debianPackage !== ''
+    ? `apt-get install -y ${debianPackage}`
+    : `install \`${command}\` or put it on PATH`;
+}
+
 /**
  * For `SystemAdapter.doctor`: runs `command args` (a version flag, say) and reports the binary as
- * present, with the first line it prints, or as missing with `apt-get install -y debianPackage`.
+ * present, with `what` (default: the command) and the first line it prints, or as missing with
+ * `apt-get install -y debianPackage` (without a package: install it or put it on PATH). A plain
+ * JavaScript adapter may leave out the last two.
  */
 export function checkBinary(
   command: string,
   args: readonly string[],
-  debianPackage: string,
-  what: string,
+  debianPackage?: string,
+  what: string = command,
 ): Promise<DoctorFinding> {
   const runner = where.getStore();
   if (runner !== undefined) return checkWith(runner, command, args, debianPackage, what);
@@ -42,7 +51,7 @@ export function checkBinary(
         resolve({
           ok: false,
           what: `${what}: \`${command}\` not found`,
-          fix: `apt-get install -y ${debianPackage}`,
+          fix: fixFor(command, debianPackage),
         });
         return;
       }
@@ -56,7 +65,7 @@ async function checkWith(
   runner: BinaryRunner,
   command: string,
   args: readonly string[],
-  debianPackage: string,
+  debianPackage: string | undefined,
   what: string,
 ): Promise<DoctorFinding> {
   const result = await runner([command, ...args], VERSION_TIMEOUT_MS);
@@ -64,7 +73,7 @@ async function checkWith(
     return {
       ok: false,
       what: `${what}: \`${command}\` not found`,
-      fix: `apt-get install -y ${debianPackage}`,
+      fix: fixFor(command, debianPackage),
     };
   }
   const first = (result.stdout || result.stderr).split('\n').find((l) => l.trim() !== '') ?? '';

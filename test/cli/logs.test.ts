@@ -1,14 +1,17 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { analyseLog, formatLogReport, type LogFileReport } from '../../src/cli/logs.js';
 import { matchLogRules } from '../../src/systems/log-rules.js';
 import type { SystemAdapter } from '../../src/systems/system.js';
+import { RunStore } from '../../src/store/run-store.js';
 import { REPO_ROOT } from '../check/data-dir.js';
+import { fakeRun } from '../report/_helpers/fake-run.js';
 
 const MALLORY = path.join(REPO_ROOT, 'bin', 'mallory.js');
 const FIXTURES = path.join(REPO_ROOT, 'test', 'fixtures');
@@ -109,5 +112,59 @@ describe('mallory logs', () => {
     const missing = await mallory('logs', '--system', 'kvraft', path.join(FIXTURES, 'no-such.log'));
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^mallory: cannot read .*no-such\.log/);
+  });
+});
+
+describe('mallory logs without --system', () => {
+  const run = fakeRun();
+  const nodeLog = path.join(run.dir, 'nodes', 'n1', 'stdout.log');
+  const dir = mkdtempSync(path.join(tmpdir(), 'mallory-logs-'));
+  beforeAll(() => {
+    mkdirSync(path.dirname(nodeLog), { recursive: true });
+    copyFileSync(SAMPLE_LOG, nodeLog);
+  });
+  afterAll(() => {
+    rmSync(path.join(run.store, '..'), { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads a node log inside a run dir as the system the run recorded (here kvraft)', async () => {
+    const given = await mallory('logs', '--system', 'kvraft', nodeLog);
+    const recorded = await mallory('logs', nodeLog);
+    expect(recorded.stderr).toBe('');
+    expect(recorded.code).toBe(given.code);
+    expect(recorded.stdout).toBe(given.stdout);
+    const json = JSON.parse((await mallory('logs', '--json', nodeLog)).stdout) as { system: string };
+    expect(json.system).toBe('kvraft');
+  });
+
+  it('says to give --system, in one line (exit 2), for a file in no run or a run whose system is gone', async () => {
+    const loose = path.join(dir, 'n1.log');
+    copyFileSync(SAMPLE_LOG, loose);
+    const r = await mallory('logs', loose);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `mallory: logs: ${loose} is not inside a run directory, so which system wrote it is not recorded: give --system NAME|PATH\n`,
+    );
+    const gone = RunStore.create(path.join(dir, 'store'), {
+      id: 'gone',
+      system: 'my-kv',
+      seed: 1,
+      policy: 'random',
+      config: { system: path.join(dir, 'no-such-system.ts') },
+    });
+    gone.finish('complete', { elapsedMs: 1 });
+    gone.close();
+    const log = path.join(gone.dir, 'nodes', 'n1', 'stdout.log');
+    mkdirSync(path.dirname(log), { recursive: true });
+    copyFileSync(SAMPLE_LOG, log);
+    const g = await mallory('logs', log);
+    expect(g.code).toBe(2);
+    expect(g.stderr.split('\n')).toHaveLength(2);
+    expect(g.stderr).toMatch(
+      new RegExp(
+        `^mallory: logs: .*stdout\\.log is from a run of --system .*no-such-system\\.ts, which cannot be loaded here \\(.*\\): give --system NAME\\|PATH\\n$`,
+      ),
+    );
   });
 });

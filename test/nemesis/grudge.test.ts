@@ -53,4 +53,16 @@ describe('describeLinks: which side is which', () => {
     expect(describeLinks(['n1'], [])).toBeUndefined();
     expect(describeLinks(['n1'], undefined)).toBeUndefined();
   });
+
+  it('names the node a bridge leaves in touch with both sides, among the members', () => {
+    const bridge: Link[] = [...between(['n1', 'n2'], ['n4', 'n5'])];
+    const members = ['n1', 'n2', 'n3', 'n4', 'n5'];
+    expect(describeLinks(['n1', 'n2', 'n4', 'n5'], bridge, members)).toBe('n1,n2 | n4,n5, bridged by n3');
+    expect(describeLinks(['n1', 'n3'], between(['n1'], ['n3']), ['n1', 'n2', 'n3'])).toBe(
+      'n1 | n3, bridged by n2',
+    );
+    // Without the members, no bridge is named; a cut that is not a clean split is not called one.
+    expect(describeLinks(['n1', 'n3'], between(['n1'], ['n3']))).toBe('n1 | n3');
+    expect(describeLinks(['n1', 'n3'], [['n1', 'n3']], members)).toBe('from n1 to n3');
+  });
 });

@@ -52,6 +52,9 @@ describe('writeStoreIndex', () => {
     const rel = run.dir.slice(run.store.length + 1);
     expect(page).toContain(`<a href="${rel}/report.html">report</a>`);
     expect(page).toContain('class="status-complete">complete');
+    // The run's verdict, its schedules' merged: the fake run's linearizability finding makes it invalid.
+    expect(index.runs[0].verdict).toBe(false);
+    expect(page).toContain('<td class="verdict-invalid">invalid</td>');
     expect(page).toContain('1: linearizability/register');
   });
 
