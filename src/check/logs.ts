@@ -15,6 +15,13 @@ export const MEMORY_ERROR_PATTERNS: readonly RegExp[] = [SANITIZER_REPORT, SEGFA
 /** Signals by which a process stops on a memory or instruction fault, never by choice. */
 const MEMORY_ERROR_SIGNALS: readonly NodeJS.Signals[] = ['SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE'];
 
+/**
+ * Crash text that reports a fatal signal or a bad memory access (a signal handler's report, Go's
+ * runtime panic on a nil pointer): the signal's own report, never text the disk fault started.
+ */
+const SIGNAL_REPORT =
+  /crashed by signal|\bSIG(?:SEGV|BUS|ILL|FPE)\b|signal (?:11|7|4|8)\b|invalid memory address|nil pointer dereference/i;
+
 /** Text that means a node crashed or broke an internal invariant (the artifact's log patterns). */
 export const GENERIC_CRASH_PATTERNS: readonly RegExp[] = [
   /\bpanic(?:ked)?:/,
@@ -85,7 +92,10 @@ export function matchLine(
  * on a failed fsync or a full disk is a legitimate reaction, so the crash text its process wrote
  * from the fault's start to its exit (its own fatal line, a panic) is the exit's evidence, not a
  * finding — unless it shows a memory error (a sanitizer's report, a segfault), which no failed
- * call excuses, as no exit by SIGSEGV, SIGBUS, SIGILL or SIGFPE is induced.
+ * call excuses, as no exit by SIGSEGV, SIGBUS, SIGILL or SIGFPE is induced, with one exception:
+ * a process that died so while writing the crash report the fault made it start (its crash text
+ * began after the fault and before the signal, and none of it reports a signal or a memory
+ * error), as redis does when the memory test of its panic report faults.
  */
 export interface LogFinding {
   readonly node: string;
@@ -214,8 +224,23 @@ export class LogCheck {
         });
         continue;
       }
-      const induced = exit.signal && MEMORY_ERROR_SIGNALS.includes(exit.signal) ? undefined : inducedBy(exit);
-      if (induced !== undefined) {
+      const memorySignal = exit.signal !== null && MEMORY_ERROR_SIGNALS.includes(exit.signal);
+      const induced = inducedBy(exit);
+      if (induced !== undefined && memorySignal) {
+        // A memory fault is never induced, unless it struck while the process was already writing
+        // the crash report the fault made it start (redis's panic report runs a memory test).
+        const report = reportUnderway(crashes, exit, induced, since);
+        if (report !== undefined) {
+          exitFindings.push({
+            node: exit.node,
+            kind: 'induced-exit',
+            message: `${exit.node} stopped (${how}) while writing the crash report that ${induced.cause} on its disk made it start; it said: ${report[0].line.slice(0, 300)}`,
+            lines: [...new Set([...report.map((c) => c.line), ...lines])],
+          });
+          continue;
+        }
+      }
+      if (induced !== undefined && !memorySignal) {
         const announced = takeAnnouncing(crashes, exit, [induced.fromBytes, since]);
         const said = announced.length > 0 ? `; it said: ${announced[0].line.slice(0, 300)}` : '';
         exitFindings.push({
@@ -283,6 +308,33 @@ function takeAnnouncing(
     all.filter((c) => !announcing.includes(c)),
   );
   return announcing;
+}
+
+/**
+ * The crash report the induced fault made `exit`'s process start, when it died by a memory fault
+ * while writing it: its crash text from the later of the fault's start and the node's previous
+ * exit up to the exit (both log sizes known), none of it a memory error or a signal's own report
+ * (then the fault, not the signal, started the report). Taken from `crashes` when it is; otherwise
+ * undefined and `crashes` untouched (the text and the exit stay findings).
+ */
+function reportUnderway(
+  crashes: Map<string, CrashLine[]>,
+  exit: NodeExit,
+  induced: InducedCause,
+  since: Readonly<Record<string, number>> | undefined,
+): CrashLine[] | undefined {
+  const { fromBytes } = induced;
+  const logBytes = exit.logBytes;
+  if (fromBytes === undefined || logBytes === undefined) return undefined;
+  const all = crashes.get(exit.node) ?? [];
+  const startOf = (stream: string): number => Math.max(fromBytes[stream] ?? 0, since?.[stream] ?? 0);
+  const its = all.filter((c) => c.start >= startOf(c.stream) && c.end <= (logBytes[c.stream] ?? 0));
+  if (its.length === 0 || its.some((c) => c.memoryError || SIGNAL_REPORT.test(c.line))) return undefined;
+  crashes.set(
+    exit.node,
+    all.filter((c) => !its.includes(c)),
+  );
+  return its;
 }
 
 /**
