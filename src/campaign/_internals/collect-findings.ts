@@ -1,6 +1,7 @@
 import type { Event } from '../../core/event.js';
 import type { Op } from '../../core/op.js';
 import { DISK_EXIT_CAUSES } from '../../nemesis/disk.js';
+import type { LeaderChange } from '../../check/failover-loss.js';
 import type { Finding } from '../checker.js';
 import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contract.js';
 import { oneFindingPerCause } from '../root-cause.js';
@@ -158,6 +159,14 @@ function crashFindings(live: LiveRun, schedule: number): Finding[] {
   return findings;
 }
 
+/** The declared leader-change events among a schedule's, at history time (ns since the run began). */
+function leaderChanges(live: LiveRun, events: readonly Event[]): LeaderChange[] {
+  const types = new Set(live.plan.system.failoverLoss?.events ?? []);
+  return events
+    .filter((e) => e.source === 'log' && types.has(e.type))
+    .map((e) => ({ timeNs: e.ts - live.history.startNs, node: e.node, type: e.type }));
+}
+
 /**
  * Runs each checker in turn, adding what it found to `findings` and its verdict (with the client ops
  * it was given and its time) to `verdicts`; returns what each found.
@@ -185,6 +194,7 @@ async function runCheckers(
       system,
       nodeCount: plan.nodes.length,
       ...(durability !== undefined ? { durability } : {}),
+      ...(system.failoverLoss !== undefined ? { leaderChanges: leaderChanges(live, events) } : {}),
     });
     const ms = Math.round(performance.now() - t0);
     checks[checker.name] = found.map((f) => `${f.kind}/${f.name}`);

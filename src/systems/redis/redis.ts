@@ -5,6 +5,7 @@ import type { Address } from '../../cluster/net/backend.js';
 import { checkBinary } from '../check-binary.js';
 import type { Durability } from '../../check/durability.js';
 import type {
+  FailoverLoss,
   LeaderCapability,
   ClusterView,
   CounterCapability,
@@ -38,11 +39,22 @@ export type Appendfsync = (typeof APPENDFSYNC)[number];
  * write is fsynced before its reply. More nodes: replication is asynchronous, and a Sentinel
  * failover — which any primary going down, with its disk or not, can set off — loses acknowledged
  * writes that had not reached the promoted replica, whatever each disk kept; so Redis promises no
- * more than `process-crash` (and loses writes even then: the linearizability check reports it).
+ * more than `process-crash`, and declares the writes a failover loses (`REDIS_FAILOVER_LOSS`).
  */
 export function redisDurability(appendfsync: Appendfsync, nodes: number): Durability {
   return nodes === 1 && appendfsync === 'always' ? 'disk-loss' : 'process-crash';
 }
+
+/**
+ * The writes a Sentinel failover may lose, as Redis documents it: replication is asynchronous, so a
+ * write the old primary acknowledged may never reach the replica Sentinel promotes (or reach a
+ * primary cut off from the others, demoted when it rejoins). The leader changed when a replica says
+ * `MASTER MODE enabled` (promoted) or a sentinel says `+switch-master`.
+ */
+export const REDIS_FAILOVER_LOSS: FailoverLoss = {
+  events: ['promoted', 'sentinel+switch-master'],
+  why: 'replication is asynchronous: a Sentinel failover loses the writes the promoted replica had not received (Redis Sentinel documentation, "Consistency under partitions")',
+};
 
 /**
  * Writes a file and makes it durable (the file and its directory fsynced), as a deployment's
@@ -82,6 +94,7 @@ class RedisAdapter implements SystemAdapter {
   /** The AOF (`appendonlydir/`), both config files and Sentinel's state live in the node's data dir. */
   readonly diskFaults = true;
   readonly durability: Durability;
+  readonly failoverLoss = REDIS_FAILOVER_LOSS;
   readonly crashPatterns = [
     /=== REDIS BUG REPORT START/,
     /ASSERTION FAILED/,
