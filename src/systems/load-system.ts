@@ -59,6 +59,15 @@ const AdapterSchema = z.object({
       why: z.string().min(1),
     })
     .optional(),
+  recoveryExceptions: z
+    .array(
+      z.object({
+        after: z.array(z.string().min(1)).min(1, 'must name at least one fault kind'),
+        why: z.string().min(1),
+        holds: z.custom((v) => typeof v === 'function', 'must be a function'),
+      }),
+    )
+    .optional(),
 });
 
 /** Adapter members an older Mallory read, and what says the same now. */

@@ -1,6 +1,7 @@
 import type { ReadConsistency } from '../check/sequential-reads.js';
 import type { Durability } from '../check/durability.js';
 import type { FailoverLoss } from '../check/failover-loss.js';
+import type { RecoveryException } from './recovery-exception.js';
 import type { TornGranularity } from '../core/fault.js';
 import type { ConsistencyModel } from '../check/txn/consistency-model.js';
 import type {
@@ -12,7 +13,7 @@ import type {
   ReadyCheck,
 } from '../cluster/node-system.js';
 
-export type { FailoverLoss };
+export type { FailoverLoss, RecoveryException };
 export type { ClusterView, LaunchOptions, LaunchSpec, NodeSystem, Readiness, ReadyCheck };
 
 /** The outcome of one client call: `info` when the outcome is unknown (timeout, lost connection). */
@@ -307,6 +308,12 @@ export interface SystemAdapter extends NodeSystem {
    * such event in its span stays a finding. Undeclared: a leader change loses nothing.
    */
   readonly failoverLoss?: FailoverLoss;
+  /**
+   * Exceptions to the recovery contract: states the system is documented to stay in after a fault
+   * is healed, until an operator acts (see `RecoveryException`). A `no-recovery` in one is expected,
+   * a note, not a bug; none declared: every `no-recovery` is a finding.
+   */
+  readonly recoveryExceptions?: readonly RecoveryException[];
   /** Transactions of micro-ops (`--workload list-append|rw-register`); absent: register only. */
   readonly transactions?: TransactionsCapability;
   /** Sets (`--workload set`); absent: the set workload runs through `list-append` transactions, if any. */

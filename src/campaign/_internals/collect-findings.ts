@@ -4,6 +4,7 @@ import { DISK_EXIT_CAUSES } from '../../nemesis/disk.js';
 import type { LeaderChange } from '../../check/failover-loss.js';
 import type { Finding } from '../checker.js';
 import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contract.js';
+import { expectedNoRecovery } from '../recovery-exceptions.js';
 import { oneFindingPerCause } from '../root-cause.js';
 import { describeAttempt, describeRecovery, keptAttempts, recoveryEvidence } from '../recovery-evidence.js';
 import type { CheckerVerdict } from '../../core/verdict.js';
@@ -38,7 +39,9 @@ export async function collectFindings(
   const findings: Finding[] = crashFindings(live, scheduled.schedule);
   const verdicts: CheckerVerdict[] = [nodeVerdict('crash', findings)];
   const recoveryFindings: Finding[] = [];
-  if (!recovery.recovered && !signal.aborted) recoveryFindings.push(await recoveryFinding(live, recovery));
+  if (!recovery.recovered && !signal.aborted) {
+    recoveryFindings.push(await recoveryFinding(live, recovery, scheduled.faults));
+  }
   if (slowRecovery && config.recoveryContract) {
     recoveryFindings.push({
       kind: 'recovery',
@@ -83,7 +86,11 @@ function verdictOf(checker: string, found: readonly Finding[]): Omit<CheckerVerd
  * what the system's own readiness check answered last before it served (or gave up), and keeps
  * every poll; `no-recovery` adds each node's answer when asked once more.
  */
-async function recoveryFinding(live: LiveRun, recovery: Recovery): Promise<Finding> {
+async function recoveryFinding(
+  live: LiveRun,
+  recovery: Recovery,
+  faults: ScheduleFaults['faults'],
+): Promise<Finding> {
   const { config, plan, parts } = live;
   const bound = `${config.recoveryTimeoutMs / 1000} s`;
   const polls = keptAttempts(recovery.attempts);
@@ -114,12 +121,18 @@ async function recoveryFinding(live: LiveRun, recovery: Recovery): Promise<Findi
   });
   const evidence = { ...asked, timeoutMs: recovery.timeoutMs, ...polls };
   const waited = (config.recoveryTimeoutMs * 1.5) / 1000;
-  return {
-    kind: 'recovery',
-    name: 'no-recovery',
-    message: `the system did not serve again within ${waited} s after all faults were healed (the ${bound} bound and half as long again): ${said}; asked once more after that: ${describeRecovery(evidence)}`,
-    evidence,
-  };
+  const message = `the system did not serve again within ${waited} s after all faults were healed (the ${bound} bound and half as long again): ${said}; asked once more after that: ${describeRecovery(evidence)}`;
+  const expected = await expectedNoRecovery(plan.system, faults, parts.cluster, config.opTimeoutMs);
+  if (expected !== undefined) {
+    return {
+      kind: 'recovery',
+      name: 'no-recovery',
+      severity: 'note',
+      message: `expected, a declared exception to the recovery contract: ${expected.why}; ${expected.shown} (after ${expected.after}): ${message}`,
+      evidence: { ...evidence, exception: expected },
+    };
+  }
+  return { kind: 'recovery', name: 'no-recovery', message, evidence };
 }
 
 /**

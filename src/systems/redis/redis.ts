@@ -7,6 +7,7 @@ import type { Durability } from '../../check/durability.js';
 import type {
   FailoverLoss,
   LeaderCapability,
+  RecoveryException,
   ClusterView,
   CounterCapability,
   DoctorFinding,
@@ -20,7 +21,7 @@ import type {
 } from '../system.js';
 import { askSentinels, MASTER_NAME, RedisClient, RedisCounterClient, RedisSetClient } from './client.js';
 import { parseRedisLog } from './log.js';
-import { respOnce, type RespValue } from './resp.js';
+import { isRespError, respOnce, type RespValue } from './resp.js';
 
 export const REDIS_PORTS = { redis: 6379, sentinel: 26379 } as const;
 const DOWN_AFTER_MS = 1_000;
@@ -54,6 +55,35 @@ export function redisDurability(appendfsync: Appendfsync, nodes: number): Durabi
 export const REDIS_FAILOVER_LOSS: FailoverLoss = {
   events: ['promoted', 'sentinel+switch-master'],
   why: 'replication is asynchronous: a Sentinel failover loses the writes the promoted replica had not received (Redis Sentinel documentation, "Consistency under partitions")',
+};
+
+/** The reply of a node whose last background AOF fsync failed (the errno of our `fsync-error`). */
+const AOF_FSYNC_MISCONF = /^MISCONF Errors writing to the AOF file: Input\/output error/;
+
+/**
+ * Redis ≥ 7.0 (redis/redis#8419, "Handle remaining fsync errors"): a failed background fsync of
+ * the AOF sets its fsync status to error, and from then on the server refuses writes — and PING,
+ * so replicas cannot sync from it and Sentinel sees no healthy node — with `-MISCONF Errors writing
+ * to the AOF file`, until a later fsync of the AOF succeeds. The writes it refuses are what would
+ * bring one under `appendfsync everysec`, so once the disk is healed it stays so until an operator
+ * acts (`CONFIG SET appendonly no`, then `yes`, or a restart). Shown by a primary (ROLE master)
+ * answering PING so with EIO, the errno of the `fsync-error` fault.
+ */
+export const REDIS_AOF_FSYNC_EXCEPTION: RecoveryException = {
+  after: ['fsync-error'],
+  why: 'Redis ≥ 7.0 refuses writes and PING with -MISCONF after a failed background AOF fsync until a later fsync succeeds, which the refused writes never bring (redis/redis#8419)',
+  holds: async (cluster, timeoutMs) => {
+    for (const node of cluster.members) {
+      const address = cluster.clientAddress(node, 'redis');
+      const role = await respOnce(address, ['ROLE'], timeoutMs);
+      if (role.kind !== 'reply' || !Array.isArray(role.value) || role.value[0] !== 'master') continue;
+      const ping = await respOnce(address, ['PING'], timeoutMs);
+      if (ping.kind === 'reply' && isRespError(ping.value) && AOF_FSYNC_MISCONF.test(ping.value.error)) {
+        return `${node}, a primary (ROLE master), answers PING with -${ping.value.error}`;
+      }
+    }
+    return undefined;
+  },
 };
 
 /**
@@ -95,6 +125,7 @@ class RedisAdapter implements SystemAdapter {
   readonly diskFaults = true;
   readonly durability: Durability;
   readonly failoverLoss = REDIS_FAILOVER_LOSS;
+  readonly recoveryExceptions = [REDIS_AOF_FSYNC_EXCEPTION];
   readonly crashPatterns = [
     /=== REDIS BUG REPORT START/,
     /ASSERTION FAILED/,
