@@ -55,6 +55,11 @@ export interface InducedCause {
   /** The fault, as the history and terminal say it. */
   readonly cause: string;
   readonly fromBytes?: Readonly<Record<string, number>>;
+  /**
+   * The log sizes when the fault's grace after its heal ended: output begun before them may be the
+   * fault's doing. Absent while the fault or its grace lasts.
+   */
+  readonly untilBytes?: Readonly<Record<string, number>>;
 }
 
 /** Every pattern the log check treats as a crash: the generic ones, then the system's own. */
@@ -152,11 +157,14 @@ export class LogCheck {
    * `inducedBy` names the fault in effect on the node's disk that an exit is put down to (as
    * `fsync-error`), if any: that exit is `induced-exit`, not `unexpected-exit`, and the crash text
    * its process wrote since the fault began is its evidence, not a `crash-text` finding.
+   * `reportCauses` names the faults on the node's disk a crash report may have begun in, for an
+   * exit by a memory fault's signal (a fault whose window ended up to `CRASH_REPORT_MAX_MS` before).
    */
   scan(
     nodes: readonly string[],
     exits: readonly NodeExit[],
     inducedBy: (exit: NodeExit) => InducedCause | undefined = () => undefined,
+    reportCauses: (exit: NodeExit) => readonly InducedCause[] = () => [],
   ): LogFinding[] {
     const crashes = new Map<string, CrashLine[]>();
     for (const node of nodes) {
@@ -226,16 +234,19 @@ export class LogCheck {
       }
       const memorySignal = exit.signal !== null && MEMORY_ERROR_SIGNALS.includes(exit.signal);
       const induced = inducedBy(exit);
-      if (induced !== undefined && memorySignal) {
+      if (memorySignal) {
         // A memory fault is never induced, unless it struck while the process was already writing
         // the crash report the fault made it start (redis's panic report runs a memory test).
-        const report = reportUnderway(crashes, exit, induced, since);
-        if (report !== undefined) {
+        const causes = [...(induced !== undefined ? [induced] : []), ...reportCauses(exit)];
+        const found = causes
+          .map((cause) => ({ cause, report: reportUnderway(crashes, exit, cause, since) }))
+          .find((r) => r.report !== undefined);
+        if (found?.report !== undefined) {
           exitFindings.push({
             node: exit.node,
             kind: 'induced-exit',
-            message: `${exit.node} stopped (${how}) while writing the crash report that ${induced.cause} on its disk made it start; it said: ${report[0].line.slice(0, 300)}`,
-            lines: [...new Set([...report.map((c) => c.line), ...lines])],
+            message: `${exit.node} stopped (${how}) while writing the crash report that ${found.cause.cause} on its disk made it start; it said: ${found.report[0].line.slice(0, 300)}`,
+            lines: [...new Set([...found.report.map((c) => c.line), ...lines])],
           });
           continue;
         }
@@ -313,9 +324,11 @@ function takeAnnouncing(
 /**
  * The crash report the induced fault made `exit`'s process start, when it died by a memory fault
  * while writing it: its crash text from the later of the fault's start and the node's previous
- * exit up to the exit (both log sizes known), none of it a memory error or a signal's own report
- * (then the fault, not the signal, started the report). Taken from `crashes` when it is; otherwise
- * undefined and `crashes` untouched (the text and the exit stay findings).
+ * exit up to the exit (both log sizes known), begun before the fault's grace ended
+ * (`untilBytes`), none of it a memory error or a signal's own report (then the fault, not the
+ * signal, started the report), and no crash text of the process before the fault. Taken from
+ * `crashes` when it is; otherwise undefined and `crashes` untouched (the text and the exit stay
+ * findings).
  */
 function reportUnderway(
   crashes: Map<string, CrashLine[]>,
@@ -330,6 +343,13 @@ function reportUnderway(
   const startOf = (stream: string): number => Math.max(fromBytes[stream] ?? 0, since?.[stream] ?? 0);
   const its = all.filter((c) => c.start >= startOf(c.stream) && c.end <= (logBytes[c.stream] ?? 0));
   if (its.length === 0 || its.some((c) => c.memoryError || SIGNAL_REPORT.test(c.line))) return undefined;
+  const { untilBytes } = induced;
+  if (untilBytes !== undefined && !its.some((c) => c.start < (untilBytes[c.stream] ?? 0))) return undefined;
+  // Crash text of the same process from before the fault: the report did not begin with it.
+  const before = all.filter(
+    (c) => c.start >= (since?.[c.stream] ?? 0) && c.start < (fromBytes[c.stream] ?? 0),
+  );
+  if (before.length > 0) return undefined;
   crashes.set(
     exit.node,
     all.filter((c) => !its.includes(c)),

@@ -318,6 +318,60 @@ describe('LogCheck', () => {
       expect(kinds).toEqual(['crash-text', 'crash-text', 'unexpected-exit']);
     });
 
+    it('a report begun within the grace after the heal, its memory test ended by SIGSEGV after it, is the induced exit', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      const fromBytes = { 'stderr.log': 0 };
+      write('n2', ['21003:S 07 Dec 2026 07:05:13.300 # Fail to fsync the AOF file: Input/output error']);
+      write('n2', REDIS_PANIC);
+      // The grace ended while the memory test ran; the exit came after it (no window at the exit).
+      const untilBytes = { 'stderr.log': size('n2') - 10 };
+      const inGrace = { cause: 'fsync-error', fromBytes, untilBytes };
+
+      const findings = check.scan(
+        ['n2'],
+        [segv('n2')],
+        () => undefined,
+        () => [inGrace],
+      );
+
+      expect(findings.map((f) => f.kind)).toEqual(['induced-exit']);
+      expect(findings[0].message).toContain(
+        'while writing the crash report that fsync-error on its disk made it start',
+      );
+    });
+
+    it('a report begun after the grace ended stays a finding, and so does its SIGSEGV', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      const fromBytes = { 'stderr.log': 0 };
+      write('n2', ['21003:S 07 Dec 2026 07:05:13.300 # Fail to fsync the AOF file: Input/output error']);
+      const untilBytes = { 'stderr.log': size('n2') };
+      write('n2', REDIS_PANIC);
+
+      const kinds = check
+        .scan(
+          ['n2'],
+          [segv('n2')],
+          () => undefined,
+          () => [{ cause: 'fsync-error', fromBytes, untilBytes }],
+        )
+        .map((f) => f.kind);
+
+      expect(kinds).toEqual(['crash-text', 'crash-text', 'unexpected-exit']);
+    });
+
+    it('a process that wrote crash text before the fault began is no report the fault started', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      write('n2', ['21003:S 07 Dec 2026 07:05:01.000 # ASSERTION FAILED: an old bug']);
+      const fromBytes = { 'stderr.log': size('n2') };
+      write('n2', REDIS_PANIC);
+
+      const kinds = check
+        .scan(['n2'], [segv('n2')], () => ({ cause: 'fsync-error', fromBytes }))
+        .map((f) => f.kind);
+
+      expect(kinds).toEqual(['crash-text', 'crash-text', 'crash-text', 'unexpected-exit']);
+    });
+
     it('without the log sizes at the fault it cannot tell, and the SIGSEGV stays a finding', () => {
       const check = new LogCheck(runDir, redisAdapter.crashPatterns);
       write('n2', REDIS_PANIC);

@@ -25,6 +25,14 @@ describeRealSystem(
       await client.close();
     });
 
+    it('a healthy cluster is in no state its declared recovery exception excuses', async () => {
+      const cluster = started();
+      for (const exception of adapter.recoveryExceptions ?? []) {
+        expect(await exception.holds(cluster, TIMEOUT_MS)).toBeUndefined();
+      }
+      expect(adapter.recoveryExceptions).toHaveLength(1);
+    });
+
     it('fails over when the primary is killed, and the old primary rejoins as a replica', async () => {
       const cluster = started();
       const old = (await adapter.leadership!.leader(cluster))!;

@@ -1,6 +1,7 @@
 import type { Event } from '../../core/event.js';
 import type { Op } from '../../core/op.js';
-import { DISK_EXIT_CAUSES } from '../../nemesis/disk.js';
+import type { InducedCause } from '../../check/logs.js';
+import { DISK_EXIT_CAUSES, type ErrorWindow } from '../../nemesis/disk.js';
 import type { LeaderChange } from '../../check/failover-loss.js';
 import type { Finding } from '../checker.js';
 import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contract.js';
@@ -143,12 +144,20 @@ async function recoveryFinding(
 function crashFindings(live: LiveRun, schedule: number): Finding[] {
   const { state, plan, parts, history, emit } = live;
   const diskFaults = parts.disks;
-  const exits = parts.logCheck.scan(plan.nodes, state.exits.splice(0), (exit) => {
-    const window = diskFaults?.errorAt(exit.node, exit.ts);
-    if (window === undefined) return undefined;
-    const cause = DISK_EXIT_CAUSES[window.cause];
-    return window.fromBytes !== undefined ? { cause, fromBytes: window.fromBytes } : { cause };
+  const causeOf = (window: ErrorWindow): InducedCause => ({
+    cause: DISK_EXIT_CAUSES[window.cause],
+    ...(window.fromBytes !== undefined ? { fromBytes: window.fromBytes } : {}),
+    ...(window.untilBytes !== undefined ? { untilBytes: window.untilBytes } : {}),
   });
+  const exits = parts.logCheck.scan(
+    plan.nodes,
+    state.exits.splice(0),
+    (exit) => {
+      const window = diskFaults?.errorAt(exit.node, exit.ts);
+      return window === undefined ? undefined : causeOf(window);
+    },
+    (exit) => (diskFaults?.reportWindows(exit.node, exit.ts) ?? []).map(causeOf),
+  );
   diskFaults?.forgetEnded();
   const findings: Finding[] = [];
   for (const f of exits) {
