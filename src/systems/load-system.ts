@@ -59,6 +59,7 @@ const AdapterSchema = z.object({
       why: z.string().min(1),
     })
     .optional(),
+  recoveryTimeoutMs: z.number().int().positive().optional(),
   recoveryExceptions: z
     .array(
       z.object({

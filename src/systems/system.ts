@@ -314,6 +314,12 @@ export interface SystemAdapter extends NodeSystem {
    * a note, not a bug; none declared: every `no-recovery` is a finding.
    */
   readonly recoveryExceptions?: readonly RecoveryException[];
+  /**
+   * How long the system is documented to take to serve again once every fault is healed, when
+   * longer than Mallory's default bound (30 s): the recovery bound of a run without
+   * `--recovery-timeout`.
+   */
+  readonly recoveryTimeoutMs?: number;
   /** Transactions of micro-ops (`--workload list-append|rw-register`); absent: register only. */
   readonly transactions?: TransactionsCapability;
   /** Sets (`--workload set`); absent: the set workload runs through `list-append` transactions, if any. */

@@ -6,6 +6,7 @@ import type { LeaderChange } from '../../check/failover-loss.js';
 import type { Finding } from '../checker.js';
 import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contract.js';
 import { expectedNoRecovery } from '../recovery-exceptions.js';
+import { recoveryTimeoutMs } from '../recovery-timeout.js';
 import { oneFindingPerCause } from '../root-cause.js';
 import { describeAttempt, describeRecovery, keptAttempts, recoveryEvidence } from '../recovery-evidence.js';
 import type { CheckerVerdict } from '../../core/verdict.js';
@@ -93,7 +94,8 @@ async function recoveryFinding(
   faults: ScheduleFaults['faults'],
 ): Promise<Finding> {
   const { config, plan, parts } = live;
-  const bound = `${config.recoveryTimeoutMs / 1000} s`;
+  const timeoutMs = recoveryTimeoutMs(config, plan.system);
+  const bound = `${timeoutMs / 1000} s`;
   const polls = keptAttempts(recovery.attempts);
   const failed = recovery.attempts.filter((a) => !a.ready);
   const lastFailed = failed[failed.length - 1];
@@ -102,7 +104,7 @@ async function recoveryFinding(
       ? 'no readiness check ran'
       : `the last of ${failed.length} readiness checks that said no, ${describeAttempt(lastFailed)}`;
   if (recovery.lateMs !== null) {
-    const late = (recovery.lateMs - config.recoveryTimeoutMs) / 1000;
+    const late = (recovery.lateMs - timeoutMs) / 1000;
     return {
       kind: 'recovery',
       name: 'late-recovery',
@@ -121,7 +123,7 @@ async function recoveryFinding(
     ...(lastHeal !== undefined ? { lastHeal } : {}),
   });
   const evidence = { ...asked, timeoutMs: recovery.timeoutMs, ...polls };
-  const waited = (config.recoveryTimeoutMs * 1.5) / 1000;
+  const waited = (timeoutMs * 1.5) / 1000;
   const message = `the system did not serve again within ${waited} s after all faults were healed (the ${bound} bound and half as long again): ${said}; asked once more after that: ${describeRecovery(evidence)}`;
   const expected = await expectedNoRecovery(plan.system, faults, parts.cluster, config.opTimeoutMs);
   if (expected !== undefined) {

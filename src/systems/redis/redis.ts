@@ -27,6 +27,14 @@ export const REDIS_PORTS = { redis: 6379, sentinel: 26379 } as const;
 const DOWN_AFTER_MS = 1_000;
 const FAILOVER_TIMEOUT_MS = 5_000;
 const ADMIN_TIMEOUT_MS = 1_000;
+/**
+ * How long Redis with Sentinel may take to serve again once the faults are healed: a sentinel whose
+ * process was stopped (a pause) or whose clock jumped enters TILT mode and changes nothing for 30 s
+ * (fixed in Redis 7.0; Redis Sentinel documentation, "TILT mode"), then a failover may still wait
+ * twice the failover timeout after an aborted one.
+ */
+const SENTINEL_TILT_MS = 30_000;
+const RECOVERY_TIMEOUT_MS = SENTINEL_TILT_MS + 3 * FAILOVER_TIMEOUT_MS;
 /** Redis's default (60 s) leaves a replica stuck in a cut handshake longer than the reset waits. */
 const REPL_TIMEOUT_S = 5;
 
@@ -126,6 +134,7 @@ class RedisAdapter implements SystemAdapter {
   readonly durability: Durability;
   readonly failoverLoss = REDIS_FAILOVER_LOSS;
   readonly recoveryExceptions = [REDIS_AOF_FSYNC_EXCEPTION];
+  readonly recoveryTimeoutMs = RECOVERY_TIMEOUT_MS;
   readonly crashPatterns = [
     /=== REDIS BUG REPORT START/,
     /ASSERTION FAILED/,
