@@ -158,7 +158,8 @@ export class LogCheck {
    * `fsync-error`), if any: that exit is `induced-exit`, not `unexpected-exit`, and the crash text
    * its process wrote since the fault began is its evidence, not a `crash-text` finding.
    * `reportCauses` names the faults on the node's disk a crash report may have begun in, for an
-   * exit by a memory fault's signal (a fault whose window ended up to `CRASH_REPORT_MAX_MS` before).
+   * exit by a memory fault's signal or one after the fault's grace (a fault whose window ended up
+   * to `CRASH_REPORT_MAX_MS` before).
    */
   scan(
     nodes: readonly string[],
@@ -234,9 +235,11 @@ export class LogCheck {
       }
       const memorySignal = exit.signal !== null && MEMORY_ERROR_SIGNALS.includes(exit.signal);
       const induced = inducedBy(exit);
-      if (memorySignal) {
+      if (memorySignal || induced === undefined) {
         // A memory fault is never induced, unless it struck while the process was already writing
-        // the crash report the fault made it start (redis's panic report runs a memory test).
+        // the crash report the fault made it start (redis's panic report runs a memory test); an
+        // exit after the fault's grace is induced when the process was writing that report since
+        // (the memory test outlasted the grace).
         const causes = [...(induced !== undefined ? [induced] : []), ...reportCauses(exit)];
         const found = causes
           .map((cause) => ({ cause, report: reportUnderway(crashes, exit, cause, since) }))

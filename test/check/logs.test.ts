@@ -340,6 +340,40 @@ describe('LogCheck', () => {
       );
     });
 
+    it('an abort after the grace, by a process writing the report it began within the grace, is the induced exit', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      const fromBytes = { 'stderr.log': 0 };
+      write('n2', [
+        '6372:S 07 Dec 2026 10:06:01.856 # Replica is applying a command even though it is unable to write to disk.',
+      ]);
+      write('n2', REDIS_PANIC);
+      const untilBytes = { 'stderr.log': size('n2') - 10 };
+      const abort: NodeExit = { ...segv('n2'), signal: 'SIGABRT' };
+      const cause = { cause: 'disk-full', fromBytes, untilBytes };
+
+      expect(
+        check
+          .scan(
+            ['n2'],
+            [abort],
+            () => undefined,
+            () => [cause],
+          )
+          .map((f) => f.kind),
+      ).toEqual(['induced-exit']);
+      // Begun after the grace: the report and the abort stay findings.
+      const late = new LogCheck(runDir, redisAdapter.crashPatterns);
+      const kinds = late
+        .scan(
+          ['n2'],
+          [abort],
+          () => undefined,
+          () => [{ ...cause, untilBytes: fromBytes }],
+        )
+        .map((f) => f.kind);
+      expect(kinds).toEqual(['crash-text', 'crash-text', 'unexpected-exit']);
+    });
+
     it('a report begun after the grace ended stays a finding, and so does its SIGSEGV', () => {
       const check = new LogCheck(runDir, redisAdapter.crashPatterns);
       const fromBytes = { 'stderr.log': 0 };
