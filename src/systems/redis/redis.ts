@@ -72,14 +72,15 @@ const AOF_FSYNC_MISCONF = /^MISCONF Errors writing to the AOF file: Input\/outpu
  * Redis ≥ 7.0 (redis/redis#8419, "Handle remaining fsync errors"): a failed background fsync of
  * the AOF sets its fsync status to error, and from then on the server refuses writes — and PING,
  * so replicas cannot sync from it and Sentinel sees no healthy node — with `-MISCONF Errors writing
- * to the AOF file`, until a later fsync of the AOF succeeds. The writes it refuses are what would
- * bring one under `appendfsync everysec`, so once the disk is healed it stays so until an operator
- * acts (`CONFIG SET appendonly no`, then `yes`, or a restart). Shown by a primary (ROLE master)
- * answering PING so with EIO, the errno of the `fsync-error` fault.
+ * to the AOF file`, until a later fsync of the AOF succeeds. Nothing in that state waits for the
+ * disk to be healed: it was seen to last past the recovery bound after `heal-disk` (`mallory run
+ * --system redis --faults disk`), though not after every `fsync-error` (a failover or an AOF
+ * rewrite may end it). Shown by a primary (ROLE master) answering PING so with EIO, the errno of
+ * the `fsync-error` fault.
  */
 export const REDIS_AOF_FSYNC_EXCEPTION: RecoveryException = {
   after: ['fsync-error'],
-  why: 'Redis ≥ 7.0 refuses writes and PING with -MISCONF after a failed background AOF fsync until a later fsync succeeds, which the refused writes never bring (redis/redis#8419)',
+  why: 'Redis ≥ 7.0 refuses writes and PING with -MISCONF after a failed background AOF fsync until a later AOF fsync succeeds, which a healed disk does not bring by itself (redis/redis#8419)',
   holds: async (cluster, timeoutMs) => {
     for (const node of cluster.members) {
       const address = cluster.clientAddress(node, 'redis');
