@@ -1,4 +1,5 @@
 import type { DurabilityContract } from '../check/durability.js';
+import type { LeaderChange } from '../check/failover-loss.js';
 import type { Event } from '../core/event.js';
 import type { Op } from '../core/op.js';
 import type { ScheduleEntry } from '../nemesis/nemesis.js';
@@ -21,6 +22,11 @@ export interface ScheduleCheckInput {
    * Absent: the system's `durability`, if it declares one.
    */
   readonly durability?: DurabilityContract;
+  /**
+   * The leader changes the run saw in the schedule (the system's `failoverLoss` events), at history
+   * time; absent when it declares none.
+   */
+  readonly leaderChanges?: readonly LeaderChange[];
 }
 
 /** Something a checker found wrong in one schedule. */

@@ -1,11 +1,17 @@
 import { exactJson } from '../core/exact-json.js';
 import { judgeDurability } from '../check/durability.js';
-import { anomalyWords, explainRegisterResult, type RegisterAnomaly } from '../check/explain-register.js';
+import { judgeFailoverLoss } from '../check/failover-loss.js';
+import {
+  anomalyWords,
+  explainRegisterResult,
+  type KeyExplanation,
+  type RegisterAnomaly,
+} from '../check/explain-register.js';
 import { BANK_ERROR_TYPES, checkBank } from '../check/check-bank.js';
 import { checkCounter } from '../check/check-counter.js';
 import { checkSet, type SetAnomaly, type SetAnomalyType } from '../check/check-set.js';
 import { checkInvariants } from '../check/invariants.js';
-import { checkOps } from '../check/linearizable.js';
+import { MAX_COUNTEREXAMPLES, checkOps, type LinearizabilityResult } from '../check/linearizable.js';
 import { renderLinearizabilityHtml } from '../check/linearizable-html.js';
 import { HistoryError } from '../check/history/history-error.js';
 import { checkListAppend } from '../check/txn/check-list-append.js';
@@ -80,6 +86,8 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
       );
       if (durability?.severity === 'note')
         return [{ ...durability, evidence: { ...(durability.evidence as object), result } }];
+      const failover = failoverNote(input, result, explanations, clientOps, message);
+      if (failover !== undefined) return [failover];
       return [
         {
           kind: durability?.kind ?? 'linearizability',
@@ -159,6 +167,44 @@ function durabilityFinding(
     evidence,
   };
 }
+
+/**
+ * A register violation the system's declared failover loss allows (`SystemAdapter.failoverLoss`):
+ * every violating key lost data across a leader change the run saw (`judgeFailoverLoss`) — a note
+ * that says so, with the changes and the ops, never a bug. Undefined (a finding) when the system
+ * declares nothing, or any key is not explained so, or the check may not have named every key.
+ */
+function failoverNote(
+  input: ScheduleCheckInput,
+  result: LinearizabilityResult,
+  explanations: readonly KeyExplanation[],
+  clientOps: readonly Op[],
+  message: string,
+): Finding | undefined {
+  const declared = input.system.failoverLoss;
+  if (declared === undefined) return undefined;
+  const counterexamples = result.counterexamples ?? [];
+  // A capped list of violating keys, or keys left undecided, may hide a key no failover explains.
+  if (counterexamples.length >= MAX_COUNTEREXAMPLES || (result.undecidedPartitions ?? 0) > 0)
+    return undefined;
+  if (explanations.length !== counterexamples.length) return undefined;
+  const verdict = judgeFailoverLoss(explanations, clientOps, input.leaderChanges ?? []);
+  if (verdict === undefined) return undefined;
+  const s = (ns: number): string => `${(ns / NS_PER_S).toFixed(3)} s`;
+  const changes = verdict.keys
+    .map((k) => k.changes.map((c) => `${c.type} on ${c.node} at ${s(c.timeNs)}`).join(', '))
+    .filter((text, i, all) => all.indexOf(text) === i)
+    .join('; ');
+  return {
+    kind: 'durability',
+    name: 'failover-loss',
+    severity: 'note',
+    message: `allowed by the declared durability: ${input.system.name} declares that a change of leader may lose acknowledged writes (${declared.why}), and the leader changed while the ops of every violating key ran (${changes}): ${message}`,
+    evidence: { failoverLoss: declared, ...verdict, result, explanations },
+  };
+}
+
+const NS_PER_S = 1e9;
 
 /** How many anomalies of each type a bug's evidence keeps (its HTML page shows more). */
 const ANOMALIES_KEPT_PER_TYPE = 20;

@@ -128,8 +128,12 @@ export const RunConfigSchema = z.object({
   network: z.enum(['auto', 'proxy', 'netns']).default('auto'),
   /** Time allowed for the system to serve at all after its nodes first start; the run stops when it does not. */
   startupTimeoutMs: durationMs().default(60_000),
-  /** Time allowed for the system to serve again after a reset before it counts as not recovered. */
-  recoveryTimeoutMs: durationMs().default(30_000),
+  /**
+   * Time allowed for the system to serve again after a reset before it counts as not recovered
+   * (`--recovery-timeout`); absent: what the system declares (`SystemAdapter.recoveryTimeoutMs`),
+   * else `DEFAULT_RECOVERY_TIMEOUT_MS` (see `recoveryTimeoutMs`).
+   */
+  recoveryTimeoutMs: durationMs().optional(),
   /**
    * The recovery contract (see recovery-contract.ts): a warm-up measures the fault-free throughput
    * and latency, and after each schedule's recovery the system must get back to them within a bound.

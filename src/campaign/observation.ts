@@ -33,6 +33,8 @@ export class Observation {
   private capture: PacketCapture | undefined;
   private hostCapture: HostPacketCapture | undefined;
   private netEventCount = 0;
+  /** The log event types by which a node says the leader changed (`SystemAdapter.failoverLoss`). */
+  private readonly leaderChangeTypes: ReadonlySet<string>;
 
   constructor(
     private readonly runDir: string,
@@ -43,6 +45,7 @@ export class Observation {
   ) {
     this.timeline = new Timeline({ clock });
     this.logEvents = logEventsFor(system);
+    this.leaderChangeTypes = new Set(system.failoverLoss?.events ?? []);
   }
 
   start(): void {
@@ -114,12 +117,19 @@ export class Observation {
     if (event.source === 'net') this.netEventCount++;
     if (this.timelineOn) this.timeline.ingest(event);
     for (const listener of this.listeners) listener(event);
-    if (this.invariantEvents.keep(event) && this.scheduleEvents.length < MAX_SCHEDULE_EVENTS) {
+    const leaderChange = event.source === 'log' && this.leaderChangeTypes.has(event.type);
+    if (
+      (this.invariantEvents.keep(event) || leaderChange) &&
+      this.scheduleEvents.length < MAX_SCHEDULE_EVENTS
+    ) {
       this.scheduleEvents.push(event);
     }
   }
 
-  /** The events since the last call that the invariant checks need (one schedule's). */
+  /**
+   * The events since the last call that the invariant checks need, and the leader changes the
+   * system declares (one schedule's).
+   */
   takeScheduleEvents(): Event[] {
     const events = this.scheduleEvents;
     this.scheduleEvents = [];

@@ -15,6 +15,13 @@ export const MEMORY_ERROR_PATTERNS: readonly RegExp[] = [SANITIZER_REPORT, SEGFA
 /** Signals by which a process stops on a memory or instruction fault, never by choice. */
 const MEMORY_ERROR_SIGNALS: readonly NodeJS.Signals[] = ['SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE'];
 
+/**
+ * Crash text that reports a fatal signal or a bad memory access (a signal handler's report, Go's
+ * runtime panic on a nil pointer): the signal's own report, never text the disk fault started.
+ */
+const SIGNAL_REPORT =
+  /crashed by signal|\bSIG(?:SEGV|BUS|ILL|FPE)\b|signal (?:11|7|4|8)\b|invalid memory address|nil pointer dereference/i;
+
 /** Text that means a node crashed or broke an internal invariant (the artifact's log patterns). */
 export const GENERIC_CRASH_PATTERNS: readonly RegExp[] = [
   /\bpanic(?:ked)?:/,
@@ -59,6 +66,11 @@ export interface InducedCause {
    * not excused, and the text stays a finding — a reset connection excuses no crash.
    */
   readonly by?: 'disk' | 'connection-cut';
+  /**
+   * The log sizes when the fault's grace after its heal ended: output begun before them may be the
+   * fault's doing. Absent while the fault or its grace lasts.
+   */
+  readonly untilBytes?: Readonly<Record<string, number>>;
 }
 
 /** Every pattern the log check treats as a crash: the generic ones, then the system's own. */
@@ -96,7 +108,10 @@ export function matchLine(
  * on a failed fsync or a full disk is a legitimate reaction, so the crash text its process wrote
  * from the fault's start to its exit (its own fatal line, a panic) is the exit's evidence, not a
  * finding — unless it shows a memory error (a sanitizer's report, a segfault), which no failed
- * call excuses, as no exit by SIGSEGV, SIGBUS, SIGILL or SIGFPE is induced. A process the nemesis
+ * call excuses, as no exit by SIGSEGV, SIGBUS, SIGILL or SIGFPE is induced, with one exception:
+ * a process that died so while writing the crash report the fault made it start (its crash text
+ * began after the fault and before the signal, and none of it reports a signal or a memory
+ * error), as redis does when the memory test of its panic report faults. A process the nemesis
  * killed under such a fault is the same `induced-exit` when it had written crash text since the
  * fault began: it was stopping itself as the kill came. Also `induced-exit`: a node that stopped
  * just after the harness cut its open connections (see `NetworkBackend.connectionCuts`), when its
@@ -161,12 +176,16 @@ export class LogCheck {
    * the nemesis asked for is one only when its process had written such text (the classifier is
    * asked for it only then).
    * `stoppedBy` names the run's stop signal an exit is put down to, if any: that exit is `stop-exit`.
+   * `reportCauses` names the faults on the node's disk a crash report may have begun in, for an
+   * exit by a memory fault's signal or one after the fault's grace (a fault whose window ended up
+   * to `CRASH_REPORT_MAX_MS` before).
    */
   scan(
     nodes: readonly string[],
     exits: readonly NodeExit[],
     inducedBy: (exit: NodeExit) => InducedCause | undefined = () => undefined,
     stoppedBy: (exit: NodeExit) => NodeJS.Signals | undefined = () => undefined,
+    reportCauses: (exit: NodeExit) => readonly InducedCause[] = () => [],
   ): LogFinding[] {
     const crashes = new Map<string, CrashLine[]>();
     for (const node of nodes) {
@@ -261,17 +280,39 @@ export class LogCheck {
         });
         continue;
       }
-      const induced = exit.signal && MEMORY_ERROR_SIGNALS.includes(exit.signal) ? undefined : inducedBy(exit);
-      if (induced?.by === 'connection-cut' && !wroteCrashText(crashes, exit, since)) {
+      const memorySignal = exit.signal !== null && MEMORY_ERROR_SIGNALS.includes(exit.signal);
+      const cause = inducedBy(exit);
+      if (cause?.by === 'connection-cut' && !memorySignal && !wroteCrashText(crashes, exit, since)) {
         exitFindings.push({
           node: exit.node,
           kind: 'induced-exit',
-          message: `${exit.node} stopped (${how}) ${induced.cause}`,
+          message: `${exit.node} stopped (${how}) ${cause.cause}`,
           lines,
         });
         continue;
       }
-      if (induced !== undefined && induced.by !== 'connection-cut') {
+      // A reset connection excuses no crash text and no memory fault: only a failing disk does.
+      const induced = cause?.by === 'connection-cut' ? undefined : cause;
+      if (memorySignal || induced === undefined) {
+        // A memory fault is never induced, unless it struck while the process was already writing
+        // the crash report the fault made it start (redis's panic report runs a memory test); an
+        // exit after the fault's grace is induced when the process was writing that report since
+        // (the memory test outlasted the grace).
+        const causes = [...(induced !== undefined ? [induced] : []), ...reportCauses(exit)];
+        const found = causes
+          .map((cause) => ({ cause, report: reportUnderway(crashes, exit, cause, since) }))
+          .find((r) => r.report !== undefined);
+        if (found?.report !== undefined) {
+          exitFindings.push({
+            node: exit.node,
+            kind: 'induced-exit',
+            message: `${exit.node} stopped (${how}) while writing the crash report that ${found.cause.cause} on its disk made it start; it said: ${found.report[0].line.slice(0, 300)}`,
+            lines: [...new Set([...found.report.map((c) => c.line), ...lines])],
+          });
+          continue;
+        }
+      }
+      if (induced !== undefined && !memorySignal) {
         const announced = takeAnnouncing(crashes, exit, [induced.fromBytes, since]);
         const said = announced.length > 0 ? `; it said: ${announced[0].line.slice(0, 300)}` : '';
         exitFindings.push({
@@ -350,6 +391,42 @@ function takeAnnouncing(
     all.filter((c) => !announcing.includes(c)),
   );
   return announcing;
+}
+
+/**
+ * The crash report the induced fault made `exit`'s process start, when it died by a memory fault
+ * while writing it: its crash text from the later of the fault's start and the node's previous
+ * exit up to the exit (both log sizes known), begun before the fault's grace ended
+ * (`untilBytes`), none of it a memory error or a signal's own report (then the fault, not the
+ * signal, started the report), and no crash text of the process before the fault. Taken from
+ * `crashes` when it is; otherwise undefined and `crashes` untouched (the text and the exit stay
+ * findings).
+ */
+function reportUnderway(
+  crashes: Map<string, CrashLine[]>,
+  exit: NodeExit,
+  induced: InducedCause,
+  since: Readonly<Record<string, number>> | undefined,
+): CrashLine[] | undefined {
+  const { fromBytes } = induced;
+  const logBytes = exit.logBytes;
+  if (fromBytes === undefined || logBytes === undefined) return undefined;
+  const all = crashes.get(exit.node) ?? [];
+  const startOf = (stream: string): number => Math.max(fromBytes[stream] ?? 0, since?.[stream] ?? 0);
+  const its = all.filter((c) => c.start >= startOf(c.stream) && c.end <= (logBytes[c.stream] ?? 0));
+  if (its.length === 0 || its.some((c) => c.memoryError || SIGNAL_REPORT.test(c.line))) return undefined;
+  const { untilBytes } = induced;
+  if (untilBytes !== undefined && !its.some((c) => c.start < (untilBytes[c.stream] ?? 0))) return undefined;
+  // Crash text of the same process from before the fault: the report did not begin with it.
+  const before = all.filter(
+    (c) => c.start >= (since?.[c.stream] ?? 0) && c.start < (fromBytes[c.stream] ?? 0),
+  );
+  if (before.length > 0) return undefined;
+  crashes.set(
+    exit.node,
+    all.filter((c) => !its.includes(c)),
+  );
+  return its;
 }
 
 /**

@@ -326,7 +326,7 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option('--step <duration>', 'length of a step (default 2.5s)')
     .option(
       '--recovery-timeout <duration>',
-      'how long the system may take to serve again after a schedule is healed (default 30s; half as long again tells late from never)',
+      'how long the system may take to serve again after a schedule is healed (default 30s, or what the system declares: redis 45s; half as long again tells late from never)',
     )
     .option(
       '--startup-timeout <duration>',

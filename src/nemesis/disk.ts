@@ -22,6 +22,12 @@ export const DISK_EXIT_CAUSES: Readonly<Record<DiskExitCause, string>> = {
 
 /** How long after `heal-disk` an exit still counts as caused by the fault (a call that failed just before). */
 export const INDUCED_EXIT_GRACE_MS = 2_000;
+/**
+ * How long after that grace a process that began a crash report within the fault's window (or the
+ * grace) may still be writing it when a signal ends it (Redis's report runs a memory test of
+ * seconds).
+ */
+export const CRASH_REPORT_MAX_MS = 30_000;
 const NS_PER_MS = 1_000_000;
 
 /**
@@ -34,6 +40,11 @@ export interface ErrorWindow {
   readonly fromNs: number;
   readonly fromBytes?: Readonly<Record<string, number>>;
   toNs?: number;
+  /**
+   * The sizes of the node's log files at the end of the grace after the window closed: output
+   * written before them may be the fault's doing. Absent while the window or its grace lasts.
+   */
+  untilBytes?: Readonly<Record<string, number>>;
 }
 
 /** What `heal` leaves for the nemesis to start again. */
@@ -156,9 +167,20 @@ export class NodeDisks {
     );
   }
 
+  /**
+   * The windows of disk errors on `node` a crash report that a signal ended at `ts` may have begun
+   * in: begun before `ts`, and ended at most the grace and `CRASH_REPORT_MAX_MS` before it.
+   */
+  reportWindows(node: string, ts: number): readonly ErrorWindow[] {
+    const boundNs = (INDUCED_EXIT_GRACE_MS + CRASH_REPORT_MAX_MS) * NS_PER_MS;
+    return this.windows.filter(
+      (w) => w.node === node && w.fromNs <= ts && (w.toNs === undefined || ts <= w.toNs + boundNs),
+    );
+  }
+
   /** Forgets the windows no exit from now on can fall in (call once past exits are judged). */
   forgetEnded(): void {
-    const before = this.now() - INDUCED_EXIT_GRACE_MS * NS_PER_MS;
+    const before = this.now() - (INDUCED_EXIT_GRACE_MS + CRASH_REPORT_MAX_MS) * NS_PER_MS;
     const keep = this.windows.filter((w) => w.toNs === undefined || w.toNs >= before);
     this.windows.splice(0, this.windows.length, ...keep);
   }
@@ -179,7 +201,16 @@ export class NodeDisks {
 
   private close(node: string): void {
     const at = this.now();
-    for (const w of this.windows) if (w.node === node && w.toNs === undefined) w.toNs = at;
+    const closed = this.windows.filter((w) => w.node === node && w.toNs === undefined);
+    for (const w of closed) w.toNs = at;
+    const logSizes = this.logSizes;
+    if (closed.length === 0 || logSizes === undefined) return;
+    // Where the output the fault may have started ends: the log sizes once the grace is over.
+    const timer = setTimeout(() => {
+      const untilBytes = logSizes(node);
+      for (const w of closed) w.untilBytes = untilBytes;
+    }, INDUCED_EXIT_GRACE_MS);
+    timer.unref();
   }
 
   private async send(node: string, line: string): Promise<void> {

@@ -53,6 +53,22 @@ const AdapterSchema = z.object({
   client: z.custom((v) => typeof v === 'function', 'must be a function'),
   readConsistency: z.enum(READ_CONSISTENCIES as [ReadConsistency, ...ReadConsistency[]]).optional(),
   durability: z.enum(DURABILITIES as [Durability, ...Durability[]]).optional(),
+  failoverLoss: z
+    .object({
+      events: z.array(z.string().min(1)).min(1, 'must name at least one log event type'),
+      why: z.string().min(1),
+    })
+    .optional(),
+  recoveryTimeoutMs: z.number().int().positive().optional(),
+  recoveryExceptions: z
+    .array(
+      z.object({
+        after: z.array(z.string().min(1)).min(1, 'must name at least one fault kind'),
+        why: z.string().min(1),
+        holds: z.custom((v) => typeof v === 'function', 'must be a function'),
+      }),
+    )
+    .optional(),
 });
 
 /** Adapter members an older Mallory read, and what says the same now. */

@@ -1,5 +1,7 @@
 import type { ReadConsistency } from '../check/sequential-reads.js';
 import type { Durability } from '../check/durability.js';
+import type { FailoverLoss } from '../check/failover-loss.js';
+import type { RecoveryException } from './recovery-exception.js';
 import type { TornGranularity } from '../core/fault.js';
 import type { ConsistencyModel } from '../check/txn/consistency-model.js';
 import type {
@@ -11,6 +13,7 @@ import type {
   ReadyCheck,
 } from '../cluster/node-system.js';
 
+export type { FailoverLoss, RecoveryException };
 export type { ClusterView, LaunchOptions, LaunchSpec, NodeSystem, Readiness, ReadyCheck };
 
 /** The outcome of one client call: `info` when the outcome is unknown (timeout, lost connection). */
@@ -297,6 +300,26 @@ export interface SystemAdapter extends NodeSystem {
    * bug. Undeclared: no acknowledged write may ever be lost.
    */
   readonly durability?: Durability;
+  /**
+   * Acknowledged writes a change of leader may lose (replication that acknowledges before a replica
+   * has the write), and the parsed log events (`parseLog`) by which a node says the leader changed.
+   * A lost write, or a read of an older value, whose ops span such an event is allowed by this
+   * declared durability: a note in the history and on the terminal, no bug. The same loss with no
+   * such event in its span stays a finding. Undeclared: a leader change loses nothing.
+   */
+  readonly failoverLoss?: FailoverLoss;
+  /**
+   * Exceptions to the recovery contract: states the system is documented to stay in after a fault
+   * is healed, until an operator acts (see `RecoveryException`). A `no-recovery` in one is expected,
+   * a note, not a bug; none declared: every `no-recovery` is a finding.
+   */
+  readonly recoveryExceptions?: readonly RecoveryException[];
+  /**
+   * How long the system is documented to take to serve again once every fault is healed, when
+   * longer than Mallory's default bound (30 s): the recovery bound of a run without
+   * `--recovery-timeout`.
+   */
+  readonly recoveryTimeoutMs?: number;
   /** Transactions of micro-ops (`--workload list-append|rw-register`); absent: register only. */
   readonly transactions?: TransactionsCapability;
   /** Sets (`--workload set`); absent: the set workload runs through `list-append` transactions, if any. */

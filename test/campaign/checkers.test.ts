@@ -10,6 +10,7 @@ import { judgeDurability } from '../../src/check/durability.js';
 import type { ScheduleChecker, ScheduleCheckInput } from '../../src/campaign/checker.js';
 import type { Op } from '../../src/core/op.js';
 import type { SystemAdapter } from '../../src/systems/system.js';
+import { REDIS_FAILOVER_LOSS } from '../../src/systems/redis/redis.js';
 
 let index = 0;
 function op(type: Op['type'], process: number, value: unknown): Op {
@@ -75,6 +76,66 @@ function lostWrite(): Op[] {
   ];
   return rows.map(([type, process, f, value], i) => ({ index: i, time: i * 1e6, type, process, f, value }));
 }
+
+describe('linearizabilityChecker against a declared failover loss', () => {
+  // lostWrite(): the write of 2 runs 2–3 ms, the read that misses it 4–5 ms.
+  const redisLike = {
+    name: 'redis',
+    durability: 'process-crash' as const,
+    failoverLoss: REDIS_FAILOVER_LOSS,
+  };
+  const promoted = (ms: number): { timeNs: number; node: string; type: string } => ({
+    timeNs: ms * 1e6,
+    node: 'n2',
+    type: 'promoted',
+  });
+
+  it('a write lost across a leader change the system declares may lose it is a note that says so', async () => {
+    const findings = await linearizabilityChecker(10_000).check({
+      ...input(lostWrite(), redisLike),
+      leaderChanges: [promoted(3.5)],
+    });
+    expect(findings).toHaveLength(1);
+    expect(findings[0]).toMatchObject({ kind: 'durability', name: 'failover-loss', severity: 'note' });
+    expect(findings[0].message).toMatch(
+      /^allowed by the declared durability: redis declares that a change of leader may lose acknowledged writes \(replication is asynchronous.*\), and the leader changed while the ops of every violating key ran \(promoted on n2 at 0\.004 s\): key "x": lost acknowledged write/,
+    );
+  });
+
+  it('the same loss with no leader change in its span stays a bug', async () => {
+    const before = await linearizabilityChecker(10_000).check({
+      ...input(lostWrite(), redisLike),
+      leaderChanges: [promoted(1)],
+    });
+    const after = await linearizabilityChecker(10_000).check({
+      ...input(lostWrite(), redisLike),
+      leaderChanges: [promoted(6)],
+    });
+    const none = await linearizabilityChecker(10_000).check(input(lostWrite(), redisLike));
+    for (const [finding] of [before, after, none]) {
+      expect(finding).toMatchObject({ kind: 'linearizability', name: 'not-linearizable' });
+      expect(finding.severity).toBeUndefined();
+    }
+  });
+
+  it('a leader change excuses nothing on a system that declares no failover loss', async () => {
+    const [finding] = await linearizabilityChecker(10_000).check({
+      ...input(lostWrite(), { name: 's', durability: 'process-crash' }),
+      leaderChanges: [promoted(3.5)],
+    });
+    expect(finding).toMatchObject({ kind: 'linearizability', name: 'not-linearizable' });
+  });
+
+  it('a read of a value never written is no failover loss, leader change or not', async () => {
+    const ops = lostWrite().map((o) => (o.index === 5 ? { ...o, value: ['x', 9] } : o));
+    const [finding] = await linearizabilityChecker(10_000).check({
+      ...input(ops, redisLike),
+      leaderChanges: [promoted(3.5)],
+    });
+    expect(finding).toMatchObject({ kind: 'linearizability', name: 'not-linearizable' });
+    expect(finding.message).toContain('never-written');
+  });
+});
 
 describe('linearizabilityChecker against a declared durability', () => {
   const kill = { atMs: 1000, f: 'kill' as const, value: 'leader' as const, nodes: ['n1'] };

@@ -11,6 +11,17 @@ function probe(ts: number, type: string, term: number): Event {
 }
 
 describe('Observation', () => {
+  it("keeps the log events the system declares as leader changes for the schedule's checks, and no other", () => {
+    const redisLike = { failoverLoss: { events: ['promoted'], why: 'async' } } as unknown as SystemAdapter;
+    const observation = new Observation('/nonexistent', ['n1'], redisLike);
+    const log = (type: string): Event => ({ ts: 5, node: 'n2', source: 'log', type });
+    observation.ingest(log('sync-started'));
+    observation.ingest(log('promoted'));
+    observation.ingest({ ...log('promoted'), source: 'probe' });
+    expect(observation.takeScheduleEvents()).toEqual([log('promoted')]);
+    expect(new Observation('/nonexistent', ['n1'], system).takeScheduleEvents()).toEqual([]);
+  });
+
   it('keeps events out of the timeline while it is off, but still tells listeners and keeps invariant events', () => {
     const observation = new Observation('/nonexistent', ['n1'], system);
     const heard: string[] = [];

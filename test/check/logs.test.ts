@@ -8,9 +8,22 @@ import type { NodeExit } from '../../src/cluster/cluster.js';
 import { type InducedCause, LogCheck } from '../../src/check/logs.js';
 import { etcd } from '../../src/systems/etcd/etcd.js';
 import { kvraft } from '../../src/systems/kvraft/index.js';
+import { redis } from '../../src/systems/redis/redis.js';
 
 const adapter = etcd.create({ bugs: [] });
 const kvraftAdapter = kvraft.create({ bugs: [] });
+const redisAdapter = redis.create({ bugs: [] });
+// What redis 7.0.15 printed when a replica's AOF write failed under disk-full: its panic report,
+// whose fast memory test then died by SIGSEGV (the log stops there, no `BUG REPORT END`).
+const REDIS_PANIC = [
+  '21003:S 07 Dec 2026 07:05:14.300 # Error writing to the AOF file: No space left on device',
+  '=== REDIS BUG REPORT START: Cut & paste starting from here ===',
+  '21003:S 07 Dec 2026 07:05:14.349 # !!! Software Failure. Press left mouse button to continue',
+  '21003:S 07 Dec 2026 07:05:14.349 # Guru Meditation: Replica was unable to write command to disk. #server.c:3890',
+  '------ STACK TRACE ------',
+  '*** Preparing to test memory region 558163be5000 (126976 bytes)',
+  '*** Preparing to test memory region 7f8375b53000 (8192 bytes)',
+];
 // What etcd 3.4 printed for a joiner started before its cluster listed it (ids shortened).
 const REFUSAL = [
   '{"level":"warn","ts":"2026-11-30T20:35:46.277Z","caller":"etcdmain/etcd.go:176","msg":"failed to start etcd","error":"error validating peerURLs {ClusterID:c6f2987407196338 Members:[&{ID:3da1c07419fcbd0}]}: member count is unequal"}',
@@ -312,5 +325,178 @@ describe('LogCheck', () => {
       '{"level":"info","msg":"serving"}',
       '{"level":"warn","msg":"the last words"}',
     ]);
+  });
+  describe('a memory fault while writing the crash report an induced fault started (redis)', () => {
+    const segv = (node: string): NodeExit => ({
+      ...exit(node, false),
+      code: null,
+      signal: 'SIGSEGV',
+      logBytes: { 'stderr.log': size(node) },
+    });
+
+    it('is the induced exit, its report the evidence: no crash text, no unexpected exit', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      write('n2', ['21003:S 07 Dec 2026 07:05:10.978 * Successful partial resynchronization with master.']);
+      const fromBytes = { 'stderr.log': size('n2') };
+      write('n2', REDIS_PANIC);
+
+      const findings = check.scan(['n2'], [segv('n2')], () => ({ cause: 'disk-full', fromBytes }));
+
+      expect(findings.map((f) => f.kind)).toEqual(['induced-exit']);
+      expect(findings[0].message).toBe(
+        'n2 stopped (signal SIGSEGV) while writing the crash report that disk-full on its disk made it start; it said: === REDIS BUG REPORT START: Cut & paste starting from here ===',
+      );
+      expect(findings[0].lines).toContain(REDIS_PANIC[3]);
+    });
+
+    it('with no induced fault, the same report and SIGSEGV stay findings', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      write('n2', REDIS_PANIC);
+
+      const kinds = check.scan(['n2'], [segv('n2')]).map((f) => f.kind);
+
+      expect(kinds).toEqual(['crash-text', 'crash-text', 'unexpected-exit']);
+    });
+
+    it('a report begun before the fault stays a finding, and so does the SIGSEGV', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      write('n2', REDIS_PANIC);
+      const fromBytes = { 'stderr.log': size('n2') };
+
+      const kinds = check
+        .scan(['n2'], [segv('n2')], () => ({ cause: 'disk-full', fromBytes }))
+        .map((f) => f.kind);
+
+      expect(kinds).toEqual(['crash-text', 'crash-text', 'unexpected-exit']);
+    });
+
+    it('a later process that dies by SIGSEGV without a report of its own is a finding', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      const fromBytes = { 'stderr.log': 0 };
+      write('n2', REDIS_PANIC);
+      const first = segv('n2');
+      write('n2', ['21100:S 07 Dec 2026 07:05:16.000 * Ready to accept connections']);
+
+      const findings = check.scan(['n2'], [first, segv('n2')], () => ({ cause: 'disk-full', fromBytes }));
+
+      expect(findings.map((f) => f.kind)).toEqual(['induced-exit', 'unexpected-exit']);
+    });
+
+    it("a report that is the signal's own (redis's SIGSEGV handler) is no induced exit", () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      const fromBytes = { 'stderr.log': 0 };
+      write('n2', [
+        '21003:S 07 Dec 2026 07:05:14.300 # Error writing to the AOF file: Input/output error',
+        '21003:S 07 Dec 2026 07:05:14.349 # Redis 7.0.15 crashed by signal: 11, si_code: 1',
+        '=== REDIS BUG REPORT START: Cut & paste starting from here ===',
+      ]);
+
+      const kinds = check
+        .scan(['n2'], [segv('n2')], () => ({ cause: 'fsync-error', fromBytes }))
+        .map((f) => f.kind);
+
+      expect(kinds).toEqual(['crash-text', 'crash-text', 'unexpected-exit']);
+    });
+
+    it('a report begun within the grace after the heal, its memory test ended by SIGSEGV after it, is the induced exit', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      const fromBytes = { 'stderr.log': 0 };
+      write('n2', ['21003:S 07 Dec 2026 07:05:13.300 # Fail to fsync the AOF file: Input/output error']);
+      write('n2', REDIS_PANIC);
+      // The grace ended while the memory test ran; the exit came after it (no window at the exit).
+      const untilBytes = { 'stderr.log': size('n2') - 10 };
+      const inGrace = { cause: 'fsync-error', fromBytes, untilBytes };
+
+      const findings = check.scan(
+        ['n2'],
+        [segv('n2')],
+        () => undefined,
+        () => undefined,
+        () => [inGrace],
+      );
+
+      expect(findings.map((f) => f.kind)).toEqual(['induced-exit']);
+      expect(findings[0].message).toContain(
+        'while writing the crash report that fsync-error on its disk made it start',
+      );
+    });
+
+    it('an abort after the grace, by a process writing the report it began within the grace, is the induced exit', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      const fromBytes = { 'stderr.log': 0 };
+      write('n2', [
+        '6372:S 07 Dec 2026 10:06:01.856 # Replica is applying a command even though it is unable to write to disk.',
+      ]);
+      write('n2', REDIS_PANIC);
+      const untilBytes = { 'stderr.log': size('n2') - 10 };
+      const abort: NodeExit = { ...segv('n2'), signal: 'SIGABRT' };
+      const cause = { cause: 'disk-full', fromBytes, untilBytes };
+
+      expect(
+        check
+          .scan(
+            ['n2'],
+            [abort],
+            () => undefined,
+            () => undefined,
+            () => [cause],
+          )
+          .map((f) => f.kind),
+      ).toEqual(['induced-exit']);
+      // Begun after the grace: the report and the abort stay findings.
+      const late = new LogCheck(runDir, redisAdapter.crashPatterns);
+      const kinds = late
+        .scan(
+          ['n2'],
+          [abort],
+          () => undefined,
+          () => undefined,
+          () => [{ ...cause, untilBytes: fromBytes }],
+        )
+        .map((f) => f.kind);
+      expect(kinds).toEqual(['crash-text', 'crash-text', 'unexpected-exit']);
+    });
+
+    it('a report begun after the grace ended stays a finding, and so does its SIGSEGV', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      const fromBytes = { 'stderr.log': 0 };
+      write('n2', ['21003:S 07 Dec 2026 07:05:13.300 # Fail to fsync the AOF file: Input/output error']);
+      const untilBytes = { 'stderr.log': size('n2') };
+      write('n2', REDIS_PANIC);
+
+      const kinds = check
+        .scan(
+          ['n2'],
+          [segv('n2')],
+          () => undefined,
+          () => undefined,
+          () => [{ cause: 'fsync-error', fromBytes, untilBytes }],
+        )
+        .map((f) => f.kind);
+
+      expect(kinds).toEqual(['crash-text', 'crash-text', 'unexpected-exit']);
+    });
+
+    it('a process that wrote crash text before the fault began is no report the fault started', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      write('n2', ['21003:S 07 Dec 2026 07:05:01.000 # ASSERTION FAILED: an old bug']);
+      const fromBytes = { 'stderr.log': size('n2') };
+      write('n2', REDIS_PANIC);
+
+      const kinds = check
+        .scan(['n2'], [segv('n2')], () => ({ cause: 'fsync-error', fromBytes }))
+        .map((f) => f.kind);
+
+      expect(kinds).toEqual(['crash-text', 'crash-text', 'crash-text', 'unexpected-exit']);
+    });
+
+    it('without the log sizes at the fault it cannot tell, and the SIGSEGV stays a finding', () => {
+      const check = new LogCheck(runDir, redisAdapter.crashPatterns);
+      write('n2', REDIS_PANIC);
+
+      const kinds = check.scan(['n2'], [segv('n2')], () => ({ cause: 'disk-full' })).map((f) => f.kind);
+
+      expect(kinds).toEqual(['crash-text', 'crash-text', 'unexpected-exit']);
+    });
   });
 });

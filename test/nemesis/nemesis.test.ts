@@ -1,11 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import type { NodeStatus, StartOutcome } from '../../src/cluster/cluster.js';
 import type { Address } from '../../src/cluster/net/backend.js';
 import { HarnessError } from '../../src/core/errors.js';
 import type { FaultKind, TornGranularity } from '../../src/core/fault.js';
 import { Rng } from '../../src/core/random.js';
-import { INDUCED_EXIT_GRACE_MS, NodeDisks } from '../../src/nemesis/disk.js';
+import { CRASH_REPORT_MAX_MS, INDUCED_EXIT_GRACE_MS, NodeDisks } from '../../src/nemesis/disk.js';
 import { Nemesis, type NemesisCluster, unsupportedFault } from '../../src/nemesis/nemesis.js';
 import { createPolicy } from '../../src/policy/index.js';
 import type { ClusterView, KvClient, LaunchSpec, SystemAdapter } from '../../src/systems/system.js';
@@ -447,6 +447,11 @@ describe('NodeDisks.exitCause', () => {
     expect(disks.exitCause('n2', 60_000 * MS)).toBe('disk-full');
     now = (5_001 + INDUCED_EXIT_GRACE_MS) * MS;
     disks.forgetEnded();
+    // Kept while a crash report begun in it may still be ended by a signal.
+    expect(disks.reportWindows('n1', now)).toHaveLength(1);
+    now = (5_001 + INDUCED_EXIT_GRACE_MS + CRASH_REPORT_MAX_MS) * MS;
+    expect(disks.reportWindows('n1', now)).toHaveLength(0);
+    disks.forgetEnded();
     expect(disks.exitCause('n1', 1_500 * MS)).toBeUndefined();
     expect(disks.exitCause('n2', 60_000 * MS)).toBe('disk-full');
   });
@@ -467,6 +472,29 @@ describe('NodeDisks.exitCause', () => {
       fromNs: 1_000 * MS,
       fromBytes: { 'stderr.log': 10 },
     });
+  });
+
+  it("keeps the node's log sizes when the grace after the heal ended: where a report the fault started must have begun", async () => {
+    vi.useFakeTimers();
+    try {
+      const sizes = new Map([['n1', { 'stdout.log': 10 }]]);
+      const disks = new NodeDisks(
+        { isMounted: () => true, command: () => Promise.resolve('') },
+        () => 1_000 * MS,
+        (node) => sizes.get(node) ?? {},
+      );
+      await disks.fsyncError(['n1']);
+      await disks.heal(['n1']);
+      sizes.set('n1', { 'stdout.log': 50 });
+      expect(disks.reportWindows('n1', 1_000 * MS)[0].untilBytes).toBeUndefined();
+      vi.advanceTimersByTime(INDUCED_EXIT_GRACE_MS);
+      expect(disks.reportWindows('n1', 1_000 * MS)[0]).toMatchObject({
+        fromBytes: { 'stdout.log': 10 },
+        untilBytes: { 'stdout.log': 50 },
+      });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('slow-disk and lost writes excuse no exit', async () => {

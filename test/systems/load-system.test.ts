@@ -176,6 +176,22 @@ describe('loadSystem', () => {
       expect(good.definition.create({ bugs: [] }).membership?.quorum).toBe(true);
     });
 
+    it('failoverLoss, when given, names at least one log event and says why', async () => {
+      const source = (loss: string): string =>
+        `export default ${definitionSource('failover').replace('peerServices: [],', `peerServices: [], failoverLoss: ${loss},`)};\n`;
+      const bad = await loadSystem(write('failover-bad.mjs', source("{ events: [], why: 'async' }")));
+      expect(() => bad.definition.create({ bugs: [] })).toThrow(
+        /field "failoverLoss\.events": must name at least one log event type/,
+      );
+      const good = await loadSystem(
+        write('failover-good.mjs', source("{ events: ['promoted'], why: 'async' }")),
+      );
+      expect(good.definition.create({ bugs: [] }).failoverLoss).toEqual({
+        events: ['promoted'],
+        why: 'async',
+      });
+    });
+
     it('a directory with no entry', async () => {
       mkdirSync(at('hollow'), { recursive: true });
       expect((await loadError(at('hollow'))).message).toMatch(/no package.json "exports" or "main"/);

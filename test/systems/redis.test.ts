@@ -25,6 +25,14 @@ describeRealSystem(
       await client.close();
     });
 
+    it('a healthy cluster is in no state its declared recovery exception excuses', async () => {
+      const cluster = started();
+      for (const exception of adapter.recoveryExceptions ?? []) {
+        expect(await exception.holds(cluster, TIMEOUT_MS)).toBeUndefined();
+      }
+      expect(adapter.recoveryExceptions).toHaveLength(1);
+    });
+
     it('fails over when the primary is killed, and the old primary rejoins as a replica', async () => {
       const cluster = started();
       const old = (await adapter.leadership!.leader(cluster))!;
@@ -36,8 +44,9 @@ describeRealSystem(
       expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
       await client.close();
       const events = cluster.nodes.flatMap((n) => cluster.lines(n)).map(parseRedisLog);
-      expect(events.some((e) => e?.type === 'sentinel+switch-master')).toBe(true);
-      expect(events.some((e) => e?.type === 'promoted')).toBe(true);
+      // What the adapter declares as a leader change (its failover loss) is what a failover logs.
+      for (const type of adapter.failoverLoss!.events)
+        expect(events.some((e) => e?.type === type)).toBe(true);
       await cluster.start(old);
       await cluster.untilReady(30_000);
     });

@@ -1,12 +1,15 @@
-import type { InducedCause } from '../../check/logs.js';
 import type { NodeExit } from '../../cluster/cluster.js';
 import type { NetworkBackend } from '../../cluster/net/backend.js';
 import { NS_PER_MS } from '../../core/clock.js';
 import type { Event } from '../../core/event.js';
 import type { Op } from '../../core/op.js';
-import { DISK_EXIT_CAUSES } from '../../nemesis/disk.js';
+import type { InducedCause } from '../../check/logs.js';
+import { DISK_EXIT_CAUSES, type ErrorWindow } from '../../nemesis/disk.js';
+import type { LeaderChange } from '../../check/failover-loss.js';
 import type { Finding } from '../checker.js';
 import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contract.js';
+import { expectedNoRecovery } from '../recovery-exceptions.js';
+import { recoveryTimeoutMs } from '../recovery-timeout.js';
 import { oneFindingPerCause } from '../root-cause.js';
 import { describeAttempt, describeRecovery, keptAttempts, recoveryEvidence } from '../recovery-evidence.js';
 import type { CheckerVerdict } from '../../core/verdict.js';
@@ -43,7 +46,9 @@ export async function collectFindings(
   const findings: Finding[] = crashFindings(live, scheduled.schedule);
   const verdicts: CheckerVerdict[] = [nodeVerdict('crash', findings)];
   const recoveryFindings: Finding[] = [];
-  if (!recovery.recovered && !signal.aborted) recoveryFindings.push(await recoveryFinding(live, recovery));
+  if (!recovery.recovered && !signal.aborted) {
+    recoveryFindings.push(await recoveryFinding(live, recovery, scheduled.faults));
+  }
   if (slowRecovery && config.recoveryContract) {
     recoveryFindings.push({
       kind: 'recovery',
@@ -88,9 +93,14 @@ function verdictOf(checker: string, found: readonly Finding[]): Omit<CheckerVerd
  * what the system's own readiness check answered last before it served (or gave up), and keeps
  * every poll; `no-recovery` adds each node's answer when asked once more.
  */
-async function recoveryFinding(live: LiveRun, recovery: Recovery): Promise<Finding> {
+async function recoveryFinding(
+  live: LiveRun,
+  recovery: Recovery,
+  faults: ScheduleFaults['faults'],
+): Promise<Finding> {
   const { config, plan, parts } = live;
-  const bound = `${config.recoveryTimeoutMs / 1000} s`;
+  const timeoutMs = recoveryTimeoutMs(config, plan.system);
+  const bound = `${timeoutMs / 1000} s`;
   const polls = keptAttempts(recovery.attempts);
   const failed = recovery.attempts.filter((a) => !a.ready);
   const lastFailed = failed[failed.length - 1];
@@ -99,7 +109,7 @@ async function recoveryFinding(live: LiveRun, recovery: Recovery): Promise<Findi
       ? 'no readiness check ran'
       : `the last of ${failed.length} readiness checks that said no, ${describeAttempt(lastFailed)}`;
   if (recovery.lateMs !== null) {
-    const late = (recovery.lateMs - config.recoveryTimeoutMs) / 1000;
+    const late = (recovery.lateMs - timeoutMs) / 1000;
     return {
       kind: 'recovery',
       name: 'late-recovery',
@@ -118,13 +128,19 @@ async function recoveryFinding(live: LiveRun, recovery: Recovery): Promise<Findi
     ...(lastHeal !== undefined ? { lastHeal } : {}),
   });
   const evidence = { ...asked, timeoutMs: recovery.timeoutMs, ...polls };
-  const waited = (config.recoveryTimeoutMs * 1.5) / 1000;
-  return {
-    kind: 'recovery',
-    name: 'no-recovery',
-    message: `the system did not serve again within ${waited} s after all faults were healed (the ${bound} bound and half as long again): ${said}; asked once more after that: ${describeRecovery(evidence)}`,
-    evidence,
-  };
+  const waited = (timeoutMs * 1.5) / 1000;
+  const message = `the system did not serve again within ${waited} s after all faults were healed (the ${bound} bound and half as long again): ${said}; asked once more after that: ${describeRecovery(evidence)}`;
+  const expected = await expectedNoRecovery(plan.system, faults, parts.cluster, config.opTimeoutMs);
+  if (expected !== undefined) {
+    return {
+      kind: 'recovery',
+      name: 'no-recovery',
+      severity: 'note',
+      message: `expected, a declared exception to the recovery contract: ${expected.why}; ${expected.shown} (after ${expected.after}): ${message}`,
+      evidence: { ...evidence, exception: expected },
+    };
+  }
+  return { kind: 'recovery', name: 'no-recovery', message, evidence };
 }
 
 /**
@@ -149,16 +165,21 @@ async function settleExits(live: LiveRun): Promise<void> {
 function crashFindings(live: LiveRun, schedule: number): Finding[] {
   const { state, plan, parts, history, emit } = live;
   const diskFaults = parts.disks;
+  const causeOf = (window: ErrorWindow): InducedCause => ({
+    cause: DISK_EXIT_CAUSES[window.cause],
+    ...(window.fromBytes !== undefined ? { fromBytes: window.fromBytes } : {}),
+    ...(window.untilBytes !== undefined ? { untilBytes: window.untilBytes } : {}),
+  });
   const exits = parts.logCheck.scan(
     plan.nodes,
     state.exits.splice(0),
     (exit) => {
       const window = diskFaults?.errorAt(exit.node, exit.ts);
       if (window === undefined) return connectionCutBefore(parts.network, exit);
-      const cause = DISK_EXIT_CAUSES[window.cause];
-      return window.fromBytes !== undefined ? { cause, fromBytes: window.fromBytes } : { cause };
+      return causeOf(window);
     },
     (exit) => exitStopSignal(state.stop, exit),
+    (exit) => (diskFaults?.reportWindows(exit.node, exit.ts) ?? []).map(causeOf),
   );
   diskFaults?.forgetEnded();
   const findings: Finding[] = [];
@@ -186,6 +207,14 @@ function crashFindings(live: LiveRun, schedule: number): Finding[] {
     findings.push({ kind: 'crash', name: f.kind, message: f.message, evidence: f });
   }
   return findings;
+}
+
+/** The declared leader-change events among a schedule's, at history time (ns since the run began). */
+function leaderChanges(live: LiveRun, events: readonly Event[]): LeaderChange[] {
+  const types = new Set(live.plan.system.failoverLoss?.events ?? []);
+  return events
+    .filter((e) => e.source === 'log' && types.has(e.type))
+    .map((e) => ({ timeNs: e.ts - live.history.startNs, node: e.node, type: e.type }));
 }
 
 /**
@@ -233,6 +262,7 @@ async function runCheckers(
       system,
       nodeCount: plan.nodes.length,
       ...(durability !== undefined ? { durability } : {}),
+      ...(system.failoverLoss !== undefined ? { leaderChanges: leaderChanges(live, events) } : {}),
     });
     const ms = Math.round(performance.now() - t0);
     checks[checker.name] = found.map((f) => `${f.kind}/${f.name}`);

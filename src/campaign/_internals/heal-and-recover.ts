@@ -3,6 +3,7 @@ import type { Op } from '../../core/op.js';
 import type { HealJournal } from '../../nemesis/nemesis.js';
 import type { History } from '../../workload/history.js';
 import type { LiveRun } from './live-run.js';
+import { recoveryTimeoutMs } from '../recovery-timeout.js';
 
 /** How the cluster came back after a schedule's faults were healed. */
 export interface Recovery {
@@ -54,7 +55,7 @@ export async function healAndRecover(live: LiveRun, ops: Op[]): Promise<Recovery
   const { config, signal, state, parts, history, clock } = live;
   state.phase = 'resetting';
   const resetErrors = await parts.nemesis.healAll(historyJournal(history));
-  const timeoutMs = config.recoveryTimeoutMs;
+  const timeoutMs = recoveryTimeoutMs(config, live.plan.system);
   const recoveryStart = clock.nowMs();
   const attempts: ReadyAttempt[] = [];
   const recovered = await parts.cluster.waitReady(timeoutMs, signal, attempts);

@@ -5,7 +5,9 @@ import type { Address } from '../../cluster/net/backend.js';
 import { checkBinary } from '../check-binary.js';
 import type { Durability } from '../../check/durability.js';
 import type {
+  FailoverLoss,
   LeaderCapability,
+  RecoveryException,
   ClusterView,
   CounterCapability,
   DoctorFinding,
@@ -19,12 +21,20 @@ import type {
 } from '../system.js';
 import { askSentinels, MASTER_NAME, RedisClient, RedisCounterClient, RedisSetClient } from './client.js';
 import { parseRedisLog } from './log.js';
-import { respOnce, type RespValue } from './resp.js';
+import { isRespError, respOnce, type RespValue } from './resp.js';
 
 export const REDIS_PORTS = { redis: 6379, sentinel: 26379 } as const;
 const DOWN_AFTER_MS = 1_000;
 const FAILOVER_TIMEOUT_MS = 5_000;
 const ADMIN_TIMEOUT_MS = 1_000;
+/**
+ * How long Redis with Sentinel may take to serve again once the faults are healed: a sentinel whose
+ * process was stopped (a pause) or whose clock jumped enters TILT mode and changes nothing for 30 s
+ * (fixed in Redis 7.0; Redis Sentinel documentation, "TILT mode"), then a failover may still wait
+ * twice the failover timeout after an aborted one.
+ */
+const SENTINEL_TILT_MS = 30_000;
+const RECOVERY_TIMEOUT_MS = SENTINEL_TILT_MS + 3 * FAILOVER_TIMEOUT_MS;
 /** Redis's default (60 s) leaves a replica stuck in a cut handshake longer than the reset waits. */
 const REPL_TIMEOUT_S = 5;
 
@@ -38,11 +48,52 @@ export type Appendfsync = (typeof APPENDFSYNC)[number];
  * write is fsynced before its reply. More nodes: replication is asynchronous, and a Sentinel
  * failover — which any primary going down, with its disk or not, can set off — loses acknowledged
  * writes that had not reached the promoted replica, whatever each disk kept; so Redis promises no
- * more than `process-crash` (and loses writes even then: the linearizability check reports it).
+ * more than `process-crash`, and declares the writes a failover loses (`REDIS_FAILOVER_LOSS`).
  */
 export function redisDurability(appendfsync: Appendfsync, nodes: number): Durability {
   return nodes === 1 && appendfsync === 'always' ? 'disk-loss' : 'process-crash';
 }
+
+/**
+ * The writes a Sentinel failover may lose, as Redis documents it: replication is asynchronous, so a
+ * write the old primary acknowledged may never reach the replica Sentinel promotes (or reach a
+ * primary cut off from the others, demoted when it rejoins). The leader changed when a replica says
+ * `MASTER MODE enabled` (promoted) or a sentinel says `+switch-master`.
+ */
+export const REDIS_FAILOVER_LOSS: FailoverLoss = {
+  events: ['promoted', 'sentinel+switch-master'],
+  why: 'replication is asynchronous: a Sentinel failover loses the writes the promoted replica had not received (Redis Sentinel documentation, "Consistency under partitions")',
+};
+
+/** The reply of a node whose last background AOF fsync failed (the errno of our `fsync-error`). */
+const AOF_FSYNC_MISCONF = /^MISCONF Errors writing to the AOF file: Input\/output error/;
+
+/**
+ * Redis ≥ 7.0 (redis/redis#8419, "Handle remaining fsync errors"): a failed background fsync of
+ * the AOF sets its fsync status to error, and from then on the server refuses writes — and PING,
+ * so replicas cannot sync from it and Sentinel sees no healthy node — with `-MISCONF Errors writing
+ * to the AOF file`, until a later fsync of the AOF succeeds. Nothing in that state waits for the
+ * disk to be healed: it was seen to last past the recovery bound after `heal-disk` (`mallory run
+ * --system redis --faults disk`), though not after every `fsync-error` (a failover or an AOF
+ * rewrite may end it). Shown by a primary (ROLE master) answering PING so with EIO, the errno of
+ * the `fsync-error` fault.
+ */
+export const REDIS_AOF_FSYNC_EXCEPTION: RecoveryException = {
+  after: ['fsync-error'],
+  why: 'Redis ≥ 7.0 refuses writes and PING with -MISCONF after a failed background AOF fsync until a later AOF fsync succeeds, which a healed disk does not bring by itself (redis/redis#8419)',
+  holds: async (cluster, timeoutMs) => {
+    for (const node of cluster.members) {
+      const address = cluster.clientAddress(node, 'redis');
+      const role = await respOnce(address, ['ROLE'], timeoutMs);
+      if (role.kind !== 'reply' || !Array.isArray(role.value) || role.value[0] !== 'master') continue;
+      const ping = await respOnce(address, ['PING'], timeoutMs);
+      if (ping.kind === 'reply' && isRespError(ping.value) && AOF_FSYNC_MISCONF.test(ping.value.error)) {
+        return `${node}, a primary (ROLE master), answers PING with -${ping.value.error}`;
+      }
+    }
+    return undefined;
+  },
+};
 
 /**
  * Writes a file and makes it durable (the file and its directory fsynced), as a deployment's
@@ -82,6 +133,9 @@ class RedisAdapter implements SystemAdapter {
   /** The AOF (`appendonlydir/`), both config files and Sentinel's state live in the node's data dir. */
   readonly diskFaults = true;
   readonly durability: Durability;
+  readonly failoverLoss = REDIS_FAILOVER_LOSS;
+  readonly recoveryExceptions = [REDIS_AOF_FSYNC_EXCEPTION];
+  readonly recoveryTimeoutMs = RECOVERY_TIMEOUT_MS;
   readonly crashPatterns = [
     /=== REDIS BUG REPORT START/,
     /ASSERTION FAILED/,
