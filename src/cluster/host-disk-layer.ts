@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 import { sleep } from '../core/clock.js';
 import { HarnessError, UsageError } from '../core/errors.js';
-import type { HostLayout } from './cluster.js';
+import type { NodeLayout } from './runtime/node-layout.js';
 import { DISK_LAYER_FIX, diskLayerSource } from './disk-layer.js';
 import type { ResourceRegistry } from './resources.js';
 import { shellLine, shellQuote } from '../core/shell.js';
@@ -70,7 +70,7 @@ export class HostDiskLayer {
   private readonly builds = new Map<string, Promise<string>>();
 
   constructor(
-    private readonly layout: HostLayout,
+    private readonly layout: NodeLayout,
     private readonly registry: ResourceRegistry,
   ) {}
 

@@ -15,7 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoints, type CheckpointContext } from '../../src/campaign/checkpoints.js';
 import { Cluster, type HostLayout } from '../../src/cluster/cluster.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
-import { LocalRuntime } from '../../src/cluster/runtime/local.js';
+import { LOCAL_CAPABILITIES, LocalRuntime } from '../../src/cluster/runtime/local.js';
 import type { ExecResult } from '../../src/cluster/runtime/runtime.js';
 import { readCheckpoint } from '../../src/store/checkpoint-files.js';
 import type { LaunchOptions, SystemAdapter } from '../../src/systems/system.js';
@@ -65,6 +65,8 @@ function procState(pid: number): string {
  * connection (its reads fail) partway.
  */
 class WatchedHost extends LocalRuntime {
+  /** Stands in for a host whose files are its own (the cluster streams and copies them). */
+  override readonly capabilities = { ...LOCAL_CAPABILITIES, sharedFilesystem: false };
   readonly statesAtCopy: string[][] = [];
   pids: () => number[] = () => [];
   failReadsAfter = Infinity;
@@ -118,7 +120,7 @@ describe('Checkpoints of nodes on other hosts: archived there, brought here, put
       runId: `cphtest${process.pid}x${seq++}`,
       network: noNetwork,
       registry,
-      hosts: layout,
+      layout,
     });
   };
 

@@ -1,5 +1,6 @@
 import type { Event } from '../../core/event.js';
 import type { PacketParams } from '../../core/fault.js';
+import type { NodeLayout } from '../runtime/node-layout.js';
 import type { SshRuntime } from '../runtime/ssh.js';
 
 export interface Address {
@@ -17,6 +18,8 @@ export type Link = readonly [from: string, to: string];
  */
 export interface NetworkBackend {
   readonly kind: 'proxy' | 'netns' | 'hosts' | 'containers';
+  /** Where the nodes run when it is not this machine: the runtimes the backend connected to. */
+  layout?(): NodeLayout;
   /** The address node `node` binds for a service. */
   listen(node: string, service: string): Address;
   /** The address node `from` dials to reach `to`'s service (a proxy, or `to`'s own address). */

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 
 import type { PacketParams } from '../../core/fault.js';
-import type { HostLayout } from '../cluster.js';
+import type { NodeLayout } from '../runtime/node-layout.js';
 import type { ResourceRegistry } from '../resources.js';
 import { docker, type DockerEndpoint, dockerArgv, DockerRuntime } from '../runtime/docker.js';
 import type { Address, Link, NetworkBackend } from './backend.js';
@@ -159,7 +159,7 @@ export class ContainersBackend implements NetworkBackend {
   }
 
   /** Where the cluster runs each node, and the run's dir in its container. */
-  layout(): HostLayout {
+  layout(): NodeLayout {
     const root = containerRoot(this.options.runId);
     return {
       runtimeOf: (node) => this.runtime(node),

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 
 import type { PacketParams } from '../../core/fault.js';
-import type { HostLayout } from '../cluster.js';
+import type { NodeLayout } from '../runtime/node-layout.js';
 import type { ResourceRegistry } from '../resources.js';
 import { shellLine } from '../../core/shell.js';
 import { DEFAULT_MAX_CHANNELS, type SshTarget, SshRuntime } from '../runtime/ssh.js';
@@ -86,7 +86,7 @@ export class HostsBackend implements NetworkBackend {
   }
 
   /** Where the cluster runs each node, and the run's dir on its host. */
-  layout(): HostLayout {
+  layout(): NodeLayout {
     return {
       runtimeOf: (node) => this.runtime(node),
       root: hostRoot(this.options.runId),

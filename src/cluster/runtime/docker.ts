@@ -17,6 +17,7 @@ import type {
   FileStream,
   NodeRuntime,
   ProcessEnd,
+  RuntimeCapabilities,
   RuntimeProcess,
   StartSpec,
 } from './runtime.js';
@@ -25,6 +26,16 @@ export { docker, type DockerEndpoint, dockerArgv, type DockerResult } from './do
 
 /** Shells kept open per container for short commands. */
 const SHELLS = 2;
+
+/** A container has only what partitions, kills, pauses and packet loss need (not done yet: the rest). */
+export const DOCKER_CAPABILITIES: RuntimeCapabilities = {
+  sharedFilesystem: false,
+  netem: false,
+  fuse: false,
+  libfaketime: false,
+  checkpoints: false,
+  membership: false,
+};
 
 interface DockerProcess extends RuntimeProcess {
   readonly pidFile: string;
@@ -38,6 +49,7 @@ interface DockerProcess extends RuntimeProcess {
  */
 export class DockerRuntime implements NodeRuntime {
   readonly kind = 'docker' as const;
+  readonly capabilities = DOCKER_CAPABILITIES;
   private nextPidFile = 0;
   private closed = false;
   /** Short commands run on these (see `ShellPool`). */

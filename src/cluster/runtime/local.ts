@@ -11,6 +11,7 @@ import type {
   FileStream,
   NodeRuntime,
   ProcessEnd,
+  RuntimeCapabilities,
   RuntimeProcess,
   StartSpec,
 } from './runtime.js';
@@ -19,8 +20,34 @@ import type {
 const STREAM_POLL_MS = 100;
 const STREAM_CHUNK_BYTES = 64 * 1024;
 
+/** This machine can do everything a run asks of a place. */
+export const LOCAL_CAPABILITIES: RuntimeCapabilities = {
+  sharedFilesystem: true,
+  netem: true,
+  fuse: true,
+  libfaketime: true,
+  checkpoints: true,
+  membership: true,
+};
+
 interface LocalProcess extends RuntimeProcess {
   readonly child: ChildProcess;
+}
+
+/**
+ * Signals the group of a process started on this host at once (before any promise), as the
+ * cluster's synchronous callers need.
+ */
+export function signalGroupNow(proc: RuntimeProcess, signal: NodeJS.Signals): void {
+  const child = (proc as Partial<LocalProcess>).child;
+  if (child) signalGroup(child, signal);
+  else {
+    try {
+      process.kill(-proc.pgid, signal);
+    } catch {
+      // already gone
+    }
+  }
 }
 
 /**
@@ -30,6 +57,7 @@ interface LocalProcess extends RuntimeProcess {
 export class LocalRuntime implements NodeRuntime {
   readonly kind = 'local' as const;
   readonly host = 'local';
+  readonly capabilities = LOCAL_CAPABILITIES;
 
   start(spec: StartSpec, registry: ResourceRegistry): Promise<RuntimeProcess> {
     const out = openSync(spec.stdout, 'a');
@@ -76,21 +104,8 @@ export class LocalRuntime implements NodeRuntime {
     return Promise.resolve(proc);
   }
 
-  /** Signals the group at once (before the returned promise), as the cluster's synchronous callers need. */
-  signalNow(proc: RuntimeProcess, signal: NodeJS.Signals): void {
-    const child = (proc as Partial<LocalProcess>).child;
-    if (child) signalGroup(child, signal);
-    else {
-      try {
-        process.kill(-proc.pgid, signal);
-      } catch {
-        // already gone
-      }
-    }
-  }
-
   signal(proc: RuntimeProcess, signal: NodeJS.Signals): Promise<void> {
-    this.signalNow(proc, signal);
+    signalGroupNow(proc, signal);
     return Promise.resolve();
   }
 

@@ -43,6 +43,25 @@ export interface ExecResult {
 }
 
 /**
+ * What a place can do for a run, declared by its runtime and checked before the run (a fault that
+ * needs what the place lacks is refused in one line, before anything is made).
+ */
+export interface RuntimeCapabilities {
+  /** Its paths are this machine's: files are read and written here directly, nothing streamed back. */
+  readonly sharedFilesystem: boolean;
+  /** Delay and duplication of packets (netem), for packet faults beyond loss. */
+  readonly netem: boolean;
+  /** The FUSE disk layer over a node's data dir (disk faults). */
+  readonly fuse: boolean;
+  /** libfaketime preloaded into a node (clock faults). */
+  readonly libfaketime: boolean;
+  /** Data dirs copied to and from a checkpoint. */
+  readonly checkpoints: boolean;
+  /** Membership changes, which wipe a node's data dir. */
+  readonly membership: boolean;
+}
+
+/**
  * Where node processes run: this host (`local`), a host reached over SSH (`ssh`), or a container (`docker`). Everything a
  * cluster does to a node's process and files goes through it, so the same cluster runs on either.
  */
@@ -50,6 +69,7 @@ export interface NodeRuntime {
   readonly kind: 'local' | 'ssh' | 'docker';
   /** The host's name as the user gave it (`local` for this one). */
   readonly host: string;
+  readonly capabilities: RuntimeCapabilities;
   /** Starts a command in its own process group, recorded in the registry (before it is made where the runtime can). */
   start(spec: StartSpec, registry: ResourceRegistry): Promise<RuntimeProcess>;
   /** Sends a signal to the process's whole group. */

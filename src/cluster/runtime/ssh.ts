@@ -16,6 +16,7 @@ import type {
   FileStream,
   NodeRuntime,
   ProcessEnd,
+  RuntimeCapabilities,
   RuntimeProcess,
   StartSpec,
 } from './runtime.js';
@@ -34,6 +35,19 @@ import { SshTransfer } from './ssh-transfer.js';
 export { DEFAULT_MAX_CHANNELS, HostError, type SshTarget } from './ssh-connection.js';
 export type { AttachedCommand, StreamingProcess } from './ssh-attached.js';
 
+/**
+ * A host over SSH has everything but this machine's files: its own tools (netem, FUSE, libfaketime)
+ * are looked for on each host before the run (`planHosts`).
+ */
+export const SSH_CAPABILITIES: RuntimeCapabilities = {
+  sharedFilesystem: false,
+  netem: true,
+  fuse: true,
+  libfaketime: true,
+  checkpoints: true,
+  membership: true,
+};
+
 interface SshProcess extends RuntimeProcess {
   readonly pidFile: string;
 }
@@ -49,6 +63,7 @@ export { killGroupScript };
 export class SshRuntime implements NodeRuntime {
   readonly kind = 'ssh' as const;
   readonly host: string;
+  readonly capabilities = SSH_CAPABILITIES;
   readonly target: SshTarget;
   /** Whether commands go through `sudo -n`. */
   readonly sudo: boolean;
