@@ -9,7 +9,8 @@ import { HostsBackend } from '../cluster/net/hosts.js';
 import { libraryProblem } from '../cluster/built-program.js';
 import type { ClusterView, LaunchSpec } from '../cluster/node-system.js';
 import { defaultKnownHosts } from '../cluster/runtime/hosts-spec.js';
-import { HostError, type SshRuntime, type SshTarget } from '../cluster/runtime/ssh.js';
+import type { NodeRuntime } from '../cluster/runtime/runtime.js';
+import { HostError, type SshTarget } from '../cluster/runtime/ssh.js';
 import { ScratchDir } from '../cluster/scratch-dir.js';
 import { UsageError } from '../core/errors.js';
 import { FAMILY_KINDS } from '../core/fault.js';
@@ -59,7 +60,7 @@ async function checkPacketHost(
  * (`LaunchSpec.built`, copied to the host at start) was built; and the shared libraries it loads
  * are on the host (`libraryProblem`).
  */
-async function checkProgram(runtime: SshRuntime, node: string, spec: LaunchSpec): Promise<void> {
+async function checkProgram(runtime: NodeRuntime, node: string, spec: LaunchSpec): Promise<void> {
   if (spec.built === true && !existsSync(spec.command)) {
     throw new UsageError(
       'missing-binary',

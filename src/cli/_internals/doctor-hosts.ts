@@ -8,7 +8,7 @@ import { diskLayerFixFor } from '../../cluster/host-disk-layer.js';
 import type { ClusterView } from '../../cluster/node-system.js';
 import { findLibfaketimeOn } from '../../cluster/clock-preload.js';
 import { HOST_LIBFAKETIME_FIX } from '../../cluster/host-clock.js';
-import { HostError, SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
+import { connectSshHost, HostError, type SshHost, type SshTarget } from '../../cluster/runtime/ssh.js';
 import { ScratchDir } from '../../cluster/scratch-dir.js';
 import { checkingBinariesWith } from '../../systems/check-binary.js';
 import type { SystemAdapter } from '../../systems/system.js';
@@ -114,9 +114,9 @@ async function diagnoseHost(
     ...(optional.length > 0 ? { optional } : {}),
     ...(disk !== undefined ? { disk } : {}),
   });
-  let runtime: SshRuntime;
+  let runtime: SshHost;
   try {
-    runtime = await SshRuntime.connect(target);
+    runtime = await connectSshHost(target);
   } catch (error) {
     if (!(error instanceof HostError)) throw error;
     // The reason says what to do already.

@@ -1,7 +1,7 @@
 import type { Event } from '../../core/event.js';
 import type { PacketParams } from '../../core/fault.js';
 import type { NodeLayout } from '../runtime/node-layout.js';
-import type { SshRuntime } from '../runtime/ssh.js';
+import type { SshHost } from '../runtime/ssh.js';
 
 export interface Address {
   readonly host: string;
@@ -61,7 +61,7 @@ export interface CaptureTap {
 export interface HostCaptureTap {
   readonly nodes: readonly string[];
   /** The connection to `node`'s host. */
-  runtime(node: string): SshRuntime;
+  runtime(node: string): SshHost;
   /** `node`'s address (its host's). */
   address(node: string): string;
   /** The device `node`'s host reaches the other nodes on. */

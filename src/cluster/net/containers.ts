@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { PacketParams } from '../../core/fault.js';
 import type { NodeLayout } from '../runtime/node-layout.js';
 import type { ResourceRegistry } from '../resources.js';
-import { docker, type DockerEndpoint, dockerArgv, DockerRuntime } from '../runtime/docker.js';
+import { containerRuntime, docker, type DockerEndpoint, dockerArgv } from '../runtime/docker.js';
+import type { NodeRuntime } from '../runtime/runtime.js';
 import type { Address, Link, NetworkBackend } from './backend.js';
 import { inputDropRule } from './_internals/drop-rule.js';
 
@@ -41,7 +42,7 @@ export function containerRoot(runId: string): string {
 }
 
 /** How iptables is called in a container (`iptables`, or the multi-call binary), undefined when it has none. */
-export async function findIptables(runtime: DockerRuntime): Promise<readonly string[] | undefined> {
+export async function findIptables(runtime: NodeRuntime): Promise<readonly string[] | undefined> {
   for (const argv of IPTABLES_CANDIDATES) if (await runtime.isRunnable(argv[0])) return argv;
   return undefined;
 }
@@ -57,7 +58,7 @@ export async function findIptables(runtime: DockerRuntime): Promise<readonly str
  */
 export class ContainersBackend implements NetworkBackend {
   readonly kind = 'containers' as const;
-  private readonly runtimes = new Map<string, DockerRuntime>();
+  private readonly runtimes = new Map<string, NodeRuntime>();
   private readonly addresses = new Map<string, string>();
   private readonly iptables = new Map<string, readonly string[]>();
   /** Each rule added (keyed by the receiving node and the rule) → its node and iptables arguments after -A/-D. */
@@ -147,12 +148,12 @@ export class ContainersBackend implements NetworkBackend {
         ]);
         if (address === '') throw new Error(`container ${name} has no address on network ${network}`);
         this.addresses.set(node, address);
-        this.runtimes.set(node, new DockerRuntime(endpoint, name));
+        this.runtimes.set(node, containerRuntime(endpoint, name));
       }),
     );
   }
 
-  runtime(node: string): DockerRuntime {
+  runtime(node: string): NodeRuntime {
     const runtime = this.runtimes.get(node);
     if (!runtime) throw new Error(`unknown node "${node}" (nodes: ${this.options.nodes.join(', ')})`);
     return runtime;

@@ -12,6 +12,7 @@ import {
 } from './_internals/group-shell.js';
 import { ShellPool, ShellSession } from './_internals/shell-session.js';
 import { shellLine, shellQuote } from '../../core/shell.js';
+import { containerExecArgv, type RuntimePlace } from './undo-on.js';
 import type {
   ExecResult,
   FileStream,
@@ -37,6 +38,11 @@ export const DOCKER_CAPABILITIES: RuntimeCapabilities = {
   membership: false,
 };
 
+/** The runtime of a node's container, driven through the docker client at `endpoint`. */
+export function containerRuntime(endpoint: DockerEndpoint, container: string): NodeRuntime {
+  return new DockerRuntime(endpoint, container);
+}
+
 interface DockerProcess extends RuntimeProcess {
   readonly pidFile: string;
 }
@@ -48,7 +54,7 @@ interface DockerProcess extends RuntimeProcess {
  * a pid file, the exit status said last) with the `docker exec` client waiting for it.
  */
 export class DockerRuntime implements NodeRuntime {
-  readonly kind = 'docker' as const;
+  readonly place: RuntimePlace;
   readonly capabilities = DOCKER_CAPABILITIES;
   private nextPidFile = 0;
   private closed = false;
@@ -59,7 +65,9 @@ export class DockerRuntime implements NodeRuntime {
     readonly endpoint: DockerEndpoint,
     /** The container's name. */
     readonly container: string,
-  ) {}
+  ) {
+    this.place = { kind: 'docker', endpoint, container };
+  }
 
   get host(): string {
     return `container ${this.container}`;
@@ -67,7 +75,7 @@ export class DockerRuntime implements NodeRuntime {
 
   /** `docker exec` of shell text as root in the container, its argv. */
   private execArgv(script: string, interactive = false): string[] {
-    return ['exec', ...(interactive ? ['-i'] : []), '-u', '0', this.container, 'sh', '-c', script];
+    return containerExecArgv(this.container, script, interactive);
   }
 
   /**

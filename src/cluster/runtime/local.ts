@@ -50,12 +50,17 @@ export function signalGroupNow(proc: RuntimeProcess, signal: NodeJS.Signals): vo
   }
 }
 
+/** A runtime for this machine (where the run's own files are). */
+export function localRuntime(): NodeRuntime {
+  return new LocalRuntime();
+}
+
 /**
  * This host: a node is a child process of the fuzzer, detached into its own process group, its
  * output appended to files by the kernel (no pipe through the fuzzer).
  */
 export class LocalRuntime implements NodeRuntime {
-  readonly kind = 'local' as const;
+  readonly place = { kind: 'local' } as const;
   readonly host = 'local';
   readonly capabilities = LOCAL_CAPABILITIES;
 

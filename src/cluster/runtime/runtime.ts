@@ -1,4 +1,5 @@
 import type { ResourceRegistry } from '../resources.js';
+import type { RuntimePlace } from './undo-on.js';
 
 /** How a process a runtime started ended. */
 export interface ProcessEnd {
@@ -66,7 +67,8 @@ export interface RuntimeCapabilities {
  * cluster does to a node's process and files goes through it, so the same cluster runs on either.
  */
 export interface NodeRuntime {
-  readonly kind: 'local' | 'ssh' | 'docker';
+  /** Where its commands run, as data (the registry's records of what is made there: `undoOn`). */
+  readonly place: RuntimePlace;
   /** The host's name as the user gave it (`local` for this one). */
   readonly host: string;
   readonly capabilities: RuntimeCapabilities;

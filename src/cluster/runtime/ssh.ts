@@ -11,6 +11,7 @@ import {
   killGroupByPidScript,
   killGroupScript,
 } from './_internals/group-shell.js';
+import type { RuntimePlace } from './undo-on.js';
 import type {
   ExecResult,
   FileStream,
@@ -48,6 +49,47 @@ export const SSH_CAPABILITIES: RuntimeCapabilities = {
   membership: true,
 };
 
+/**
+ * A host over SSH as the rest of the fuzzer sees it: a node runtime, with what only a host reached
+ * over SSH offers (how to reach it again, shell text run as root, commands attached to a channel,
+ * its clock read over the connection).
+ */
+export interface SshHost extends NodeRuntime {
+  readonly target: SshTarget;
+  /** Whether commands go through `sudo -n`. */
+  readonly sudo: boolean;
+  shell(command: string, timeoutMs?: number): Promise<ExecResult>;
+  clockReadings(
+    count: number,
+  ): Promise<{ readonly sentNs: number; readonly hostNs: number; readonly receivedNs: number }[]>;
+  startStreaming(
+    argv: readonly string[],
+    pidFile: string,
+    registry: ResourceRegistry,
+    label: string,
+    onStdout: (chunk: Buffer) => void,
+    onStderr: (text: string) => void,
+  ): Promise<StreamingProcess>;
+  attach(
+    argv: readonly string[],
+    env: Readonly<Record<string, string>>,
+    onOutput: (chunk: Buffer) => void,
+  ): Promise<AttachedCommand>;
+  exists(path: string): Promise<boolean>;
+}
+
+/**
+ * Connects to a host over SSH, checking its key, and finds out how to be root there; a `HostError`
+ * says what is wrong. The tails that follow files are recorded in `registry` (a run's), when given.
+ */
+export function connectSshHost(
+  target: SshTarget,
+  maxChannels = DEFAULT_MAX_CHANNELS,
+  registry?: ResourceRegistry,
+): Promise<SshHost> {
+  return SshRuntime.connect(target, maxChannels, registry);
+}
+
 interface SshProcess extends RuntimeProcess {
   readonly pidFile: string;
 }
@@ -60,8 +102,8 @@ export { killGroupScript };
  * commands (`SshShells`), bytes moved over SFTP (`SshTransfer`) and files followed as they grow
  * (`SshFollowers`); the processes it starts lead their own process groups.
  */
-export class SshRuntime implements NodeRuntime {
-  readonly kind = 'ssh' as const;
+export class SshRuntime implements SshHost {
+  readonly place: RuntimePlace;
   readonly host: string;
   readonly capabilities = SSH_CAPABILITIES;
   readonly target: SshTarget;
@@ -75,6 +117,7 @@ export class SshRuntime implements NodeRuntime {
 
   private constructor(private readonly connection: SshConnection) {
     this.host = connection.host;
+    this.place = { kind: 'ssh', target: connection.target };
     this.target = connection.target;
     this.sudo = connection.sudo;
     this.shells = new SshShells(connection);
