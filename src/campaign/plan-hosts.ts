@@ -18,6 +18,7 @@ import type { SystemAdapter } from '../systems/system.js';
 import { HOST_FAULT_FAMILIES, type RunConfig } from './config.js';
 import { isLet, readSchedule } from './schedule-file.js';
 import { packetEffectsOf } from './_internals/packet-effects.js';
+import { isRunnableOn } from '../cluster/runtime/files.js';
 
 /** Whether the run's faults or its schedule files' lines include disk faults. */
 function wantsDisk(config: RunConfig, nodes: readonly string[]): boolean {
@@ -38,7 +39,7 @@ async function checkPacketHost(
   effects: ReadonlySet<string>,
 ): Promise<void> {
   const runtime = hosts.runtime(node);
-  if (effects.has('loss') && !(await runtime.isRunnable('iptables'))) {
+  if (effects.has('loss') && !(await isRunnableOn(runtime, 'iptables'))) {
     throw new UsageError(
       'missing-binary',
       `host ${runtime.host}: packet loss needs iptables there: apt-get install -y iptables on the host, or drop packet from --faults`,
@@ -67,7 +68,7 @@ async function checkProgram(runtime: NodeRuntime, node: string, spec: LaunchSpec
       `${node}'s program ${spec.command} was not built on this machine: mallory doctor --system says what the build needs`,
     );
   }
-  if (spec.built !== true && !(await runtime.isRunnable(spec.command))) {
+  if (spec.built !== true && !(await isRunnableOn(runtime, spec.command))) {
     throw new UsageError(
       'missing-binary',
       `host ${runtime.host}: ${node}'s command ${spec.command} is not there or not executable: install it on the host at that path`,
@@ -174,14 +175,14 @@ export async function planHosts(
         const runtime = hosts.runtime(node);
         const spec = await launch(node);
         await checkProgram(runtime, node, spec);
-        if (config.faults.includes('partition') && !(await runtime.isRunnable('iptables'))) {
+        if (config.faults.includes('partition') && !(await isRunnableOn(runtime, 'iptables'))) {
           throw new UsageError(
             'missing-binary',
             `host ${runtime.host}: partitions need iptables there: apt-get install -y iptables on the host, or drop partition from --faults`,
           );
         }
         await checkPacketHost(hosts, node, effects);
-        if (checkpoints && !(await runtime.isRunnable('tar'))) {
+        if (checkpoints && !(await isRunnableOn(runtime, 'tar'))) {
           throw new UsageError(
             'missing-binary',
             `host ${runtime.host}: checkpoints copy the node's data dir with tar there: apt-get install -y tar on the host, or give --checkpoints 0${config.checkpoint !== undefined ? ' and drop --from-checkpoint' : ''}`,
@@ -197,7 +198,7 @@ export async function planHosts(
           if (missing.length > 0)
             throw new UsageError('missing-binary', diskHostRefusal(runtime.host, missing));
         }
-        if (!(await runtime.isRunnable('tcpdump'))) {
+        if (!(await isRunnableOn(runtime, 'tcpdump'))) {
           throw new UsageError(
             'missing-binary',
             `host ${runtime.host}: the messages between nodes are captured there with tcpdump: apt-get install -y tcpdump on the host`,

@@ -18,6 +18,7 @@ import { BuiltPrograms } from './built-program.js';
 import { fetchSnapshot, snapshotDir, uploadDir } from './runtime/_internals/dir-transfer.js';
 import { HostFiles } from './_internals/host-files.js';
 import { waitGroupsStopped } from './_internals/group-stopped.js';
+import { emptyOn, mkdirOn, uploadTo } from './runtime/files.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
 
@@ -217,8 +218,8 @@ export class Cluster implements ClusterView {
     if (this.sharesFiles(node) || this.preparedHosts.has(node)) return;
     const runtime = this.runtimeOf(node);
     await this.layout.prepareHost(node);
-    await runtime.mkdir(this.dataDir(node));
-    await runtime.mkdir(this.hostLogDir(node));
+    await mkdirOn(runtime, this.dataDir(node));
+    await mkdirOn(runtime, this.hostLogDir(node));
     this.preparedHosts.add(node);
     for (const file of [...LOG_FILES, ...this.layout.streamed]) {
       const local = join(this.logDir(node), file);
@@ -238,8 +239,8 @@ export class Cluster implements ClusterView {
     if (!this.hostFiles) return;
     const { dirs, files } = this.hostFiles.take(node);
     const runtime = this.runtimeOf(node);
-    for (const dir of new Set([...dirs, ...files.map((f) => dirname(f))])) await runtime.mkdir(dir);
-    for (const file of files) await runtime.upload(file, file);
+    for (const dir of new Set([...dirs, ...files.map((f) => dirname(f))])) await mkdirOn(runtime, dir);
+    for (const file of files) await uploadTo(runtime, file, file);
   }
 
   get members(): readonly string[] {
@@ -443,7 +444,7 @@ export class Cluster implements ClusterView {
     const dir = this.dataDir(node);
     this.joiners.add(node);
     if (!this.sharesFiles(node)) {
-      await this.runtimeOf(node).empty(dir);
+      await emptyOn(this.runtimeOf(node), dir);
       this.hostFiles?.wiped(node, dir);
       return;
     }

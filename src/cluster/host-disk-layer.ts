@@ -10,6 +10,7 @@ import type { ResourceRegistry } from './resources.js';
 import { shellLine, shellQuote } from '../core/shell.js';
 import type { NodeRuntime, ProcessEnd, RuntimeProcess } from './runtime/runtime.js';
 import { undoOn } from './runtime/undo-on.js';
+import { isRunnableOn, readFileOn, uploadTo } from './runtime/files.js';
 
 /** Where a host keeps the layer it built, one dir per source hash: a later run there reuses it. */
 export const HOST_DISK_CACHE = '/var/cache/mallory';
@@ -93,11 +94,11 @@ export class HostDiskLayer {
     const hash = createHash('sha256').update(readFileSync(sourceFile)).digest('hex').slice(0, 12);
     const dir = `${HOST_DISK_CACHE}/disk-layer-${hash}`;
     const binary = `${dir}/${BINARY_NAME}`;
-    if (await runtime.isRunnable(binary)) return binary;
+    if (await isRunnableOn(runtime, binary)) return binary;
     // The source goes to the run's dir there (removed with it); the binary is built beside its
     // final name and renamed into place, so a reader never sees half of it.
     const source = join(this.layout.root, `disk-layer-${hash}.c`);
-    await runtime.upload(sourceFile, source);
+    await uploadTo(runtime, sourceFile, source);
     const partial = `${dir}/.${BINARY_NAME}.${process.pid}.${node}`;
     const partialId = this.registry.record(
       undoOn(runtime.place, shellLine(['rm', '-f', partial]), `file ${partial} on ${runtime.host}`),
@@ -250,7 +251,7 @@ export class HostDiskLayer {
         this.registry.forget(mount.mountId);
         await Promise.race([mount.proc.exited, sleep(STOP_TIMEOUT_MS)]);
         try {
-          writeFileSync(mount.localLog, await runtime.readFile(mount.log));
+          writeFileSync(mount.localLog, await readFileOn(runtime, mount.log));
         } catch {
           // It wrote nothing, or the host is gone: the run goes on ending.
         }

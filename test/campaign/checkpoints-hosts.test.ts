@@ -20,6 +20,7 @@ import type { ExecResult } from '../../src/cluster/runtime/runtime.js';
 import { readCheckpoint } from '../../src/store/checkpoint-files.js';
 import type { LaunchOptions, SystemAdapter } from '../../src/systems/system.js';
 import { noNetwork } from '../cluster/_helpers/no-network.js';
+import { mkdirOn } from '../../src/cluster/runtime/files.js';
 
 const NODES = ['n1', 'n2', 'n3'];
 const KIB = 1024;
@@ -91,9 +92,9 @@ class WatchedHost extends LocalRuntime {
     return super.exec(argv, options);
   }
 
-  override readFile(path: string): Promise<Buffer> {
+  override get(path: string): Promise<Buffer> {
     if (++this.reads > this.failReadsAfter) return Promise.reject(new Error('connection lost'));
-    return super.readFile(path);
+    return super.get(path);
   }
 }
 
@@ -111,7 +112,7 @@ describe('Checkpoints of nodes on other hosts: archived there, brought here, put
       runtimeOf: () => host,
       root: hostRoot,
       streamed: [],
-      prepareHost: () => host.mkdir(hostRoot),
+      prepareHost: () => mkdirOn(host, hostRoot),
     };
     return new Cluster({
       system: sleepers(launches),

@@ -7,6 +7,7 @@ import { containerRuntime, docker, type DockerEndpoint, dockerArgv } from '../ru
 import type { NodeRuntime } from '../runtime/runtime.js';
 import type { Address, Link, NetworkBackend } from './backend.js';
 import { inputDropRule } from './_internals/drop-rule.js';
+import { isRunnableOn, mkdirOn } from '../runtime/files.js';
 
 export interface ContainersOptions {
   readonly runId: string;
@@ -43,7 +44,7 @@ export function containerRoot(runId: string): string {
 
 /** How iptables is called in a container (`iptables`, or the multi-call binary), undefined when it has none. */
 export async function findIptables(runtime: NodeRuntime): Promise<readonly string[] | undefined> {
-  for (const argv of IPTABLES_CANDIDATES) if (await runtime.isRunnable(argv[0])) return argv;
+  for (const argv of IPTABLES_CANDIDATES) if (await isRunnableOn(runtime, argv[0])) return argv;
   return undefined;
 }
 
@@ -167,7 +168,7 @@ export class ContainersBackend implements NetworkBackend {
       root,
       streamed: STREAMED,
       // Inside the container: it goes with the container.
-      prepareHost: (node) => this.runtime(node).mkdir(root),
+      prepareHost: (node) => mkdirOn(this.runtime(node), root),
     };
   }
 

@@ -10,6 +10,7 @@ import type { Address, HostCaptureTap, Link, NetworkBackend } from './backend.js
 import { FixedPorts } from './_internals/fixed-ports.js';
 import { netemDstFilterArgs } from './_internals/netem-filter.js';
 import { controlAcceptRules, inputDropRule } from './_internals/drop-rule.js';
+import { mkdirOn, removeOn } from '../runtime/files.js';
 
 export interface HostsOptions {
   readonly runId: string;
@@ -104,7 +105,7 @@ export class HostsBackend implements NetworkBackend {
       undoOn(runtime.place, shellLine(['rm', '-rf', root]), `dir ${root} on ${runtime.host}`),
     );
     this.rootIds.set(node, id);
-    await runtime.mkdir(root);
+    await mkdirOn(runtime, root);
   }
 
   private address(node: string): string {
@@ -405,8 +406,7 @@ export class HostsBackend implements NetworkBackend {
     await this.removeControlRules().catch(() => undefined);
     await Promise.all(
       [...this.rootIds.entries()].map(async ([node, id]) => {
-        const ok = await this.runtime(node)
-          .remove(hostRoot(this.options.runId))
+        const ok = await removeOn(this.runtime(node), hostRoot(this.options.runId))
           .then(() => true)
           .catch(() => false);
         // What could not be removed now is left to the registry (its own connection, or cleanup).

@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 
 import type { ResourceRegistry } from '../resources.js';
 import { docker, type DockerEndpoint, dockerArgv, EXEC_TIMEOUT_MS } from './docker-command.js';
-import { emptyScript, mkdirScript, removeScript } from './_internals/file-scripts.js';
 import {
   groupStartScript,
   GroupStartReader,
@@ -18,6 +17,7 @@ import type {
   FileStream,
   NodeRuntime,
   ProcessEnd,
+  PutSource,
   RuntimeCapabilities,
   RuntimeProcess,
   StartSpec,
@@ -221,28 +221,19 @@ export class DockerRuntime implements NodeRuntime {
     );
   }
 
-  readFile(path: string): Promise<Buffer> {
+  get(path: string): Promise<Buffer> {
     return this.must(`cat ${shellQuote(path)}`);
   }
 
-  async writeFile(path: string, data: string | Buffer): Promise<void> {
+  /** Through `docker exec -i … cat` (`docker cp` does not see a tmpfs mounted in the container). */
+  async put(path: string, from: PutSource): Promise<void> {
     const script = `cat > ${shellQuote(path)}`;
-    const result = await docker(this.endpoint, this.execArgv(script, true), { input: data });
+    const input = 'file' in from ? { inputFile: from.file } : { input: from.data };
+    const result = await docker(this.endpoint, this.execArgv(script, true), input);
     if (result.code !== 0) {
-      throw new Error(`${this.host}: cannot write ${path} (exit ${result.code}): ${result.stderr.trim()}`);
+      const what = 'file' in from ? `upload ${from.file} to ${path}` : `write ${path}`;
+      throw new Error(`${this.host}: cannot ${what} (exit ${result.code}): ${result.stderr.trim()}`);
     }
-  }
-
-  async mkdir(path: string): Promise<void> {
-    await this.must(mkdirScript(path));
-  }
-
-  async remove(path: string): Promise<void> {
-    await this.must(removeScript(path));
-  }
-
-  async empty(path: string): Promise<void> {
-    await this.must(emptyScript(path));
   }
 
   /**
@@ -299,22 +290,6 @@ export class DockerRuntime implements NodeRuntime {
         }
       },
     };
-  }
-
-  /** Copies a file in through `docker exec -i … cat` (`docker cp` does not see a tmpfs mounted in the container). */
-  async upload(localPath: string, path: string): Promise<void> {
-    const script = `cat > ${shellQuote(path)}`;
-    const result = await docker(this.endpoint, this.execArgv(script, true), { inputFile: localPath });
-    if (result.code !== 0) {
-      throw new Error(`${this.host}: cannot upload ${localPath} to ${path}: ${result.stderr.trim()}`);
-    }
-  }
-
-  async isRunnable(command: string): Promise<boolean> {
-    const test = command.includes('/')
-      ? `test -x ${shellQuote(command)}`
-      : `command -v ${shellQuote(command)}`;
-    return (await this.shell(`${test} >/dev/null 2>&1`)).code === 0;
   }
 
   close(): Promise<void> {

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, openSync } from 'node:fs';
-import { copyFile, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { closeSync, openSync } from 'node:fs';
+import { copyFile, open, readFile, writeFile } from 'node:fs/promises';
 
 import { run } from '../../core/exec.js';
 import { processStartTime, type ResourceRegistry } from '../resources.js';
@@ -11,6 +10,7 @@ import type {
   FileStream,
   NodeRuntime,
   ProcessEnd,
+  PutSource,
   RuntimeCapabilities,
   RuntimeProcess,
   StartSpec,
@@ -118,25 +118,13 @@ export class LocalRuntime implements NodeRuntime {
     return run(argv, options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {});
   }
 
-  readFile(path: string): Promise<Buffer> {
+  async put(path: string, from: PutSource): Promise<void> {
+    if ('file' in from) await copyFile(from.file, path);
+    else await writeFile(path, from.data);
+  }
+
+  get(path: string): Promise<Buffer> {
     return readFile(path);
-  }
-
-  writeFile(path: string, data: string | Buffer): Promise<void> {
-    return writeFile(path, data);
-  }
-
-  async mkdir(path: string): Promise<void> {
-    await mkdir(path, { recursive: true });
-  }
-
-  remove(path: string): Promise<void> {
-    return rm(path, { recursive: true, force: true });
-  }
-
-  async empty(path: string): Promise<void> {
-    await mkdir(path, { recursive: true });
-    for (const entry of await readdir(path)) await rm(join(path, entry), { recursive: true, force: true });
   }
 
   stream(path: string, onData: (chunk: Buffer) => void): FileStream {
@@ -176,30 +164,6 @@ export class LocalRuntime implements NodeRuntime {
         await poll();
       },
     };
-  }
-
-  upload(localPath: string, path: string): Promise<void> {
-    return copyFile(localPath, path);
-  }
-
-  isRunnable(command: string): Promise<boolean> {
-    const candidates =
-      command.includes('/') && isAbsolute(command)
-        ? [command]
-        : (process.env.PATH ?? '')
-            .split(delimiter)
-            .filter((d) => d !== '')
-            .map((d) => join(d, command));
-    return Promise.resolve(
-      candidates.some((file) => {
-        try {
-          accessSync(file, constants.X_OK);
-          return true;
-        } catch {
-          return false;
-        }
-      }),
-    );
   }
 
   close(): Promise<void> {

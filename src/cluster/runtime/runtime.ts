@@ -36,6 +36,9 @@ export interface FileStream {
   stop(): Promise<void>;
 }
 
+/** What `NodeRuntime.put` writes: bytes given, or a local file's. */
+export type PutSource = { readonly data: string | Buffer } | { readonly file: string };
+
 /** A command's outcome on the runtime's host. */
 export interface ExecResult {
   readonly code: number;
@@ -78,19 +81,14 @@ export interface NodeRuntime {
   signal(proc: RuntimeProcess, signal: NodeJS.Signals): Promise<void>;
   /** Runs a command to completion; never rejects for a non-zero exit. */
   exec(argv: readonly string[], options?: { readonly timeoutMs?: number }): Promise<ExecResult>;
-  readFile(path: string): Promise<Buffer>;
-  writeFile(path: string, data: string | Buffer): Promise<void>;
-  /** Creates a dir and its parents. */
-  mkdir(path: string): Promise<void>;
-  /** Removes a file or a dir with everything in it; a missing one is no error. */
-  remove(path: string): Promise<void>;
-  /** Removes what a dir holds, the dir itself staying. */
-  empty(path: string): Promise<void>;
+  /**
+   * Puts bytes into a file there: `data`, or a local file's (with its mode, whole or not at all).
+   * Dirs, removal and the rest are written once over these verbs (`files.ts`).
+   */
+  put(path: string, from: PutSource): Promise<void>;
+  /** The bytes of a file there. */
+  get(path: string): Promise<Buffer>;
   /** Calls `onData` with what is appended to `path` (from its start), as it grows; it may not exist yet. */
   stream(path: string, onData: (chunk: Buffer) => void): FileStream;
-  /** Copies a local file to the host. */
-  upload(localPath: string, path: string): Promise<void>;
-  /** Whether `command` (a path, or a name looked up in the host's PATH) can be run there. */
-  isRunnable(command: string): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -2,9 +2,8 @@ import { dirname, join } from 'node:path';
 
 import type { ClientChannel } from 'ssh2';
 
-import { shellLine, shellQuote } from '../../core/shell.js';
+import { shellLine } from '../../core/shell.js';
 import type { ResourceRegistry } from '../resources.js';
-import { emptyScript, mkdirScript, removeScript } from './_internals/file-scripts.js';
 import {
   groupStartScript,
   GroupStartReader,
@@ -17,6 +16,7 @@ import type {
   FileStream,
   NodeRuntime,
   ProcessEnd,
+  PutSource,
   RuntimeCapabilities,
   RuntimeProcess,
   StartSpec,
@@ -75,7 +75,6 @@ export interface SshHost extends NodeRuntime {
     env: Readonly<Record<string, string>>,
     onOutput: (chunk: Buffer) => void,
   ): Promise<AttachedCommand>;
-  exists(path: string): Promise<boolean>;
 }
 
 /**
@@ -257,24 +256,13 @@ export class SshRuntime implements SshHost {
     else await this.shells.run(`kill -s ${name} -- -${proc.pgid} 2>/dev/null || true`);
   }
 
-  readFile(path: string): Promise<Buffer> {
+  /** Bytes over SFTP; a local file's with its mode, whole or not at all (see `SshTransfer`). */
+  put(path: string, from: PutSource): Promise<void> {
+    return 'file' in from ? this.transfer.upload(from.file, path) : this.transfer.writeFile(path, from.data);
+  }
+
+  get(path: string): Promise<Buffer> {
     return this.transfer.readFile(path);
-  }
-
-  writeFile(path: string, data: string | Buffer): Promise<void> {
-    return this.transfer.writeFile(path, data);
-  }
-
-  async mkdir(path: string): Promise<void> {
-    await this.shells.must(mkdirScript(path));
-  }
-
-  async remove(path: string): Promise<void> {
-    await this.shells.must(removeScript(path));
-  }
-
-  async empty(path: string): Promise<void> {
-    await this.shells.must(emptyScript(path));
   }
 
   /**
@@ -283,23 +271,6 @@ export class SshRuntime implements SshHost {
    */
   stream(path: string, onData: (chunk: Buffer) => void): FileStream {
     return this.followers.follow(path, onData);
-  }
-
-  /** Copies a local file to the host with its mode, whole or not at all (see `SshTransfer`). */
-  upload(localPath: string, path: string): Promise<void> {
-    return this.transfer.upload(localPath, path);
-  }
-
-  async isRunnable(command: string): Promise<boolean> {
-    const test = command.includes('/')
-      ? `test -x ${shellQuote(command)}`
-      : `command -v ${shellQuote(command)}`;
-    return (await this.shells.run(`${test} >/dev/null 2>&1`)).code === 0;
-  }
-
-  /** Whether a file or dir exists on the host. */
-  async exists(path: string): Promise<boolean> {
-    return (await this.shells.run(`test -e ${shellQuote(path)}`)).code === 0;
   }
 
   close(): Promise<void> {
