@@ -202,7 +202,7 @@ async function measure(setup: Setup): Promise<void> {
       runId,
       network: net,
       registry,
-      ...(net instanceof HostsBackend ? { hosts: net.layout() } : {}),
+      ...(net.layout ? { layout: net.layout() } : {}),
     });
     const obs = new Observation(root, NODES, system);
     observation = obs;

@@ -12,7 +12,7 @@ import type { NetworkBackend } from '../cluster/net/backend.js';
 import { ContainersBackend } from '../cluster/net/containers.js';
 import { HostsBackend } from '../cluster/net/hosts.js';
 import { NetnsBackend } from '../cluster/net/netns.js';
-import type { SshTarget } from '../cluster/runtime/ssh.js';
+import { capabilitiesOf, type Placement } from '../cluster/placement.js';
 import { ProxyBackend } from '../cluster/net/proxy.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import type { DurabilityContract } from '../check/durability.js';
@@ -83,18 +83,8 @@ export interface RunPlan {
   /** The policy, unless a fixed schedule drives the run. */
   readonly policy: Policy | undefined;
   readonly seedData: Seed | undefined;
-  readonly useNetns: boolean;
-  /** The hosts the nodes run on, one per node, reached over SSH (`--hosts`); absent: this machine. */
-  readonly targets: readonly SshTarget[] | undefined;
-  /** The containers the nodes run in, one per node (`--hosts docker:IMAGE`); absent: not in containers. */
-  readonly containers?: ContainerPlan | undefined;
-  /** libfaketime's path here, when the run has clock faults on this host. */
-  readonly libfaketime: string | undefined;
-  /** Node → libfaketime's path on its SSH host, when a run on hosts has clock faults. */
-  readonly hostLibfaketime?: Readonly<Record<string, string>> | undefined;
-  readonly diskLayerBinary: string | undefined;
-  /** Disk faults on nodes on SSH hosts: the layer is built and mounted on each host (`HostDiskLayer`). */
-  readonly diskOnHosts: boolean;
+  /** Where the nodes run, with what the chosen faults need there (libfaketime, the disk layer). */
+  readonly placement: Placement;
   /** Every setting the system declares, with its default where not given (`--set`). */
   readonly settings: Readonly<Record<string, string>>;
   /** The durability contract checked: the user's (`--durability`), else the system's, if any. */
@@ -185,16 +175,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     policy && config.seedPolicyFrom
       ? readSeed(config.seedPolicyFrom, definition.name, policy.name)
       : undefined;
-  const hostsPlan =
-    config.hosts !== undefined
-      ? await planHosts(config, system, nodes, servicePorts(system), wants('clock'))
-      : undefined;
-  const targets = hostsPlan?.targets;
-  const containers =
-    config.containers !== undefined
-      ? await planContainers(config, system, nodes, servicePorts(system))
-      : undefined;
-  const useNetns = targets === undefined && containers === undefined && (await wantsNetns(config, system));
+  const placement = await placeNodes(config, system, nodes, wants, { libfaketime, diskLayerBinary });
   return {
     definition,
     source,
@@ -207,16 +188,45 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     seed,
     policy,
     seedData,
-    useNetns,
-    targets,
-    containers,
-    libfaketime,
-    hostLibfaketime: hostsPlan?.libfaketime,
-    diskLayerBinary,
-    diskOnHosts,
+    placement,
     settings,
     durability,
   };
+}
+
+/**
+ * Where the nodes run, chosen once from the flags: on the SSH hosts (`--hosts`), in containers
+ * (`--hosts docker:IMAGE`), else here. A fault the place cannot do is refused here, in one line.
+ */
+async function placeNodes(
+  config: RunConfig,
+  system: SystemAdapter,
+  nodes: readonly string[],
+  wants: (family: 'clock' | 'disk') => boolean,
+  here: { readonly libfaketime: string | undefined; readonly diskLayerBinary: string | undefined },
+): Promise<Placement> {
+  let placement: Placement;
+  if (config.hosts !== undefined) {
+    const hosts = await planHosts(config, system, nodes, servicePorts(system), wants('clock'));
+    placement = { kind: 'ssh', targets: hosts.targets, libfaketime: hosts.libfaketime, disk: wants('disk') };
+  } else if (config.containers !== undefined) {
+    const containers: ContainerPlan = await planContainers(config, system, nodes, servicePorts(system));
+    placement = { kind: 'docker', image: containers.image, endpoint: containers.endpoint };
+  } else {
+    placement = { kind: 'local', netns: await wantsNetns(config, system), ...here };
+  }
+  const can = capabilitiesOf(placement.kind);
+  const lacking = [
+    ...(wants('clock') && !can.libfaketime ? ['clock (libfaketime)'] : []),
+    ...(wants('disk') && !can.fuse ? ['disk (the FUSE disk layer)'] : []),
+  ];
+  if (lacking.length > 0) {
+    throw new UsageError(
+      'unsupported-fault',
+      `${lacking.join(' and ')} faults are not done where the nodes run (${placement.kind}): remove them from --faults and the schedule`,
+    );
+  }
+  return placement;
 }
 
 /** A run's live parts, built on its store and registry by `assembleRun`. */
@@ -258,11 +268,13 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
   const network = await createNetwork(plan, ctx.runId, registry);
   let observation: Observation | undefined;
   try {
+    const { placement } = plan;
+    const layout = network.layout?.();
     const diskLayer =
-      plan.diskLayerBinary !== undefined
-        ? new DiskLayer(plan.diskLayerBinary, registry)
-        : plan.diskOnHosts && network instanceof HostsBackend
-          ? new HostDiskLayer(network.layout(), registry)
+      placement.kind === 'local' && placement.diskLayerBinary !== undefined
+        ? new DiskLayer(placement.diskLayerBinary, registry)
+        : placement.kind === 'ssh' && placement.disk && layout !== undefined
+          ? new HostDiskLayer(layout, registry)
           : undefined;
     const clock = clockParts(plan, network, store.dir);
     const cluster = new Cluster({
@@ -273,9 +285,7 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
       network,
       registry,
       onExit: ctx.onExit,
-      ...(network instanceof HostsBackend || network instanceof ContainersBackend
-        ? { hosts: network.layout() }
-        : {}),
+      ...(layout !== undefined ? { layout } : {}),
       ...(clock !== undefined ? { clock: clock.preload } : {}),
       ...(diskLayer !== undefined ? { disk: diskLayer } : {}),
     });
@@ -348,7 +358,8 @@ function clockParts(
   network: NetworkBackend,
   runDir: string,
 ): { readonly preload: NodeClockPreload; readonly clocks: NodeClocks } | undefined {
-  const onHosts = plan.hostLibfaketime;
+  const { placement } = plan;
+  const onHosts = placement.kind === 'ssh' ? placement.libfaketime : undefined;
   if (onHosts !== undefined && network instanceof HostsBackend) {
     const runtimeOf = (node: string): ReturnType<HostsBackend['runtime']> => network.runtime(node);
     const files = new HostControlFiles(network.layout().root, runtimeOf);
@@ -362,8 +373,8 @@ function clockParts(
       clocks: new NodeClocks(new CoalescedClockWriter((node, offsetMs) => files.write(node, offsetMs))),
     };
   }
-  if (plan.libfaketime === undefined) return undefined;
-  return { preload: new ClockPreload(plan.libfaketime, runDir), clocks: new NodeClocks(runDir) };
+  if (placement.kind !== 'local' || placement.libfaketime === undefined) return undefined;
+  return { preload: new ClockPreload(placement.libfaketime, runDir), clocks: new NodeClocks(runDir) };
 }
 
 /** The client workload the configuration names (a built-in or one loaded by path), on this cluster. */
@@ -427,26 +438,27 @@ async function wantsNetns(config: RunConfig, system: SystemAdapter): Promise<boo
 function createNetwork(plan: RunPlan, runId: string, registry: ResourceRegistry): Promise<NetworkBackend> {
   const { system, nodes, seed } = plan;
   const pinned = plan.startFrom?.manifest.network;
-  if (plan.targets !== undefined) {
+  const { placement } = plan;
+  if (placement.kind === 'ssh') {
     return HostsBackend.connect({
       runId,
       nodes,
-      targets: plan.targets,
+      targets: placement.targets,
       services: servicePorts(system),
       registry,
     });
   }
-  if (plan.containers !== undefined) {
+  if (placement.kind === 'docker') {
     return ContainersBackend.create({
       runId,
       nodes,
-      image: plan.containers.image,
-      endpoint: plan.containers.endpoint,
+      image: placement.image,
+      endpoint: placement.endpoint,
       services: servicePorts(system),
       registry,
     });
   }
-  if (plan.useNetns) {
+  if (placement.netns) {
     return NetnsBackend.create({
       runId,
       ...(pinned?.kind === 'netns' ? { subnet: pinned.subnet } : {}),

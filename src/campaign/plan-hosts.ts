@@ -9,7 +9,8 @@ import { HostsBackend } from '../cluster/net/hosts.js';
 import { libraryProblem } from '../cluster/built-program.js';
 import type { ClusterView, LaunchSpec } from '../cluster/node-system.js';
 import { defaultKnownHosts } from '../cluster/runtime/hosts-spec.js';
-import { HostError, type SshRuntime, type SshTarget } from '../cluster/runtime/ssh.js';
+import type { NodeRuntime } from '../cluster/runtime/runtime.js';
+import { HostError, type SshTarget } from '../cluster/runtime/ssh.js';
 import { ScratchDir } from '../cluster/scratch-dir.js';
 import { UsageError } from '../core/errors.js';
 import { FAMILY_KINDS } from '../core/fault.js';
@@ -17,6 +18,7 @@ import type { SystemAdapter } from '../systems/system.js';
 import { HOST_FAULT_FAMILIES, type RunConfig } from './config.js';
 import { isLet, readSchedule } from './schedule-file.js';
 import { packetEffectsOf } from './_internals/packet-effects.js';
+import { isRunnableOn } from '../cluster/runtime/files.js';
 
 /** Whether the run's faults or its schedule files' lines include disk faults. */
 function wantsDisk(config: RunConfig, nodes: readonly string[]): boolean {
@@ -37,7 +39,7 @@ async function checkPacketHost(
   effects: ReadonlySet<string>,
 ): Promise<void> {
   const runtime = hosts.runtime(node);
-  if (effects.has('loss') && !(await runtime.isRunnable('iptables'))) {
+  if (effects.has('loss') && !(await isRunnableOn(runtime, 'iptables'))) {
     throw new UsageError(
       'missing-binary',
       `host ${runtime.host}: packet loss needs iptables there: apt-get install -y iptables on the host, or drop packet from --faults`,
@@ -59,14 +61,14 @@ async function checkPacketHost(
  * (`LaunchSpec.built`, copied to the host at start) was built; and the shared libraries it loads
  * are on the host (`libraryProblem`).
  */
-async function checkProgram(runtime: SshRuntime, node: string, spec: LaunchSpec): Promise<void> {
+async function checkProgram(runtime: NodeRuntime, node: string, spec: LaunchSpec): Promise<void> {
   if (spec.built === true && !existsSync(spec.command)) {
     throw new UsageError(
       'missing-binary',
       `${node}'s program ${spec.command} was not built on this machine: mallory doctor --system says what the build needs`,
     );
   }
-  if (spec.built !== true && !(await runtime.isRunnable(spec.command))) {
+  if (spec.built !== true && !(await isRunnableOn(runtime, spec.command))) {
     throw new UsageError(
       'missing-binary',
       `host ${runtime.host}: ${node}'s command ${spec.command} is not there or not executable: install it on the host at that path`,
@@ -173,14 +175,14 @@ export async function planHosts(
         const runtime = hosts.runtime(node);
         const spec = await launch(node);
         await checkProgram(runtime, node, spec);
-        if (config.faults.includes('partition') && !(await runtime.isRunnable('iptables'))) {
+        if (config.faults.includes('partition') && !(await isRunnableOn(runtime, 'iptables'))) {
           throw new UsageError(
             'missing-binary',
             `host ${runtime.host}: partitions need iptables there: apt-get install -y iptables on the host, or drop partition from --faults`,
           );
         }
         await checkPacketHost(hosts, node, effects);
-        if (checkpoints && !(await runtime.isRunnable('tar'))) {
+        if (checkpoints && !(await isRunnableOn(runtime, 'tar'))) {
           throw new UsageError(
             'missing-binary',
             `host ${runtime.host}: checkpoints copy the node's data dir with tar there: apt-get install -y tar on the host, or give --checkpoints 0${config.checkpoint !== undefined ? ' and drop --from-checkpoint' : ''}`,
@@ -196,7 +198,7 @@ export async function planHosts(
           if (missing.length > 0)
             throw new UsageError('missing-binary', diskHostRefusal(runtime.host, missing));
         }
-        if (!(await runtime.isRunnable('tcpdump'))) {
+        if (!(await isRunnableOn(runtime, 'tcpdump'))) {
           throw new UsageError(
             'missing-binary',
             `host ${runtime.host}: the messages between nodes are captured there with tcpdump: apt-get install -y tcpdump on the host`,

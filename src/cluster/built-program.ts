@@ -3,15 +3,12 @@ import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
-import type { ExecResult } from './runtime/runtime.js';
+import { mkdirOn, uploadTo } from './runtime/files.js';
+import type { NodeRuntime } from './runtime/runtime.js';
 
 /** What the check and the copy need of a host. */
-export interface ProgramHost {
-  readonly host: string;
-  exec(argv: readonly string[], options?: { readonly timeoutMs?: number }): Promise<ExecResult>;
-  mkdir(path: string): Promise<void>;
-  upload(localPath: string, path: string): Promise<void>;
-}
+/** What placing a program on a host needs of its runtime. */
+export type ProgramHost = Pick<NodeRuntime, 'host' | 'exec' | 'put'>;
 
 const hashes = new Map<string, { stamp: string; hash: string }>();
 
@@ -63,8 +60,8 @@ export class BuiltPrograms {
     if (await hostHasSame(host, path)) return path;
     const dir = join(this.root, 'bin', fileHash(path).slice(0, 16));
     const target = join(dir, basename(path));
-    await host.mkdir(dir);
-    await host.upload(path, target);
+    await mkdirOn(host, dir);
+    await uploadTo(host, path, target);
     return target;
   }
 }

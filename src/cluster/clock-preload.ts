@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 
 import type { ResourceRegistry } from './resources.js';
 import { shellQuote } from '../core/shell.js';
-import { LocalRuntime } from './runtime/local.js';
+import { localRuntime } from './runtime/local.js';
 import type { NodeRuntime } from './runtime/runtime.js';
 
 /** Where Debian's `faketime` package puts the preload library, per architecture. */
@@ -64,7 +64,7 @@ export async function findLibfaketimeOn(runtime: NodeRuntime): Promise<string | 
 
 /** The path of libfaketime.so.1 on this machine, or undefined when the `faketime` package is not installed. */
 export function findLibfaketime(): Promise<string | undefined> {
-  return findLibfaketimeOn(new LocalRuntime());
+  return findLibfaketimeOn(localRuntime());
 }
 
 /**

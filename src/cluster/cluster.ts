@@ -1,5 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 import { monoNs, sleep } from '../core/clock.js';
@@ -8,7 +7,9 @@ import type { DiskLayer } from './disk-layer.js';
 import type { Address, NetworkBackend } from './net/backend.js';
 import { isReady, type ClusterView, type NodeSystem, type ReadyAttempt } from './node-system.js';
 import type { ResourceRegistry } from './resources.js';
-import { LocalRuntime } from './runtime/local.js';
+import { signalGroupNow } from './runtime/local.js';
+import { localLayout } from './runtime/local-layout.js';
+import type { NodeLayout } from './runtime/node-layout.js';
 import type { FileStream, NodeRuntime, RuntimeProcess } from './runtime/runtime.js';
 import { boundedReady, ReadyDidNotAnswer } from './_internals/bounded-ready.js';
 import { checkedLaunchSpec } from './_internals/launch-spec.js';
@@ -17,6 +18,7 @@ import { BuiltPrograms } from './built-program.js';
 import { fetchSnapshot, snapshotDir, uploadDir } from './runtime/_internals/dir-transfer.js';
 import { HostFiles } from './_internals/host-files.js';
 import { waitGroupsStopped } from './_internals/group-stopped.js';
+import { emptyOn, mkdirOn, uploadTo } from './runtime/files.js';
 
 export type NodeStatus = 'running' | 'paused' | 'killed' | 'exited' | 'removed';
 
@@ -78,22 +80,15 @@ export interface ClusterOptions {
    */
   readonly disk?: Pick<DiskLayer, 'mount' | 'close'>;
   /**
-   * Where each node runs: this host when absent. A node on another host has its data and output
-   * there (under `HostLayout`), its output streamed back to `logDir(node)` as it is written.
+   * Where each node runs: this host when absent. A node whose runtime does not share this
+   * machine's files has its data and output on its host (under `NodeLayout.root`, output in
+   * `<root>/nodes/<node>`), its output streamed back to `logDir(node)` as it is written.
    */
-  readonly hosts?: HostLayout;
+  readonly layout?: NodeLayout;
 }
 
-/** Nodes on other hosts: each node's runtime and the dir of the run on its host. */
-export interface HostLayout {
-  runtimeOf(node: string): NodeRuntime;
-  /** The run's dir on the node's host: data in `<root>/<node>`, output in `<root>/nodes/<node>`. */
-  readonly root: string;
-  /** Files of a node's output dir streamed back besides stdout and stderr (e.g. `probe.jsonl`). */
-  readonly streamed: readonly string[];
-  /** Makes the run's dir on the node's host (recorded in the registry before it is made). */
-  prepareHost(node: string): Promise<void>;
-}
+/** Where the nodes run: each node's runtime and the dir of the run on its host. */
+export type HostLayout = NodeLayout;
 
 const READY_POLL_MS = 200;
 /** How long a checkpoint's copy waits for the stopped nodes' tasks to stop (each finishing its system call). */
@@ -108,12 +103,6 @@ function fileSize(file: string): number {
   } catch {
     return 0;
   }
-}
-
-/** Temp data lives on tmpfs where there is one: real systems fsync a lot. */
-function dataRoot(runId: string): string {
-  const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
-  return join(base, `mallory-${runId}`);
 }
 
 /**
@@ -138,12 +127,13 @@ export class Cluster implements ClusterView {
   private readonly onExit: ((exit: NodeExit) => void) | undefined;
   private readonly clock: NodeClockPreload | undefined;
   private readonly disk: Pick<DiskLayer, 'mount' | 'close'> | undefined;
-  private readonly hosts: HostLayout | undefined;
-  private readonly local = new LocalRuntime();
+  private readonly layout: NodeLayout;
+  /** Whether some node runs where this machine's files are not (its data and output are on its host). */
+  private readonly remote: boolean;
   private readonly root: string;
   /** The streams of remote nodes' output back into their log dirs. */
   private readonly streams: FileStream[] = [];
-  private readonly hostsReady = new Set<string>();
+  private readonly preparedHosts = new Set<string>();
   /** What `prepare`/`launch` wrote here for nodes on other hosts, owed to their hosts. */
   private readonly hostFiles: HostFiles | undefined;
   /** Where the programs built here (`LaunchSpec.built`) run from on each host. */
@@ -166,35 +156,41 @@ export class Cluster implements ClusterView {
     this.onExit = options.onExit;
     this.clock = options.clock;
     this.disk = options.disk;
-    this.hosts = options.hosts;
+    this.layout = options.layout ?? localLayout(options.runId);
+    this.remote = this.nodes.some((node) => !this.sharesFiles(node));
     // A remote run's dir is recorded here too: an adapter that makes a dir under it on this host
     // (kvraft's probe dir) leaves nothing behind.
-    this.root = this.hosts?.root ?? dataRoot(options.runId);
+    this.root = this.layout.root;
     this.registry.record({ kind: 'dir', path: this.root });
-    if (!this.hosts) mkdirSync(this.root, { recursive: true });
+    if (!this.remote) mkdirSync(this.root, { recursive: true });
     this.memberSet = new Set(options.nodes);
-    this.hostFiles = this.hosts ? new HostFiles(this.root, this.nodes) : undefined;
-    this.builtPrograms = this.hosts ? new BuiltPrograms(this.root) : undefined;
+    this.hostFiles = this.remote ? new HostFiles(this.root, this.nodes) : undefined;
+    this.builtPrograms = this.remote ? new BuiltPrograms(this.root) : undefined;
     for (const node of this.nodes) {
       this.status.set(node, 'exited');
-      if (!this.hosts) mkdirSync(this.dataDir(node), { recursive: true });
+      if (this.sharesFiles(node)) mkdirSync(this.dataDir(node), { recursive: true });
       mkdirSync(this.logDir(node), { recursive: true });
     }
   }
 
-  /** Whether the nodes run on other hosts (`ClusterOptions.hosts`): their data dirs are there. */
+  /** Whether the nodes run where this machine's files are not: their data dirs are on their hosts. */
   get onHosts(): boolean {
-    return this.hosts !== undefined;
+    return this.remote;
   }
 
   /** Where the node runs. */
   runtimeOf(node: string): NodeRuntime {
-    return this.hosts?.runtimeOf(node) ?? this.local;
+    return this.layout.runtimeOf(node);
   }
 
-  /** The node's output dir on its host (its `logDir` when it runs here). */
+  /** Whether the node's runtime reads and writes this machine's files. */
+  private sharesFiles(node: string): boolean {
+    return this.runtimeOf(node).capabilities.sharedFilesystem;
+  }
+
+  /** The node's output dir on its host (its `logDir` when its runtime shares this machine's files). */
   private hostLogDir(node: string): string {
-    return this.hosts ? join(this.root, 'nodes', node) : this.logDir(node);
+    return this.sharesFiles(node) ? this.logDir(node) : join(this.root, 'nodes', node);
   }
 
   /**
@@ -202,7 +198,7 @@ export class Cluster implements ClusterView {
    * it names for a node (kvraft's probe file) are on the node's host.
    */
   private launchView(): ClusterView {
-    if (!this.hosts) return this;
+    if (!this.remote) return this;
     const members = (): readonly string[] => this.members;
     return {
       nodes: this.nodes,
@@ -219,13 +215,13 @@ export class Cluster implements ClusterView {
 
   /** Once per remote node: its dirs on its host, and its output streamed back as it is written. */
   private async prepareHost(node: string): Promise<void> {
-    if (!this.hosts || this.hostsReady.has(node)) return;
+    if (this.sharesFiles(node) || this.preparedHosts.has(node)) return;
     const runtime = this.runtimeOf(node);
-    await this.hosts.prepareHost(node);
-    await runtime.mkdir(this.dataDir(node));
-    await runtime.mkdir(this.hostLogDir(node));
-    this.hostsReady.add(node);
-    for (const file of [...LOG_FILES, ...this.hosts.streamed]) {
+    await this.layout.prepareHost(node);
+    await mkdirOn(runtime, this.dataDir(node));
+    await mkdirOn(runtime, this.hostLogDir(node));
+    this.preparedHosts.add(node);
+    for (const file of [...LOG_FILES, ...this.layout.streamed]) {
       const local = join(this.logDir(node), file);
       this.streams.push(
         runtime.stream(join(this.hostLogDir(node), file), (chunk) => {
@@ -243,8 +239,8 @@ export class Cluster implements ClusterView {
     if (!this.hostFiles) return;
     const { dirs, files } = this.hostFiles.take(node);
     const runtime = this.runtimeOf(node);
-    for (const dir of new Set([...dirs, ...files.map((f) => dirname(f))])) await runtime.mkdir(dir);
-    for (const file of files) await runtime.upload(file, file);
+    for (const dir of new Set([...dirs, ...files.map((f) => dirname(f))])) await mkdirOn(runtime, dir);
+    for (const file of files) await uploadTo(runtime, file, file);
   }
 
   get members(): readonly string[] {
@@ -347,11 +343,11 @@ export class Cluster implements ClusterView {
       await track(() => this.system.launch(node, view, { join: this.joiners.has(node) })),
       node,
       this.dataDir(node),
-      runtime.kind === 'local' ? undefined : runtime,
+      runtime.capabilities.sharedFilesystem ? undefined : runtime,
     );
     await this.uploadOwed(node);
     const command =
-      spec.built === true && runtime.kind !== 'local' && this.builtPrograms
+      spec.built === true && !runtime.capabilities.sharedFilesystem && this.builtPrograms
         ? await this.builtPrograms.place(runtime, spec.command)
         : spec.command;
     const prefix = this.network.commandPrefix(node);
@@ -447,8 +443,8 @@ export class Cluster implements ClusterView {
   async wipe(node: string): Promise<void> {
     const dir = this.dataDir(node);
     this.joiners.add(node);
-    if (this.hosts) {
-      await this.runtimeOf(node).empty(dir);
+    if (!this.sharesFiles(node)) {
+      await emptyOn(this.runtimeOf(node), dir);
       this.hostFiles?.wiped(node, dir);
       return;
     }
@@ -473,11 +469,11 @@ export class Cluster implements ClusterView {
    * Synchronous, so nothing else of the fuzzer runs while the nodes are stopped.
    */
   copyDataDirs(to: string): DataDirsCopy {
-    if (this.hosts) throw new Error('copyDataDirs: nodes on other hosts are copied by copyHostDataDirs');
+    if (this.remote) throw new Error('copyDataDirs: nodes on other hosts are copied by copyHostDataDirs');
     const running = [...this.procs.entries()].filter(([node]) => this.statusOf(node) === 'running');
     const states = this.nodeStates();
     const begun = performance.now();
-    for (const [, proc] of running) this.local.signalNow(proc.proc, 'SIGSTOP');
+    for (const [, proc] of running) signalGroupNow(proc.proc, 'SIGSTOP');
     const bytes: Record<string, number> = {};
     try {
       // Copied once each has stopped: a task in a write finishes it before it stops. One still
@@ -485,7 +481,7 @@ export class Cluster implements ClusterView {
       waitGroupsStopped(new Set(running.map(([, proc]) => proc.proc.pgid)), STOP_WAIT_MS);
       for (const node of this.nodes) bytes[node] = copyTree(this.dataDir(node), join(to, node));
     } finally {
-      for (const [, proc] of running) this.local.signalNow(proc.proc, 'SIGCONT');
+      for (const [, proc] of running) signalGroupNow(proc.proc, 'SIGCONT');
     }
     return { pauseMs: performance.now() - begun, bytes, states };
   }
@@ -498,7 +494,7 @@ export class Cluster implements ClusterView {
    * transfer. On this host it is `copyDataDirs`.
    */
   async copyHostDataDirs(to: string): Promise<DataDirsCopy> {
-    if (!this.hosts) return this.copyDataDirs(to);
+    if (!this.remote) return this.copyDataDirs(to);
     for (const node of this.nodes) await this.prepareHost(node);
     const running = [...this.procs.entries()]
       .filter(([node]) => this.statusOf(node) === 'running')
@@ -537,7 +533,7 @@ export class Cluster implements ClusterView {
    * is `restoreDataDirs`.
    */
   async restoreHostDataDirs(from: string, states: readonly NodeState[]): Promise<void> {
-    if (!this.hosts) {
+    if (!this.remote) {
       this.restoreDataDirs(from, states);
       return;
     }
@@ -581,7 +577,7 @@ export class Cluster implements ClusterView {
    */
   restoreDataDirs(from: string, states: readonly NodeState[]): void {
     if (this.procs.size > 0) throw new Error('restoreDataDirs: nodes are running');
-    if (this.hosts)
+    if (this.remote)
       throw new Error('restoreDataDirs: nodes on other hosts are restored by restoreHostDataDirs');
     for (const state of states) {
       if (!this.nodes.includes(state.node)) throw new Error(`restoreDataDirs: no node ${state.node}`);

@@ -9,7 +9,7 @@ import { sleep } from '../core/clock.js';
 import { HarnessError, UsageError } from '../core/errors.js';
 import { cacheDir } from '../core/fs.js';
 import { processStartTime, type ResourceRegistry } from './resources.js';
-import { LocalRuntime } from './runtime/local.js';
+import { localRuntime } from './runtime/local.js';
 import type { NodeRuntime } from './runtime/runtime.js';
 import { signalGroup } from './_internals/signal-group.js';
 
@@ -72,7 +72,7 @@ export async function diskLayerNeedsOn(runtime: NodeRuntime): Promise<string[]> 
  * and the compiler flags for libfuse3 when nothing is.
  */
 export async function diskLayerNeeds(): Promise<{ missing: string[]; flags: string[] }> {
-  const missing = await diskLayerNeedsOn(new LocalRuntime());
+  const missing = await diskLayerNeedsOn(localRuntime());
   if (missing.length > 0) return { missing, flags: [] };
   const flags = (await run('pkg-config', ['--cflags', '--libs', 'fuse3'])).trim().split(/\s+/);
   return { missing, flags };

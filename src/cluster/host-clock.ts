@@ -12,7 +12,7 @@ import {
 import type { ResourceRegistry } from './resources.js';
 import { shellLine, shellQuote } from '../core/shell.js';
 import type { NodeRuntime } from './runtime/runtime.js';
-import type { SshRuntime } from './runtime/ssh.js';
+import { undoOn } from './runtime/undo-on.js';
 
 /** What to run on a host that lacks libfaketime. */
 export const HOST_LIBFAKETIME_FIX = 'apt-get install -y faketime';
@@ -105,7 +105,7 @@ export class HostClockPreload implements NodeClockPreload {
   constructor(
     private readonly libraryOf: (node: string) => string,
     private readonly files: HostControlFiles,
-    private readonly runtimeOf: (node: string) => SshRuntime,
+    private readonly runtimeOf: (node: string) => NodeRuntime,
   ) {}
 
   async env(node: string): Promise<Record<string, string>> {
@@ -124,12 +124,13 @@ export class HostClockPreload implements NodeClockPreload {
     // Ended before it forked: libfaketime was never loaded, so it made no files.
     if (found.code !== 0 || !Number.isInteger(nodePid) || nodePid <= 0) return () => undefined;
     const files = faketimeSharedFiles(nodePid);
-    const id = registry.record({
-      kind: 'remote',
-      target: runtime.target,
-      undo: shellLine(['rm', '-f', ...files]),
-      label: `libfaketime files of ${node} (pid ${nodePid}) on ${runtime.host}`,
-    });
+    const id = registry.record(
+      undoOn(
+        runtime.place,
+        shellLine(['rm', '-f', ...files]),
+        `libfaketime files of ${node} (pid ${nodePid}) on ${runtime.host}`,
+      ),
+    );
     return async () => {
       const removed = await runtime.exec(['rm', '-f', ...files]).catch(() => undefined);
       // Not removed now (the connection is gone): the registry's own connection removes them, or cleanup.

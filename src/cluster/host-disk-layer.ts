@@ -4,12 +4,13 @@ import { join } from 'node:path';
 
 import { sleep } from '../core/clock.js';
 import { HarnessError, UsageError } from '../core/errors.js';
-import type { HostLayout } from './cluster.js';
+import type { NodeLayout } from './runtime/node-layout.js';
 import { DISK_LAYER_FIX, diskLayerSource } from './disk-layer.js';
 import type { ResourceRegistry } from './resources.js';
 import { shellLine, shellQuote } from '../core/shell.js';
 import type { NodeRuntime, ProcessEnd, RuntimeProcess } from './runtime/runtime.js';
-import { SshRuntime } from './runtime/ssh.js';
+import { undoOn } from './runtime/undo-on.js';
+import { isRunnableOn, readFileOn, uploadTo } from './runtime/files.js';
 
 /** Where a host keeps the layer it built, one dir per source hash: a later run there reuses it. */
 export const HOST_DISK_CACHE = '/var/cache/mallory';
@@ -70,7 +71,7 @@ export class HostDiskLayer {
   private readonly builds = new Map<string, Promise<string>>();
 
   constructor(
-    private readonly layout: HostLayout,
+    private readonly layout: NodeLayout,
     private readonly registry: ResourceRegistry,
   ) {}
 
@@ -79,7 +80,7 @@ export class HostDiskLayer {
   }
 
   /** Builds the layer on the host if its cache lacks this source version; returns the binary's path there. */
-  private build(node: string, runtime: SshRuntime): Promise<string> {
+  private build(node: string, runtime: NodeRuntime): Promise<string> {
     let built = this.builds.get(runtime.host);
     if (!built) {
       built = this.buildOn(node, runtime);
@@ -88,23 +89,20 @@ export class HostDiskLayer {
     return built;
   }
 
-  private async buildOn(node: string, runtime: SshRuntime): Promise<string> {
+  private async buildOn(node: string, runtime: NodeRuntime): Promise<string> {
     const sourceFile = diskLayerSource();
     const hash = createHash('sha256').update(readFileSync(sourceFile)).digest('hex').slice(0, 12);
     const dir = `${HOST_DISK_CACHE}/disk-layer-${hash}`;
     const binary = `${dir}/${BINARY_NAME}`;
-    if (await runtime.isRunnable(binary)) return binary;
+    if (await isRunnableOn(runtime, binary)) return binary;
     // The source goes to the run's dir there (removed with it); the binary is built beside its
     // final name and renamed into place, so a reader never sees half of it.
     const source = join(this.layout.root, `disk-layer-${hash}.c`);
-    await runtime.upload(sourceFile, source);
+    await uploadTo(runtime, sourceFile, source);
     const partial = `${dir}/.${BINARY_NAME}.${process.pid}.${node}`;
-    const partialId = this.registry.record({
-      kind: 'remote',
-      target: runtime.target,
-      undo: shellLine(['rm', '-f', partial]),
-      label: `file ${partial} on ${runtime.host}`,
-    });
+    const partialId = this.registry.record(
+      undoOn(runtime.place, shellLine(['rm', '-f', partial]), `file ${partial} on ${runtime.host}`),
+    );
     const script =
       `mkdir -p ${shellQuote(dir)} && ` +
       `gcc -O2 -Wall -o ${shellQuote(partial)} ${shellQuote(source)} $(pkg-config --cflags --libs fuse3) && ` +
@@ -135,8 +133,10 @@ export class HostDiskLayer {
       return;
     }
     const runtime = this.layout.runtimeOf(node);
-    if (!(runtime instanceof SshRuntime)) {
-      throw new HarnessError(`${node}: the disk layer on other hosts needs an SSH host, not ${runtime.kind}`);
+    if (!runtime.capabilities.fuse) {
+      throw new HarnessError(
+        `${node}: the disk layer needs FUSE where the node runs, and ${runtime.host} has none`,
+      );
     }
     const binary = await this.build(node, runtime);
     const backing = `${mountpoint}.disk`;
@@ -153,12 +153,9 @@ export class HostDiskLayer {
         `host ${runtime.host}: cannot prepare ${node}'s disk layer: ${moved.stderr.trim()}`,
       );
     }
-    const mountId = this.registry.record({
-      kind: 'remote',
-      target: runtime.target,
-      undo: unmountScript(mountpoint),
-      label: `mount ${mountpoint} on ${runtime.host}`,
-    });
+    const mountId = this.registry.record(
+      undoOn(runtime.place, unmountScript(mountpoint), `mount ${mountpoint} on ${runtime.host}`),
+    );
     let proc: RuntimeProcess;
     try {
       proc = await runtime.start(
@@ -254,7 +251,7 @@ export class HostDiskLayer {
         this.registry.forget(mount.mountId);
         await Promise.race([mount.proc.exited, sleep(STOP_TIMEOUT_MS)]);
         try {
-          writeFileSync(mount.localLog, await runtime.readFile(mount.log));
+          writeFileSync(mount.localLog, await readFileOn(runtime, mount.log));
         } catch {
           // It wrote nothing, or the host is gone: the run goes on ending.
         }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 
-import { HostError, SshRuntime, type SshTarget } from '../cluster/runtime/ssh.js';
+import { connectSshHost, HostError, type SshHost, type SshTarget } from '../cluster/runtime/ssh.js';
 import { UsageError } from '../core/errors.js';
 import { FLEET_WORKER_ENV, type WorkerSlot } from './local-fleet.js';
 import type { Plan } from './plan.js';
@@ -33,7 +33,7 @@ const firstLine = (text: string): string => text.trim().split('\n')[0] ?? '';
  * back there): workers write their records and runs into it, and the fleet reads them here.
  * Each refusal is one line naming the host and what to do.
  */
-async function checkHost(runtime: SshRuntime, plan: Plan, options: HostWorkersOptions): Promise<void> {
+async function checkHost(runtime: SshHost, plan: Plan, options: HostWorkersOptions): Promise<void> {
   const where = `host ${runtime.host}`;
   const command = options.malloryCommand.join(' ');
   const version = await runtime.exec([...options.malloryCommand, '--version']);
@@ -75,7 +75,7 @@ async function checkHost(runtime: SshRuntime, plan: Plan, options: HostWorkersOp
  * to stop, and when the fleet's connection drops (the fleet killed outright).
  */
 export async function hostWorkers(plan: Plan, options: HostWorkersOptions): Promise<HostWorkers> {
-  const connected = await Promise.allSettled(options.targets.map((t) => SshRuntime.connect(t)));
+  const connected = await Promise.allSettled(options.targets.map((t) => connectSshHost(t)));
   const runtimes = connected.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const close = async (): Promise<void> => {
     await Promise.allSettled(runtimes.map((r) => r.close()));
@@ -92,7 +92,7 @@ export async function hostWorkers(plan: Plan, options: HostWorkersOptions): Prom
     await close();
     throw error;
   }
-  const slotOf = (runtime: SshRuntime): WorkerSlot => ({
+  const slotOf = (runtime: SshHost): WorkerSlot => ({
     async start(index, log) {
       const argv = [
         ...options.malloryCommand,

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 
 import type { HostCaptureTap } from '../cluster/net/backend.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
-import type { SshRuntime, StreamingProcess } from '../cluster/runtime/ssh.js';
+import type { SshHost, StreamingProcess } from '../cluster/runtime/ssh.js';
 import { monoNs, wallClockNs } from '../core/clock.js';
 import type { Event } from '../core/event.js';
 import { type ClockOffset, type ClockSample, clockOffset, toFuzzerNs } from './_internals/clock-offset.js';
@@ -26,7 +26,7 @@ interface HostCapture {
  * Reads `runtime`'s host clock `CLOCK_SAMPLES` times over SSH (in one shell on one channel), each
  * bracketed by the fuzzer's own wall clock, and gives the host's offset from the shortest round trip.
  */
-export async function hostClockOffset(runtime: SshRuntime, samples = CLOCK_SAMPLES): Promise<ClockOffset> {
+export async function hostClockOffset(runtime: SshHost, samples = CLOCK_SAMPLES): Promise<ClockOffset> {
   const taken: ClockSample[] = await runtime.clockReadings(samples);
   if (taken.length === 0) throw new Error(`host ${runtime.host}: cannot read its clock (date +%s%N)`);
   return clockOffset(taken);

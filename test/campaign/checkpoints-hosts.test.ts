@@ -15,11 +15,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoints, type CheckpointContext } from '../../src/campaign/checkpoints.js';
 import { Cluster, type HostLayout } from '../../src/cluster/cluster.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
-import { LocalRuntime } from '../../src/cluster/runtime/local.js';
+import { LOCAL_CAPABILITIES, LocalRuntime } from '../../src/cluster/runtime/local.js';
 import type { ExecResult } from '../../src/cluster/runtime/runtime.js';
 import { readCheckpoint } from '../../src/store/checkpoint-files.js';
 import type { LaunchOptions, SystemAdapter } from '../../src/systems/system.js';
 import { noNetwork } from '../cluster/_helpers/no-network.js';
+import { mkdirOn } from '../../src/cluster/runtime/files.js';
 
 const NODES = ['n1', 'n2', 'n3'];
 const KIB = 1024;
@@ -65,6 +66,8 @@ function procState(pid: number): string {
  * connection (its reads fail) partway.
  */
 class WatchedHost extends LocalRuntime {
+  /** Stands in for a host whose files are its own (the cluster streams and copies them). */
+  override readonly capabilities = { ...LOCAL_CAPABILITIES, sharedFilesystem: false };
   readonly statesAtCopy: string[][] = [];
   pids: () => number[] = () => [];
   failReadsAfter = Infinity;
@@ -89,9 +92,9 @@ class WatchedHost extends LocalRuntime {
     return super.exec(argv, options);
   }
 
-  override readFile(path: string): Promise<Buffer> {
+  override get(path: string): Promise<Buffer> {
     if (++this.reads > this.failReadsAfter) return Promise.reject(new Error('connection lost'));
-    return super.readFile(path);
+    return super.get(path);
   }
 }
 
@@ -109,7 +112,7 @@ describe('Checkpoints of nodes on other hosts: archived there, brought here, put
       runtimeOf: () => host,
       root: hostRoot,
       streamed: [],
-      prepareHost: () => host.mkdir(hostRoot),
+      prepareHost: () => mkdirOn(host, hostRoot),
     };
     return new Cluster({
       system: sleepers(launches),
@@ -118,7 +121,7 @@ describe('Checkpoints of nodes on other hosts: archived there, brought here, put
       runId: `cphtest${process.pid}x${seq++}`,
       network: noNetwork,
       registry,
-      hosts: layout,
+      layout,
     });
   };
 

@@ -1,3 +1,4 @@
+import { hasDiskLayer } from '../../cluster/placement.js';
 import type { RunStore } from '../../store/run-store.js';
 import type { RunParts, RunPlan } from '../create-run.js';
 import type { RunSummary } from '../reporter.js';
@@ -53,7 +54,7 @@ function metrics(plan: RunPlan, state: RunState, parts: RunParts | undefined): R
     events_shed: parts?.observation.timeline.stats.shed ?? 0,
     // Messages between nodes observed (relayed by the proxies, or captured locally or on hosts).
     net_events: parts?.observation.netEvents ?? 0,
-    ...(plan.diskLayerBinary !== undefined || plan.diskOnHosts ? { induced_exits: state.inducedExits } : {}),
+    ...(hasDiskLayer(plan.placement) ? { induced_exits: state.inducedExits } : {}),
     ...(state.decisions > 0
       ? { state_arrival_pct: Math.round((1000 * state.decisionsWithState) / state.decisions) / 10 }
       : {}),

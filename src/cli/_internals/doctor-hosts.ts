@@ -8,11 +8,12 @@ import { diskLayerFixFor } from '../../cluster/host-disk-layer.js';
 import type { ClusterView } from '../../cluster/node-system.js';
 import { findLibfaketimeOn } from '../../cluster/clock-preload.js';
 import { HOST_LIBFAKETIME_FIX } from '../../cluster/host-clock.js';
-import { HostError, SshRuntime, type SshTarget } from '../../cluster/runtime/ssh.js';
+import { connectSshHost, HostError, type SshHost, type SshTarget } from '../../cluster/runtime/ssh.js';
 import { ScratchDir } from '../../cluster/scratch-dir.js';
 import { checkingBinariesWith } from '../../systems/check-binary.js';
 import type { SystemAdapter } from '../../systems/system.js';
 import { configFromFlags, type RunFlags } from '../run.js';
+import { isRunnableOn, readFileOn } from '../../cluster/runtime/files.js';
 
 export { addHostOptions } from './host-options.js';
 
@@ -114,9 +115,9 @@ async function diagnoseHost(
     ...(optional.length > 0 ? { optional } : {}),
     ...(disk !== undefined ? { disk } : {}),
   });
-  let runtime: SshRuntime;
+  let runtime: SshHost;
   try {
-    runtime = await SshRuntime.connect(target);
+    runtime = await connectSshHost(target);
   } catch (error) {
     if (!(error instanceof HostError)) throw error;
     // The reason says what to do already.
@@ -126,7 +127,7 @@ async function diagnoseHost(
   try {
     has.push(`ssh as ${target.username}`, runtime.sudo ? 'root through sudo -n' : 'root');
     try {
-      await runtime.readFile('/proc/version');
+      await readFileOn(runtime, '/proc/version');
       has.push('sftp');
     } catch (error) {
       missing.push({
@@ -134,13 +135,13 @@ async function diagnoseHost(
         fix: 'enable the SFTP subsystem in sshd_config (Subsystem sftp …)',
       });
     }
-    const tools = await Promise.all(HOST_TOOLS.map((t) => runtime.isRunnable(t)));
+    const tools = await Promise.all(HOST_TOOLS.map((t) => isRunnableOn(runtime, t)));
     const lacking = HOST_TOOLS.filter((_, i) => !tools[i]);
     if (lacking.length === 0) has.push(HOST_TOOLS.join(' '));
     else missing.push({ what: lacking.join(' '), fix: 'apt-get install -y coreutils util-linux findutils' });
-    if (await runtime.isRunnable('iptables')) has.push('iptables');
+    if (await isRunnableOn(runtime, 'iptables')) has.push('iptables');
     else missing.push({ what: 'iptables (partitions)', fix: 'apt-get install -y iptables' });
-    if (await runtime.isRunnable('tar')) has.push('tar');
+    if (await isRunnableOn(runtime, 'tar')) has.push('tar');
     else
       missing.push({ what: 'tar (checkpoints)', fix: 'apt-get install -y tar, or run with --checkpoints 0' });
     if (system.clockFaults === true) {
@@ -161,7 +162,7 @@ async function diagnoseHost(
       else has.push(`the libraries of ${node}'s program ${spec.command} (built here, copied at start)`);
       return done();
     }
-    if (await runtime.isRunnable(spec.command)) {
+    if (await isRunnableOn(runtime, spec.command)) {
       const problem = await libraryProblem(runtime, node, spec);
       if (problem) missing.push(problem);
       else has.push(`${node}'s command ${spec.command}`);

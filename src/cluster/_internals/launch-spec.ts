@@ -3,6 +3,8 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 
 import { UsageError } from '../../core/errors.js';
 import type { LaunchSpec } from '../node-system.js';
+import { isRunnableOn } from '../runtime/files.js';
+import type { NodeRuntime } from '../runtime/runtime.js';
 
 /**
  * What an adapter's `launch(node)` returned, checked before anything is spawned: a spec (or a
@@ -13,7 +15,7 @@ export async function checkedLaunchSpec(
   returned: unknown,
   node: string,
   cwd: string,
-  host?: { readonly host: string; isRunnable(command: string): Promise<boolean> },
+  host?: NodeRuntime,
 ): Promise<LaunchSpec> {
   const spec: unknown = isThenable(returned) ? await returned : returned;
   const where = `the system adapter's launch(${node})`;
@@ -39,7 +41,7 @@ export async function checkedLaunchSpec(
   }
   // A built program is checked here: it is copied to a host that lacks it.
   if (host !== undefined && built !== true) {
-    if (!(await host.isRunnable(command))) {
+    if (!(await isRunnableOn(host, command))) {
       throw new UsageError(
         'missing-binary',
         `${where}: command ${command} not found or not executable on host ${host.host}: install it there or give its full path`,

@@ -1,6 +1,7 @@
 import type { Event } from '../../core/event.js';
 import type { PacketParams } from '../../core/fault.js';
-import type { SshRuntime } from '../runtime/ssh.js';
+import type { NodeLayout } from '../runtime/node-layout.js';
+import type { SshHost } from '../runtime/ssh.js';
 
 export interface Address {
   readonly host: string;
@@ -17,6 +18,8 @@ export type Link = readonly [from: string, to: string];
  */
 export interface NetworkBackend {
   readonly kind: 'proxy' | 'netns' | 'hosts' | 'containers';
+  /** Where the nodes run when it is not this machine: the runtimes the backend connected to. */
+  layout?(): NodeLayout;
   /** The address node `node` binds for a service. */
   listen(node: string, service: string): Address;
   /** The address node `from` dials to reach `to`'s service (a proxy, or `to`'s own address). */
@@ -65,7 +68,7 @@ export interface CaptureTap {
 export interface HostCaptureTap {
   readonly nodes: readonly string[];
   /** The connection to `node`'s host. */
-  runtime(node: string): SshRuntime;
+  runtime(node: string): SshHost;
   /** `node`'s address (its host's). */
   address(node: string): string;
   /** The device `node`'s host reaches the other nodes on. */

@@ -1,11 +1,13 @@
 import { join } from 'node:path';
 
 import type { PacketParams } from '../../core/fault.js';
-import type { HostLayout } from '../cluster.js';
+import type { NodeLayout } from '../runtime/node-layout.js';
 import type { ResourceRegistry } from '../resources.js';
-import { docker, type DockerEndpoint, dockerArgv, DockerRuntime } from '../runtime/docker.js';
+import { containerRuntime, docker, type DockerEndpoint, dockerArgv } from '../runtime/docker.js';
+import type { NodeRuntime } from '../runtime/runtime.js';
 import type { Address, Link, NetworkBackend } from './backend.js';
 import { inputDropRule } from './_internals/drop-rule.js';
+import { isRunnableOn, mkdirOn } from '../runtime/files.js';
 
 export interface ContainersOptions {
   readonly runId: string;
@@ -41,8 +43,8 @@ export function containerRoot(runId: string): string {
 }
 
 /** How iptables is called in a container (`iptables`, or the multi-call binary), undefined when it has none. */
-export async function findIptables(runtime: DockerRuntime): Promise<readonly string[] | undefined> {
-  for (const argv of IPTABLES_CANDIDATES) if (await runtime.isRunnable(argv[0])) return argv;
+export async function findIptables(runtime: NodeRuntime): Promise<readonly string[] | undefined> {
+  for (const argv of IPTABLES_CANDIDATES) if (await isRunnableOn(runtime, argv[0])) return argv;
   return undefined;
 }
 
@@ -57,7 +59,7 @@ export async function findIptables(runtime: DockerRuntime): Promise<readonly str
  */
 export class ContainersBackend implements NetworkBackend {
   readonly kind = 'containers' as const;
-  private readonly runtimes = new Map<string, DockerRuntime>();
+  private readonly runtimes = new Map<string, NodeRuntime>();
   private readonly addresses = new Map<string, string>();
   private readonly iptables = new Map<string, readonly string[]>();
   /** Each rule added (keyed by the receiving node and the rule) → its node and iptables arguments after -A/-D. */
@@ -147,26 +149,26 @@ export class ContainersBackend implements NetworkBackend {
         ]);
         if (address === '') throw new Error(`container ${name} has no address on network ${network}`);
         this.addresses.set(node, address);
-        this.runtimes.set(node, new DockerRuntime(endpoint, name));
+        this.runtimes.set(node, containerRuntime(endpoint, name));
       }),
     );
   }
 
-  runtime(node: string): DockerRuntime {
+  runtime(node: string): NodeRuntime {
     const runtime = this.runtimes.get(node);
     if (!runtime) throw new Error(`unknown node "${node}" (nodes: ${this.options.nodes.join(', ')})`);
     return runtime;
   }
 
   /** Where the cluster runs each node, and the run's dir in its container. */
-  layout(): HostLayout {
+  layout(): NodeLayout {
     const root = containerRoot(this.options.runId);
     return {
       runtimeOf: (node) => this.runtime(node),
       root,
       streamed: STREAMED,
       // Inside the container: it goes with the container.
-      prepareHost: (node) => this.runtime(node).mkdir(root),
+      prepareHost: (node) => mkdirOn(this.runtime(node), root),
     };
   }
 

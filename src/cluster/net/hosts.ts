@@ -1,14 +1,16 @@
 import { join } from 'node:path';
 
 import type { PacketParams } from '../../core/fault.js';
-import type { HostLayout } from '../cluster.js';
+import type { NodeLayout } from '../runtime/node-layout.js';
 import type { ResourceRegistry } from '../resources.js';
 import { shellLine } from '../../core/shell.js';
-import { DEFAULT_MAX_CHANNELS, type SshTarget, SshRuntime } from '../runtime/ssh.js';
+import { connectSshHost, DEFAULT_MAX_CHANNELS, type SshHost, type SshTarget } from '../runtime/ssh.js';
+import { undoOn } from '../runtime/undo-on.js';
 import type { Address, HostCaptureTap, Link, NetworkBackend } from './backend.js';
 import { FixedPorts } from './_internals/fixed-ports.js';
 import { netemDstFilterArgs } from './_internals/netem-filter.js';
 import { controlAcceptRules, inputDropRule } from './_internals/drop-rule.js';
+import { mkdirOn, removeOn } from '../runtime/files.js';
 
 export interface HostsOptions {
   readonly runId: string;
@@ -41,7 +43,7 @@ export function hostRoot(runId: string): string {
  */
 export class HostsBackend implements NetworkBackend {
   readonly kind = 'hosts' as const;
-  private readonly runtimes = new Map<string, SshRuntime>();
+  private readonly runtimes = new Map<string, SshHost>();
   private readonly addresses = new Map<string, string>();
   /** Each rule added (as its iptables arguments after -A/-D) → its registry entry. */
   private readonly rules = new Map<string, { node: string; spec: readonly string[]; id: number }>();
@@ -65,7 +67,7 @@ export class HostsBackend implements NetworkBackend {
   static async connect(options: HostsOptions): Promise<HostsBackend> {
     const backend = new HostsBackend(options);
     const results = await Promise.allSettled(
-      options.targets.map((t) => SshRuntime.connect(t, DEFAULT_MAX_CHANNELS, options.registry)),
+      options.targets.map((t) => connectSshHost(t, DEFAULT_MAX_CHANNELS, options.registry)),
     );
     results.forEach((r, i) => {
       if (r.status === 'fulfilled') backend.runtimes.set(options.nodes[i], r.value);
@@ -79,14 +81,14 @@ export class HostsBackend implements NetworkBackend {
     return backend;
   }
 
-  runtime(node: string): SshRuntime {
+  runtime(node: string): SshHost {
     const runtime = this.runtimes.get(node);
     if (!runtime) throw new Error(`unknown node "${node}" (nodes: ${this.options.nodes.join(', ')})`);
     return runtime;
   }
 
   /** Where the cluster runs each node, and the run's dir on its host. */
-  layout(): HostLayout {
+  layout(): NodeLayout {
     return {
       runtimeOf: (node) => this.runtime(node),
       root: hostRoot(this.options.runId),
@@ -99,14 +101,11 @@ export class HostsBackend implements NetworkBackend {
     if (this.rootIds.has(node)) return;
     const runtime = this.runtime(node);
     const root = hostRoot(this.options.runId);
-    const id = this.options.registry.record({
-      kind: 'remote',
-      target: runtime.target,
-      undo: shellLine(['rm', '-rf', root]),
-      label: `dir ${root} on ${runtime.host}`,
-    });
+    const id = this.options.registry.record(
+      undoOn(runtime.place, shellLine(['rm', '-rf', root]), `dir ${root} on ${runtime.host}`),
+    );
     this.rootIds.set(node, id);
-    await runtime.mkdir(root);
+    await mkdirOn(runtime, root);
   }
 
   private address(node: string): string {
@@ -244,12 +243,13 @@ export class HostsBackend implements NetworkBackend {
     await Promise.all(
       additions.map(async ([key, rule]) => {
         const runtime = this.runtime(rule.node);
-        const id = this.options.registry.record({
-          kind: 'remote',
-          target: runtime.target,
-          undo: shellLine(['iptables', '-w', '-D', ...rule.spec]),
-          label: `iptables rule on ${runtime.host}: -A ${rule.spec.join(' ')}`,
-        });
+        const id = this.options.registry.record(
+          undoOn(
+            runtime.place,
+            shellLine(['iptables', '-w', '-D', ...rule.spec]),
+            `iptables rule on ${runtime.host}: -A ${rule.spec.join(' ')}`,
+          ),
+        );
         this.rules.set(key, { ...rule, id });
         const result = await runtime.exec(['iptables', '-w', '-A', ...rule.spec]);
         if (result.code !== 0) {
@@ -278,12 +278,13 @@ export class HostsBackend implements NetworkBackend {
     const runtime = this.runtime(node);
     const ports = this.options.targets.map((t) => t.port);
     for (const spec of controlAcceptRules(ports, `mallory-${this.options.runId}`)) {
-      const id = this.options.registry.record({
-        kind: 'remote',
-        target: runtime.target,
-        undo: shellLine(['iptables', '-w', '-D', ...spec]),
-        label: `iptables rule on ${runtime.host}: -I ${spec.join(' ')}`,
-      });
+      const id = this.options.registry.record(
+        undoOn(
+          runtime.place,
+          shellLine(['iptables', '-w', '-D', ...spec]),
+          `iptables rule on ${runtime.host}: -I ${spec.join(' ')}`,
+        ),
+      );
       this.controlRules.push({ node, spec, id });
       const result = await runtime.exec(['iptables', '-w', '-I', ...spec]);
       if (result.code !== 0) {
@@ -356,12 +357,13 @@ export class HostsBackend implements NetworkBackend {
       byDevice.set(device, [...(byDevice.get(device) ?? []), this.address(peer)]);
     }
     for (const [device, addresses] of byDevice) {
-      const id = this.options.registry.record({
-        kind: 'remote',
-        target: runtime.target,
-        undo: shellLine(['tc', 'qdisc', 'del', 'dev', device, 'root']),
-        label: `netem on ${runtime.host} ${device}`,
-      });
+      const id = this.options.registry.record(
+        undoOn(
+          runtime.place,
+          shellLine(['tc', 'qdisc', 'del', 'dev', device, 'root']),
+          `netem on ${runtime.host} ${device}`,
+        ),
+      );
       this.qdiscs.push({ node, device, id });
       const commands: string[][] = [
         ['tc', 'qdisc', 'replace', 'dev', device, 'root', 'handle', '1:', 'prio', 'bands', '4'],
@@ -404,8 +406,7 @@ export class HostsBackend implements NetworkBackend {
     await this.removeControlRules().catch(() => undefined);
     await Promise.all(
       [...this.rootIds.entries()].map(async ([node, id]) => {
-        const ok = await this.runtime(node)
-          .remove(hostRoot(this.options.runId))
+        const ok = await removeOn(this.runtime(node), hostRoot(this.options.runId))
           .then(() => true)
           .catch(() => false);
         // What could not be removed now is left to the registry (its own connection, or cleanup).

@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 
 import type { ResourceRegistry } from '../resources.js';
 import { docker, type DockerEndpoint, dockerArgv, EXEC_TIMEOUT_MS } from './docker-command.js';
-import { emptyScript, mkdirScript, removeScript } from './_internals/file-scripts.js';
 import {
   groupStartScript,
   GroupStartReader,
@@ -12,11 +11,14 @@ import {
 } from './_internals/group-shell.js';
 import { ShellPool, ShellSession } from './_internals/shell-session.js';
 import { shellLine, shellQuote } from '../../core/shell.js';
+import { containerExecArgv, type RuntimePlace } from './undo-on.js';
 import type {
   ExecResult,
   FileStream,
   NodeRuntime,
   ProcessEnd,
+  PutSource,
+  RuntimeCapabilities,
   RuntimeProcess,
   StartSpec,
 } from './runtime.js';
@@ -25,6 +27,21 @@ export { docker, type DockerEndpoint, dockerArgv, type DockerResult } from './do
 
 /** Shells kept open per container for short commands. */
 const SHELLS = 2;
+
+/** A container has only what partitions, kills, pauses and packet loss need (not done yet: the rest). */
+export const DOCKER_CAPABILITIES: RuntimeCapabilities = {
+  sharedFilesystem: false,
+  netem: false,
+  fuse: false,
+  libfaketime: false,
+  checkpoints: false,
+  membership: false,
+};
+
+/** The runtime of a node's container, driven through the docker client at `endpoint`. */
+export function containerRuntime(endpoint: DockerEndpoint, container: string): NodeRuntime {
+  return new DockerRuntime(endpoint, container);
+}
 
 interface DockerProcess extends RuntimeProcess {
   readonly pidFile: string;
@@ -37,7 +54,8 @@ interface DockerProcess extends RuntimeProcess {
  * a pid file, the exit status said last) with the `docker exec` client waiting for it.
  */
 export class DockerRuntime implements NodeRuntime {
-  readonly kind = 'docker' as const;
+  readonly place: RuntimePlace;
+  readonly capabilities = DOCKER_CAPABILITIES;
   private nextPidFile = 0;
   private closed = false;
   /** Short commands run on these (see `ShellPool`). */
@@ -47,7 +65,9 @@ export class DockerRuntime implements NodeRuntime {
     readonly endpoint: DockerEndpoint,
     /** The container's name. */
     readonly container: string,
-  ) {}
+  ) {
+    this.place = { kind: 'docker', endpoint, container };
+  }
 
   get host(): string {
     return `container ${this.container}`;
@@ -55,7 +75,7 @@ export class DockerRuntime implements NodeRuntime {
 
   /** `docker exec` of shell text as root in the container, its argv. */
   private execArgv(script: string, interactive = false): string[] {
-    return ['exec', ...(interactive ? ['-i'] : []), '-u', '0', this.container, 'sh', '-c', script];
+    return containerExecArgv(this.container, script, interactive);
   }
 
   /**
@@ -201,28 +221,19 @@ export class DockerRuntime implements NodeRuntime {
     );
   }
 
-  readFile(path: string): Promise<Buffer> {
+  get(path: string): Promise<Buffer> {
     return this.must(`cat ${shellQuote(path)}`);
   }
 
-  async writeFile(path: string, data: string | Buffer): Promise<void> {
+  /** Through `docker exec -i … cat` (`docker cp` does not see a tmpfs mounted in the container). */
+  async put(path: string, from: PutSource): Promise<void> {
     const script = `cat > ${shellQuote(path)}`;
-    const result = await docker(this.endpoint, this.execArgv(script, true), { input: data });
+    const input = 'file' in from ? { inputFile: from.file } : { input: from.data };
+    const result = await docker(this.endpoint, this.execArgv(script, true), input);
     if (result.code !== 0) {
-      throw new Error(`${this.host}: cannot write ${path} (exit ${result.code}): ${result.stderr.trim()}`);
+      const what = 'file' in from ? `upload ${from.file} to ${path}` : `write ${path}`;
+      throw new Error(`${this.host}: cannot ${what} (exit ${result.code}): ${result.stderr.trim()}`);
     }
-  }
-
-  async mkdir(path: string): Promise<void> {
-    await this.must(mkdirScript(path));
-  }
-
-  async remove(path: string): Promise<void> {
-    await this.must(removeScript(path));
-  }
-
-  async empty(path: string): Promise<void> {
-    await this.must(emptyScript(path));
   }
 
   /**
@@ -279,22 +290,6 @@ export class DockerRuntime implements NodeRuntime {
         }
       },
     };
-  }
-
-  /** Copies a file in through `docker exec -i … cat` (`docker cp` does not see a tmpfs mounted in the container). */
-  async upload(localPath: string, path: string): Promise<void> {
-    const script = `cat > ${shellQuote(path)}`;
-    const result = await docker(this.endpoint, this.execArgv(script, true), { inputFile: localPath });
-    if (result.code !== 0) {
-      throw new Error(`${this.host}: cannot upload ${localPath} to ${path}: ${result.stderr.trim()}`);
-    }
-  }
-
-  async isRunnable(command: string): Promise<boolean> {
-    const test = command.includes('/')
-      ? `test -x ${shellQuote(command)}`
-      : `command -v ${shellQuote(command)}`;
-    return (await this.shell(`${test} >/dev/null 2>&1`)).code === 0;
   }
 
   close(): Promise<void> {

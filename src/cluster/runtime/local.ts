@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, closeSync, constants, openSync } from 'node:fs';
-import { copyFile, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { closeSync, openSync } from 'node:fs';
+import { copyFile, open, readFile, writeFile } from 'node:fs/promises';
 
 import { run } from '../../core/exec.js';
 import { processStartTime, type ResourceRegistry } from '../resources.js';
@@ -11,6 +10,8 @@ import type {
   FileStream,
   NodeRuntime,
   ProcessEnd,
+  PutSource,
+  RuntimeCapabilities,
   RuntimeProcess,
   StartSpec,
 } from './runtime.js';
@@ -19,8 +20,39 @@ import type {
 const STREAM_POLL_MS = 100;
 const STREAM_CHUNK_BYTES = 64 * 1024;
 
+/** This machine can do everything a run asks of a place. */
+export const LOCAL_CAPABILITIES: RuntimeCapabilities = {
+  sharedFilesystem: true,
+  netem: true,
+  fuse: true,
+  libfaketime: true,
+  checkpoints: true,
+  membership: true,
+};
+
 interface LocalProcess extends RuntimeProcess {
   readonly child: ChildProcess;
+}
+
+/**
+ * Signals the group of a process started on this host at once (before any promise), as the
+ * cluster's synchronous callers need.
+ */
+export function signalGroupNow(proc: RuntimeProcess, signal: NodeJS.Signals): void {
+  const child = (proc as Partial<LocalProcess>).child;
+  if (child) signalGroup(child, signal);
+  else {
+    try {
+      process.kill(-proc.pgid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** A runtime for this machine (where the run's own files are). */
+export function localRuntime(): NodeRuntime {
+  return new LocalRuntime();
 }
 
 /**
@@ -28,8 +60,9 @@ interface LocalProcess extends RuntimeProcess {
  * output appended to files by the kernel (no pipe through the fuzzer).
  */
 export class LocalRuntime implements NodeRuntime {
-  readonly kind = 'local' as const;
+  readonly place = { kind: 'local' } as const;
   readonly host = 'local';
+  readonly capabilities = LOCAL_CAPABILITIES;
 
   start(spec: StartSpec, registry: ResourceRegistry): Promise<RuntimeProcess> {
     const out = openSync(spec.stdout, 'a');
@@ -76,21 +109,8 @@ export class LocalRuntime implements NodeRuntime {
     return Promise.resolve(proc);
   }
 
-  /** Signals the group at once (before the returned promise), as the cluster's synchronous callers need. */
-  signalNow(proc: RuntimeProcess, signal: NodeJS.Signals): void {
-    const child = (proc as Partial<LocalProcess>).child;
-    if (child) signalGroup(child, signal);
-    else {
-      try {
-        process.kill(-proc.pgid, signal);
-      } catch {
-        // already gone
-      }
-    }
-  }
-
   signal(proc: RuntimeProcess, signal: NodeJS.Signals): Promise<void> {
-    this.signalNow(proc, signal);
+    signalGroupNow(proc, signal);
     return Promise.resolve();
   }
 
@@ -98,25 +118,13 @@ export class LocalRuntime implements NodeRuntime {
     return run(argv, options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {});
   }
 
-  readFile(path: string): Promise<Buffer> {
+  async put(path: string, from: PutSource): Promise<void> {
+    if ('file' in from) await copyFile(from.file, path);
+    else await writeFile(path, from.data);
+  }
+
+  get(path: string): Promise<Buffer> {
     return readFile(path);
-  }
-
-  writeFile(path: string, data: string | Buffer): Promise<void> {
-    return writeFile(path, data);
-  }
-
-  async mkdir(path: string): Promise<void> {
-    await mkdir(path, { recursive: true });
-  }
-
-  remove(path: string): Promise<void> {
-    return rm(path, { recursive: true, force: true });
-  }
-
-  async empty(path: string): Promise<void> {
-    await mkdir(path, { recursive: true });
-    for (const entry of await readdir(path)) await rm(join(path, entry), { recursive: true, force: true });
   }
 
   stream(path: string, onData: (chunk: Buffer) => void): FileStream {
@@ -156,30 +164,6 @@ export class LocalRuntime implements NodeRuntime {
         await poll();
       },
     };
-  }
-
-  upload(localPath: string, path: string): Promise<void> {
-    return copyFile(localPath, path);
-  }
-
-  isRunnable(command: string): Promise<boolean> {
-    const candidates =
-      command.includes('/') && isAbsolute(command)
-        ? [command]
-        : (process.env.PATH ?? '')
-            .split(delimiter)
-            .filter((d) => d !== '')
-            .map((d) => join(d, command));
-    return Promise.resolve(
-      candidates.some((file) => {
-        try {
-          accessSync(file, constants.X_OK);
-          return true;
-        } catch {
-          return false;
-        }
-      }),
-    );
   }
 
   close(): Promise<void> {

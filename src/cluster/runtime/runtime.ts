@@ -1,4 +1,5 @@
 import type { ResourceRegistry } from '../resources.js';
+import type { RuntimePlace } from './undo-on.js';
 
 /** How a process a runtime started ended. */
 export interface ProcessEnd {
@@ -35,6 +36,9 @@ export interface FileStream {
   stop(): Promise<void>;
 }
 
+/** What `NodeRuntime.put` writes: bytes given, or a local file's. */
+export type PutSource = { readonly data: string | Buffer } | { readonly file: string };
+
 /** A command's outcome on the runtime's host. */
 export interface ExecResult {
   readonly code: number;
@@ -43,32 +47,48 @@ export interface ExecResult {
 }
 
 /**
+ * What a place can do for a run, declared by its runtime and checked before the run (a fault that
+ * needs what the place lacks is refused in one line, before anything is made).
+ */
+export interface RuntimeCapabilities {
+  /** Its paths are this machine's: files are read and written here directly, nothing streamed back. */
+  readonly sharedFilesystem: boolean;
+  /** Delay and duplication of packets (netem), for packet faults beyond loss. */
+  readonly netem: boolean;
+  /** The FUSE disk layer over a node's data dir (disk faults). */
+  readonly fuse: boolean;
+  /** libfaketime preloaded into a node (clock faults). */
+  readonly libfaketime: boolean;
+  /** Data dirs copied to and from a checkpoint. */
+  readonly checkpoints: boolean;
+  /** Membership changes, which wipe a node's data dir. */
+  readonly membership: boolean;
+}
+
+/**
  * Where node processes run: this host (`local`), a host reached over SSH (`ssh`), or a container (`docker`). Everything a
  * cluster does to a node's process and files goes through it, so the same cluster runs on either.
  */
 export interface NodeRuntime {
-  readonly kind: 'local' | 'ssh' | 'docker';
+  /** Where its commands run, as data (the registry's records of what is made there: `undoOn`). */
+  readonly place: RuntimePlace;
   /** The host's name as the user gave it (`local` for this one). */
   readonly host: string;
+  readonly capabilities: RuntimeCapabilities;
   /** Starts a command in its own process group, recorded in the registry (before it is made where the runtime can). */
   start(spec: StartSpec, registry: ResourceRegistry): Promise<RuntimeProcess>;
   /** Sends a signal to the process's whole group. */
   signal(proc: RuntimeProcess, signal: NodeJS.Signals): Promise<void>;
   /** Runs a command to completion; never rejects for a non-zero exit. */
   exec(argv: readonly string[], options?: { readonly timeoutMs?: number }): Promise<ExecResult>;
-  readFile(path: string): Promise<Buffer>;
-  writeFile(path: string, data: string | Buffer): Promise<void>;
-  /** Creates a dir and its parents. */
-  mkdir(path: string): Promise<void>;
-  /** Removes a file or a dir with everything in it; a missing one is no error. */
-  remove(path: string): Promise<void>;
-  /** Removes what a dir holds, the dir itself staying. */
-  empty(path: string): Promise<void>;
+  /**
+   * Puts bytes into a file there: `data`, or a local file's (with its mode, whole or not at all).
+   * Dirs, removal and the rest are written once over these verbs (`files.ts`).
+   */
+  put(path: string, from: PutSource): Promise<void>;
+  /** The bytes of a file there. */
+  get(path: string): Promise<Buffer>;
   /** Calls `onData` with what is appended to `path` (from its start), as it grows; it may not exist yet. */
   stream(path: string, onData: (chunk: Buffer) => void): FileStream;
-  /** Copies a local file to the host. */
-  upload(localPath: string, path: string): Promise<void>;
-  /** Whether `command` (a path, or a name looked up in the host's PATH) can be run there. */
-  isRunnable(command: string): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -2,20 +2,22 @@ import { dirname, join } from 'node:path';
 
 import type { ClientChannel } from 'ssh2';
 
-import { shellLine, shellQuote } from '../../core/shell.js';
+import { shellLine } from '../../core/shell.js';
 import type { ResourceRegistry } from '../resources.js';
-import { emptyScript, mkdirScript, removeScript } from './_internals/file-scripts.js';
 import {
   groupStartScript,
   GroupStartReader,
   killGroupByPidScript,
   killGroupScript,
 } from './_internals/group-shell.js';
+import type { RuntimePlace } from './undo-on.js';
 import type {
   ExecResult,
   FileStream,
   NodeRuntime,
   ProcessEnd,
+  PutSource,
+  RuntimeCapabilities,
   RuntimeProcess,
   StartSpec,
 } from './runtime.js';
@@ -34,6 +36,59 @@ import { SshTransfer } from './ssh-transfer.js';
 export { DEFAULT_MAX_CHANNELS, HostError, type SshTarget } from './ssh-connection.js';
 export type { AttachedCommand, StreamingProcess } from './ssh-attached.js';
 
+/**
+ * A host over SSH has everything but this machine's files: its own tools (netem, FUSE, libfaketime)
+ * are looked for on each host before the run (`planHosts`).
+ */
+export const SSH_CAPABILITIES: RuntimeCapabilities = {
+  sharedFilesystem: false,
+  netem: true,
+  fuse: true,
+  libfaketime: true,
+  checkpoints: true,
+  membership: true,
+};
+
+/**
+ * A host over SSH as the rest of the fuzzer sees it: a node runtime, with what only a host reached
+ * over SSH offers (how to reach it again, shell text run as root, commands attached to a channel,
+ * its clock read over the connection).
+ */
+export interface SshHost extends NodeRuntime {
+  readonly target: SshTarget;
+  /** Whether commands go through `sudo -n`. */
+  readonly sudo: boolean;
+  shell(command: string, timeoutMs?: number): Promise<ExecResult>;
+  clockReadings(
+    count: number,
+  ): Promise<{ readonly sentNs: number; readonly hostNs: number; readonly receivedNs: number }[]>;
+  startStreaming(
+    argv: readonly string[],
+    pidFile: string,
+    registry: ResourceRegistry,
+    label: string,
+    onStdout: (chunk: Buffer) => void,
+    onStderr: (text: string) => void,
+  ): Promise<StreamingProcess>;
+  attach(
+    argv: readonly string[],
+    env: Readonly<Record<string, string>>,
+    onOutput: (chunk: Buffer) => void,
+  ): Promise<AttachedCommand>;
+}
+
+/**
+ * Connects to a host over SSH, checking its key, and finds out how to be root there; a `HostError`
+ * says what is wrong. The tails that follow files are recorded in `registry` (a run's), when given.
+ */
+export function connectSshHost(
+  target: SshTarget,
+  maxChannels = DEFAULT_MAX_CHANNELS,
+  registry?: ResourceRegistry,
+): Promise<SshHost> {
+  return SshRuntime.connect(target, maxChannels, registry);
+}
+
 interface SshProcess extends RuntimeProcess {
   readonly pidFile: string;
 }
@@ -46,9 +101,10 @@ export { killGroupScript };
  * commands (`SshShells`), bytes moved over SFTP (`SshTransfer`) and files followed as they grow
  * (`SshFollowers`); the processes it starts lead their own process groups.
  */
-export class SshRuntime implements NodeRuntime {
-  readonly kind = 'ssh' as const;
+export class SshRuntime implements SshHost {
+  readonly place: RuntimePlace;
   readonly host: string;
+  readonly capabilities = SSH_CAPABILITIES;
   readonly target: SshTarget;
   /** Whether commands go through `sudo -n`. */
   readonly sudo: boolean;
@@ -60,6 +116,7 @@ export class SshRuntime implements NodeRuntime {
 
   private constructor(private readonly connection: SshConnection) {
     this.host = connection.host;
+    this.place = { kind: 'ssh', target: connection.target };
     this.target = connection.target;
     this.sudo = connection.sudo;
     this.shells = new SshShells(connection);
@@ -199,24 +256,13 @@ export class SshRuntime implements NodeRuntime {
     else await this.shells.run(`kill -s ${name} -- -${proc.pgid} 2>/dev/null || true`);
   }
 
-  readFile(path: string): Promise<Buffer> {
+  /** Bytes over SFTP; a local file's with its mode, whole or not at all (see `SshTransfer`). */
+  put(path: string, from: PutSource): Promise<void> {
+    return 'file' in from ? this.transfer.upload(from.file, path) : this.transfer.writeFile(path, from.data);
+  }
+
+  get(path: string): Promise<Buffer> {
     return this.transfer.readFile(path);
-  }
-
-  writeFile(path: string, data: string | Buffer): Promise<void> {
-    return this.transfer.writeFile(path, data);
-  }
-
-  async mkdir(path: string): Promise<void> {
-    await this.shells.must(mkdirScript(path));
-  }
-
-  async remove(path: string): Promise<void> {
-    await this.shells.must(removeScript(path));
-  }
-
-  async empty(path: string): Promise<void> {
-    await this.shells.must(emptyScript(path));
   }
 
   /**
@@ -225,23 +271,6 @@ export class SshRuntime implements NodeRuntime {
    */
   stream(path: string, onData: (chunk: Buffer) => void): FileStream {
     return this.followers.follow(path, onData);
-  }
-
-  /** Copies a local file to the host with its mode, whole or not at all (see `SshTransfer`). */
-  upload(localPath: string, path: string): Promise<void> {
-    return this.transfer.upload(localPath, path);
-  }
-
-  async isRunnable(command: string): Promise<boolean> {
-    const test = command.includes('/')
-      ? `test -x ${shellQuote(command)}`
-      : `command -v ${shellQuote(command)}`;
-    return (await this.shells.run(`${test} >/dev/null 2>&1`)).code === 0;
-  }
-
-  /** Whether a file or dir exists on the host. */
-  async exists(path: string): Promise<boolean> {
-    return (await this.shells.run(`test -e ${shellQuote(path)}`)).code === 0;
   }
 
   close(): Promise<void> {

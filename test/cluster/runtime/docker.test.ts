@@ -12,6 +12,15 @@ import {
   startPrivateDocker,
 } from '../../_helpers/private-docker.js';
 import { waitUntil } from './_helpers/wait-until.js';
+import {
+  emptyOn,
+  isRunnableOn,
+  mkdirOn,
+  readFileOn,
+  removeOn,
+  uploadTo,
+  writeFileOn,
+} from '../../../src/cluster/runtime/files.js';
 
 const unavailable = privateDockerUnavailable();
 const IMAGE = 'mallory-runtime-test:1';
@@ -55,7 +64,7 @@ describe.skipIf(unavailable !== undefined)(
     }, 60_000);
 
     it('starts a command in its own process group in the container, signals the group and sees it end', async () => {
-      await box.mkdir('/tmp/run/n1');
+      await mkdirOn(box, '/tmp/run/n1');
       const proc = await box.start(
         {
           argv: ['sh', '-c', 'echo "$MALLORY_NODE out"; echo err >&2; sleep 1000 & sleep 1000'],
@@ -84,8 +93,8 @@ describe.skipIf(unavailable !== undefined)(
       await waitUntil(async () => (await stats()).every((l) => l.endsWith(' T')), 'the group stopped');
       await box.signal(proc, 'SIGCONT');
       await waitUntil(async () => (await stats()).every((l) => !l.endsWith(' T')), 'the group resumed');
-      expect((await box.readFile('/tmp/run/n1/stdout.log')).toString()).toBe('n1 out\n');
-      expect((await box.readFile('/tmp/run/n1/stderr.log')).toString()).toBe('err\n');
+      expect((await readFileOn(box, '/tmp/run/n1/stdout.log')).toString()).toBe('n1 out\n');
+      expect((await readFileOn(box, '/tmp/run/n1/stderr.log')).toString()).toBe('err\n');
       await box.signal(proc, 'SIGKILL');
       expect(await proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
       expect(await stats()).toEqual([]);
@@ -107,12 +116,12 @@ describe.skipIf(unavailable !== undefined)(
       const local = join(root, 'upload.bin');
       const bytes = Buffer.from([0, 1, 2, 255, 10, 13, 0]);
       writeFileSync(local, bytes);
-      await box.mkdir('/tmp/files/sub');
-      await box.upload(local, '/tmp/files/sub/up.bin');
-      expect(await box.readFile('/tmp/files/sub/up.bin')).toEqual(bytes);
-      await box.writeFile('/tmp/files/a.txt', 'hello\n');
-      expect((await box.readFile('/tmp/files/a.txt')).toString()).toBe('hello\n');
-      await expect(box.readFile('/tmp/files/none')).rejects.toThrow(/rt1/);
+      await mkdirOn(box, '/tmp/files/sub');
+      await uploadTo(box, local, '/tmp/files/sub/up.bin');
+      expect(await readFileOn(box, '/tmp/files/sub/up.bin')).toEqual(bytes);
+      await writeFileOn(box, '/tmp/files/a.txt', 'hello\n');
+      expect((await readFileOn(box, '/tmp/files/a.txt')).toString()).toBe('hello\n');
+      await expect(readFileOn(box, '/tmp/files/none')).rejects.toThrow(/rt1/);
 
       const chunks: Buffer[] = [];
       const stream = box.stream('/tmp/files/grow.log', (c) => chunks.push(c));
@@ -130,13 +139,13 @@ describe.skipIf(unavailable !== undefined)(
       ]);
       expect(tails.stdout).toBe('');
 
-      await box.empty('/tmp/files');
+      await emptyOn(box, '/tmp/files');
       expect((await box.exec(['find', '/tmp/files', '-mindepth', '1'])).stdout).toBe('');
-      await box.remove('/tmp/files');
+      await removeOn(box, '/tmp/files');
       expect((await box.exec(['test', '-e', '/tmp/files'])).code).toBe(1);
-      expect(await box.isRunnable('setsid')).toBe(true);
-      expect(await box.isRunnable('iptables')).toBe(true);
-      expect(await box.isRunnable('/usr/bin/etcd-not-here')).toBe(false);
+      expect(await isRunnableOn(box, 'setsid')).toBe(true);
+      expect(await isRunnableOn(box, 'iptables')).toBe(true);
+      expect(await isRunnableOn(box, '/usr/bin/etcd-not-here')).toBe(false);
     });
   },
 );

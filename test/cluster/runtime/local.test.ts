@@ -7,6 +7,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ResourceRegistry } from '../../../src/cluster/resources.js';
 import { LocalRuntime } from '../../../src/cluster/runtime/local.js';
 import { waitUntil } from './_helpers/wait-until.js';
+import {
+  emptyOn,
+  isRunnableOn,
+  mkdirOn,
+  readFileOn,
+  removeOn,
+  writeFileOn,
+} from '../../../src/cluster/runtime/files.js';
 
 function processState(pid: number): string | undefined {
   try {
@@ -72,14 +80,14 @@ describe('LocalRuntime', () => {
 
   it('writes, reads, empties and removes files and dirs, and runs commands', async () => {
     const dir = join(root, 'a', 'b');
-    await runtime.mkdir(dir);
-    await runtime.writeFile(join(dir, 'f'), 'x');
-    expect((await runtime.readFile(join(dir, 'f'))).toString()).toBe('x');
-    await runtime.empty(dir);
+    await mkdirOn(runtime, dir);
+    await writeFileOn(runtime, join(dir, 'f'), 'x');
+    expect((await readFileOn(runtime, join(dir, 'f'))).toString()).toBe('x');
+    await emptyOn(runtime, dir);
     expect((await runtime.exec(['ls', '-A', dir])).stdout).toBe('');
-    await runtime.remove(join(root, 'a'));
+    await removeOn(runtime, join(root, 'a'));
     expect((await runtime.exec(['test', '-e', join(root, 'a')])).code).toBe(1);
-    expect(await runtime.isRunnable('sh')).toBe(true);
-    expect(await runtime.isRunnable('/nonexistent/mallory-no-such-binary')).toBe(false);
+    expect(await isRunnableOn(runtime, 'sh')).toBe(true);
+    expect(await isRunnableOn(runtime, '/nonexistent/mallory-no-such-binary')).toBe(false);
   });
 });

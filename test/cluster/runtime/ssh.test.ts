@@ -8,6 +8,7 @@ import { cleanupRegistries, ResourceRegistry } from '../../../src/cluster/resour
 import { type SshTarget, SshRuntime } from '../../../src/cluster/runtime/ssh.js';
 import { makeSshHosts, type SshHosts, sshHostsUnavailable } from '../../_helpers/ssh-hosts.js';
 import { waitUntil } from './_helpers/wait-until.js';
+import { mkdirOn, uploadTo } from '../../../src/cluster/runtime/files.js';
 
 const unavailable = sshHostsUnavailable();
 const CONCURRENT_COMMANDS = 30;
@@ -73,12 +74,12 @@ describe.skipIf(unavailable !== undefined)(
         const local = join(root, 'script.sh');
         writeFileSync(local, '#!/bin/sh\necho uploaded\n', { mode: 0o750 });
         const there = join(root, 'copy', 'script.sh');
-        await host.mkdir(join(root, 'copy'));
-        await host.upload(local, there);
+        await mkdirOn(host, join(root, 'copy'));
+        await uploadTo(host, local, there);
         expect((await host.exec([there])).stdout).toBe('uploaded\n');
         expect((await host.exec(['stat', '-c', '%a', there])).stdout.trim()).toBe('750');
         // These test hosts see this machine's files: the same path on both is one file.
-        await host.upload(local, local);
+        await uploadTo(host, local, local);
         expect(readFileSync(local, 'utf8')).toBe('#!/bin/sh\necho uploaded\n');
         expect((await host.exec(['ls', join(root, 'copy')])).stdout.trim()).toBe('script.sh');
       } finally {
@@ -90,7 +91,7 @@ describe.skipIf(unavailable !== undefined)(
       const host = await SshRuntime.connect(target(1));
       try {
         const dir = join(root, 'proc');
-        await host.mkdir(dir);
+        await mkdirOn(host, dir);
         const proc = await host.start(
           {
             argv: ['sh', '-c', 'echo "$GREETING"; while :; do date +%s%N; sleep 0.05; done'],
@@ -143,7 +144,7 @@ describe.skipIf(unavailable !== undefined)(
       process.env.MALLORY_STATE_DIR = join(root, 'state');
       const host = await SshRuntime.connect(target(0));
       const dir = join(root, 'crash');
-      await host.mkdir(dir);
+      await mkdirOn(host, dir);
       const proc = await host.start(
         {
           argv: ['sleep', '300'],

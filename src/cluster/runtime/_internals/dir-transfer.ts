@@ -4,6 +4,7 @@ import { storedBytes } from '../../_internals/copy-tree.js';
 import { waitGroupsStoppedScript } from '../../_internals/group-stopped.js';
 import { mustRun } from '../../../core/exec.js';
 import type { NodeRuntime } from '../runtime.js';
+import { emptyOn, readFileOn, removeOn, uploadTo } from '../files.js';
 
 /** The longest a copy, archive or unpack of a data dir may take, on the host or here. */
 const TRANSFER_TIMEOUT_MS = 10 * 60_000;
@@ -50,7 +51,7 @@ export async function snapshotDir(
   try {
     await mustOn(runtime, ['sh', '-c', script, 'sh', dir, snapshot], `copy ${dir}`);
   } catch (error) {
-    await runtime.remove(snapshot);
+    await removeOn(runtime, snapshot);
     throw error;
   }
 }
@@ -71,14 +72,14 @@ export async function fetchSnapshot(
   const local = `${localDir}.tar`;
   try {
     await mustOn(runtime, packArgv(snapshot, archive), `archive ${snapshot}`);
-    const data = await runtime.readFile(archive);
+    const data = await readFileOn(runtime, archive);
     mkdirSync(localDir, { recursive: true });
     writeFileSync(local, data);
     await mustRun(unpackArgv(local, localDir), { timeoutMs: TRANSFER_TIMEOUT_MS });
   } finally {
     rmSync(local, { force: true });
-    await runtime.remove(archive);
-    await runtime.remove(snapshot);
+    await removeOn(runtime, archive);
+    await removeOn(runtime, snapshot);
   }
   return storedBytes(localDir);
 }
@@ -108,11 +109,11 @@ export async function uploadDir(
   const local = `${localDir}.tar`;
   try {
     await mustRun(packArgv(localDir, local), { timeoutMs: TRANSFER_TIMEOUT_MS });
-    await runtime.upload(local, archive);
-    await runtime.empty(dir);
+    await uploadTo(runtime, local, archive);
+    await emptyOn(runtime, dir);
     await mustOn(runtime, unpackArgv(archive, dir), `unpack into ${dir}`);
   } finally {
     rmSync(local, { force: true });
-    await runtime.remove(archive);
+    await removeOn(runtime, archive);
   }
 }
