@@ -104,6 +104,11 @@ interface FakeSystemOptions {
   readonly joinListedAfterReads?: number;
   /** A removal's call fails ("lost leadership") before the change commits; the test commits it later. */
   readonly removeFailsUncommitted?: boolean;
+  /**
+   * A removal's call fails with the change still pending; it commits this long after the next
+   * configuration read that does answer (the committed configuration still lists the node until then).
+   */
+  readonly removeCommitsLateMs?: number;
 }
 
 /** Mallory's own failure (as when its registry cannot be written) at the next start of a node. */
@@ -118,6 +123,7 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
   const noQuorum = (): Error => new Error('no quorum');
   let silent = 0;
   const joining = new Map<string, number>();
+  let pendingRemoval: string | undefined;
   return {
     name: 'fake',
     services: ['client'],
@@ -134,6 +140,10 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
       remove(node: string): Promise<void> {
         if (!fake.hasQuorum()) return Promise.reject(noQuorum());
         if (options.removeFailsUncommitted) return Promise.reject(new Error('server has lost leadership'));
+        if (options.removeCommitsLateMs !== undefined) {
+          pendingRemoval = node;
+          return Promise.reject(new Error('server has lost leadership'));
+        }
         fake.log.push(`remove ${node}`);
         fake.committed.delete(node);
         return Promise.resolve();
@@ -155,6 +165,14 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
           return Promise.resolve(undefined);
         }
         if (!fake.hasQuorum() || fake.electing) return Promise.resolve(undefined);
+        const pending = pendingRemoval;
+        if (pending !== undefined) {
+          pendingRemoval = undefined;
+          setTimeout(() => {
+            fake.log.push(`remove ${pending} committed`);
+            fake.committed.delete(pending);
+          }, options.removeCommitsLateMs);
+        }
         const listed = NODES.filter((n) => fake.committed.has(n) && (joining.get(n) ?? 0) === 0);
         for (const [n, reads] of joining) joining.set(n, Math.max(0, reads - 1));
         return Promise.resolve(listed);
@@ -285,6 +303,38 @@ describe('Nemesis membership: a joiner starts only once the cluster has accepted
     expect(fake.refused).toEqual([]);
     expect([...fake.committed].sort()).toEqual(NODES);
     expect(fake.members).toEqual(NODES);
+  });
+
+  it('healAll reconciles with a configuration that has stopped changing: a removal whose call failed commits after a read still listed the node', async () => {
+    // dqlite seed 4 (10-minute control): `.remove n5` answered "lost leadership" with the change in
+    // the logs of other members; it committed after the reset had read a configuration.
+    const { fake, nemesis } = setUp({ removeCommitsLateMs: 300 });
+    expect(await nemesis.enact({ f: 'member-remove', value: ['n3'] })).toMatchObject({ outcome: 'error' });
+    expect(fake.isMember('n3')).toBe(true);
+    fake.log.length = 0;
+
+    expect(await nemesis.healAll()).toEqual([]);
+
+    // The heal waited until the change had committed, then dropped n3 and added it back.
+    expect(fake.log[0]).toBe('remove n3 committed');
+    expect(fake.log.slice(-2)).toEqual(['add n3', 'start n3']);
+    expect(fake.refused).toEqual([]);
+    expect([...fake.committed].sort()).toEqual(NODES);
+    expect(fake.members).toEqual(NODES);
+  });
+
+  it('a node the late removal dropped that the cluster will not take back stays out, said in the heal errors', async () => {
+    const { fake, nemesis } = setUp({ removeCommitsLateMs: 0, addRejected: true });
+    expect(await nemesis.enact({ f: 'member-remove', value: ['n3'] })).toMatchObject({ outcome: 'error' });
+
+    const errors = await nemesis.healAll();
+
+    expect(errors).toEqual([
+      expect.stringMatching(/^member-add n3: the cluster did not accept n3.*add rejected/),
+    ]);
+    expect(fake.committed.has('n3')).toBe(false);
+    expect(fake.isMember('n3')).toBe(false);
+    expect(fake.log).not.toContain('start n3');
   });
 
   it('healAll leaves a joiner it started alone while its join is not listed yet: one start, not a second with a fresh id', async () => {

@@ -45,9 +45,9 @@ describeRealSystem(
       return transactions.client(node, started(), TIMEOUT_MS, LIST_APPEND);
     };
 
-    it('runs both transactional workloads, strict-serializable', () => {
+    it('runs both transactional workloads, serializable as dqlite documents', () => {
       expect(adapter.transactions?.workloads).toEqual(['list-append', 'rw-register']);
-      expect(adapter.transactions?.consistency).toBeUndefined();
+      expect(adapter.transactions?.consistency).toBe('serializable');
     });
 
     it('appends to a list, and a read on another node returns the list', async () => {

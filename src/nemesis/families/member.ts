@@ -20,6 +20,14 @@ const RECONCILE_ROUNDS = 2;
 const RECONCILE_POLL_MS = 200;
 /** How long a membership call that failed is given to show up (or not) in the committed configuration. */
 const SETTLE_MS = 5_000;
+/**
+ * How long the reset waits for the configuration to answer, the same twice, after a change whose
+ * outcome it could not see: the change may commit only once a new leader's term commits an entry
+ * (dqlite seed 4: no leader for 30 s after the heal began, then the removal committed).
+ */
+const UNSETTLED_WAIT_MS = 60_000;
+/** Two answers this far apart that agree are a configuration no earlier change will alter any more. */
+const STABLE_GAP_MS = 1_000;
 
 /** The members in the system's own configuration, if it can tell. */
 async function realMembers(ctx: FamilyContext): Promise<readonly string[] | undefined> {
@@ -44,6 +52,33 @@ async function settledMembers(ctx: FamilyContext, withinMs: number): Promise<rea
     await clock.sleep(RECONCILE_POLL_MS);
   }
   return real;
+}
+
+/**
+ * The committed configuration once it answers the same twice, `STABLE_GAP_MS` apart, polling up
+ * to `withinMs`; undefined if it does not. After a change whose call failed, one answer is not
+ * enough: the change may still be in some member's log and commit later.
+ */
+async function stableMembers(ctx: FamilyContext, withinMs: number): Promise<readonly string[] | undefined> {
+  const deadline = Date.now() + withinMs;
+  let last: readonly string[] | undefined;
+  let waited = false;
+  while (Date.now() < deadline) {
+    const real = await realMembers(ctx);
+    if (real !== undefined && last !== undefined && sameMembers(real, last)) return real;
+    last = real;
+    if (real === undefined && !waited) {
+      // Restarted members may be electing a leader: wait for the cluster to serve once (its
+      // readiness may itself wait on this reconciliation, so at most RE_ADD_READY_MS).
+      waited = true;
+      await ctx.cluster.waitReady(Math.min(RE_ADD_READY_MS, Math.max(0, deadline - Date.now())));
+    } else await sleep(real === undefined ? RECONCILE_POLL_MS : STABLE_GAP_MS);
+  }
+  return undefined;
+}
+
+function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((n) => b.includes(n));
 }
 
 /**
@@ -81,10 +116,22 @@ async function dropStrayMembers(
   ctx: FamilyContext,
   joining: ReadonlySet<string> = new Set(),
   errors: string[] = [],
+  unsettled: Set<string> = new Set(),
 ): Promise<number> {
   const c = ctx.cluster;
   if (!ctx.system.membership?.configuration || !c.nodes.some((x) => c.isMember(x))) return 0;
-  let real = await realMembers(ctx);
+  let real: readonly string[] | undefined;
+  if (unsettled.size > 0) {
+    // A change whose call failed: reconcile only with a configuration that has stopped changing.
+    real = await stableMembers(ctx, UNSETTLED_WAIT_MS);
+    if (real === undefined) {
+      errors.push(
+        `member ${[...unsettled].join(', ')}: a membership change whose call failed is still unsettled: the configuration did not answer the same twice within ${UNSETTLED_WAIT_MS / 1000} s`,
+      );
+      return 0;
+    }
+    unsettled.clear();
+  } else real = await realMembers(ctx);
   if (real === undefined) {
     // The members this heal restarted may still be electing a leader: wait for the cluster to
     // serve (its readiness may itself wait on this reconciliation, so at most RE_ADD_READY_MS),
@@ -125,6 +172,8 @@ function withoutQuorum(c: FamilyContext['cluster']): string | undefined {
 export class MemberFamily implements FaultFamilyPackage {
   readonly family = 'member';
   readonly kinds = FAMILY_KINDS.member;
+  /** Nodes whose last membership change's call failed without its outcome seen: it may commit later. */
+  private readonly unsettled = new Set<string>();
 
   unsupported(system: FamilySystem, systemName: string, nodeCount: number): string | undefined {
     if (!system.membership) return `${systemName} has no membership changes`;
@@ -161,7 +210,12 @@ export class MemberFamily implements FaultFamilyPackage {
       const removed = c.nodes.filter((n) => !c.isMember(n));
       const nodes = (await ctx.targetNodes(fault.value, removed, recorded?.nodes)).slice(0, 1);
       if (nodes.length === 0 || !ctx.system.membership) return acted(fault, []);
-      await addBack(ctx, nodes[0]);
+      try {
+        await addBack(ctx, nodes[0]);
+      } catch (error) {
+        this.unsettled.add(nodes[0]);
+        throw error;
+      }
       return acted(fault, nodes);
     }
     const members = c.members;
@@ -176,7 +230,10 @@ export class MemberFamily implements FaultFamilyPackage {
       rethrowHarness(error);
       // The call failed but the change may still have committed (e.g. leadership lost after
       // appending it): then the node is out and must be stopped like any removed member.
-      if ((await settledMembers(ctx, SETTLE_MS))?.includes(node) !== false) throw error;
+      if ((await settledMembers(ctx, SETTLE_MS))?.includes(node) !== false) {
+        this.unsettled.add(node);
+        throw error;
+      }
     }
     c.setMember(node, false);
     await c.kill(node, 'removed');
@@ -198,7 +255,7 @@ export class MemberFamily implements FaultFamilyPackage {
     const c = ctx.cluster;
     const joining = new Set<string>();
     for (let round = 0; round < RECONCILE_ROUNDS; round++) {
-      const stray = await dropStrayMembers(ctx, joining, errors);
+      const stray = await dropStrayMembers(ctx, joining, errors, this.unsettled);
       const missing = c.nodes.filter((x) => !c.isMember(x));
       if (round > 0 && stray === 0) break;
       for (const n of missing) {
