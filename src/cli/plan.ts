@@ -8,7 +8,7 @@ import type { RunConfig } from '../campaign/config.js';
 import { DURABILITIES } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
-import { jobManifest, K8S_DEFAULT_CPU, K8S_DEFAULT_MEMORY } from '../fleet/k8s.js';
+import { checkRequests, jobManifest, K8S_DEFAULT_CPU, K8S_DEFAULT_MEMORY } from '../fleet/k8s.js';
 import { buildPlan, defaultPlanFile, writePlan } from '../fleet/plan.js';
 import { isSystemPath, loadSystem } from '../systems/load-system.js';
 import { invokedAs } from './_internals/invoked-as.js';
@@ -140,6 +140,7 @@ export const registerPlan: RegisterCommand = (program, setExit) => {
           throw new UsageError('bad-flag', `${flag} is for --k8s: add --k8s to write the Job manifest`);
         }
       }
+      checkRequests(flags.cpu ?? K8S_DEFAULT_CPU, flags.memory ?? K8S_DEFAULT_MEMORY);
       if (flags.k8s === true && flags.image === undefined) {
         throw new UsageError(
           'bad-flag',

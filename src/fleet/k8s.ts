@@ -60,6 +60,22 @@ function objectName(id: string): string {
   return name;
 }
 
+/** Refuses a CPU or memory request Kubernetes would not read (before anything is written). */
+export function checkRequests(cpu: string, memory: string): void {
+  if (!CPU_QUANTITY.test(cpu)) {
+    throw new UsageError(
+      'bad-flag',
+      `--cpu needs a Kubernetes CPU quantity such as 2, 0.5 or 1500m, got "${cpu}"`,
+    );
+  }
+  if (!MEMORY_QUANTITY.test(memory)) {
+    throw new UsageError(
+      'bad-flag',
+      `--memory needs a Kubernetes quantity such as 2Gi or 512Mi, got "${memory}"`,
+    );
+  }
+}
+
 /**
  * The Indexed Job that runs every campaign of the plan: completion index N runs campaign N
  * (`JOB_COMPLETION_INDEX`, which `mallory run --plan` reads). The plan file must sit inside the
@@ -80,18 +96,7 @@ export function jobManifest(plan: Plan, options: JobOptions): Record<string, unk
   }
   const cpu = options.cpu ?? K8S_DEFAULT_CPU;
   const memory = options.memory ?? K8S_DEFAULT_MEMORY;
-  if (!CPU_QUANTITY.test(cpu)) {
-    throw new UsageError(
-      'bad-flag',
-      `--cpu needs a Kubernetes CPU quantity such as 2, 0.5 or 1500m, got "${cpu}"`,
-    );
-  }
-  if (!MEMORY_QUANTITY.test(memory)) {
-    throw new UsageError(
-      'bad-flag',
-      `--memory needs a Kubernetes quantity such as 2Gi or 512Mi, got "${memory}"`,
-    );
-  }
+  checkRequests(cpu, memory);
   const needs = podNeeds(plan, options.autoUsesNetns);
   const privileged = needs.netns || needs.fuse;
   const labels = { 'app.kubernetes.io/name': 'mallory', 'mallory.dev/plan': objectName(plan.id).slice(8) };
