@@ -8,7 +8,7 @@ import type { RunConfig } from '../campaign/config.js';
 import { DURABILITIES } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
-import { jobManifest } from '../fleet/k8s.js';
+import { checkRequests, jobManifest, K8S_DEFAULT_CPU, K8S_DEFAULT_MEMORY } from '../fleet/k8s.js';
 import { buildPlan, defaultPlanFile, writePlan } from '../fleet/plan.js';
 import { isSystemPath, loadSystem } from '../systems/load-system.js';
 import { invokedAs } from './_internals/invoked-as.js';
@@ -39,6 +39,9 @@ interface PlanFlags {
   parallelism?: string;
   storeClaim?: string;
   namespace?: string;
+  cpu?: string;
+  memory?: string;
+  network: 'auto' | 'proxy' | 'netns';
   json?: boolean;
 }
 
@@ -110,6 +113,13 @@ export const registerPlan: RegisterCommand = (program, setExit) => {
       'mallory-store',
     )
     .option('--namespace <ns>', "with --k8s: the Job's namespace")
+    .option('--cpu <quantity>', `with --k8s: each worker's CPU request (default ${K8S_DEFAULT_CPU})`)
+    .option('--memory <quantity>', `with --k8s: each worker's memory request (default ${K8S_DEFAULT_MEMORY})`)
+    .addOption(
+      new Option('--network <kind>', "the campaigns' network backend (with --k8s: proxy needs no privilege)")
+        .choices(['auto', 'proxy', 'netns'])
+        .default('auto'),
+    )
     .option('--json', 'print the plan as one JSON document on stdout')
     .action(async (flags: PlanFlags) => {
       const arms = flags.policies.split(',').map(parseArm);
@@ -122,6 +132,15 @@ export const registerPlan: RegisterCommand = (program, setExit) => {
       if (flags.k8s !== true && flags.image !== undefined) {
         throw new UsageError('bad-flag', '--image is for --k8s: add --k8s to write the Job manifest');
       }
+      for (const [flag, value] of [
+        ['--cpu', flags.cpu],
+        ['--memory', flags.memory],
+      ] as const) {
+        if (flags.k8s !== true && value !== undefined) {
+          throw new UsageError('bad-flag', `${flag} is for --k8s: add --k8s to write the Job manifest`);
+        }
+      }
+      checkRequests(flags.cpu ?? K8S_DEFAULT_CPU, flags.memory ?? K8S_DEFAULT_MEMORY);
       if (flags.k8s === true && flags.image === undefined) {
         throw new UsageError(
           'bad-flag',
@@ -138,7 +157,7 @@ export const registerPlan: RegisterCommand = (program, setExit) => {
         set: flags.set,
         ...(flags.durability !== undefined ? { durability: flags.durability } : {}),
         store: flags.store,
-        network: 'auto',
+        network: flags.network,
         stopOnBug: flags.stopOnBug === true,
         ...(flags.nodes !== undefined ? { nodes: flags.nodes } : {}),
       });
@@ -176,6 +195,8 @@ export const registerPlan: RegisterCommand = (program, setExit) => {
           parallelism: wholeNumber('--parallelism', flags.parallelism ?? '2', 1),
           storeClaim: flags.storeClaim ?? 'mallory-store',
           ...(flags.namespace !== undefined ? { namespace: flags.namespace } : {}),
+          ...(flags.cpu !== undefined ? { cpu: flags.cpu } : {}),
+          ...(flags.memory !== undefined ? { memory: flags.memory } : {}),
         });
         jobFile = join(dirname(plan.file), JOB_FILE);
         writeFileSync(jobFile, JSON.stringify(manifest, null, 2) + '\n');

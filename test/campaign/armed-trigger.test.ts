@@ -13,17 +13,27 @@ import {
   type ScheduleHeader,
 } from '../../src/campaign/schedule-file.js';
 import { ScheduleRunner } from '../../src/campaign/schedule-runner.js';
-import { monoNs, sleep } from '../../src/core/clock.js';
 import type { Event } from '../../src/core/event.js';
 import type { TriggeredAction } from '../../src/core/trigger.js';
+import { WorldClock } from '../../src/sim/world-clock.js';
+import { World } from '../../src/sim/world.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mallory-armed-'));
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A fake event source and cluster (n1–n3, n2 leads) that records what the trigger enacts. */
+/** How far a test's world may run in virtual time before it fails (none comes near). */
+const VIRTUAL_LIMIT_MS = 600_000;
+
+/**
+ * A fake event source and cluster (n1–n3, n2 leads) that records what the trigger enacts. Its time
+ * is a simulated world's virtual time, so a loaded machine cannot make the trigger late: `at` runs a
+ * step of the test at a virtual time, `drive` runs the world until the promise settles.
+ */
 function fakeRun() {
+  const world = new World({ seed: 1 });
+  const clock = new WorldClock(world);
   const listeners = new Set<(e: Event) => void>();
   const enacted: {
     f: string;
@@ -43,11 +53,16 @@ function fakeRun() {
       return () => listeners.delete(l);
     },
     signal: new AbortController().signal,
+    clock,
   };
   const emit = (node: string, type: string): void => {
-    for (const l of [...listeners]) l({ ts: monoNs(), node, source: 'probe', type });
+    for (const l of [...listeners]) l({ ts: clock.monoNs(), node, source: 'probe', type });
   };
-  return { deps, enacted, emit, listeners };
+  const at = (ms: number, step: () => void): void => {
+    world.scheduler.at(ms, 0, undefined, step);
+  };
+  const drive = <T>(promise: Promise<T>): Promise<T> => world.settle(promise, VIRTUAL_LIMIT_MS);
+  return { deps, enacted, emit, listeners, world, clock, at, drive };
 }
 
 const KILL_VOTER: TriggeredAction = { on: 'vote-granted', f: 'kill', target: 'event', delayMs: 0 };
@@ -55,45 +70,52 @@ const KILL_VOTER: TriggeredAction = { on: 'vote-granted', f: 'kill', target: 'ev
 describe('ArmedTrigger', () => {
   it("enacts its fault on the event's node as the event arrives, once, within the step", async () => {
     const run = fakeRun();
-    const start = Date.now();
+    const start = run.clock.nowMs();
     const trigger = new ArmedTrigger(KILL_VOTER, 0, 150, {
       ...run.deps,
       enact: (fault, recorded, _atMs, line) => {
-        run.enacted.push({ ...fault, ...recorded, line, at: Date.now() - start });
+        run.enacted.push({ ...fault, ...recorded, line, at: run.clock.nowMs() - start });
         return Promise.resolve();
       },
     });
     const done = trigger.run(start);
-    await sleep(20);
-    run.emit('n1', 'append-accepted');
-    expect(run.enacted).toEqual([]);
-    const emittedAt = Date.now() - start;
-    run.emit('n3', 'vote-granted');
-    run.emit('n1', 'vote-granted'); // the first event only
-    await sleep(5);
+    let beforeVote: unknown[] = ['not looked at'];
+    run.at(20, () => {
+      run.emit('n1', 'append-accepted');
+      beforeVote = [...run.enacted];
+      run.emit('n3', 'vote-granted');
+      run.emit('n1', 'vote-granted'); // the first event only
+    });
+    const fired = await run.drive(done);
+    expect(beforeVote).toEqual([]);
     expect(run.enacted).toHaveLength(1);
     expect(run.enacted[0]).toMatchObject({ f: 'kill', nodes: ['n3'] });
-    expect(run.enacted[0].at - emittedAt).toBeLessThan(5);
+    // As the event arrives: at its very moment of the run's clock.
+    expect(run.enacted[0].at).toBe(20);
     expect(run.enacted[0].line).toMatchObject({ on: { type: 'vote-granted' }, nodes: ['$E'] });
-    expect(await done).toBe(true);
-    expect(Date.now() - start).toBeGreaterThanOrEqual(145);
+    expect(fired).toBe(true);
+    // It waited for the step's end.
+    expect(run.clock.nowMs() - start).toBe(150);
   });
 
   it('does not fire once the step has ended, and drops a delayed fault still waiting then', async () => {
     const run = fakeRun();
-    const start = Date.now();
+    const start = run.clock.nowMs();
     const enact = (): Promise<void> => {
-      run.enacted.push({ f: 'x', value: null, at: Date.now() - start });
+      run.enacted.push({ f: 'x', value: null, at: run.clock.nowMs() - start });
       return Promise.resolve();
     };
     const late = new ArmedTrigger({ ...KILL_VOTER, delayMs: 50 }, 0, 60, { ...run.deps, enact });
     const done = late.run(start);
-    await sleep(30);
-    run.emit('n1', 'vote-granted'); // due at ~80 ms, after the step's end at 60 ms
-    expect(await done).toBe(false);
+    run.at(30, () => {
+      run.emit('n1', 'vote-granted'); // due at ~80 ms, after the step's end at 60 ms
+    });
+    expect(await run.drive(done)).toBe(false);
+    expect(run.clock.nowMs() - start).toBe(60);
     expect(run.listeners.size).toBe(0);
     run.emit('n1', 'vote-granted');
-    await sleep(60);
+    // Past the moment the dropped fault was due, and more.
+    await run.world.run(60);
     expect(run.enacted).toEqual([]);
   });
 
@@ -121,7 +143,7 @@ describe('ArmedTrigger', () => {
       ],
     ] as const) {
       const run = fakeRun();
-      const start = Date.now();
+      const start = run.clock.nowMs();
       const trigger = new ArmedTrigger(action, 0, 40, {
         ...run.deps,
         enact: (fault, recorded) => {
@@ -130,9 +152,10 @@ describe('ArmedTrigger', () => {
         },
       });
       const done = trigger.run(start);
-      await sleep(5);
-      run.emit('n3', 'vote-granted');
-      await done;
+      run.at(5, () => {
+        run.emit('n3', 'vote-granted');
+      });
+      await run.drive(done);
       expect(run.enacted).toEqual([expect.objectContaining(expected)]);
     }
   });
@@ -182,11 +205,11 @@ describe('ArmedTrigger', () => {
         return Promise.resolve();
       },
     });
-    const start = Date.now();
-    const done = replay.run(start, 80);
-    await sleep(30);
-    run.emit('n2', 'vote-granted');
-    await done;
+    const done = replay.run(run.clock.nowMs(), 80);
+    run.at(30, () => {
+      run.emit('n2', 'vote-granted');
+    });
+    await run.drive(done);
     expect(run.enacted).toEqual([expect.objectContaining({ f: 'kill', nodes: ['n2'] })]);
   });
 });

@@ -2,18 +2,22 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 import { readSchedule } from '../../src/campaign/schedule-file.js';
 import { ScheduleRunner } from '../../src/campaign/schedule-runner.js';
-import { monoNs, sleep } from '../../src/core/clock.js';
 import { HarnessError } from '../../src/core/errors.js';
 import type { Event } from '../../src/core/event.js';
+import { WorldClock } from '../../src/sim/world-clock.js';
+import { World } from '../../src/sim/world.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mallory-runner-'));
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** How far a test's world may run in virtual time before it fails (none comes near). */
+const VIRTUAL_LIMIT_MS = 600_000;
 
 function schedule(lines: object[]): ReturnType<typeof readSchedule> {
   const file = join(dir, `s${Math.random()}.jsonl`);
@@ -21,7 +25,12 @@ function schedule(lines: object[]): ReturnType<typeof readSchedule> {
   return readSchedule(file);
 }
 
-/** A runner on a three-node cluster whose leader is n2; events are pushed by the test. */
+/**
+ * A runner on a three-node cluster whose leader is n2; events are pushed by the test. Its time is a
+ * simulated world's virtual time: a loaded machine cannot make a line late, so the timing asserted
+ * is the runner's own. `at` runs a step of the test at a virtual time; `drive` runs the world until
+ * the promise settles.
+ */
 function harness(
   items: ReturnType<typeof readSchedule>,
   failAt?: { f: string; error: Error },
@@ -35,6 +44,8 @@ function harness(
   }[] = [];
   const skipped: string[] = [];
   const listeners = new Set<(e: Event) => void>();
+  const world = new World({ seed: 1 });
+  const clock = new WorldClock(world);
   const runner = new ScheduleRunner(items, {
     enact: (fault, recorded, atMs) => {
       enacted.push({ f: fault.f, ...recorded, atMs });
@@ -49,11 +60,18 @@ function harness(
       return () => listeners.delete(l);
     },
     signal,
+    clock,
   });
   const emit = (node: string, type: string, attrs?: Record<string, string | number>): void => {
-    for (const l of listeners) l({ ts: monoNs(), node, source: 'probe', type, ...(attrs ? { attrs } : {}) });
+    for (const l of listeners) {
+      l({ ts: clock.monoNs(), node, source: 'probe', type, ...(attrs ? { attrs } : {}) });
+    }
   };
-  return { runner, enacted, skipped, emit };
+  const at = (ms: number, step: () => void): void => {
+    world.scheduler.at(ms, 0, undefined, step);
+  };
+  const drive = <T>(promise: Promise<T>): Promise<T> => world.settle(promise, VIRTUAL_LIMIT_MS);
+  return { runner, enacted, skipped, emit, world, clock, at, drive };
 }
 
 describe('ScheduleRunner', () => {
@@ -66,7 +84,7 @@ describe('ScheduleRunner', () => {
         { atMs: 30, f: 'pause', nodes: ['$G'] },
       ]),
     );
-    await h.runner.run(Date.now(), 400);
+    await h.drive(h.runner.run(h.clock.nowMs(), 400));
     expect(h.enacted.map((e) => [e.f, e.nodes ?? e.links])).toEqual([
       ['kill', ['n1', 'n3']],
       [
@@ -91,32 +109,26 @@ describe('ScheduleRunner', () => {
         { atMs: 20, on: { type: 'become-leader' }, delayMs: 40, f: 'start', nodes: ['$C'] },
       ]),
     );
-    const start = Date.now();
-    // The run lasts well past the trigger's 40 ms delay even on a loaded machine.
+    const start = h.clock.nowMs();
     const done = h.runner.run(start, 1000);
     h.emit('n1', 'become-leader', { term: 2 }); // before the line is armed: ignored
-    await sleep(40);
-    h.emit('n3', 'vote-granted');
-    expect(h.enacted).toEqual([]);
-    const firedAtMs = Date.now() - start;
-    h.emit('n3', 'become-leader', { term: 3 });
-    h.emit('n1', 'become-leader', { term: 4 }); // the group has fired: ignored
-    // The kill, queued at the event, comes first; the start waits its 40 ms.
-    await vi.waitFor(
-      () => {
-        expect(h.enacted.length).toBeGreaterThan(0);
-      },
-      { interval: 1, timeout: 5000 },
-    );
-    expect(h.enacted.map((e) => [e.f, e.nodes])[0]).toEqual(['kill', ['n1', 'n2']]);
-    await done;
-    expect(h.enacted.map((e) => [e.f, e.nodes])).toEqual([
-      ['kill', ['n1', 'n2']],
-      ['start', ['n3']],
+    let killedAtEvent: unknown[] = [];
+    h.at(40, () => {
+      h.emit('n3', 'vote-granted');
+      expect(h.enacted).toEqual([]);
+      h.emit('n3', 'become-leader', { term: 3 });
+      h.emit('n1', 'become-leader', { term: 4 }); // the group has fired: ignored
+    });
+    // The kill, queued at the event, comes first, at the event's moment; the start waits its 40 ms.
+    h.at(41, () => {
+      killedAtEvent = h.enacted.map((e) => [e.f, e.nodes, e.atMs]);
+    });
+    await h.drive(done);
+    expect(killedAtEvent).toEqual([['kill', ['n1', 'n2'], 40]]);
+    expect(h.enacted.map((e) => [e.f, e.nodes, e.atMs])).toEqual([
+      ['kill', ['n1', 'n2'], 40],
+      ['start', ['n3'], 80],
     ]);
-    // 40 ms after the event (a timer may fire up to a millisecond early by Date.now()); the kill,
-    // queued at the event, may itself run late on a loaded machine, so the two are not compared.
-    expect(h.enacted[1].atMs - firedAtMs).toBeGreaterThanOrEqual(39);
   });
 
   it('matches node and attributes, and a trigger past its window never fires', async () => {
@@ -137,37 +149,28 @@ describe('ScheduleRunner', () => {
       undefined,
       stop.signal,
     );
-    const start = Date.now();
-    // The run outlasts the test's conditions however loaded the machine; the test ends it.
+    const start = h.clock.nowMs();
     const done = h.runner.run(start, 60_000);
-    await vi.waitFor(
-      () => {
-        h.emit('n1', 'snapshot-taken', { index: 64 });
-        h.emit('n2', 'snapshot-taken', { index: 63 });
-        h.emit('n2', 'snapshot-taken', { index: 64 });
-        expect(h.enacted.length).toBeGreaterThan(0);
-      },
-      { interval: 1, timeout: 10_000 },
-    );
-    // Past the step-down line's window (5 + 10 ms from the start) by the runner's own clock.
-    await vi.waitFor(
-      () => {
-        expect(Date.now()).toBeGreaterThan(start + 5 + 10 + 1);
-      },
-      { interval: 1, timeout: 10_000 },
-    );
-    h.emit('n2', 'step-down');
-    // Lines run one at a time in the order they became due: once the marker's line has run, a pause
-    // queued by the step-down would have run before it.
-    h.emit('n2', 'marker');
-    await vi.waitFor(
-      () => {
-        expect(h.enacted.map((e) => e.f)).toContain('start');
-      },
-      { interval: 1, timeout: 10_000 },
-    );
-    stop.abort();
-    await done;
+    // All three armed at 5 ms: the snapshot on the leader fires the kill.
+    h.at(6, () => {
+      h.emit('n1', 'snapshot-taken', { index: 64 });
+      h.emit('n2', 'snapshot-taken', { index: 63 });
+      h.emit('n2', 'snapshot-taken', { index: 64 });
+    });
+    let killedFirst: unknown[] = [];
+    // Past the step-down line's window (5 + 10 ms from the start) by the runner's clock.
+    h.at(5 + 10 + 1, () => {
+      killedFirst = h.enacted.map((e) => [e.f, e.nodes]);
+      h.emit('n2', 'step-down');
+      // Lines run one at a time in the order they became due: once the marker's line has run, a
+      // pause queued by the step-down would have run before it.
+      h.emit('n2', 'marker');
+    });
+    h.at(20, () => {
+      stop.abort();
+    });
+    await h.drive(done);
+    expect(killedFirst).toEqual([['kill', ['n2']]]);
     expect(h.enacted.map((e) => [e.f, e.nodes])).toEqual([
       ['kill', ['n2']],
       ['start', ['n3']],
@@ -194,7 +197,7 @@ describe('ScheduleRunner', () => {
         { atMs: 10, f: 'pause', nodes: ['n3'], leader: 'n3' },
       ]),
     );
-    await h.runner.run(Date.now(), 300);
+    await h.drive(h.runner.run(h.clock.nowMs(), 300));
     // The leader is n2 now: the isolated leader n1 becomes n2; a line recorded under n2 is as it
     // was; one recorded under n3 aims at n2 (the leader) instead of n3.
     expect(h.enacted.map((e) => [e.f, e.nodes, e.links])).toEqual([
@@ -215,7 +218,7 @@ describe('ScheduleRunner', () => {
 
   it('skips, and says why, a line whose name is not bound', async () => {
     const h = harness(schedule([{ atMs: 0, f: 'kill', nodes: ['$X'] }]));
-    await h.runner.run(Date.now(), 200);
+    await h.drive(h.runner.run(h.clock.nowMs(), 200));
     expect(h.enacted).toEqual([]);
     expect(h.skipped).toEqual(['$X is not bound']);
   });
@@ -276,21 +279,20 @@ describe('ScheduleRunner and the end of the run', () => {
       const enacted: string[] = [];
       const skipped: string[] = [];
       const listeners = new Set<(e: Event) => void>();
-      let start = 0;
+      // Virtual time: the slow fault ends just past the end however loaded the machine is.
+      const world = new World({ seed: 1 });
+      const clock = new WorldClock(world);
       const runner = new ScheduleRunner(schedule(lines), {
         // The removal takes until past the schedule's end (a membership change that took its time).
         enact: async (fault) => {
           enacted.push(fault.f);
           if (fault.f === 'member-remove') {
             if (electedDuringSlowFault) {
-              for (const l of listeners) l({ ts: monoNs(), node: 'n2', source: 'probe', type: 'elected' });
+              for (const l of listeners) {
+                l({ ts: clock.monoNs(), node: 'n2', source: 'probe', type: 'elected' });
+              }
             }
-            await vi.waitFor(
-              () => {
-                expect(Date.now()).toBeGreaterThan(start + END_MS + 1);
-              },
-              { interval: 1, timeout: 10_000 },
-            );
+            await clock.sleep(END_MS + 2);
           }
         },
         skip: (item, reason) => skipped.push(`${'f' in item ? item.f : 'let'}: ${reason}`),
@@ -302,9 +304,9 @@ describe('ScheduleRunner and the end of the run', () => {
           return () => listeners.delete(l);
         },
         signal: new AbortController().signal,
+        clock,
       });
-      start = Date.now();
-      await runner.run(start, END_MS, budgetMs);
+      await world.settle(runner.run(clock.nowMs(), END_MS, budgetMs), VIRTUAL_LIMIT_MS);
       expect(enacted).toEqual(expectedEnacted);
       expect(skipped).toEqual(expectedSkipped);
     },
@@ -323,16 +325,17 @@ describe('ScheduleRunner when Mallory itself fails', () => {
       ]),
       { f: 'kill', error },
     );
-    const started = Date.now();
+    const started = h.clock.nowMs();
     const done = h.runner.run(started, 5000).then(
       () => undefined,
       (e: unknown) => e,
     );
-    await sleep(30);
-    h.emit('n2', 'elected');
-    expect(await done).toBe(error);
+    h.at(30, () => {
+      h.emit('n2', 'elected');
+    });
+    expect(await h.drive(done)).toBe(error);
     // It stopped at once: the line at 2 s never ran and the run did not wait for its end at 5 s.
-    expect(Date.now() - started).toBeLessThan(1500);
+    expect(h.clock.nowMs() - started).toBeLessThan(2000);
     expect(h.enacted.map((e) => e.f)).toEqual(['kill']);
   });
 });

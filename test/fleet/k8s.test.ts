@@ -4,10 +4,17 @@ import { join } from 'node:path';
 import { Job } from 'kubernetes-models/batch/v1/Job';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { jobManifest, type JobOptions, K8S_CONTAINER, K8S_STORE_MOUNT } from '../../src/fleet/k8s.js';
+import {
+  jobManifest,
+  type JobOptions,
+  K8S_CONTAINER,
+  K8S_DEFAULT_CPU,
+  K8S_DEFAULT_MEMORY,
+  K8S_STORE_MOUNT,
+} from '../../src/fleet/k8s.js';
 import { buildPlan, type Plan, writePlan } from '../../src/fleet/plan.js';
 import { WORKER_EXIT } from '../../src/fleet/worker.js';
-import { planRequest, tempDir, usageError, writeStorePlan } from './_helpers/plan.js';
+import { baseConfig, planRequest, tempDir, usageError, writeStorePlan } from './_helpers/plan.js';
 
 /** A DNS-1123 label: what Kubernetes accepts as a Job's name and its pods' hostnames. */
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -151,5 +158,57 @@ describe('jobManifest', () => {
 
     expect(error.code).toBe('bad-flag');
     expect(error.message).toBe(`--parallelism needs a whole number ≥ 1, got ${parallelism}`);
+  });
+  it('requests CPU and memory for the campaign it runs: the defaults, or the flags given', () => {
+    const plain = validJob(jobManifest(plan, OPTIONS)).spec?.template.spec?.containers[0];
+    const sized = validJob(jobManifest(plan, { ...OPTIONS, cpu: '1500m', memory: '6Gi' })).spec?.template.spec
+      ?.containers[0];
+
+    expect(plain?.resources).toEqual({ requests: { cpu: K8S_DEFAULT_CPU, memory: K8S_DEFAULT_MEMORY } });
+    expect(sized?.resources).toEqual({ requests: { cpu: '1500m', memory: '6Gi' } });
+  });
+
+  it.each([
+    ['cpu', 'two', '--cpu needs a Kubernetes CPU quantity such as 2, 0.5 or 1500m, got "two"'],
+    ['memory', '2GB', '--memory needs a Kubernetes quantity such as 2Gi or 512Mi, got "2GB"'],
+  ])('refuses a --%s of %s', (flag, value, message) => {
+    const error = usageError(() => jobManifest(plan, { ...OPTIONS, [flag]: value }));
+
+    expect(error.code).toBe('bad-flag');
+    expect(error.message).toBe(message);
+  });
+
+  /** The pod of a Job for a plan of `arms` on `network`, validated against the schema. */
+  function podFor(network: string, arms: readonly string[], options: Partial<JobOptions> = {}) {
+    const request = {
+      ...planRequest(store, { id: `p-${network}`, arms }),
+      base: baseConfig(store, { network }),
+    };
+    const written = writePlan(buildPlan(request, store), join(store, `${network}-${arms.join('-')}.json`));
+    return validJob(jobManifest(written, { ...OPTIONS, ...options })).spec?.template.spec;
+  }
+
+  it.each([
+    { network: 'proxy', arms: ['adaptive', 'random'], privileged: false, fuse: false },
+    { network: 'proxy', arms: ['adaptive', 'adaptive+disk'], privileged: true, fuse: true },
+    { network: 'netns', arms: ['adaptive', 'random'], privileged: true, fuse: false },
+    { network: 'auto', arms: ['adaptive', 'random'], privileged: true, fuse: false },
+  ])(
+    'is privileged and mounts /dev/fuse only when the plan needs them: $network with $arms',
+    ({ network, arms, privileged, fuse }) => {
+      const pod = podFor(network, arms);
+      const container = pod?.containers[0];
+
+      expect(container?.securityContext?.privileged === true).toBe(privileged);
+      expect(container?.volumeMounts?.some((m) => m.mountPath === '/dev/fuse')).toBe(fuse);
+      expect(pod?.volumes?.some((v) => v.hostPath?.path === '/dev/fuse')).toBe(fuse);
+    },
+  );
+
+  it('runs unprivileged on auto for a system that does not use namespaces there', () => {
+    const container = podFor('auto', ['adaptive'], { autoUsesNetns: false })?.containers[0];
+
+    expect(container?.securityContext).toBeUndefined();
+    expect(container?.volumeMounts).toEqual([{ name: 'store', mountPath: K8S_STORE_MOUNT }]);
   });
 });

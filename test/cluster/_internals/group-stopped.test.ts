@@ -19,6 +19,10 @@ function busyGroup(): number {
   return child.pid!;
 }
 const groups: number[] = [];
+/** The shell form's polls in the test, and the least each sleeps (`sleep 0.01`). */
+const POLLS = 20;
+const POLL_SLEEP_MS = 10;
+const EXEC_BOUND_MS = 120_000;
 afterEach(() => {
   for (const g of groups.splice(0)) {
     try {
@@ -51,27 +55,34 @@ describe('waiting for stopped process groups', () => {
     await twoProcesses(pgid);
   });
 
-  it('the shell form on a host waits the same way: it ends at once for stopped groups, after its bound for running ones', async () => {
-    const stopped = busyGroup();
-    const running = busyGroup();
-    await twoProcesses(stopped);
-    await twoProcesses(running);
-    process.kill(-stopped, 'SIGSTOP');
-    const runtime = new LocalRuntime();
-    const sh = async (script: string): Promise<{ code: number; ms: number }> => {
-      const start = performance.now();
-      const r = await runtime.exec(['sh', '-c', script]);
-      return { code: r.code, ms: performance.now() - start };
-    };
-    // 50 polls of 10 ms: a group that never stops holds it for at least half a second.
-    const held = await sh(waitGroupsStoppedScript([running], 50));
-    expect(held.code).toBe(0);
-    expect(held.ms).toBeGreaterThan(450);
-    const free = await sh(waitGroupsStoppedScript([stopped], 50));
-    expect(free.code).toBe(0);
-    expect(free.ms).toBeLessThan(held.ms / 2);
-    // A group that is gone does not hold it either.
-    process.kill(-stopped, 'SIGKILL');
-    expect((await sh(`${waitGroupsStoppedScript([stopped], 50)}; echo done`)).code).toBe(0);
-  });
+  it(
+    'the shell form on a host waits the same way: it ends at once for stopped groups, after its bound for running ones',
+    async () => {
+      const stopped = busyGroup();
+      const running = busyGroup();
+      await twoProcesses(stopped);
+      await twoProcesses(running);
+      process.kill(-stopped, 'SIGSTOP');
+      const runtime = new LocalRuntime();
+      const sh = async (script: string): Promise<{ code: number; ms: number }> => {
+        const start = performance.now();
+        // Each poll forks a pipeline: on a loaded machine one can take a second, so the exec's bound
+        // is far beyond what the polls can cost.
+        const r = await runtime.exec(['sh', '-c', script], { timeoutMs: EXEC_BOUND_MS });
+        return { code: r.code, ms: performance.now() - start };
+      };
+      // A group that never stops holds it for all its polls: each sleeps 10 ms at least.
+      const held = await sh(waitGroupsStoppedScript([running], POLLS));
+      expect(held.code).toBe(0);
+      expect(held.ms).toBeGreaterThanOrEqual(POLLS * POLL_SLEEP_MS);
+      // A stopped group ends it at its first poll: one pipeline, against the held one's twenty.
+      const free = await sh(waitGroupsStoppedScript([stopped], POLLS));
+      expect(free.code).toBe(0);
+      expect(free.ms).toBeLessThan(held.ms / 2);
+      // A group that is gone does not hold it either.
+      process.kill(-stopped, 'SIGKILL');
+      expect((await sh(`${waitGroupsStoppedScript([stopped], POLLS)}; echo done`)).code).toBe(0);
+    },
+    EXEC_BOUND_MS,
+  );
 });
