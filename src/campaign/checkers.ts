@@ -188,11 +188,15 @@ function failoverNote(
   if (counterexamples.length >= MAX_COUNTEREXAMPLES || (result.undecidedPartitions ?? 0) > 0)
     return undefined;
   if (explanations.length !== counterexamples.length) return undefined;
-  const verdict = judgeFailoverLoss(explanations, clientOps, input.leaderChanges ?? []);
+  const verdict = judgeFailoverLoss(explanations, clientOps, input.leaderChanges ?? [], declared);
   if (verdict === undefined) return undefined;
-  const s = (ns: number): string => `${(ns / NS_PER_S).toFixed(3)} s`;
+  const s = (ns: number): string => (Number.isFinite(ns) ? `${(ns / NS_PER_S).toFixed(3)} s` : 'the end');
   const changes = verdict.keys
-    .map((k) => k.changes.map((c) => `${c.type} on ${c.node} at ${s(c.timeNs)}`).join(', '))
+    .map((k) =>
+      k.splitBrain !== undefined
+        ? `split brain: ${k.splitBrain.old} and the promoted ${k.splitBrain.promoted} both led from ${s(k.splitBrain.fromNs)} to ${s(k.splitBrain.toNs)}`
+        : k.changes.map((c) => `${c.type} on ${c.node} at ${s(c.timeNs)}`).join(', '),
+    )
     .filter((text, i, all) => all.indexOf(text) === i)
     .join('; ');
   return {

@@ -57,6 +57,13 @@ const AdapterSchema = z.object({
     .object({
       events: z.array(z.string().min(1)).min(1, 'must name at least one log event type'),
       why: z.string().min(1),
+      splitBrain: z
+        .object({
+          promoted: z.string().min(1),
+          started: z.string().min(1),
+          converged: z.array(z.string().min(1)).min(1, 'must name at least one log event type'),
+        })
+        .optional(),
     })
     .optional(),
   recoveryTimeoutMs: z.number().int().positive().optional(),

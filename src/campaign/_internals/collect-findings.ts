@@ -209,12 +209,28 @@ function crashFindings(live: LiveRun, schedule: number): Finding[] {
   return findings;
 }
 
-/** The declared leader-change events among a schedule's, at history time (ns since the run began). */
+/**
+ * The declared leader-change and split-brain role events among a schedule's, at history time (ns
+ * since the run began).
+ */
 function leaderChanges(live: LiveRun, events: readonly Event[]): LeaderChange[] {
-  const types = new Set(live.plan.system.failoverLoss?.events ?? []);
+  const declared = live.plan.system.failoverLoss;
+  const sb = declared?.splitBrain;
+  const types = new Set([
+    ...(declared?.events ?? []),
+    ...(sb !== undefined ? [sb.promoted, sb.started, ...sb.converged] : []),
+  ]);
   return events
     .filter((e) => e.source === 'log' && types.has(e.type))
-    .map((e) => ({ timeNs: e.ts - live.history.startNs, node: e.node, type: e.type }));
+    .map((e) => {
+      const role = e.attrs?.role;
+      return {
+        timeNs: e.ts - live.history.startNs,
+        node: e.node,
+        type: e.type,
+        ...(typeof role === 'string' ? { role } : {}),
+      };
+    });
 }
 
 /**

@@ -59,5 +59,9 @@ export function parseRedisLog(line: string): ParsedLogEvent | undefined {
         : { type }
       : { type };
   }
-  return matchLogRules(SERVER_RULES, message);
+  const event = matchLogRules(SERVER_RULES, message);
+  // The role a server starts in (`M` primary, `S` replica): a split brain begins so (`splitBrain`).
+  return event?.type === 'ready'
+    ? { ...event, attrs: { role: role === 'M' ? 'leader' : 'follower' } }
+    : event;
 }

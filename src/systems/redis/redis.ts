@@ -58,10 +58,14 @@ export function redisDurability(appendfsync: Appendfsync, nodes: number): Durabi
  * The writes a Sentinel failover may lose, as Redis documents it: replication is asynchronous, so a
  * write the old primary acknowledged may never reach the replica Sentinel promotes (or reach a
  * primary cut off from the others, demoted when it rejoins). The leader changed when a replica says
- * `MASTER MODE enabled` (promoted) or a sentinel says `+switch-master`.
+ * `MASTER MODE enabled` (promoted) or a sentinel says `+switch-master`. A primary that was cut off or
+ * restarted (`Ready to accept connections` as `M`) keeps serving its own data while a replica is
+ * promoted, until Sentinel makes it a replica and it finishes its sync with the new primary (`MASTER
+ * <-> REPLICA sync: Finished with success`): what clients wrote or read there is lost then.
  */
 export const REDIS_FAILOVER_LOSS: FailoverLoss = {
   events: ['promoted', 'sentinel+switch-master'],
+  splitBrain: { promoted: 'promoted', started: 'ready', converged: ['sync-finished'] },
   why: 'replication is asynchronous: a Sentinel failover loses the writes the promoted replica had not received (Redis Sentinel documentation, "Consistency under partitions")',
 };
 

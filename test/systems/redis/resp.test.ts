@@ -43,6 +43,15 @@ describe('parseRedisLog', () => {
     ).toEqual({
       type: 'promoted',
     });
+    // The role a server starts in begins a split brain (`REDIS_FAILOVER_LOSS.splitBrain`).
+    expect(parseRedisLog('10538:M 07 Dec 2026 10:26:39.618 * Ready to accept connections')).toEqual({
+      type: 'ready',
+      attrs: { role: 'leader' },
+    });
+    expect(parseRedisLog('10546:S 07 Dec 2026 10:26:39.742 * Ready to accept connections')).toEqual({
+      type: 'ready',
+      attrs: { role: 'follower' },
+    });
     expect(parseRedisLog('random text')).toBeUndefined();
   });
 });
