@@ -60,10 +60,11 @@ async function settledMembers(ctx: FamilyContext, withinMs: number): Promise<rea
  * enough: the change may still be in some member's log and commit later.
  */
 async function stableMembers(ctx: FamilyContext, withinMs: number): Promise<readonly string[] | undefined> {
-  const deadline = Date.now() + withinMs;
+  const clock = ctx.clock ?? realClock;
+  const deadline = clock.nowMs() + withinMs;
   let last: readonly string[] | undefined;
   let waited = false;
-  while (Date.now() < deadline) {
+  while (clock.nowMs() < deadline) {
     const real = await realMembers(ctx);
     if (real !== undefined && last !== undefined && sameMembers(real, last)) return real;
     last = real;
@@ -71,8 +72,8 @@ async function stableMembers(ctx: FamilyContext, withinMs: number): Promise<read
       // Restarted members may be electing a leader: wait for the cluster to serve once (its
       // readiness may itself wait on this reconciliation, so at most RE_ADD_READY_MS).
       waited = true;
-      await ctx.cluster.waitReady(Math.min(RE_ADD_READY_MS, Math.max(0, deadline - Date.now())));
-    } else await sleep(real === undefined ? RECONCILE_POLL_MS : STABLE_GAP_MS);
+      await ctx.cluster.waitReady(Math.min(RE_ADD_READY_MS, Math.max(0, deadline - clock.nowMs())));
+    } else await clock.sleep(real === undefined ? RECONCILE_POLL_MS : STABLE_GAP_MS);
   }
   return undefined;
 }
