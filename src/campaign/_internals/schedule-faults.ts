@@ -115,6 +115,6 @@ export class ScheduleFaults {
       ...(trigger !== undefined ? { trigger } : {}),
       ...(outcome.links !== undefined && outcome.links.length > 0 ? { links: outcome.links } : {}),
     });
-    emit('fault', outcome, this.schedule, atMs, runMs, Date.now() - state.startMs);
+    emit('fault', outcome, this.schedule, atMs, runMs, this.live.clock.nowMs() - state.startMs);
   }
 }
