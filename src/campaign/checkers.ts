@@ -1,6 +1,13 @@
 import { exactJson } from '../core/exact-json.js';
 import { judgeDurability } from '../check/durability.js';
-import { judgeFailoverLoss } from '../check/failover-loss.js';
+import {
+  type SplitBrain,
+  type SplitBrainHolds,
+  judgeFailoverLoss,
+  oldLeaderOpsIn,
+  splitBrains,
+} from '../check/failover-loss.js';
+import { canonicalKey } from '../check/models/value.js';
 import {
   anomalyWords,
   explainRegisterResult,
@@ -86,7 +93,8 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
       );
       if (durability?.severity === 'note')
         return [{ ...durability, evidence: { ...(durability.evidence as object), result } }];
-      const failover = failoverNote(input, result, explanations, clientOps, message);
+      const holds = await splitBrainHolds(input, explanations, clientOps, timeLimitMs, reads);
+      const failover = failoverNote(input, result, explanations, clientOps, message, holds);
       if (failover !== undefined) return [failover];
       return [
         {
@@ -180,6 +188,7 @@ function failoverNote(
   explanations: readonly KeyExplanation[],
   clientOps: readonly Op[],
   message: string,
+  holds: SplitBrainHolds,
 ): Finding | undefined {
   const declared = input.system.failoverLoss;
   if (declared === undefined) return undefined;
@@ -188,13 +197,23 @@ function failoverNote(
   if (counterexamples.length >= MAX_COUNTEREXAMPLES || (result.undecidedPartitions ?? 0) > 0)
     return undefined;
   if (explanations.length !== counterexamples.length) return undefined;
-  const verdict = judgeFailoverLoss(explanations, clientOps, input.leaderChanges ?? [], declared);
+  // Keys whose data a disk lost beyond the declared durability are that contract's (a note of
+  // their own); the others must each be a declared failover loss.
+  const beyond = beyondDurability(input);
+  const lostOnDisk =
+    beyond === undefined ? [] : explanations.filter((e) => DATA_LOSS_ANOMALIES.has(e.anomaly));
+  const rest = explanations.filter((e) => !lostOnDisk.includes(e));
+  const verdict = judgeFailoverLoss(rest, clientOps, input.leaderChanges ?? [], declared, holds);
   if (verdict === undefined) return undefined;
   const s = (ns: number): string => (Number.isFinite(ns) ? `${(ns / NS_PER_S).toFixed(3)} s` : 'the end');
   const changes = verdict.keys
     .map((k) =>
       k.splitBrain !== undefined
-        ? `split brain: ${k.splitBrain.old} and the promoted ${k.splitBrain.promoted} both led from ${s(k.splitBrain.fromNs)} to ${s(k.splitBrain.toNs)}`
+        ? `split brain: ${k.splitBrain.old} and ${k.splitBrain.promoted} both led from ${s(k.splitBrain.fromNs)} to ${s(k.splitBrain.toNs)}${
+            k.oldLeaderOps !== undefined
+              ? `, key ${exactJson(k.key)} linearizable without the ${k.oldLeaderOps} op(s) ${k.splitBrain.old} served then`
+              : ''
+          }`
         : k.changes.map((c) => `${c.type} on ${c.node} at ${s(c.timeNs)}`).join(', '),
     )
     .filter((text, i, all) => all.indexOf(text) === i)
@@ -203,9 +222,72 @@ function failoverNote(
     kind: 'durability',
     name: 'failover-loss',
     severity: 'note',
-    message: `allowed by the declared durability: ${input.system.name} declares that a change of leader may lose acknowledged writes (${declared.why}), and the leader changed while the ops of every violating key ran (${changes}): ${message}`,
-    evidence: { failoverLoss: declared, ...verdict, result, explanations },
+    message: `allowed by the declared durability: ${input.system.name} declares that a change of leader may lose acknowledged writes (${declared.why}), and the leader changed while the ops of every violating key ran (${changes})${
+      lostOnDisk.length > 0
+        ? `; ${lostOnDisk.length} other key(s) lost data after disks lost writes beyond what ${input.system.name} declares they survive (${beyond?.level ?? ''}: ${beyond?.faults ?? ''})`
+        : ''
+    }: ${message}`,
+    evidence: {
+      failoverLoss: declared,
+      ...verdict,
+      ...(lostOnDisk.length > 0
+        ? { beyondDurability: beyond, keysLostOnDisk: lostOnDisk.map((e) => e.key) }
+        : {}),
+      result,
+      explanations,
+    },
   };
+}
+
+/**
+ * The disk losses of the schedule when they went beyond the durability the system declares (or
+ * the run checks): what it declared can lose data. Undefined when no disk lost data, or the losses
+ * stayed within the contract (a loss then breaks it), or nothing is declared.
+ */
+function beyondDurability(input: ScheduleCheckInput): { level: string; faults: string } | undefined {
+  const level = input.durability?.level ?? input.system.durability;
+  if (level === undefined) return undefined;
+  const verdict = judgeDurability(level, input.faults, input.nodeCount);
+  if (verdict === undefined || verdict.withinContract) return undefined;
+  return { level, faults: verdict.dataLossFaults.join('; ') };
+}
+
+/**
+ * For each violating key whose ops overlap a split brain the system declares and the run saw: the
+ * split brain whose old leader's ops, taken out, leave the key's history linearizable (checked
+ * again with the same model and reads). A split brain's loser serves its own copy of the data and
+ * gives it up when it converges, so what it acknowledged or read then says nothing about the
+ * register the cluster kept; every other op must still fit.
+ */
+async function splitBrainHolds(
+  input: ScheduleCheckInput,
+  explanations: readonly KeyExplanation[],
+  clientOps: readonly Op[],
+  timeLimitMs: number,
+  reads: 'linearizable' | 'sequential',
+): Promise<SplitBrainHolds> {
+  const holds = new Map<string, { brain: SplitBrain; removed: number }>();
+  const declared = input.system.failoverLoss;
+  if (declared?.splitBrain === undefined) return holds;
+  const brains = splitBrains(input.leaderChanges ?? [], declared);
+  if (brains.length === 0) return holds;
+  for (const e of explanations) {
+    if (e.key === undefined) continue;
+    const keyOps = clientOps.filter(
+      (op) => Array.isArray(op.value) && op.value.length === 2 && canonicalKey(op.value[0]) === e.key,
+    );
+    for (const brain of brains) {
+      const removed = oldLeaderOpsIn(keyOps, brain);
+      if (removed.size === 0) continue;
+      const kept = keyOps.filter((op) => !removed.has(op.index));
+      const again = await checkOps(kept, { model: 'kv', timeLimitMs, reads });
+      if (again.valid !== true) continue;
+      const invocations = keyOps.filter((op) => op.type === 'invoke' && removed.has(op.index)).length;
+      holds.set(String(e.key), { brain, removed: invocations });
+      break;
+    }
+  }
+  return holds;
 }
 
 const NS_PER_S = 1e9;

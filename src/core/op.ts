@@ -13,6 +13,12 @@ export interface Op {
   readonly f: string;
   readonly value: unknown;
   readonly node?: string;
+  /**
+   * On a completion: the node that answered, when the client followed the leader away from its own
+   * `node` (a Redis client sent by Sentinel to the primary). Absent: `node` answered, or nothing
+   * says which did.
+   */
+  readonly served?: string;
   readonly error?: string;
   /**
    * A final read (on its invocation and completion; Jepsen's `:final? true`): read once the faults

@@ -17,10 +17,14 @@ export type { FailoverLoss, RecoveryException };
 export type { ClusterView, LaunchOptions, LaunchSpec, NodeSystem, Readiness, ReadyCheck };
 
 /** The outcome of one client call: `info` when the outcome is unknown (timeout, lost connection). */
-export type ClientResult =
+export type ClientResult = (
   | { readonly type: 'ok'; readonly value?: number | null }
   | { readonly type: 'fail'; readonly error: string }
-  | { readonly type: 'info'; readonly error: string };
+  | { readonly type: 'info'; readonly error: string }
+) & {
+  /** The node the request went to, when the client follows the leader (recorded as `Op.served`). */
+  readonly served?: string;
+};
 
 /** A client connected to one node, for the key-value register workload. Every call has a timeout. */
 export interface KvClient {

@@ -264,12 +264,14 @@ export abstract class ClientWorkload<C extends Closable, R extends CallOutcome> 
     }
     if (isRefusal(result)) this.counts.refused = (this.counts.refused ?? 0) + 1;
     else this.counts[result.type]++;
+    const servedBy = (result as { served?: unknown }).served;
+    const served = typeof servedBy === 'string' && servedBy !== node ? { served: servedBy } : {};
     if (result.type === 'ok') {
       const completed = op.completed(result as Extract<R, { type: 'ok' }>);
-      this.history.record({ type: 'ok', process, f, value: completed, node, ...mark });
+      this.history.record({ type: 'ok', process, f, value: completed, node, ...served, ...mark });
     } else {
       const error = (result as { error: string }).error;
-      this.history.record({ type: result.type, process, f, value, node, error, ...mark });
+      this.history.record({ type: result.type, process, f, value, node, error, ...served, ...mark });
       // Jepsen: a process whose op is indeterminate is never reused.
       if (result.type === 'info') this.processes[w] = process + this.pacing.concurrency;
     }

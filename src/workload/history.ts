@@ -35,6 +35,7 @@ export class History {
     node?: string | undefined;
     error?: string | undefined;
     final?: true | undefined;
+    served?: string | undefined;
   }): Op {
     const time = this.now();
     const op: Op = {
@@ -47,6 +48,7 @@ export class History {
       ...(fields.node !== undefined ? { node: fields.node } : {}),
       ...(fields.error !== undefined ? { error: fields.error } : {}),
       ...(fields.final === true ? { final: true as const } : {}),
+      ...(fields.served !== undefined ? { served: fields.served } : {}),
     };
     this.current.push(op);
     this.sink(op);

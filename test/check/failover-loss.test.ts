@@ -5,6 +5,7 @@ import {
   type FailoverLoss,
   type LeaderChange,
   judgeFailoverLoss,
+  oldLeaderOpsIn,
   splitBrains,
 } from '../../src/check/failover-loss.js';
 import type { Op } from '../../src/core/op.js';
@@ -154,6 +155,17 @@ describe('judgeFailoverLoss across a split brain', () => {
     expect(judgeFailoverLoss([resurrected], onNew, twoMasters, declared)).toBeUndefined();
   });
 
+  it("judges by the node that answered (a completion's `served`), not the client's own node", () => {
+    // The same ops, each client homed on n2, Sentinel sending it to n1 or to n3.
+    const homed = (served: string): Op[] =>
+      onOld.map((op) => ({ ...op, node: 'n2', ...(op.type === 'ok' ? { served } : {}) }));
+    expect(judgeFailoverLoss([resurrected], homed('n1'), twoMasters, declared)).toBeDefined();
+    expect(judgeFailoverLoss([resurrected], homed('n3'), twoMasters, declared)).toBeUndefined();
+    const brain = { old: 'n1', promoted: 'n3', fromNs: 10e6, toNs: Infinity };
+    expect([...oldLeaderOpsIn(homed('n1'), brain)].sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect([...oldLeaderOpsIn(homed('n3'), brain)]).toEqual([]);
+  });
+
   it('allows nothing when the system declares no split brain, or an op has no node', () => {
     const plain: FailoverLoss = { events: declared.events, why: declared.why };
     expect(judgeFailoverLoss([resurrected], onOld, twoMasters, plain)).toBeUndefined();
@@ -188,9 +200,23 @@ describe('splitBrains', () => {
         declared,
       ),
     ).toEqual([{ old: 'n1', promoted: 'n2', fromNs: 10, toNs: 20 }]);
-    // Two nodes started as leaders, neither promoted: no leader change, no split brain.
+    // Two nodes started as leaders, neither promoted: no leader change, no split brain...
     expect(splitBrains([ch(0, 'n1', 'ready', 'leader'), ch(1, 'n2', 'ready', 'leader')], declared)).toEqual(
       [],
     );
+    // ...until one converges while the other still leads: it gave up its data, it is the old one.
+    expect(
+      splitBrains(
+        [ch(0, 'n1', 'ready', 'leader'), ch(1, 'n2', 'ready', 'leader'), ch(30, 'n2', 'sync-finished')],
+        declared,
+      ),
+    ).toEqual([{ old: 'n2', promoted: 'n1', fromNs: 1, toNs: 30 }]);
+    // One that converged before the other started leading shared no time with it.
+    expect(
+      splitBrains(
+        [ch(0, 'n1', 'ready', 'leader'), ch(5, 'n1', 'sync-finished'), ch(10, 'n2', 'ready', 'leader')],
+        declared,
+      ),
+    ).toEqual([]);
   });
 });

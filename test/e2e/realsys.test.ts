@@ -138,6 +138,19 @@ describe('mallory run against real systems in network namespaces', () => {
       expect(r.code).toBe(1);
       const bugDir = join(summary.runDir, 'bugs', '1');
       expect(readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8')).toContain('start-partition');
+      // Clients follow Sentinel to the primary: a completion names the node that answered it when
+      // that is not the client's own (what a split brain's judgement needs).
+      const completions = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; node?: string; served?: string })
+        .filter((op) => op.type === 'ok');
+      const followed = completions.filter((op) => op.served !== undefined);
+      expect(followed.length).toBeGreaterThan(0);
+      for (const op of followed) {
+        expect(['n1', 'n2', 'n3', 'n4', 'n5']).toContain(op.served);
+        expect(op.served).not.toBe(op.node);
+      }
     },
   );
 

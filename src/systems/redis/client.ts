@@ -30,12 +30,15 @@ export async function askSentinels(
  */
 export class RedisClient implements KvClient {
   private conn: RespConnection | undefined;
+  /** The node the connection goes to, as `onPrimary` named it. */
+  private connectedTo: string | undefined;
 
   constructor(
     /** The sentinels to ask, this client's own node first. */
     private readonly sentinels: readonly Address[],
     private readonly timeoutMs: number,
-    private readonly onPrimary: (primary: Address) => void,
+    /** Told each primary the client connects to; answers its node's name, if it knows it. */
+    private readonly onPrimary: (primary: Address) => string | undefined,
   ) {}
 
   /** A connection to the node that says it is the primary, or why there is none (nothing was sent). */
@@ -51,66 +54,74 @@ export class RedisClient implements KvClient {
       conn.close();
       return `${address.host}:${address.port} is not the primary (${describe(role)})`;
     }
-    this.onPrimary(address);
+    this.connectedTo = this.onPrimary(address);
     this.conn = conn;
     return conn;
   }
 
   /**
    * Runs one command on the primary: its reply, or the outcome when there was none or an error
-   * reply (the command was not executed).
+   * reply (the command was not executed). `served` names the node the command went to.
    */
-  async run(args: readonly string[]): Promise<RespOutcome | ClientResult> {
+  async run(args: readonly string[]): Promise<(RespOutcome & { served?: string }) | ClientResult> {
     const deadline = Date.now() + this.timeoutMs;
     const conn = await this.primary(deadline);
     if (typeof conn === 'string') return { type: 'fail', error: conn };
+    const served = this.connectedTo !== undefined ? { served: this.connectedTo } : {};
     const outcome = await conn.command(args, Math.max(1, deadline - Date.now()));
     if (outcome.kind !== 'reply') {
       this.drop();
       return outcome.kind === 'refused'
-        ? { type: 'fail', error: outcome.error }
-        : { type: 'info', error: `${outcome.kind}: ${outcome.error}` };
+        ? { type: 'fail', error: outcome.error, ...served }
+        : { type: 'info', error: `${outcome.kind}: ${outcome.error}`, ...served };
     }
     // An error reply (READONLY after a demotion, LOADING, MASTERDOWN …): not executed.
     if (isRespError(outcome.value)) {
       if (/^(READONLY|LOADING|MASTERDOWN)/.test(outcome.value.error)) this.drop();
-      return { type: 'fail', error: outcome.value.error };
+      return { type: 'fail', error: outcome.value.error, ...served };
     }
-    return outcome;
+    return { ...outcome, ...served };
   }
 
   private drop(): void {
     this.conn?.close();
     this.conn = undefined;
+    this.connectedTo = undefined;
   }
 
   async read(key: string): Promise<ClientResult> {
     const r = await this.run(['GET', key]);
     if ('type' in r) return r;
     const value = r.kind === 'reply' ? r.value : null;
-    return { type: 'ok', value: typeof value === 'string' ? Number(value) : null };
+    return { type: 'ok', value: typeof value === 'string' ? Number(value) : null, ...servedOf(r) };
   }
 
   async write(key: string, value: number): Promise<ClientResult> {
     const r = await this.run(['SET', key, String(value)]);
     if ('type' in r) return r;
     return r.kind === 'reply' && r.value === 'OK'
-      ? { type: 'ok' }
-      : { type: 'info', error: `SET replied ${describe(r)}` };
+      ? { type: 'ok', ...servedOf(r) }
+      : { type: 'info', error: `SET replied ${describe(r)}`, ...servedOf(r) };
   }
 
   async cas(key: string, expected: number, value: number): Promise<ClientResult> {
     const r = await this.run(['EVAL', CAS_SCRIPT, '1', key, String(expected), String(value)]);
     if ('type' in r) return r;
-    if (r.kind === 'reply' && r.value === 1) return { type: 'ok' };
-    if (r.kind === 'reply' && r.value === 0) return { type: 'fail', error: `value is not ${expected}` };
-    return { type: 'info', error: `EVAL replied ${describe(r)}` };
+    if (r.kind === 'reply' && r.value === 1) return { type: 'ok', ...servedOf(r) };
+    if (r.kind === 'reply' && r.value === 0)
+      return { type: 'fail', error: `value is not ${expected}`, ...servedOf(r) };
+    return { type: 'info', error: `EVAL replied ${describe(r)}`, ...servedOf(r) };
   }
 
   close(): Promise<void> {
     this.drop();
     return Promise.resolve();
   }
+}
+
+/** `{ served }` when the outcome names the node it came from. */
+function servedOf(outcome: { served?: string }): { served?: string } {
+  return outcome.served !== undefined ? { served: outcome.served } : {};
 }
 
 function describe(outcome: RespOutcome): string {

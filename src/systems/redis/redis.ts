@@ -311,7 +311,9 @@ class RedisAdapter implements SystemAdapter {
 
   client(node: string, cluster: ClusterView, timeoutMs: number): RedisClient {
     return new RedisClient(this.sentinelsFor(node, cluster), timeoutMs, (address) => {
-      this.primary = this.nodeAt(address, cluster) ?? this.primary;
+      const named = this.nodeAt(address, cluster);
+      this.primary = named ?? this.primary;
+      return named;
     });
   }
 
