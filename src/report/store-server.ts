@@ -100,8 +100,10 @@ async function answer(
   }
   if (target.kind === 'dir') {
     if (!rawPath.endsWith('/')) {
-      // Relative links (a report's to its bugs' pages) resolve against the directory.
-      res.writeHead(301, { location: `${rawPath}/` });
+      // Relative links (a report's to its bugs' pages) resolve against the directory. The location
+      // is rebuilt from the segments: the raw path (`//host`) would be another site's address.
+      const location = `/${target.segments.map(encodeURIComponent).join('/')}/`;
+      res.writeHead(301, { location });
       res.end();
       return;
     }

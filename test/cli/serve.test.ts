@@ -113,6 +113,8 @@ describe('mallory serve', () => {
   it("serves a run's files and lists its directory (a directory without its slash is redirected to it)", async () => {
     const rel = path.relative(run.store, run.dir);
     expect(await get(served.url, `/${rel}`)).toMatchObject({ status: 301, location: `/${rel}/` });
+    // A doubled slash is no address of another site (`//kvraft/` would be the host kvraft).
+    expect(await get(served.url, '//kvraft')).toMatchObject({ status: 301, location: '/kvraft/' });
     const listing = await get(served.url, `/${rel}/`);
     expect(listing.status).toBe(200);
     expect(listing.body).toContain('<a href="report.html">report.html</a>');
