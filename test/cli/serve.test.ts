@@ -126,6 +126,16 @@ describe('mallory serve', () => {
     expect((await get(served.url, '/latest/results.json')).status).toBe(200);
   });
 
+  it("lists a link out of the store by name only, not what it points at (a directory, a file's size)", async () => {
+    const rel = path.relative(run.store, run.dir);
+    const listing = await get(served.url, `/${rel}/`);
+    expect(listing.body).toContain(
+      '<tr><td><a href="secret-link.txt">secret-link.txt</a></td><td></td></tr>',
+    );
+    const kvraft = await get(served.url, '/kvraft/');
+    expect(kvraft.body).toContain('<a href="etc-link">etc-link</a>');
+  });
+
   it.each([
     ['/../secret.txt'],
     ['/kvraft/../../secret.txt'],
