@@ -33,7 +33,10 @@ export class Observation {
   private capture: PacketCapture | undefined;
   private hostCapture: HostPacketCapture | undefined;
   private netEventCount = 0;
-  /** The log event types by which a node says the leader changed (`SystemAdapter.failoverLoss`). */
+  /**
+   * The log event types by which a node says the leader changed, or (a declared split brain) that it
+   * was promoted, started in a role or took the leader's data (`SystemAdapter.failoverLoss`).
+   */
   private readonly leaderChangeTypes: ReadonlySet<string>;
 
   constructor(
@@ -45,7 +48,13 @@ export class Observation {
   ) {
     this.timeline = new Timeline({ clock });
     this.logEvents = logEventsFor(system);
-    this.leaderChangeTypes = new Set(system.failoverLoss?.events ?? []);
+    // The role events of a declared split brain too: without its starts as leader and its
+    // convergences, a node promoted once would lead on its own data to the end of the schedule.
+    const sb = system.failoverLoss?.splitBrain;
+    this.leaderChangeTypes = new Set([
+      ...(system.failoverLoss?.events ?? []),
+      ...(sb !== undefined ? [sb.promoted, sb.started, ...sb.converged] : []),
+    ]);
   }
 
   start(): void {
@@ -127,8 +136,8 @@ export class Observation {
   }
 
   /**
-   * The events since the last call that the invariant checks need, and the leader changes the
-   * system declares (one schedule's).
+   * The events since the last call that the invariant checks need, and the leader changes and
+   * split-brain role events the system declares (one schedule's).
    */
   takeScheduleEvents(): Event[] {
     const events = this.scheduleEvents;

@@ -115,7 +115,8 @@ export function matchLine(
  * killed under such a fault is the same `induced-exit` when it had written crash text since the
  * fault began: it was stopping itself as the kill came. Also `induced-exit`: a node that stopped
  * just after the harness cut its open connections (see `NetworkBackend.connectionCuts`), when its
- * process wrote no crash text. As `stop-exit`, a node that ended with the signal that stopped the run
+ * process exited by itself with a code below 128 and wrote no crash text (a signal, an abort or
+ * the kernel's OOM kill, is never a reset connection's doing). As `stop-exit`, a node that ended with the signal that stopped the run
  * (sent to every process of the run at once, as Ctrl-C to a process group or Slurm's `scancel` does).
  */
 export interface LogFinding {
@@ -282,7 +283,7 @@ export class LogCheck {
       }
       const memorySignal = exit.signal !== null && MEMORY_ERROR_SIGNALS.includes(exit.signal);
       const cause = inducedBy(exit);
-      if (cause?.by === 'connection-cut' && !memorySignal && !wroteCrashText(crashes, exit, since)) {
+      if (cause?.by === 'connection-cut' && gaveUp(exit) && !wroteCrashText(crashes, exit, since)) {
         exitFindings.push({
           node: exit.node,
           kind: 'induced-exit',
@@ -358,6 +359,18 @@ export class LogCheck {
       closeSync(fd);
     }
   }
+}
+
+/** A process that ended on signal n reports 128 + n when it (or the shell that ran it) exits. */
+const SIGNAL_EXIT_BASE = 128;
+
+/**
+ * Whether `exit` is a process giving up by itself (an exit code below 128): what a reset
+ * connection may make a program do. A signal (an abort, the kernel's OOM kill, a fault's), or a
+ * shell's 128 + n for one, is no giving up, and a reset connection excuses none of them.
+ */
+function gaveUp(exit: NodeExit): boolean {
+  return exit.signal === null && exit.code !== null && exit.code < SIGNAL_EXIT_BASE;
 }
 
 /** Whether the process that made `exit` wrote crash text: after `since` (the node's previous exit) up to its exit. */

@@ -1,8 +1,8 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, type Stats } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { extname, resolve } from 'node:path';
+import { extname, join, resolve, sep } from 'node:path';
 
 import { UsageError } from '../core/errors.js';
 import { resolveStorePath } from './_internals/store-path.js';
@@ -54,13 +54,23 @@ function send(res: ServerResponse, status: number, body: string, type = TEXT): v
   res.end(body);
 }
 
-/** A directory of the store, as a page of links (the store's root is its index of runs). */
-async function directoryPage(dir: string, segments: readonly string[]): Promise<string> {
+/** What an entry of a store directory is, links followed only while they stay in the store. */
+async function entryInfo(rootReal: string, path: string): Promise<Stats | undefined> {
+  const real = await realpath(path).catch(() => undefined);
+  if (real === undefined || (real !== rootReal && !real.startsWith(rootReal + sep))) return undefined;
+  return stat(real).catch(() => undefined);
+}
+
+/**
+ * A directory of the store, as a page of links (the store's root is its index of runs). A link out
+ * of the store is listed by name only: what it points at (a directory, a file's size) is not said.
+ */
+async function directoryPage(rootReal: string, dir: string, segments: readonly string[]): Promise<string> {
   const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
   const here = `/${segments.join('/')}`;
   const rows = await Promise.all(
     entries.map(async (e) => {
-      const info = await stat(`${dir}/${e.name}`).catch(() => undefined);
+      const info = await entryInfo(rootReal, join(dir, e.name));
       const isDir = info?.isDirectory() === true;
       const href = encodeURIComponent(e.name) + (isDir ? '/' : '');
       const size = info?.isFile() === true ? `${info.size}` : '';
@@ -100,15 +110,17 @@ async function answer(
   }
   if (target.kind === 'dir') {
     if (!rawPath.endsWith('/')) {
-      // Relative links (a report's to its bugs' pages) resolve against the directory.
-      res.writeHead(301, { location: `${rawPath}/` });
+      // Relative links (a report's to its bugs' pages) resolve against the directory. The location
+      // is rebuilt from the segments: the raw path (`//host`) would be another site's address.
+      const location = `/${target.segments.map(encodeURIComponent).join('/')}/`;
+      res.writeHead(301, { location });
       res.end();
       return;
     }
     const page =
       target.segments.length === 0
         ? storeIndexPage(rootReal, { linkRunDirs: true }).page
-        : await directoryPage(target.path, target.segments);
+        : await directoryPage(rootReal, target.path, target.segments);
     send(res, 200, page, CONTENT_TYPES['.html']);
     return;
   }

@@ -22,6 +22,32 @@ describe('Observation', () => {
     expect(new Observation('/nonexistent', ['n1'], system).takeScheduleEvents()).toEqual([]);
   });
 
+  it("keeps a declared split brain's role events too: a start as leader, a convergence", () => {
+    const redisLike = {
+      failoverLoss: {
+        events: ['promoted', 'sentinel+switch-master'],
+        why: 'async',
+        splitBrain: { promoted: 'promoted', started: 'ready', converged: ['sync-finished'] },
+      },
+    } as unknown as SystemAdapter;
+    const observation = new Observation('/nonexistent', ['n1', 'n2'], redisLike);
+    const log = (node: string, type: string, attrs?: Event['attrs']): Event => ({
+      ts: 5,
+      node,
+      source: 'log',
+      type,
+      ...(attrs !== undefined ? { attrs } : {}),
+    });
+    const kept = [
+      log('n1', 'ready', { role: 'leader' }),
+      log('n2', 'promoted'),
+      log('n1', 'sync-finished'),
+      log('n3', 'sentinel+switch-master'),
+    ];
+    for (const e of [...kept, log('n1', 'sync-started')]) observation.ingest(e);
+    expect(observation.takeScheduleEvents()).toEqual(kept);
+  });
+
   it('keeps events out of the timeline while it is off, but still tells listeners and keeps invariant events', () => {
     const observation = new Observation('/nonexistent', ['n1'], system);
     const heard: string[] = [];

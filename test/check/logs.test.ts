@@ -305,6 +305,25 @@ describe('LogCheck', () => {
     ]);
   });
 
+  it("an exit by a signal (or a shell's 128 + n) just after a connection cut stays unexpected: a reset connection excuses no abort or kill", () => {
+    const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
+    for (const node of ['n1', 'n2', 'n3']) write(node, ['2026-12-01T00:00:00.000Z serving']);
+    const cut: InducedCause = { cause: 'just after the harness cut its connections', by: 'connection-cut' };
+    const exits: NodeExit[] = [
+      { ...exit('n1', false), code: null, signal: 'SIGABRT' },
+      { ...exit('n2', false), code: null, signal: 'SIGKILL' },
+      { ...exit('n3', false), code: 134 },
+    ];
+
+    const findings = check.scan(['n1', 'n2', 'n3'], exits, () => cut);
+
+    expect(findings.map((f) => [f.node, f.kind, f.message])).toEqual([
+      ['n1', 'unexpected-exit', 'n1 exited by itself (signal SIGABRT)'],
+      ['n2', 'unexpected-exit', 'n2 exited by itself (signal SIGKILL)'],
+      ['n3', 'unexpected-exit', 'n3 exited by itself (code 134)'],
+    ]);
+  });
+
   it('an exit the nemesis asked for, with no crash text, is neither', () => {
     const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
     write('n1', ['2026-12-01T00:00:00.000Z n1 node-start term=1']);

@@ -113,6 +113,8 @@ describe('mallory serve', () => {
   it("serves a run's files and lists its directory (a directory without its slash is redirected to it)", async () => {
     const rel = path.relative(run.store, run.dir);
     expect(await get(served.url, `/${rel}`)).toMatchObject({ status: 301, location: `/${rel}/` });
+    // A doubled slash is no address of another site (`//kvraft/` would be the host kvraft).
+    expect(await get(served.url, '//kvraft')).toMatchObject({ status: 301, location: '/kvraft/' });
     const listing = await get(served.url, `/${rel}/`);
     expect(listing.status).toBe(200);
     expect(listing.body).toContain('<a href="report.html">report.html</a>');
@@ -122,6 +124,16 @@ describe('mallory serve', () => {
     expect(JSON.parse(results.body)).toMatchObject({ schema: 'mallory/results' });
     // The store's own link to the newest run stays inside the store: followed.
     expect((await get(served.url, '/latest/results.json')).status).toBe(200);
+  });
+
+  it("lists a link out of the store by name only, not what it points at (a directory, a file's size)", async () => {
+    const rel = path.relative(run.store, run.dir);
+    const listing = await get(served.url, `/${rel}/`);
+    expect(listing.body).toContain(
+      '<tr><td><a href="secret-link.txt">secret-link.txt</a></td><td></td></tr>',
+    );
+    const kvraft = await get(served.url, '/kvraft/');
+    expect(kvraft.body).toContain('<a href="etc-link">etc-link</a>');
   });
 
   it.each([

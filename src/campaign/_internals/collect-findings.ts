@@ -144,16 +144,21 @@ async function recoveryFinding(
 }
 
 /**
- * Waits until the latest unexpected exit is `STOP_SIGNAL_SETTLE_MS` old, unless the run is stopped
- * already: a signal sent to the fuzzer and its nodes at once may reach the fuzzer after a node's
- * exit was handled, and that exit is then the stop's, not a crash.
+ * Waits until the latest unexpected exit (one that came during the wait included) is
+ * `STOP_SIGNAL_SETTLE_MS` old, unless the run is stopped already: a signal sent to the fuzzer and
+ * its nodes at once may reach the fuzzer after a node's exit was handled, and that exit is then
+ * the stop's, not a crash.
  */
-async function settleExits(live: LiveRun): Promise<void> {
+export async function settleExits(live: Pick<LiveRun, 'state' | 'signal' | 'clock'>): Promise<void> {
   const { state, signal, clock } = live;
-  const unexpected = state.exits.filter((e) => !e.expected).map((e) => e.ts);
-  if (unexpected.length === 0 || signal.aborted) return;
-  const waitMs = STOP_SIGNAL_SETTLE_MS - (clock.monoNs() - Math.max(...unexpected)) / NS_PER_MS;
-  if (waitMs > 0) await clock.sleep(waitMs, signal);
+  // Again after each wait: an exit that came during it is judged too, and must be as old.
+  while (!signal.aborted) {
+    const unexpected = state.exits.filter((e) => !e.expected).map((e) => e.ts);
+    if (unexpected.length === 0) return;
+    const waitMs = STOP_SIGNAL_SETTLE_MS - (clock.monoNs() - Math.max(...unexpected)) / NS_PER_MS;
+    if (waitMs <= 0) return;
+    await clock.sleep(waitMs, signal);
+  }
 }
 
 /**
