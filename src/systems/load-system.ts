@@ -67,6 +67,17 @@ const AdapterSchema = z.object({
     })
     .optional(),
   recoveryTimeoutMs: z.number().int().positive().optional(),
+  knownIssues: z
+    .array(
+      z.object({
+        id: z.string().min(1),
+        url: z.string().min(1).optional(),
+        why: z.string().min(1),
+        after: z.array(z.string().min(1)).min(1, 'must name at least one fault kind'),
+        line: z.instanceof(RegExp, { message: 'must be a RegExp' }),
+      }),
+    )
+    .optional(),
   recoveryExceptions: z
     .array(
       z.object({

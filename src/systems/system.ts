@@ -2,6 +2,7 @@ import type { ReadConsistency } from '../check/sequential-reads.js';
 import type { Durability } from '../check/durability.js';
 import type { FailoverLoss } from '../check/failover-loss.js';
 import type { RecoveryException } from './recovery-exception.js';
+import type { KnownIssue } from './known-issue.js';
 import type { TornGranularity } from '../core/fault.js';
 import type { ConsistencyModel } from '../check/txn/consistency-model.js';
 import type {
@@ -13,7 +14,7 @@ import type {
   ReadyCheck,
 } from '../cluster/node-system.js';
 
-export type { FailoverLoss, RecoveryException };
+export type { FailoverLoss, KnownIssue, RecoveryException };
 export type { ClusterView, LaunchOptions, LaunchSpec, NodeSystem, Readiness, ReadyCheck };
 
 /** The outcome of one client call: `info` when the outcome is unknown (timeout, lost connection). */
@@ -318,6 +319,12 @@ export interface SystemAdapter extends NodeSystem {
    * a note, not a bug; none declared: every `no-recovery` is a finding.
    */
   readonly recoveryExceptions?: readonly RecoveryException[];
+  /**
+   * Bugs of the system known upstream and open in the version under test (see `KnownIssue`): a
+   * crash one explains, and the `no-recovery` it alone causes, are notes naming the issue, not new
+   * findings. None declared: every crash is a finding.
+   */
+  readonly knownIssues?: readonly KnownIssue[];
   /**
    * How long the system is documented to take to serve again once every fault is healed, when
    * longer than Mallory's default bound (30 s): the recovery bound of a run without

@@ -11,6 +11,7 @@ import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contr
 import { expectedNoRecovery } from '../recovery-exceptions.js';
 import { recoveryTimeoutMs } from '../recovery-timeout.js';
 import { oneFindingPerCause } from '../root-cause.js';
+import { markKnownCrashes, markKnownNoRecovery } from '../known-issues.js';
 import { describeAttempt, describeRecovery, keptAttempts, recoveryEvidence } from '../recovery-evidence.js';
 import type { CheckerVerdict } from '../../core/verdict.js';
 import { exitStopSignal, STOP_SIGNAL_SETTLE_MS } from '../stop-signal.js';
@@ -43,11 +44,19 @@ export async function collectFindings(
   const { config, signal, parts } = live;
   const scheduleEvents = parts.observation.takeScheduleEvents();
   await settleExits(live);
-  const findings: Finding[] = crashFindings(live, scheduled.schedule);
+  // A crash the system's declared known issue explains is a note naming the issue.
+  const known = markKnownCrashes(
+    crashFindings(live, scheduled.schedule),
+    live.plan.system.knownIssues ?? [],
+    scheduled.faults,
+  );
+  const findings: Finding[] = known.findings;
   const verdicts: CheckerVerdict[] = [nodeVerdict('crash', findings)];
   const recoveryFindings: Finding[] = [];
   if (!recovery.recovered && !signal.aborted) {
-    recoveryFindings.push(await recoveryFinding(live, recovery, scheduled.faults));
+    recoveryFindings.push(
+      markKnownNoRecovery(await recoveryFinding(live, recovery, scheduled.faults), known.known),
+    );
   }
   if (slowRecovery && config.recoveryContract) {
     recoveryFindings.push({

@@ -7,6 +7,7 @@ import type { Durability } from '../../check/durability.js';
 import type {
   FailoverLoss,
   LeaderCapability,
+  KnownIssue,
   RecoveryException,
   ClusterView,
   CounterCapability,
@@ -82,6 +83,19 @@ const AOF_FSYNC_MISCONF = /^MISCONF Errors writing to the AOF file: Input\/outpu
  * rewrite may end it). Shown by a primary (ROLE master) answering PING so with EIO, the errno of
  * the `fsync-error` fault.
  */
+/**
+ * Redis 7 refuses to start on an AOF whose unsynced tail a power loss left as zeros or a torn
+ * command, even with `aof-load-truncated yes`, until an operator runs `redis-check-aof --fix`; Redis
+ * 8 added an opt-in repair of a corrupt tail (redis/redis#14058), which Debian 12's 7.0.15 lacks.
+ */
+export const REDIS_AOF_TAIL_ISSUE: KnownIssue = {
+  id: 'redis/redis#5177',
+  url: 'https://github.com/redis/redis/issues/5177',
+  why: 'Redis 7 will not load an AOF whose unsynced tail a power loss left torn or zero-filled, even with aof-load-truncated yes, until redis-check-aof --fix (open; an opt-in repair came in Redis 8, redis/redis#14058)',
+  after: ['torn-write', 'lose-unfsynced'],
+  line: /Bad file format reading the append only file/,
+};
+
 export const REDIS_AOF_FSYNC_EXCEPTION: RecoveryException = {
   after: ['fsync-error'],
   why: 'Redis ≥ 7.0 refuses writes and PING with -MISCONF after a failed background AOF fsync until a later AOF fsync succeeds, which a healed disk does not bring by itself (redis/redis#8419)',
@@ -139,6 +153,7 @@ class RedisAdapter implements SystemAdapter {
   readonly durability: Durability;
   readonly failoverLoss = REDIS_FAILOVER_LOSS;
   readonly recoveryExceptions = [REDIS_AOF_FSYNC_EXCEPTION];
+  readonly knownIssues = [REDIS_AOF_TAIL_ISSUE];
   readonly recoveryTimeoutMs = RECOVERY_TIMEOUT_MS;
   readonly crashPatterns = [
     /=== REDIS BUG REPORT START/,
