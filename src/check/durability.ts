@@ -7,7 +7,8 @@ export interface EnactedFault {
 
 /**
  * What a system declares an acknowledged write survives:
- * - `process-crash`: its processes being killed (what it wrote reaches the disk eventually);
+ * - `process-crash`: its processes being killed (what it wrote reaches the disk eventually; a kill
+ *   while the disk refused its writes, `disk-full` or `fsync-error`, is judged as a disk loss);
  * - `minority-disk-loss`: also a minority of nodes losing what they had not fsynced;
  * - `disk-loss`: also every node losing what it had not fsynced (an acknowledgement waits for
  *   fsyncs on a quorum).
@@ -29,6 +30,39 @@ export interface DurabilityContract {
  * is a replication or commit matter, judged as linearizability, not durability.
  */
 export const DISK_LOSS_FAULTS: readonly string[] = ['lose-unfsynced', 'torn-write'];
+
+/**
+ * Faults under which a disk refuses a node's writes (`disk-full`: ENOSPC; `fsync-error`: EIO). A
+ * system that acknowledges a write it could not hand to the disk (Redis under `appendfsync
+ * everysec` keeps a failed AOF write in its buffer and retries it) holds it in memory only: a
+ * kill while such a fault is in effect drops it as surely as `lose-unfsynced` would.
+ */
+const WRITE_REFUSING_FAULTS: readonly string[] = ['disk-full', 'fsync-error'];
+const DISK_HEALS: readonly string[] = ['heal-disk', 'heal-all'];
+
+/**
+ * The kills of a schedule that fell on nodes whose disk refused writes then (a write-refusing
+ * fault begun on the node, not yet healed), as data-loss entries naming those nodes.
+ */
+function killsWhileWritesRefused(faults: readonly EnactedFault[]): (EnactedFault & { because: string })[] {
+  const refusing = new Map<string, string>();
+  const out: (EnactedFault & { because: string })[] = [];
+  for (const fault of [...faults].sort((a, b) => a.atMs - b.atMs)) {
+    const nodes = fault.nodes ?? [];
+    if (WRITE_REFUSING_FAULTS.includes(fault.f)) for (const n of nodes) refusing.set(n, fault.f);
+    else if (DISK_HEALS.includes(fault.f)) {
+      if (fault.f === 'heal-all' || nodes.length === 0) refusing.clear();
+      else for (const n of nodes) refusing.delete(n);
+    } else if (fault.f === 'kill') {
+      const hit = nodes.filter((n) => refusing.has(n));
+      if (hit.length > 0) {
+        const causes = [...new Set(hit.map((n) => refusing.get(n)))].join(', ');
+        out.push({ atMs: fault.atMs, f: 'kill', nodes: hit, because: causes });
+      }
+    }
+  }
+  return out;
+}
 
 export interface DurabilityVerdict {
   /** Whether the schedule's faults stayed within what the system declares its writes survive. */
@@ -54,15 +88,20 @@ export function judgeDurability(
   faults: readonly EnactedFault[],
   nodeCount: number,
 ): DurabilityVerdict | undefined {
-  const diskLoss = faults.filter((f) => DISK_LOSS_FAULTS.includes(f.f));
+  const killed = killsWhileWritesRefused(faults);
+  const diskLoss = [...faults.filter((f) => DISK_LOSS_FAULTS.includes(f.f)), ...killed].sort(
+    (a, b) => a.atMs - b.atMs,
+  );
   if (diskLoss.length === 0) return undefined;
-  const described = diskLoss.map(describeEntry);
+  const described = diskLoss.map((f) =>
+    'because' in f ? `${describeEntry(f)} while ${String(f.because)} refused its writes` : describeEntry(f),
+  );
   if (durability === 'disk-loss') return { withinContract: true, dataLossFaults: described };
   if (durability === 'process-crash') {
     return {
       withinContract: false,
       dataLossFaults: described,
-      beyond: `${describeEntry(diskLoss[0])} dropped unfsynced writes, and the contract is only that writes survive a process crash`,
+      beyond: `${described[0]} dropped ${'because' in diskLoss[0] ? 'writes the disk had not taken' : 'unfsynced writes'}, and the contract is only that writes survive a process crash`,
     };
   }
   // minority-disk-loss: nodes that lost unfsynced writes in this schedule, counted together (what

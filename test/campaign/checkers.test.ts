@@ -320,6 +320,40 @@ describe('linearizabilityChecker against a declared durability', () => {
     expect(judgeDurability('process-crash', [{ atMs: 0, f: 'kill', nodes: ['n1'] }], 3)).toBeUndefined();
   });
 
+  it('judges a kill while the disk refused writes as a loss of what the disk had not taken', () => {
+    // Modelled on a redis control (seed 4): disk-full on every node, writes acknowledged from memory
+    // (everysec keeps a failed AOF write in its buffer), then every node killed before the heal.
+    const full = { atMs: 17_655, f: 'disk-full', nodes: ['n1', 'n2', 'n3'] };
+    const killAll = { atMs: 26_520, f: 'kill', nodes: ['n1', 'n2', 'n3'] };
+    expect(judgeDurability('process-crash', [full, killAll], 3)).toEqual({
+      withinContract: false,
+      dataLossFaults: ['kill n1,n2,n3 at 26.5 s while disk-full refused its writes'],
+      beyond:
+        'kill n1,n2,n3 at 26.5 s while disk-full refused its writes dropped writes the disk had not taken, and the contract is only that writes survive a process crash',
+    });
+    expect(
+      judgeDurability('minority-disk-loss', [{ ...full, f: 'fsync-error', nodes: ['n2'] }, killAll], 3),
+    ).toEqual({
+      withinContract: true,
+      dataLossFaults: ['kill n2 at 26.5 s while fsync-error refused its writes'],
+    });
+    // Healed before the kill, on another node, or a disk only slowed: a kill loses nothing written.
+    const heal = { atMs: 20_000, f: 'heal-disk', nodes: ['n1', 'n2', 'n3'] };
+    expect(judgeDurability('process-crash', [full, heal, killAll], 3)).toBeUndefined();
+    expect(
+      judgeDurability(
+        'process-crash',
+        [
+          { ...full, nodes: ['n3'] },
+          { ...killAll, nodes: ['n1'] },
+        ],
+        3,
+      ),
+    ).toBeUndefined();
+    expect(judgeDurability('process-crash', [{ ...full, f: 'slow-disk' }, killAll], 3)).toBeUndefined();
+    expect(judgeDurability('process-crash', [killAll, { ...full, atMs: 30_000 }], 3)).toBeUndefined();
+  });
+
   it('judges a torn-write as it judges a lose-unfsynced, and counts their nodes together', async () => {
     const torn = { atMs: 3000, f: 'torn-write' as const, value: 'one' as const, nodes: ['n3'] };
     expect(judgeDurability('minority-disk-loss', [torn], 3)).toEqual({
