@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 import { escapeXml as esc } from '../report/plot.js';
@@ -52,7 +51,6 @@ function groupSection(group: FleetGroup, reportDir: string, timeMs: number): str
       m.p.toFixed(3),
     ]),
   );
-  const plot = existsSync(c.plot) ? readFileSync(c.plot, 'utf8') : '';
   const union = Object.entries(group.unionStatesByArm)
     .map(([arm, byAbs]) => `${esc(arm)}: ${byAbs['causal'] ?? 0}`)
     .join(', ');
@@ -64,7 +62,6 @@ function groupSection(group: FleetGroup, reportDir: string, timeMs: number): str
     survivalHtml(group, timeMs),
     `<h3>Coverage, bugs and costs</h3>`,
     metrics,
-    plot !== '' ? `<div class="plot">${plot}</div>` : '',
   ].join('\n');
 }
 

@@ -1,3 +1,4 @@
+import { smallestP } from '../campaign/compare.js';
 import { a12, mannWhitneyU } from '../report/stats.js';
 import { kaplanMeier, type SurvivalStep, survivalMedianMs } from '../report/survival.js';
 
@@ -28,6 +29,8 @@ export interface ArmTimeToBug {
   readonly a12Sooner?: number;
   readonly p?: number;
   readonly pMethod?: 'exact' | 'normal';
+  /** The smallest p a rank test can give at these sizes (every campaign of one side before the other's). */
+  readonly leastP?: number;
 }
 
 export interface TimeToBug {
@@ -62,12 +65,17 @@ export function timeToBug(
     const steps = kaplanMeier(
       list.map((o) => ({ atMs: o.firstFindMs ?? o.endMs, found: o.firstFindMs !== null })),
     );
-    let versus: Pick<ArmTimeToBug, 'a12Sooner' | 'p' | 'pMethod'> = {};
+    let versus: Pick<ArmTimeToBug, 'a12Sooner' | 'p' | 'pMethod' | 'leastP'> = {};
     if (arm !== baseline && base.length > 0) {
       const xs = soonerScores(list, beyondMs);
       const ys = soonerScores(base, beyondMs);
       const test = mannWhitneyU(xs, ys);
-      versus = { a12Sooner: a12(xs, ys), p: test.p, pMethod: test.method };
+      versus = {
+        a12Sooner: a12(xs, ys),
+        p: test.p,
+        pMethod: test.method,
+        leastP: smallestP(xs.length, ys.length),
+      };
     }
     arms[arm] = {
       runs: list.length,

@@ -149,6 +149,8 @@ describe('fleetReport', () => {
     expect(text).toContain('--seeds 4 or more');
     expect(text).not.toContain('--runs');
     expect(text).not.toMatch(/ 0\.(19|22)\d\n/);
+    // These records name runs that are not in the store: no states over time to show.
+    expect(text).toContain("distinct states over time: no campaign's run database is in this store");
     const html = readFileSync(join(report.dir, 'report.html'), 'utf8');
     expect(html).toContain('the smallest p these sizes allow is 0.333');
     for (const i of [0, 1, 2, 3]) {
@@ -310,6 +312,8 @@ describe('fleetReport', () => {
       expect(adaptive.a12Sooner).toBeCloseTo(7 / 9, 12);
       expect(adaptive.p).toBeCloseTo(0.4, 12);
       expect(adaptive.pMethod).toBe('exact');
+      // 2 / C(6, 3): the least any arrangement of 3 against 3 can give.
+      expect(adaptive.leastP).toBeCloseTo(0.1, 12);
 
       // States at 60 s: adaptive 8, 12, 4 (median 8, quartiles 6 and 10); random 4, 2, 5 (4; 3 and 4.5).
       const s = group.states!;
@@ -326,7 +330,7 @@ describe('fleetReport', () => {
 
       const text = fleetReportText(report);
       expect(text).toContain('time to bug (ack-before-commit: the first finding of any kind; Kaplan–Meier');
-      expect(text).toMatch(/\n {2}adaptive +2\/3 +20\.0 s +0\.78 +0\.400 \(exact\)\n/);
+      expect(text).toMatch(/\n {2}adaptive +2\/3 +20\.0 s +0\.78 +0\.400 \(exact; least possible 0\.10\)\n/);
       expect(text).toMatch(/\n {2}random +1\/3 +40\.0 s\n/);
       // Share found by 12, 24, 36, 48 and 60 s.
       expect(text).toContain('share of campaigns that found it by 12 s, 24 s, 36 s, 48 s, 1 min:');
@@ -376,7 +380,9 @@ describe('fleetReport', () => {
           `<td>${a.medianMs === null ? 'not reached' : `${(a.medianMs / 1000).toFixed(1)} s`}</td>`,
         );
         if (a.p !== undefined)
-          expect(row).toContain(`<td>${a.a12Sooner!.toFixed(2)}</td><td>${a.p.toFixed(3)} (exact)</td>`);
+          expect(row).toContain(
+            `<td>${a.a12Sooner!.toFixed(2)}</td><td>${a.p.toFixed(3)} (exact)</td><td>${a.leastP!.toPrecision(2)}</td>`,
+          );
       }
       expect(dom).toContain('<div class="plot states">');
       expect(dom).toMatch(/<td>adaptive<\/td><td>3<\/td>.*<td>8 \[6–10\]<\/td><\/tr>/);

@@ -44,7 +44,7 @@ export function survivalText(group: FleetGroup, timeMs: number): string[] {
     const vs =
       a.a12Sooner === undefined || a.p === undefined
         ? ''
-        : ` ${a.a12Sooner.toFixed(2).padStart(5)} ${a.p.toFixed(3).padStart(10)} (${a.pMethod ?? 'exact'})`;
+        : ` ${a.a12Sooner.toFixed(2).padStart(5)} ${a.p.toFixed(3).padStart(10)} (${a.pMethod ?? 'exact'}; least possible ${(a.leastP ?? 0).toPrecision(2)})`;
     lines.push(
       `  ${arm.padEnd(width)} ${`${a.found}/${a.runs}`.padStart(7)} ${(a.medianMs === null ? 'not reached' : secs(a.medianMs)).padStart(12)}${vs}`,
     );
@@ -58,7 +58,9 @@ export function survivalText(group: FleetGroup, timeMs: number): string[] {
     `  (${t.test})`,
   );
   const s = group.states;
-  if (s !== undefined && Object.values(s.arms).some((a) => a.runs > 0)) {
+  if (s !== undefined && !Object.values(s.arms).some((a) => a.runs > 0)) {
+    lines.push(`distinct states over time: no campaign's run database is in this store`);
+  } else if (s !== undefined) {
     lines.push(
       `distinct states (${s.metric}) over time, median [lower–upper quartile] over the campaigns, at ${cols.map(clockLabel).join(', ')}:`,
     );

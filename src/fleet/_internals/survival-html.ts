@@ -58,13 +58,14 @@ export function survivalHtml(group: FleetGroup, timeMs: number): string {
       a.medianMs === null ? 'not reached' : secs(a.medianMs),
       a.a12Sooner === undefined ? '–' : a.a12Sooner.toFixed(2),
       a.p === undefined ? '–' : `${a.p.toFixed(3)} (${a.pMethod ?? 'exact'})`,
+      a.leastP === undefined ? '–' : a.leastP.toPrecision(2),
     ];
     return `<tr data-policy="${esc(arm)}">${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
   });
   const parts = [
     `<h3>Time to bug: ${esc(t.bug)}</h3>`,
     `<div class="plot survival">${survival}</div>`,
-    `<table class="time-to-bug"><thead><tr><th>policy</th><th>found</th><th>median time to bug</th><th>Â12 sooner than ${esc(t.baseline)}</th><th>p</th></tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table>`,
+    `<table class="time-to-bug"><thead><tr><th>policy</th><th>found</th><th>median time to bug</th><th>Â12 sooner than ${esc(t.baseline)}</th><th>p</th><th>least p possible</th></tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table>`,
     `<p class="note">The first finding of any kind, per campaign. Kaplan–Meier: a campaign that ended without finding it is censored at its end; the median is the first time at which half the campaigns are estimated to have found it. ${esc(t.test)}.</p>`,
   ];
   const s = group.states;
@@ -115,6 +116,8 @@ export function survivalHtml(group: FleetGroup, timeMs: number): string {
       `<table class="states"><thead><tr><th>policy</th><th>campaigns</th>${cols.map((c) => `<th>at ${secs(c)}</th>`).join('')}</tr></thead><tbody>\n${stateRows.join('\n')}\n</tbody></table>`,
       `<p class="note">Median [lower–upper quartile] over the campaigns (a campaign that stopped at its bug holds its last count).</p>`,
     );
+  } else if (s !== undefined) {
+    parts.push(`<h3>Distinct states over time</h3>`, `<p>No campaign's run database is in this store.</p>`);
   }
   return parts.join('\n');
 }
