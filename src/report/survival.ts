@@ -57,9 +57,14 @@ export function foundBy(steps: readonly SurvivalStep[], atMs: number): number {
 
 /**
  * The median time to the bug: the first time at which at least half the campaigns are estimated to
- * have found it (S(t) ≤ 0.5); null ("not reached") when the curve stays below one half — fewer
- * than half found it, or too many ended before they could.
+ * have found it (S(t) ≤ 0.5); where the curve is exactly one half from a find until the next, the
+ * midpoint of the two (as R's `survfit` has it, so with nothing censored early it is the sample
+ * median: 25 for finds at 10, 20, 30 and 40). Null ("not reached") when the curve stays below one
+ * half — fewer than half found it, or too many ended before they could.
  */
 export function survivalMedianMs(steps: readonly SurvivalStep[]): number | null {
-  return steps.find((s) => s.found >= 0.5 - SHARE_EPSILON)?.atMs ?? null;
+  const i = steps.findIndex((s) => s.found >= 0.5 - SHARE_EPSILON);
+  if (i < 0) return null;
+  const exactlyHalf = steps[i].found <= 0.5 + SHARE_EPSILON;
+  return exactlyHalf && i + 1 < steps.length ? (steps[i].atMs + steps[i + 1].atMs) / 2 : steps[i].atMs;
 }

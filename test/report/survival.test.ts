@@ -19,6 +19,13 @@ describe('kaplanMeier', () => {
     expect(foundBy(steps, 99)).toBe(0.5);
   });
 
+  it('gives the sample median when nothing ends early: between two finds where the curve is exactly one half', () => {
+    expect(survivalMedianMs(kaplanMeier([find(40), find(10), find(30), find(20)]))).toBe(25);
+    expect(survivalMedianMs(kaplanMeier([find(10), find(20), find(30)]))).toBe(20);
+    // Half found, and the curve flat at one half to the end: the find that brought it there.
+    expect(survivalMedianMs(kaplanMeier([find(10), find(20), ended(100), ended(100)]))).toBe(20);
+  });
+
   it('takes a campaign censored early out of the risk set, raising the later steps', () => {
     // Finds at 10 and 30; campaigns ended without a find at 20 and 40.
     // t=10: 4 at risk, 1 find: S = 3/4. t=30: at risk 30 and 40 (2), 1 find: S = 3/4 · 1/2 = 3/8.
