@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 import { escapeXml as esc } from '../report/plot.js';
 import type { FleetGroup, FleetReport } from './fleet-report-shape.js';
+import { survivalHtml } from './_internals/survival-html.js';
 
 function num(n: number): string {
   return Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : 'inf';
@@ -32,7 +32,7 @@ function campaignLinks(c: NonNullable<FleetGroup['comparison']>, reportDir: stri
   return `<p>Each campaign's report: ${links.join(' · ')}</p>`;
 }
 
-function groupSection(group: FleetGroup, reportDir: string): string {
+function groupSection(group: FleetGroup, reportDir: string, timeMs: number): string {
   const c = group.comparison;
   if (c === undefined)
     return `<h2>${esc(group.group)}</h2><p>No campaign of this comparison is done yet.</p>`;
@@ -51,42 +51,17 @@ function groupSection(group: FleetGroup, reportDir: string): string {
       m.p.toFixed(3),
     ]),
   );
-  const timings = Object.entries(c.timeToBug).flatMap(([policy, bugs]) =>
-    Object.entries(bugs).map(([name, t]) => [
-      esc(policy),
-      esc(name),
-      `${t.found}/${t.runs}`,
-      t.medianMs === null ? `&gt; ${secs(c.timeMs)}` : secs(t.medianMs),
-      `${secs(t.minMs)} / ${secs(t.medianFoundMs)} / ${secs(t.maxMs)}`,
-      t.a12Sooner === undefined ? '' : `${t.a12Sooner.toFixed(2)} (p ${(t.p ?? 1).toFixed(3)})`,
-    ]),
-  );
-  const plot = existsSync(c.plot) ? readFileSync(c.plot, 'utf8') : '';
   const union = Object.entries(group.unionStatesByArm)
     .map(([arm, byAbs]) => `${esc(arm)}: ${byAbs['causal'] ?? 0}`)
     .join(', ');
   return [
     `<h2>${esc(group.group)}</h2>`,
     `<p>Runs: ${runs}; baseline ${esc(c.baseline)}. Distinct causal states of all workers together: <b>${group.unionStates['causal'] ?? 0}</b> (${union}).</p>`,
-    campaignLinks(c, reportDir),
-    `<h3>Coverage, bugs and costs</h3>`,
     group.warning !== undefined ? `<p class="warning">${esc(group.warning)}</p>` : '',
+    campaignLinks(c, reportDir),
+    survivalHtml(group, timeMs),
+    `<h3>Coverage, bugs and costs</h3>`,
     metrics,
-    `<h3>Time to first detection</h3>`,
-    timings.length === 0
-      ? '<p>No run of any policy found a bug.</p>'
-      : table(
-          [
-            'policy',
-            'bug',
-            'found',
-            'median (a miss = never)',
-            'min / median / max of finders',
-            'Â12 sooner',
-          ],
-          timings,
-        ),
-    plot !== '' ? `<div class="plot">${plot}</div>` : '',
   ].join('\n');
 }
 
@@ -118,14 +93,14 @@ export function fleetReportHtml(report: FleetReport): string {
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f3f3f3}.warning{background:#fff3cd;border:1px solid #e0c060;padding:4px 8px}code{font-size:12px}.plot svg{max-width:100%;height:auto}
+th{background:#f3f3f3}.warning{background:#fff3cd;border:1px solid #e0c060;padding:4px 8px}code{font-size:12px}.plot svg{max-width:100%;height:auto}.note{color:#555;font-size:12px}
 </style></head><body>
 <h1>Fleet ${esc(report.id)}</h1>
 <p>${esc(report.system)}, workload ${esc(report.workload)}, ${secs(report.timeMs)} per campaign. Plan: <code>${esc(report.plan)}</code></p>
 <p>${s.total} campaigns: ${esc(counts)}. ${s.findings} findings, ${s.distinctFindings} distinct.</p>
 <h2>Findings, deduplicated across workers</h2>
 ${findings}
-${report.groups.map((g) => groupSection(g, report.dir)).join('\n')}
+${report.groups.map((g) => groupSection(g, report.dir, report.timeMs)).join('\n')}
 </body></html>
 `;
 }

@@ -1,5 +1,7 @@
 import type { CompareResult } from '../campaign/compare.js';
+import type { StatesOverTime } from './states-over-time.js';
 import type { FleetStatus } from './status.js';
+import type { TimeToBug } from './time-to-bug.js';
 
 /** One bug as the fleet saw it: every hit of one signature, over workers, seeds and policies. */
 export interface FleetFinding {
@@ -32,6 +34,13 @@ export interface FleetGroup {
   readonly comparison: CompareResult | undefined;
   /** Said when the comparison's runs are too few for any difference to be significant. */
   readonly warning?: string;
+  /**
+   * Per arm, the share of campaigns that found the bug over time (Kaplan–Meier), the median time
+   * to it, found/total, and Â12 and p that it is found sooner than by the baseline.
+   */
+  readonly timeToBug?: TimeToBug;
+  /** Per arm, distinct states over time: median and quartiles over the campaigns. */
+  readonly states?: StatesOverTime;
   /** Distinct states of all the group's done runs together, per abstraction, and per arm. */
   readonly unionStates: Readonly<Record<string, number>>;
   readonly unionStatesByArm: Readonly<Record<string, Readonly<Record<string, number>>>>;

@@ -15,17 +15,29 @@ import type { Plan } from './plan.js';
 import { groupBySignature } from '../campaign/finding-groups.js';
 import { readRecords, type RecordedFinding } from './records.js';
 import { unionStates } from './states.js';
+import { statesOverTime } from './states-over-time.js';
 import { fleetStatus } from './status.js';
+import { type CampaignOutcome, timeToBug } from './time-to-bug.js';
 
 export type { FleetFinding, FleetGroup, FleetReport } from './fleet-report-shape.js';
 
 export const REPORT_DIR = 'report';
+
+/** How `--each-bug` names a comparison: `bug=<switch>`. */
+const BUG_GROUP_PREFIX = 'bug=';
 
 /** How a plan gets more runs per side: `mallory plan`'s flag. */
 export const PLAN_MORE_RUNS = `plan again with --seeds ${LEAST_RUNS_FOR_SIGNIFICANCE} or more`;
 
 function groupDirName(group: string): string {
   return group.replace(/[^A-Za-z0-9._-]+/g, '_');
+}
+
+/** What a comparison's time to bug is of: its bug switch, else the bugs the plan switched on, else the system. */
+function bugOf(plan: Plan, group: string): string {
+  if (group.startsWith(BUG_GROUP_PREFIX)) return group.slice(BUG_GROUP_PREFIX.length);
+  const bugs = plan.campaigns.find((c) => c.group === group)?.config['bugs'];
+  return Array.isArray(bugs) && bugs.length > 0 ? bugs.join('+') : plan.system;
 }
 
 function sortedUnique<T>(xs: readonly T[]): T[] {
@@ -48,12 +60,20 @@ export function fleetReport(plan: Plan): FleetReport {
   const groups = groupNames.map((group): FleetGroup => {
     const results: Record<string, CompareRun[]> = Object.fromEntries(armsInOrder.map((a) => [a, []]));
     const dirsByArm: Record<string, string[]> = Object.fromEntries(armsInOrder.map((a) => [a, []]));
+    const outcomes: Record<string, CampaignOutcome[]> = Object.fromEntries(armsInOrder.map((a) => [a, []]));
     for (const c of plan.campaigns) {
       if (c.group !== group) continue;
       const record = records.get(c.index);
       if (record?.status !== 'done' || record.result === undefined) continue;
       results[c.arm].push(record.result);
       dirsByArm[c.arm].push(record.result.runDir);
+      const finds = record.result.bugs.map((b) => b.atMs);
+      outcomes[c.arm].push({
+        index: c.index,
+        seed: c.seed,
+        firstFindMs: finds.length > 0 ? Math.min(...finds) : null,
+        endMs: record.elapsedMs ?? plan.timeMs,
+      });
     }
     const withRuns = Object.fromEntries(Object.entries(results).filter(([, runs]) => runs.length > 0));
     const comparison =
@@ -69,10 +89,21 @@ export function fleetReport(plan: Plan): FleetReport {
           })
         : undefined;
     const warning = comparison !== undefined ? fewRunsWarning(comparison, PLAN_MORE_RUNS) : undefined;
+    const withDirs = Object.fromEntries(Object.entries(dirsByArm).filter(([, dirs]) => dirs.length > 0));
     return {
       group,
       comparison,
       ...(warning !== undefined ? { warning } : {}),
+      ...(comparison !== undefined
+        ? {
+            timeToBug: timeToBug(
+              bugOf(plan, group),
+              Object.fromEntries(Object.entries(outcomes).filter(([, list]) => list.length > 0)),
+              comparison.baseline,
+            ),
+            states: statesOverTime(withDirs, plan.timeMs),
+          }
+        : {}),
       unionStates: unionStates(Object.values(dirsByArm).flat()),
       unionStatesByArm: Object.fromEntries(
         Object.entries(dirsByArm)

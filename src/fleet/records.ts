@@ -60,6 +60,8 @@ export interface IndexRecord {
   readonly runDir?: string;
   /** The campaign's status as its summary gave it (`complete`, `interrupted`, `error`). */
   readonly runStatus?: string;
+  /** The campaign's own time at its end (virtual on the simulator): where a miss is censored. */
+  readonly elapsedMs?: number;
   /** What the fleet report compares, once done. */
   readonly result?: CompareRun;
   readonly findings?: readonly RecordedFinding[];

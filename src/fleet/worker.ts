@@ -237,6 +237,7 @@ export async function runPlanIndex(
       record = {
         ...ended,
         status: 'done',
+        elapsedMs: summary.elapsedMs,
         result: compareRunOf(summary, plan.timeMs),
         findings: findingsOf(summary),
       };

@@ -7,6 +7,10 @@ export interface Series {
   /** A CSS colour; by default the series' place in the palette. */
   readonly color?: string;
   readonly dashed?: boolean;
+  /** Whether the legend names it (default true): false for a line that only frames another. */
+  readonly legend?: boolean;
+  /** The stroke width in px (default 2). */
+  readonly widthPx?: number;
 }
 
 /** A shaded interval of x (e.g. a fault window), drawn behind the lines. */
@@ -35,7 +39,9 @@ const DEFAULT_WIDTH = 720;
 const X_TICK_SPACING_PX = 90;
 const HEIGHT = 360;
 const MARGIN = { left: 60, right: 130, top: 30, bottom: 40 };
-const COLORS = ['#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
+/** The colour of the i-th series when it names none. */
+export const SERIES_COLORS = ['#d62728', '#1f77b4', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
+const STROKE_PX = 2;
 const BAND_OPACITY = 0.18;
 /** At most this many intervals between axis ticks. */
 const MAX_TICKS = 6;
@@ -144,16 +150,21 @@ export function lineChartSvg(
       `<text x="${MARGIN.left - 6}" y="${(sy(yv) + 4).toFixed(1)}" text-anchor="end">${yv}</text>`,
     );
   }
+  let legendLines = 0;
   series.forEach((s, i) => {
-    const color = s.color ?? COLORS[i % COLORS.length];
+    const color = s.color ?? SERIES_COLORS[i % SERIES_COLORS.length];
     parts.push(
-      `<path class="series" d="${pathData(s.points, sx, sy)}" fill="none" stroke="${color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="5 3"' : ''}><title>${escapeXml(s.name)}</title></path>`,
-      `<text x="${MARGIN.left + plotW + 10}" y="${MARGIN.top + 16 * (i + 1)}" fill="${color}">${escapeXml(s.name)}</text>`,
+      `<path class="series" d="${pathData(s.points, sx, sy)}" fill="none" stroke="${color}" stroke-width="${s.widthPx ?? STROKE_PX}"${s.dashed ? ' stroke-dasharray="5 3"' : ''}><title>${escapeXml(s.name)}</title></path>`,
+    );
+    if (s.legend === false) return;
+    legendLines++;
+    parts.push(
+      `<text x="${MARGIN.left + plotW + 10}" y="${MARGIN.top + 16 * legendLines}" fill="${color}">${escapeXml(s.name)}</text>`,
     );
   });
   const legendBands = [...new Map(bands.map((b) => [b.kind, b.color])).entries()];
   legendBands.forEach(([label, color], i) => {
-    const y = MARGIN.top + 16 * (series.length + 1 + i);
+    const y = MARGIN.top + 16 * (legendLines + 1 + i);
     parts.push(
       `<rect x="${MARGIN.left + plotW + 10}" y="${y - 10}" width="12" height="12" fill="${color}" fill-opacity="${BAND_OPACITY * 2}"/>`,
       `<text x="${MARGIN.left + plotW + 26}" y="${y}">${escapeXml(label)}</text>`,

@@ -146,3 +146,17 @@ export function mannWhitneyU(xs: readonly number[], ys: readonly number[]): Mann
   const z = Math.max(0, Math.abs(u - mu) - 0.5) / Math.sqrt(variance);
   return { u, p: Math.min(1, 2 * normalSf(z)), method: 'normal' };
 }
+
+/**
+ * The `q`-quantile (0 ≤ q ≤ 1) by linear interpolation between order statistics (Hyndman & Fan's
+ * type 7, the default of R and numpy): at h = (n − 1)·q, x⌊h⌋ + (h − ⌊h⌋)(x⌊h⌋+1 − x⌊h⌋). The
+ * quartiles of 1, 2, 3, 4 are 1.75 and 3.25.
+ */
+export function quantile(xs: readonly number[], q: number): number {
+  if (xs.length === 0) return Number.NaN;
+  if (!(q >= 0 && q <= 1)) throw new RangeError(`quantile: q must be in [0, 1], got ${q}`);
+  const s = [...xs].sort((a, b) => a - b);
+  const h = (s.length - 1) * q;
+  const lo = Math.floor(h);
+  return lo + 1 < s.length ? s[lo] + (h - lo) * (s[lo + 1] - s[lo]) : s[lo];
+}

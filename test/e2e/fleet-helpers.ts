@@ -11,6 +11,7 @@ export interface FleetRecord {
   readonly status: string;
   readonly attempt: number;
   readonly runDir?: string;
+  readonly elapsedMs?: number;
   readonly replaced?: readonly string[];
 }
 

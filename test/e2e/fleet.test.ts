@@ -197,6 +197,8 @@ describe('a fleet of kvraft campaigns (real processes)', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stderr).toContain('campaign 3 of 4 (all, random, seed 4)');
     expect(recordOf(plan, 3)).toMatchObject({ status: 'done', attempt: 1 });
+    // The campaign's own time at its end: where the fleet report censors a campaign that found nothing.
+    expect(recordOf(plan, 3)!.elapsedMs).toBeGreaterThanOrEqual(8_000);
     for (const i of [0, 1, 2]) expect(recordOf(plan, i)).toBeUndefined();
     // A retried pod of a done index runs nothing.
     const retried = await mallory(['run', '--plan', plan], { ...box, env });

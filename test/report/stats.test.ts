@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 
 import { smallestP } from '../../src/campaign/compare.js';
-import { a12, mannWhitneyU, mean, median, normalSf } from '../../src/report/stats.js';
+import { a12, mannWhitneyU, mean, median, normalSf, quantile } from '../../src/report/stats.js';
 
 /** The two-sided p of the first sample's mid-rank sum, every arrangement of the values enumerated. */
 function bruteForceP(xs: readonly number[], ys: readonly number[]): number {
@@ -103,5 +103,17 @@ describe('stats', () => {
     expect(normalSf(1.959963984540054)).toBeCloseTo(0.025, 6);
     expect(normalSf(0)).toBeCloseTo(0.5, 6);
     expect(normalSf(-1.6448536269514722)).toBeCloseTo(0.95, 6);
+  });
+
+  it('gives quantiles by linear interpolation between order statistics (numpy and R defaults)', () => {
+    // numpy.percentile([1, 2, 3, 4], [25, 50, 75]) = 1.75, 2.5, 3.25
+    expect(quantile([4, 1, 3, 2], 0.25)).toBeCloseTo(1.75, 12);
+    expect(quantile([4, 1, 3, 2], 0.5)).toBe(median([1, 2, 3, 4]));
+    expect(quantile([4, 1, 3, 2], 0.75)).toBeCloseTo(3.25, 12);
+    expect(quantile([7], 0.25)).toBe(7);
+    expect(quantile([1, 9], 0)).toBe(1);
+    expect(quantile([1, 9], 1)).toBe(9);
+    expect(quantile([], 0.5)).toBeNaN();
+    expect(() => quantile([1], 1.5)).toThrow(/\[0, 1\]/);
   });
 });

@@ -48,7 +48,14 @@ function runCounts(result: CompareResult): Record<string, number> {
  * says when no run found a bug. `moreRuns` says how to get more runs where the comparison was made
  * (`compare`'s `--runs` by default).
  */
-export function compareTable(result: CompareResult, options: { readonly moreRuns?: string } = {}): string {
+export function compareTable(
+  result: CompareResult,
+  options: {
+    readonly moreRuns?: string;
+    /** Leave out the warning and time to first detection (a fleet report says them its own way). */
+    readonly metricsOnly?: boolean;
+  } = {},
+): string {
   const { baseline } = result;
   const lines = [`${result.system}, workload ${result.workload}, ${fmt(result.timeMs / 1000)} s per run`];
   const counts = runCounts(result);
@@ -71,6 +78,10 @@ export function compareTable(result: CompareResult, options: { readonly moreRuns
       baseline,
     ),
   );
+  if (options.metricsOnly === true) {
+    lines.push('', `plot: ${result.plot}`, `data: ${result.dir}/compare.json`);
+    return lines.join('\n');
+  }
   const warning = fewRunsWarning(result, options.moreRuns ?? COMPARE_MORE_RUNS);
   if (warning !== undefined) lines.push('', warning);
   lines.push('');

@@ -2,6 +2,7 @@ import { type FleetReport, PLAN_MORE_RUNS } from '../../fleet/fleet-report.js';
 import { type FleetStatus, INDEX_STATES } from '../../fleet/status.js';
 import { compareTable } from './compare-table.js';
 import { invokedAs } from './invoked-as.js';
+import { survivalText } from './survival-text.js';
 
 function counts(status: FleetStatus): string {
   return INDEX_STATES.filter((s) => status.counts[s] > 0)
@@ -36,7 +37,12 @@ export function fleetReportText(report: FleetReport): string {
       lines.push('no campaign of this comparison is done yet');
       continue;
     }
-    lines.push(compareTable(group.comparison, { moreRuns: PLAN_MORE_RUNS }));
+    if (group.warning !== undefined) lines.push(group.warning);
+    lines.push(
+      ...survivalText(group, report.timeMs),
+      '',
+      compareTable(group.comparison, { moreRuns: PLAN_MORE_RUNS, metricsOnly: true }),
+    );
     const union = Object.entries(group.unionStatesByArm)
       .map(([arm, byAbs]) => `${arm} ${byAbs['causal'] ?? 0}`)
       .join(', ');
