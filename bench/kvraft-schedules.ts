@@ -29,6 +29,7 @@ const STEPS: Partial<Readonly<Record<KvraftBug, number>>> = {
   'split-txn': 6,
   'ack-before-fsync': 5,
   'rejoined-restart-assert': 4,
+  'ack-overwritten-entry': 10,
 };
 /** A switch whose bug needs the state an earlier schedule leaves runs one schedule per file, in order. */
 const FILES: Partial<Readonly<Record<KvraftBug, readonly string[]>>> = {
