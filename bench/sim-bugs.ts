@@ -6,6 +6,12 @@
  */
 import {
   ackBeforeCommit,
+  ackOverwrittenEntry,
+  leaseReadOnReceipt,
+  learnerVoteCounted,
+  readIndexBeforeTermCommit,
+  staleVoteReplyCounted,
+  voteResetSameTerm,
   lazyVote,
   powerLossAfterAcks,
   rejoinedRestart,
@@ -66,6 +72,45 @@ const SCENARIOS: readonly Scenario[] = [
     bug: 'rejoined-restart-assert',
     found: async (on, seed) => (await rejoinedRestart(on, seed)).output.includes('ASSERTION FAILED'),
   },
+  {
+    bug: 'vote-reset-same-term',
+    found: async (on, seed) => (await voteResetSameTerm(on, seed)).violations.length > 0,
+  },
+  {
+    bug: 'lease-read-on-receipt',
+    found: async (on, seed) => {
+      const r = await leaseReadOnReceipt(on, seed);
+      return r.type === 'ok' && r.value === 1;
+    },
+  },
+  {
+    bug: 'read-index-before-term-commit',
+    found: async (on, seed) => {
+      const r = await readIndexBeforeTermCommit(on, seed);
+      return r.type === 'ok' && r.value === 1;
+    },
+  },
+  {
+    bug: 'learner-vote-counted',
+    found: async (on, seed) => {
+      const r = await learnerVoteCounted(on, seed);
+      return r.crashed.length > 0 || !(r.readBack.type === 'ok' && r.readBack.value === 1);
+    },
+  },
+  {
+    bug: 'stale-vote-reply-counted',
+    found: async (on, seed) => {
+      const r = await staleVoteReplyCounted(on, seed);
+      return r.crashed.length > 0 || !(r.readBack?.type === 'ok' && r.readBack.value === 1);
+    },
+  },
+  {
+    bug: 'ack-overwritten-entry',
+    found: async (on, seed) => {
+      const r = await ackOverwrittenEntry(on, seed);
+      return r.written.type === 'ok' && !(r.readBack.type === 'ok' && r.readBack.value === 1);
+    },
+  },
 ];
 
 async function tally(scenario: Scenario, on: boolean) {
@@ -88,7 +133,7 @@ for (const scenario of SCENARIOS) {
   const off = await tally(scenario, false);
   const setup = on.setupFailed + off.setupFailed;
   console.log(
-    `${scenario.bug.padEnd(28)} on: found ${on.found}/${SEEDS}  off: clean ${SEEDS - off.found - off.setupFailed}/${SEEDS}` +
+    `${scenario.bug.padEnd(30)} on: found ${on.found}/${SEEDS}  off: clean ${SEEDS - off.found - off.setupFailed}/${SEEDS}` +
       `  ${((on.msPerRun + off.msPerRun) / 2).toFixed(0)} ms/run` +
       (setup > 0 ? `  (sequence did not go as scripted: ${on.setupFailed} on, ${off.setupFailed} off)` : ''),
   );

@@ -8,6 +8,12 @@ import {
   snapshotUncommittedConfig,
   splitTxn,
   rejoinedRestart,
+  voteResetSameTerm,
+  leaseReadOnReceipt,
+  readIndexBeforeTermCommit,
+  learnerVoteCounted,
+  staleVoteReplyCounted,
+  ackOverwrittenEntry,
 } from './_helpers/kvraft-bug-scenarios.js';
 
 // Each kvraft bug switch, driven in the simulated world through the fault sequence its real-process
@@ -82,5 +88,60 @@ describe('kvraft bug switches in the simulated world', () => {
     const clean = await rejoinedRestart(false, SEED);
     expect(clean.exit).toBeUndefined();
     expect(clean.output).not.toContain('ASSERTION FAILED');
+  });
+
+  it('vote-reset-same-term: a voter votes again in the term it learned the leader of; clean without', async () => {
+    const found = await voteResetSameTerm(true, SEED);
+    expect(found.n3Led).toBe(true);
+    expect(new Set(found.violations.map((v) => v.message))).toEqual(
+      new Set(['n2 voted for n1 and then for n3 in term 1', 'two leaders in term 1: n1 and n3']),
+    );
+    expect(await voteResetSameTerm(false, SEED)).toEqual({ n3Led: false, violations: [] });
+  });
+
+  it('lease-read-on-receipt: a resumed, deposed leader answers from its lease; clean without', async () => {
+    expect(await leaseReadOnReceipt(true, SEED)).toEqual({ type: 'ok', value: 1 });
+    const clean = await leaseReadOnReceipt(false, SEED);
+    expect(clean).not.toEqual({ type: 'ok', value: 1 });
+  });
+
+  it('read-index-before-term-commit: a new leader reads below the old commit; clean without', async () => {
+    expect(await readIndexBeforeTermCommit(true, SEED)).toEqual({ type: 'ok', value: 1 });
+    expect(await readIndexBeforeTermCommit(false, SEED)).toEqual({ type: 'ok', value: 2 });
+  });
+
+  it("learner-vote-counted: a learner's vote elects a cut-off voter that overwrites commits; clean without", async () => {
+    const found = await learnerVoteCounted(true, SEED);
+    expect(found.n3Led).toBe(true);
+    expect(found.crashed.length > 0 || !(found.readBack.type === 'ok' && found.readBack.value === 1)).toBe(
+      true,
+    );
+    expect(await learnerVoteCounted(false, SEED)).toEqual({
+      n3Led: false,
+      crashed: [],
+      readBack: { type: 'ok', value: 1 },
+    });
+  });
+
+  it('stale-vote-reply-counted: a delayed grant elects an empty log that overwrites commits; clean without', async () => {
+    const found = await staleVoteReplyCounted(true, SEED);
+    expect(found.n1Led).toBe(true);
+    expect(found.crashed).toEqual(['n2', 'n3']);
+    expect(await staleVoteReplyCounted(false, SEED)).toEqual({
+      n1Led: false,
+      crashed: [],
+      readBack: { type: 'ok', value: 1 },
+    });
+  });
+
+  it('ack-overwritten-entry: a deposed leader acknowledges a write another entry replaced; clean without', async () => {
+    expect(await ackOverwrittenEntry(true, SEED)).toEqual({
+      written: { type: 'ok' },
+      readBack: { type: 'ok', value: 0 },
+    });
+    expect(await ackOverwrittenEntry(false, SEED)).toEqual({
+      written: { type: 'info', error: 'leadership lost' },
+      readBack: { type: 'ok', value: 0 },
+    });
   });
 });

@@ -25,6 +25,54 @@ export const KVRAFT_BUGS = [
    * schedule left (a node removed, then added back by the reset) exposes it.
    */
   'rejoined-restart-assert',
+  /**
+   * Deep: a follower that learns the leader of its current term resets its vote, as if the term
+   * were new, and can vote for a second candidate in that term (etcd's raft did, fixed by
+   * https://github.com/etcd-io/etcd/pull/2461; also https://github.com/camunda/camunda/pull/5368).
+   * Needs two candidates in one term, a partition between them, and the second's vote request
+   * reaching the voter only after the first's leader append did.
+   */
+  'vote-reset-same-term',
+  /**
+   * Deep: the leader serves reads without a round trip while it holds a lease, timing the lease
+   * from when it processed each acknowledgement instead of from when the acknowledged heartbeat was
+   * sent (https://github.com/apache/ratis/pull/928 times it from the send; acknowledgements
+   * processed late extended the lease in https://github.com/vesoft-inc/nebula/issues/5265).
+   * Needs the leader paused while acknowledgements are in flight, cut off while paused, a new
+   * leader's write, and a read at the old leader just after it resumes.
+   */
+  'lease-read-on-receipt',
+  /**
+   * Deep: a new leader serves read-index reads from its commit index before it has committed an
+   * entry of its own term, when that index can lag the deposed leader's
+   * (https://github.com/etcd-io/etcd/issues/7331; https://github.com/tikv/tikv/pull/6340).
+   * Needs the leader killed right after a commit it acknowledged and before its next heartbeat,
+   * a follower behind the new leader, and a read in the new leader's first round trip.
+   */
+  'read-index-before-term-commit',
+  /**
+   * Deep: a candidate counts every granted vote, learners' too, against the number of voters
+   * (a learner's vote must not count: https://github.com/tikv/raft-rs/issues/57; non-voters counted
+   * in quorums: https://github.com/rabbitmq/ra/pull/427). Needs a learner that missed its own
+   * removal, and a voter cut off from the other voters but not from that learner.
+   */
+  'learner-vote-counted',
+  /**
+   * Deep: a candidate counts a granted vote that answers an earlier term of its own candidacy, so
+   * a delayed grant elects it in a later term its voter never voted in
+   * (https://github.com/ktoso/akka-raft/issues/46; https://github.com/andreev-io/little-raft/issues/44).
+   * Needs a vote reply delayed across the candidate's next timeouts, its requests cut off meanwhile,
+   * and another leader committing in between.
+   */
+  'stale-vote-reply-counted',
+  /**
+   * Deep: a leader that steps down keeps its clients' writes waiting, and answers each with the
+   * result of whatever entry the new leader committed at its index, without checking it is its own
+   * (replication claimed successful for truncated entries: https://github.com/redpanda-data/redpanda/pull/3003).
+   * Needs the leader cut off with a write in flight, an election, and the partition healed before
+   * the write times out (2 s).
+   */
+  'ack-overwritten-entry',
 ] as const;
 
 export type KvraftBug = (typeof KVRAFT_BUGS)[number];
@@ -59,6 +107,12 @@ export const KVRAFT_BUG_NEEDS: Readonly<Record<KvraftBug, KvraftBugNeeds>> = {
   'split-txn': { ...NEEDS_DEFAULT, workload: 'list-append' },
   'ack-before-fsync': { ...NEEDS_DEFAULT, faults: ['disk'] },
   'rejoined-restart-assert': NEEDS_DEFAULT,
+  'vote-reset-same-term': NEEDS_DEFAULT,
+  'lease-read-on-receipt': NEEDS_DEFAULT,
+  'read-index-before-term-commit': NEEDS_DEFAULT,
+  'learner-vote-counted': { ...NEEDS_DEFAULT, nodes: 4 },
+  'stale-vote-reply-counted': NEEDS_DEFAULT,
+  'ack-overwritten-entry': NEEDS_DEFAULT,
 };
 
 /** `mallory run` arguments for a campaign on a switch: `--bug`, `--nodes`, `--workload`, and `--faults` when it adds any. */

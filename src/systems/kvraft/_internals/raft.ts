@@ -125,6 +125,8 @@ export class RaftNode {
   /** The last index carried by the latest append sent to each peer (what is in flight up to). */
   private readonly sentUpTo = new Map<string, number>();
   private readonly ackedRound = new Map<string, number>();
+  /** `lease-read-on-receipt`: when each peer's latest acknowledgement was processed (wall ms). */
+  private readonly ackedAt = new Map<string, number>();
   private readonly snapshotSentAt = new Map<string, number>();
   /** Peers that installed a snapshot from this leader: they know the configuration before entry 1. */
   private readonly hasBase = new Set<string>();
@@ -293,6 +295,10 @@ export class RaftNode {
       reply(readRegister(this.kv, key));
       return;
     }
+    if (this.options.bugs.has('lease-read-on-receipt') && this.leaseHeld()) {
+      reply(readRegister(this.kv, key));
+      return;
+    }
     this.round++;
     this.reads.push({
       key,
@@ -303,6 +309,20 @@ export class RaftNode {
     });
     this.broadcastAppend();
     this.serveReads();
+  }
+
+  /**
+   * lease-read-on-receipt: the leader holds a lease while a majority acknowledged it within the
+   * shortest election timeout, timed from when it processed each acknowledgement. Correct leases
+   * (Raft thesis §6.4.1) time it from when the acknowledged heartbeat was sent: an acknowledgement
+   * that waited (the leader was paused, the reply was slow) no longer proves anything by the time it
+   * is processed, as followers may have timed out and elected another leader meanwhile.
+   */
+  private leaseHeld(): boolean {
+    if (this.termAt(this.commit) !== this.term) return false;
+    const now = this.env.wallMs();
+    const lease = this.options.electionMinMs;
+    return this.quorum((n) => n === this.options.id || now - (this.ackedAt.get(n) ?? -Infinity) < lease);
   }
 
   changeMembership(node: string, add: boolean, reply: Reply): void {
@@ -547,7 +567,9 @@ export class RaftNode {
     this.leader = leader;
     if (wasLeader) {
       this.emit(`step-down-${why}`, { term: this.term, index: this.lastIndex(), commit: this.commit });
-      this.failPending('leadership lost');
+      // ack-overwritten-entry: the writes wait on past the step-down, for their indexes to apply.
+      if (this.options.bugs.has('ack-overwritten-entry')) this.failReads('leadership lost');
+      else this.failPending('leadership lost');
     }
     if (previous !== 'follower') this.emit('become-follower', { term: this.term });
     this.resetElectionTimer();
@@ -560,6 +582,7 @@ export class RaftNode {
     this.match.clear();
     this.sentUpTo.clear();
     this.ackedRound.clear();
+    this.ackedAt.clear();
     this.snapshotSentAt.clear();
     this.hasBase.clear();
     for (const peer of this.others()) this.next.set(peer, this.lastIndex() + 1);
@@ -573,6 +596,10 @@ export class RaftNode {
       if (!waiter.acked) waiter.reply(UNKNOWN(error));
       this.waiters.delete(index);
     }
+    this.failReads(error);
+  }
+
+  private failReads(error: string): void {
     for (const read of this.reads) read.reply({ ok: false, definite: true, error });
     this.reads = [];
   }
@@ -677,6 +704,7 @@ export class RaftNode {
     }
     if (this.role !== 'leader' || m.term !== this.term) return;
     this.ackedRound.set(m.from, Math.max(this.ackedRound.get(m.from) ?? 0, m.round));
+    this.ackedAt.set(m.from, this.env.wallMs());
     if (m.success) {
       const match = Math.max(this.match.get(m.from) ?? 0, m.matchIndex);
       this.match.set(m.from, match);
@@ -706,6 +734,7 @@ export class RaftNode {
     }
     if (this.role !== 'leader' || m.term !== this.term) return;
     this.ackedRound.set(m.from, Math.max(this.ackedRound.get(m.from) ?? 0, m.round));
+    this.ackedAt.set(m.from, this.env.wallMs());
     const match = Math.max(this.match.get(m.from) ?? 0, m.lastIndex);
     this.match.set(m.from, match);
     this.next.set(m.from, match + 1);
@@ -740,7 +769,10 @@ export class RaftNode {
         read.reply({ ok: false, definite: true, error: 'timed out confirming leadership' });
         continue;
       }
-      if (read.readIndex === undefined && committedInTerm) read.readIndex = this.commit;
+      // read-index-before-term-commit: a new leader takes its commit index as the read index before
+      // it has committed an entry of its term, when that index may still lag the old leader's.
+      const indexKnown = committedInTerm || this.options.bugs.has('read-index-before-term-commit');
+      if (read.readIndex === undefined && indexKnown) read.readIndex = this.commit;
       const confirmed = this.quorum(
         (n) => n === this.options.id || (this.ackedRound.get(n) ?? 0) >= read.round,
       );
@@ -785,7 +817,9 @@ export class RaftNode {
         waiter.timer.cancel();
         this.waiters.delete(entry.index);
         if (!waiter.acked) {
-          waiter.reply(waiter.term === entry.term ? result : UNKNOWN('entry overwritten'));
+          // ack-overwritten-entry: whatever entry applied at the index answers the write waiting on it.
+          const own = waiter.term === entry.term || this.options.bugs.has('ack-overwritten-entry');
+          waiter.reply(own ? result : UNKNOWN('entry overwritten'));
         }
       }
     }
@@ -908,16 +942,36 @@ export class RaftNode {
       this.becomeFollower(m.term, null);
       return;
     }
-    if (this.role !== 'candidate' || m.term !== this.term) return;
+    // stale-vote-reply-counted: a grant from an earlier term of this candidate (a delayed reply)
+    // counts in the current one.
+    const stale = m.term < this.term && this.options.bugs.has('stale-vote-reply-counted');
+    if (this.role !== 'candidate' || (m.term !== this.term && !stale)) return;
     this.voteReplies.add(m.from);
     if (!m.granted) return;
     this.votes.add(m.from);
-    if (this.quorum((n) => this.votes.has(n))) this.becomeLeader();
+    if (this.wonElection()) this.becomeLeader();
+  }
+
+  /**
+   * Whether the votes make a majority of the voters. learner-vote-counted: every grant counts,
+   * learners' too, against the number of voters.
+   */
+  private wonElection(): boolean {
+    if (this.options.bugs.has('learner-vote-counted')) {
+      return this.votes.size * 2 > this.config.members.length;
+    }
+    return this.quorum((n) => this.votes.has(n));
   }
 
   private acceptLeader(m: AppendEntries | InstallSnapshot): boolean {
     if (m.term < this.term) return false;
     if (m.term > this.term || this.role !== 'follower') this.becomeFollower(m.term, m.from);
+    if (this.options.bugs.has('vote-reset-same-term') && this.leader !== m.from && this.votedFor !== null) {
+      // vote-reset-same-term: learning the term's leader resets the vote as a new term would,
+      // though the term is the same: the node may vote again in it.
+      this.votedFor = null;
+      this.persistMeta();
+    }
     this.leader = m.from;
     this.resetElectionTimer();
     return true;
