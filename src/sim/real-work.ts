@@ -16,19 +16,22 @@ const NOT_WORK = new Set([
   'MessagePort',
 ]);
 
+/** Requests: each is one operation under way, whoever began it (never part of a baseline). */
+const REQUEST = /Req|^(?:WriteWrap|ShutdownWrap|ConnectWrap)$/;
+
 /**
- * Whether the process awaits real work it did not await when this was made: a file request, a
- * child process, a thread (`process.getActiveResourcesInfo()` against a baseline taken first).
- * A simulated run holds virtual time while it does, so the harness's real work (a report, a store
- * write, a checker's thread) takes no virtual time, however long it takes on this machine.
+ * Whether the process awaits real work: a request under way (a file operation, a lookup), or a
+ * handle it did not have when this was made (a child process, a thread) —
+ * `process.getActiveResourcesInfo()`. A simulated run holds virtual time while it does, so the
+ * harness's real work (a report, a store write, a checker's thread) takes no virtual time, however
+ * long it takes on this machine.
  */
 export function realWorkProbe(): () => boolean {
   const baseline = countByType();
   return () => {
-    const now = countByType();
-    for (const [type, n] of now) {
+    for (const [type, n] of countByType()) {
       if (NOT_WORK.has(type)) continue;
-      if (n > (baseline.get(type) ?? 0)) return true;
+      if (REQUEST.test(type) || n > (baseline.get(type) ?? 0)) return true;
     }
     return false;
   };
