@@ -1,4 +1,7 @@
-import { ResourceRegistry } from '../cluster/resources.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { registryDir, ResourceRegistry } from '../cluster/resources.js';
 import { inAdapterScope } from '../core/client-scope.js';
 import { type Clock, realClock } from '../core/clock.js';
 import { Rng } from '../core/random.js';
@@ -45,8 +48,12 @@ export interface CampaignOptions {
 }
 
 function newRunId(plan: RunPlan): string {
-  // A simulated run is its seed's: the same seed, the same id (and so the same history).
-  if (plan.placement.kind === 'sim') return `sim-${plan.placement.contract}-${plan.seed.toString(36)}`;
+  if (plan.placement.kind === 'sim') {
+    // A simulated run is its seed's; a second one of the same seed running at once (its registry
+    // there) takes this process's id besides, so neither's registry replaces the other's.
+    const id = `sim-${plan.placement.contract}-${plan.seed.toString(36)}`;
+    return existsSync(join(registryDir(), `${id}.jsonl`)) ? `${id}-${process.pid.toString(36)}` : id;
+  }
   return `${Date.now().toString(36)}${Math.floor(Math.random() * 0x10000).toString(36)}`;
 }
 
