@@ -47,4 +47,13 @@ export interface BugRecord {
   readonly signature?: string;
   /** Every schedule that found it, the first (this record's) included; absent in summaries written before. */
   readonly hits?: readonly BugHit[];
+  /** Found in a simulated world (`--sim`): its seed and storage contract; a replay of it is exact. */
+  readonly simulated?: SimulatedBug;
+}
+
+/** Where a simulated run's bug was found: the world's seed, its disks' contract, its cuts' semantics. */
+export interface SimulatedBug {
+  readonly seed: number;
+  readonly contract: 'C1' | 'C2' | 'C3';
+  readonly partitions: 'proxy' | 'netns';
 }

@@ -1,7 +1,11 @@
-import { ResourceRegistry } from '../cluster/resources.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { registryDir, ResourceRegistry } from '../cluster/resources.js';
 import { inAdapterScope } from '../core/client-scope.js';
 import { type Clock, realClock } from '../core/clock.js';
 import { Rng } from '../core/random.js';
+import { realWorkProbe } from '../sim/real-work.js';
 import type { RunStore } from '../store/run-store.js';
 import { History } from '../workload/history.js';
 import type { Workload } from '../workload/workload.js';
@@ -43,8 +47,24 @@ export interface CampaignOptions {
   readonly clock?: Clock;
 }
 
-function newRunId(): string {
+function newRunId(plan: RunPlan): string {
+  if (plan.placement.kind === 'sim') {
+    // A simulated run is its seed's; a second one of the same seed running at once (its registry
+    // there) takes this process's id besides, so neither's registry replaces the other's.
+    const id = `sim-${plan.placement.contract}-${plan.seed.toString(36)}`;
+    return existsSync(join(registryDir(), `${id}.jsonl`)) ? `${id}-${process.pid.toString(36)}` : id;
+  }
   return `${Date.now().toString(36)}${Math.floor(Math.random() * 0x10000).toString(36)}`;
+}
+
+/** The figures of a simulated run in its metrics: virtual and wall seconds, and their ratio. */
+function simMetrics(virtualMs: number, wallMs: number): Record<string, number> {
+  const round = (x: number): number => Math.round(x * 100) / 100;
+  return {
+    sim_virtual_s: round(virtualMs / 1000),
+    sim_wall_s: round(wallMs / 1000),
+    sim_speedup: round(virtualMs / Math.max(1, wallMs)),
+  };
 }
 
 /**
@@ -56,7 +76,7 @@ export class Campaign {
   private readonly signal: AbortSignal;
   private readonly state = new RunState();
   private readonly emit: Emit;
-  private readonly clock: Clock;
+  private clock: Clock;
 
   constructor(private readonly options: CampaignOptions) {
     this.config = options.config;
@@ -73,13 +93,20 @@ export class Campaign {
   async run(): Promise<RunSummary> {
     const plan = await planRun(this.config);
     // What a client throws outside any call names the adapter it came from (core/client-scope.ts).
-    return inAdapterScope(plan.definition.name, () => this.runPlan(plan));
+    const run = (): Promise<RunSummary> => inAdapterScope(plan.definition.name, () => this.runPlan(plan));
+    if (plan.sim === undefined) return run();
+    // A simulated run: every wait of the campaign is an event of the world, which runs until the
+    // campaign ends, holding its time while the campaign awaits real work (a file, a thread).
+    this.clock = plan.sim.clock;
+    const holding = realWorkProbe();
+    return plan.sim.kv.world.drive(run(), holding);
   }
 
   private async runPlan(plan: RunPlan): Promise<RunSummary> {
     const { config, signal, state, emit, clock } = this;
     const rng = new Rng(plan.seed);
-    const runId = newRunId();
+    const runId = newRunId(plan);
+    const wallStartMs = performance.now();
     const registry = new ResourceRegistry(runId);
     const store = openStore(plan, config, runId, registry);
     this.options.onRegistry?.(registry, store);
@@ -173,7 +200,18 @@ export class Campaign {
       state.phase = 'stopping';
       await stopRun(parts, registry);
     }
-    const summary = summarize(plan, store, state, parts, outcome, config.timeMs, clock.nowMs());
+    const endMs = clock.nowMs();
+    const summarized = summarize(plan, store, state, parts, outcome, config.timeMs, endMs);
+    const summary =
+      plan.sim === undefined
+        ? summarized
+        : {
+            ...summarized,
+            metrics: {
+              ...summarized.metrics,
+              ...simMetrics(endMs - state.startMs, performance.now() - wallStartMs),
+            },
+          };
     return finishRun(summary, outcome, { store, registry, config, emit });
   }
 

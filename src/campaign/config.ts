@@ -51,6 +51,9 @@ export const CONTAINER_FAULT_FAMILIES = ['partition', 'kill', 'pause', 'packet']
 /** The families a run in containers enables when `--faults` is not given (packet faults are asked for). */
 export const CONTAINER_DEFAULT_FAULT_FAMILIES = ['partition', 'kill', 'pause'] as const;
 
+/** A simulated disk's storage contracts (`src/sim/disk.ts`): C1 durable at once, C2 at fsync, C3 torn and names at a directory fsync. */
+export const SIM_CONTRACTS = ['C1', 'C2', 'C3'] as const;
+
 export const POLICIES = ['adaptive', 'mallory', 'random', 'triggered', 'corpus'] as const;
 export type PolicyName = (typeof POLICIES)[number];
 
@@ -201,6 +204,11 @@ export const RunConfigSchema = z.object({
   strictHostKeyChecking: z.enum(HOST_KEY_CHECKING).default('yes'),
   /** The known_hosts file host keys are checked against (default `~/.ssh/known_hosts`). */
   knownHosts: z.string().min(1).optional(),
+  /**
+   * Runs the nodes in a simulated world in this process, on virtual time (`--sim`): kvraft only;
+   * `contract` is what its disks keep at a crash (`--sim-contract`, default C2).
+   */
+  sim: z.object({ contract: z.enum(SIM_CONTRACTS).default('C2') }).optional(),
 });
 
 export type RunConfig = z.infer<typeof RunConfigSchema>;

@@ -45,6 +45,8 @@ import { isLet, readSchedule, type ScheduleItem } from './schedule-file.js';
 import { prepareExchangeDir } from './exchange.js';
 import { type ContainerPlan, planContainers } from './_internals/plan-containers.js';
 import { planHosts } from './plan-hosts.js';
+import type { RunCluster } from './run-cluster.js';
+import { refuseSim, simCluster, SimOutput, simWorld, type SimWorld } from './_internals/sim-parts.js';
 
 /** Base of the ports given to services a system declares no port for (each netns node has its own address). */
 const NETNS_PORT_BASE = 7000;
@@ -89,6 +91,8 @@ export interface RunPlan {
   readonly settings: Readonly<Record<string, string>>;
   /** The durability contract checked: the user's (`--durability`), else the system's, if any. */
   readonly durability: DurabilityContract | undefined;
+  /** The simulated world the nodes run in (`--sim`), seeded by `seed`; else real processes. */
+  readonly sim: SimWorld | undefined;
 }
 
 /** Loads the system, checks the configuration against it and resolves everything a run needs. */
@@ -109,7 +113,10 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
   const fixedSchedule = config.schedule?.map((file) => readSchedule(file, nodeNames(nodeCount)));
   const startFrom =
     config.checkpoint !== undefined ? readStart(config.checkpoint, definition.name, nodeCount) : undefined;
-  const system = definition.create({ bugs: config.bugs, settings, nodes: nodeCount });
+  const seed = config.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const sim =
+    config.sim !== undefined ? simWorld(config, { seed, nodes: nodeCount, bugs: config.bugs }) : undefined;
+  const system = sim?.system ?? definition.create({ bugs: config.bugs, settings, nodes: nodeCount });
   const durability: DurabilityContract | undefined =
     config.durability !== undefined
       ? { level: config.durability, statedBy: 'user' }
@@ -142,6 +149,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
   const wants = (family: 'clock' | 'disk'): boolean =>
     config.faults.includes(family) ||
     (fixedSchedule ?? []).flat().some((item) => !isLet(item) && FAMILY_KINDS[family].includes(item.f));
+  if (config.sim !== undefined) refuseSim(config, definition.name, wants);
   let libfaketime: string | undefined;
   if (wants('clock')) {
     const reason = unsupportedFault('bump-clock', system, definition.name, nodeCount);
@@ -163,12 +171,13 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     if (!diskOnHosts) diskLayerBinary = await buildDiskLayer();
   }
   // In containers the system's binaries are the image's (checked there), not this machine's.
-  const problems = config.containers !== undefined ? [] : (await system.doctor()).filter((d) => !d.ok);
+  // In the simulator the nodes are kvraft's own code in this process: no program to find.
+  const problems =
+    config.containers !== undefined || sim !== undefined ? [] : (await system.doctor()).filter((d) => !d.ok);
   if (problems.length > 0) {
     const p = problems[0];
     throw new UsageError('missing-binary', `${p.what}${p.fix ? `: run ${p.fix}` : ''}`);
   }
-  const seed = config.seed ?? Math.floor(Math.random() * 2 ** 31);
   const nodes = nodeNames(nodeCount);
   const policy = fixedSchedule ? undefined : createPolicy(config.policy);
   const seedData =
@@ -191,6 +200,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     placement,
     settings,
     durability,
+    sim,
   };
 }
 
@@ -206,7 +216,9 @@ async function placeNodes(
   here: { readonly libfaketime: string | undefined; readonly diskLayerBinary: string | undefined },
 ): Promise<Placement> {
   let placement: Placement;
-  if (config.hosts !== undefined) {
+  if (config.sim !== undefined) {
+    placement = { kind: 'sim', contract: config.sim.contract };
+  } else if (config.hosts !== undefined) {
     const hosts = await planHosts(config, system, nodes, servicePorts(system), wants('clock'));
     placement = { kind: 'ssh', targets: hosts.targets, libfaketime: hosts.libfaketime, disk: wants('disk') };
   } else if (config.containers !== undefined) {
@@ -232,7 +244,7 @@ async function placeNodes(
 /** A run's live parts, built on its store and registry by `assembleRun`. */
 export interface RunParts {
   readonly network: NetworkBackend;
-  readonly cluster: Cluster;
+  readonly cluster: RunCluster;
   readonly clocks: NodeClocks | undefined;
   /** The nodes' disks, when the run mounts the disk layer (the log check asks them why a node exited). */
   readonly disks: NodeDisks | undefined;
@@ -240,8 +252,10 @@ export interface RunParts {
   readonly nemesis: Nemesis;
   readonly logCheck: LogCheck;
   readonly workload: Workload;
-  /** The run's checkpoints, unless it takes none (`checkpoints: 0`). */
+  /** The run's checkpoints, unless it takes none (`checkpoints: 0`, or a simulated run). */
   readonly checkpoints: Checkpoints | undefined;
+  /** A simulated run's output, pushed from its world into the observers and the node files. */
+  readonly simOutput?: SimOutput;
 }
 
 /** What the parts are built on: the run's store, registry, history and random source. */
@@ -263,6 +277,7 @@ export interface RunContext {
  * before the error goes on.
  */
 export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunParts> {
+  if (plan.sim !== undefined) return assembleSim(plan, plan.sim, ctx);
   const { config, store, registry, history, rng } = ctx;
   const { system, nodes } = plan;
   const network = await createNetwork(plan, ctx.runId, registry);
@@ -349,6 +364,43 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
 }
 
 /**
+ * A simulated run's parts: the world's cluster and network, the observers fed by the world (no
+ * file tails), the real nemesis, log check and workload on the world's clock; no checkpoints.
+ */
+function assembleSim(plan: RunPlan, world: SimWorld, ctx: RunContext): RunParts {
+  const { config, store, history, rng } = ctx;
+  const { system, nodes } = plan;
+  const { cluster, network } = simCluster(world, store.dir, config.bugs);
+  const observation = new Observation(store.dir, nodes, system, history.clock);
+  if (plan.seedData) observation.logEvents.drain.load(plan.seedData.templates);
+  history.onOp((_op, event) => {
+    observation.ingest(event);
+  });
+  const simOutput = new SimOutput(world, store.dir, observation);
+  const nemesis = new Nemesis(
+    cluster,
+    network,
+    system,
+    rng.fork('nemesis'),
+    config.faults,
+    { clock: history.clock },
+    config.faultTargets,
+  );
+  return {
+    network,
+    cluster,
+    clocks: undefined,
+    disks: undefined,
+    observation,
+    nemesis,
+    logCheck: new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns),
+    workload: createWorkload(plan, ctx, cluster),
+    checkpoints: undefined,
+    simOutput,
+  };
+}
+
+/**
  * libfaketime in the nodes and the clocks the nemesis moves, when the run has clock faults: here,
  * control files in the run dir; on SSH hosts, the library and the control files on each node's
  * host, written there by commands coalesced per node.
@@ -378,7 +430,7 @@ function clockParts(
 }
 
 /** The client workload the configuration names (a built-in or one loaded by path), on this cluster. */
-function createWorkload(plan: RunPlan, ctx: RunContext, cluster: Cluster): Workload {
+function createWorkload(plan: RunPlan, ctx: RunContext, cluster: RunCluster): Workload {
   const { config, history } = ctx;
   return plan.workload.definition.create({
     system: plan.system,
@@ -458,6 +510,7 @@ function createNetwork(plan: RunPlan, runId: string, registry: ResourceRegistry)
       registry,
     });
   }
+  if (placement.kind === 'sim') throw new Error('a simulated run takes its network from its world');
   if (placement.netns) {
     return NetnsBackend.create({
       runId,

@@ -241,6 +241,10 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     warmupMs,
     schedule: bug.scheduleFile,
     ...(start.kind === 'checkpoint' ? { checkpoint: start.dir } : {}),
+    // A simulated bug replays in a world of its run's seed, with its disks' contract: exactly.
+    ...(h.simulated !== undefined
+      ? { sim: { contract: h.simulated.contract }, network: h.simulated.partitions }
+      : {}),
     store: options.store,
     timeMs,
     // On hosts (those given, else the run's, as its bug record keeps them): one node a host, the

@@ -131,6 +131,18 @@ const ScheduleHeaderSchema = z
      */
     hosts: HostsHeaderSchema.optional(),
     /**
+     * The run was simulated (`--sim`): the world's seed (the run's), its disks' storage contract and
+     * its cuts' semantics. A replay runs the schedule in a world of the same seed: the same every time.
+     */
+    simulated: z
+      .object({
+        seed: z.number().int().nonnegative(),
+        contract: z.enum(['C1', 'C2', 'C3']),
+        partitions: z.enum(['proxy', 'netns']),
+      })
+      .strict()
+      .optional(),
+    /**
      * The modules the run loaded from files (`--system`, `--workload`): path, content hash and the
      * bug's copy (relative to its dir), so a replay runs the same code or says it cannot.
      */

@@ -181,6 +181,12 @@ export class ProgressReporter implements Reporter {
           : '';
       lines.push(`  bug #${b.id} [${b.kind}] schedule ${b.schedule + 1}${again}: ${b.message}`);
     }
+    const speedup = s.metrics.sim_speedup;
+    if (speedup !== undefined) {
+      lines.push(
+        `  simulated: ${s.metrics.sim_virtual_s} virtual s in ${s.metrics.sim_wall_s} wall s (${speedup}× real time)`,
+      );
+    }
     const coverage = describeCoverage(s.metrics);
     if (coverage !== undefined) lines.push(`  ${coverage}`);
     lines.push(`  run dir: ${s.runDir}`);

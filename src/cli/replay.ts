@@ -73,7 +73,10 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
           `${h.bugs.length > 0 ? `, --bug ${h.bugs.join(' --bug ')}` : ''}${describeSet({ ...h.settings, ...settings })}` +
           `${(flags.durability ?? h.durability) !== undefined ? `, --durability ${flags.durability ?? h.durability}` : ''}, seed ${h.seed}), ${repeat} time(s), from ${bug.scheduleFile}\n` +
           `  start: ${describeStart(start)}\n` +
-          (hosts?.hosts !== undefined ? `  on hosts: ${hosts.hosts.map((x) => x.host).join(', ')}\n` : ''),
+          (hosts?.hosts !== undefined ? `  on hosts: ${hosts.hosts.map((x) => x.host).join(', ')}\n` : '') +
+          (h.simulated !== undefined
+            ? `  simulated: a world of seed ${h.simulated.seed}, disks ${h.simulated.contract}, cuts as ${h.simulated.partitions}: every try runs the same (exact replay)\n`
+            : ''),
       );
       const result = await guardCampaigns(({ signal, onRegistry }) =>
         replayBug({

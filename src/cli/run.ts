@@ -7,6 +7,7 @@ import {
   CONTAINER_DEFAULT_FAULT_FAMILIES,
   HOST_DEFAULT_FAULT_FAMILIES,
   POLICIES,
+  SIM_CONTRACTS,
   type RunConfig,
   RunConfigSchema,
 } from '../campaign/config.js';
@@ -76,6 +77,8 @@ export interface RunFlags {
   strictHostKeyChecking?: string;
   knownHosts?: string;
   dockerHost?: string;
+  sim?: boolean;
+  simContract?: string;
 }
 
 function int(name: string, text: string | undefined): number | undefined {
@@ -253,7 +256,11 @@ export function configFromFlags(flags: RunFlags): RunConfig {
     sshPort: int('ssh-port', flags.sshPort),
     strictHostKeyChecking: flags.strictHostKeyChecking,
     knownHosts: flags.knownHosts,
+    sim: flags.sim === true ? { contract: flags.simContract } : undefined,
   };
+  if (flags.simContract !== undefined && flags.sim !== true) {
+    throw new UsageError('bad-flag', '--sim-contract is a setting of the simulated disk: add --sim');
+  }
   if (raw.exchange !== undefined && raw.schedule !== undefined) {
     throw new UsageError(
       'bad-flag',
@@ -355,6 +362,16 @@ export const registerRun: RegisterCommand = (program, setExit) => {
     .option(
       '--pace <faults:quiet>',
       "Jepsen's alternation: N steps of faults, then M quiet steps with every fault healed, in turn (e.g. 4:2)",
+    )
+    .option(
+      '--sim',
+      "run kvraft's nodes in a simulated world in this process, on virtual time: deterministic for a --seed, far faster than real time (no checkpoints; no clock or disk fault families)",
+    )
+    .addOption(
+      new Option(
+        '--sim-contract <contract>',
+        'with --sim: what the simulated disks keep at a crash: C1 every write at once, C2 only what was fsynced (default), C3 as C2 with torn unsynced writes and names durable at a directory fsync',
+      ).choices(SIM_CONTRACTS),
     );
   addHostOptions(runCommand, {
     hostsHelp:

@@ -8,7 +8,7 @@ import { invokedAs } from './_internals/invoked-as.js';
 import { FRESH_HELP, parseRepeat, RECORDED_PLUGINS_HELP, VERBOSE_HELP } from './replay.js';
 
 interface ShrinkFlags {
-  repeat: string;
+  repeat?: string;
   store?: string;
   recordedPlugins?: boolean;
   json?: boolean;
@@ -27,8 +27,7 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
     .argument('<bug-dir>', 'a bug record: store/<system>/<run>/bugs/<id>')
     .option(
       '--repeat <n>',
-      'tries per candidate schedule; kept if it reproduces in a majority of them',
-      DEFAULT_REPEAT,
+      `tries per candidate schedule; kept if it reproduces in a majority of them (default ${DEFAULT_REPEAT}; 1 for a bug of a simulated run, whose replay is exact)`,
     )
     .option('--store <dir>', "where the replays are stored (default: the bug's own store)")
     .option('--recorded-plugins', RECORDED_PLUGINS_HELP)
@@ -36,8 +35,9 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
     .option('--verbose', VERBOSE_HELP)
     .option('--fresh', FRESH_HELP)
     .action(async (bugDir: string, flags: ShrinkFlags) => {
-      const repeat = parseRepeat(flags.repeat);
       const bug = readBug(bugDir);
+      // A simulated bug's replay is the same every try: one try tells.
+      const repeat = parseRepeat(flags.repeat ?? (bug.header.simulated !== undefined ? '1' : DEFAULT_REPEAT));
       // A user's module changed since the bug was found: refused before anything runs.
       pluginSources(bug.dir, bug.header.plugins ?? [], flags.recordedPlugins ?? false);
       const h = bug.header;

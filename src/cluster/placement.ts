@@ -33,17 +33,39 @@ export interface DockerPlacement {
   readonly endpoint: DockerEndpoint;
 }
 
+/** The nodes in a simulated world in this process, on virtual time (`--sim`). */
+export interface SimPlacement {
+  readonly kind: 'sim';
+  /** What the world's disks keep at a crash (`src/sim/disk.ts`). */
+  readonly contract: 'C1' | 'C2' | 'C3';
+}
+
 /**
  * Where a run's nodes run, as one value chosen once from the flags (`planRun`): the runtime and
  * the network are built from it, and nothing after asks where a node is, only what its runtime
- * can do. A simulated world would be a fourth member.
+ * can do.
  */
-export type Placement = LocalPlacement | SshPlacement | DockerPlacement;
+export type Placement = LocalPlacement | SshPlacement | DockerPlacement | SimPlacement;
+
+/**
+ * A simulated world: its network delays and duplicates, its nodes join and leave; no clock
+ * preload or FUSE layer (the world's own clock and disk faults are not families yet), no data dirs
+ * to copy to a checkpoint.
+ */
+const SIM_CAPABILITIES: RuntimeCapabilities = {
+  sharedFilesystem: true,
+  netem: true,
+  fuse: false,
+  libfaketime: false,
+  checkpoints: false,
+  membership: true,
+};
 
 const CAPABILITIES: Readonly<Record<Placement['kind'], RuntimeCapabilities>> = {
   local: LOCAL_CAPABILITIES,
   ssh: SSH_CAPABILITIES,
   docker: DOCKER_CAPABILITIES,
+  sim: SIM_CAPABILITIES,
 };
 
 /** What the runtime of a placement can do, known before it is built (checked before the run). */

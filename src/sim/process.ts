@@ -27,6 +27,8 @@ export interface ProcessWorld {
   disk(host: string): { fsFor(process: HostedProcess): DiskFs };
   endProcess(process: SimProcess, ending: number | 'killed'): void;
   observe(node: string, type: string, attrs?: EventAttrs): void;
+  /** A line the process printed (after it is added to the digest). */
+  printed(host: string, stream: 'stdout' | 'stderr', line: string): void;
   record(line: string): void;
 }
 
@@ -123,6 +125,7 @@ export class SimProcess implements Owner {
   private output(stream: 'stdout' | 'stderr', line: string): void {
     this[stream].push(line);
     this.world.record(`${stream} ${this.host} ${line}`);
+    this.world.printed(this.host, stream, line);
   }
 }
 

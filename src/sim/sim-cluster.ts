@@ -76,8 +76,37 @@ export class SimCluster {
     else this.memberSet.delete(node);
   }
 
-  startAll(): void {
+  /** The nodes run in this process: nothing is on another host. */
+  readonly onHosts = false;
+
+  startAll(): Promise<void> {
     for (const node of this.members) void this.start(node);
+    return Promise.resolve();
+  }
+
+  /** A hard reset: every node killed, its disk wiped, the whole cluster started afresh, all members. */
+  async restartFresh(): Promise<void> {
+    for (const node of this.nodes) {
+      await this.kill(node, 'exited');
+      this.kv.world.wipeDisk(node);
+      this.memberSet.add(node);
+    }
+    this.joiners.clear();
+    await this.startAll();
+  }
+
+  /** Where the node's output is written (`nodes/<node>` under the run's dir, as a real run keeps it). */
+  logDir(node: string): string {
+    return `${this.runDir}/nodes/${node}`;
+  }
+
+  /** Ends every node (the world stays, for what the run reads of it afterwards). */
+  close(): Promise<void> {
+    for (const node of this.nodes) {
+      if (this.kv.world.process(node)) this.kv.kill(node);
+      this.status.set(node, 'exited');
+    }
+    return Promise.resolve();
   }
 
   start(node: string): Promise<StartOutcome> {

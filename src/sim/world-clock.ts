@@ -19,8 +19,9 @@ export class WorldClock implements Clock {
     private readonly epochMs = SIM_EPOCH_MS,
   ) {}
 
+  /** Whole ms, as `Date.now()` gives (what reads it stores integers); `monoNs` keeps the fraction. */
   nowMs(): number {
-    return this.epochMs + this.world.nowMs;
+    return this.epochMs + Math.floor(this.world.nowMs);
   }
 
   monoNs(): number {

@@ -37,6 +37,14 @@ export interface Observed {
   readonly attrs?: EventAttrs;
 }
 
+/** A line a process printed, at its virtual time. */
+export interface Printed {
+  readonly timeMs: number;
+  readonly host: string;
+  readonly stream: 'stdout' | 'stderr';
+  readonly line: string;
+}
+
 /** How a process ended: its exit status, or `killed`. */
 export type Ending = { readonly code: number } | 'killed';
 
@@ -66,6 +74,7 @@ export class World {
   private readonly incarnations = new Map<string, number>();
   private readonly clockOffsets = new Map<string, number>();
   private readonly observers: ((event: Observed) => void)[] = [];
+  private readonly printers: ((printed: Printed) => void)[] = [];
   private readonly hash: Hash = createHash('sha256');
 
   constructor(private readonly options: WorldOptions) {
@@ -199,6 +208,18 @@ export class World {
     this.observers.push(observer);
   }
 
+  /** A line printed by a process on `host`. */
+  printed(host: string, stream: 'stdout' | 'stderr', line: string): void {
+    if (this.printers.length === 0) return;
+    const printed: Printed = { timeMs: this.nowMs, host, stream, line };
+    for (const p of this.printers) p(printed);
+  }
+
+  /** Hears every line a process prints, at its virtual time. */
+  onPrinted(printer: (printed: Printed) => void): void {
+    this.printers.push(printer);
+  }
+
   /** Adds a line to the digest, stamped with virtual time. */
   record(line: string): void {
     this.hash.update(`${this.nowMs} ${line}\n`);
@@ -246,6 +267,31 @@ export class World {
     });
     await macrotask();
     await this.runUntil('answer', () => (settled ? true : undefined), limitMs);
+    return watched;
+  }
+
+  /**
+   * Runs events until `promise` settles, with no bound on virtual time, holding virtual time (no
+   * event runs) while `holding()` says the harness awaits real work (a file write, a thread): what
+   * the harness does then lands at the same virtual time however long the work takes. Throws when
+   * no event is left and nothing real is awaited (the harness waits for what cannot come).
+   */
+  async drive<T>(promise: Promise<T>, holding: () => boolean): Promise<T> {
+    let settled = false;
+    const watched = promise.finally(() => {
+      settled = true;
+    });
+    await macrotask();
+    while (!settled) {
+      if (!holding()) {
+        if (!this.step()) {
+          // Nothing due: the harness may still be finishing real work begun just now.
+          if (!holding() && !settled)
+            throw new Error(`sim: the harness waits with no event left (virtual time ${this.nowMs})`);
+        }
+      }
+      await macrotask();
+    }
     return watched;
   }
 

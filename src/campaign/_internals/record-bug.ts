@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
-import type { BugHit, BugRecord } from '../bug.js';
+import type { BugHit, BugRecord, SimulatedBug } from '../bug.js';
 import type { Finding } from '../checker.js';
 import type { RunConfig } from '../config.js';
 import { formatBugSchedule, type HostsHeader, type ScheduleHeader } from '../schedule-file.js';
@@ -38,6 +38,14 @@ export function recordBug(
   const { config: c, plan, state, store, emit, parts } = live;
   const { schedule, faults, attempted } = scheduled;
   const seed = plan.seed;
+  const simulated: SimulatedBug | undefined =
+    plan.placement.kind === 'sim'
+      ? {
+          seed,
+          contract: plan.placement.contract,
+          partitions: c.network === 'netns' ? 'netns' : 'proxy',
+        }
+      : undefined;
   const row = {
     schedule,
     kind: finding.kind,
@@ -75,6 +83,7 @@ export function recordBug(
     finding: { kind: finding.kind, name: finding.name },
     ...(checkpoint !== undefined ? { checkpoint: relative(dir, checkpoint) } : {}),
     ...(c.hosts !== undefined ? { hosts: hostsHeader(c) } : {}),
+    ...(simulated !== undefined ? { simulated } : {}),
   };
   const plugins = keepPlugins(dir, [
     { flag: 'system', source: plan.source },
@@ -92,7 +101,13 @@ export function recordBug(
     writeFileSync(html, finding.html);
     store.setBugHtml(id, html);
   }
-  const bug: BugRecord = { ...row, id, dir, ...(html !== undefined ? { html } : {}) };
+  const bug: BugRecord = {
+    ...row,
+    id,
+    dir,
+    ...(html !== undefined ? { html } : {}),
+    ...(simulated !== undefined ? { simulated } : {}),
+  };
   state.bugs.push(bug);
   emit('bug', bug);
 }

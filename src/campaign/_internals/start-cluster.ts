@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { Cluster } from '../../cluster/cluster.js';
 import type { ReadyAttempt } from '../../cluster/node-system.js';
 import { NetnsBackend } from '../../cluster/net/netns.js';
 import { ProxyBackend } from '../../cluster/net/proxy.js';
@@ -126,6 +127,8 @@ async function startFromCheckpoint(
 ): Promise<void> {
   const { parts, emit } = live;
   const { manifest } = from;
+  // `planRun` refuses a checkpoint to a simulated run: its disks are the world's.
+  if (!(parts.cluster instanceof Cluster)) throw new Error('a checkpoint starts real nodes only');
   await parts.cluster.restoreHostDataDirs(from.dir, manifest.nodes);
   emit(
     'message',

@@ -14,5 +14,6 @@ export async function stopRun(parts: RunParts | undefined, registry: ResourceReg
   await parts?.clocks?.settled().catch(() => undefined);
   await parts?.cluster.close().catch(() => undefined);
   await parts?.network.close().catch(() => undefined);
+  parts?.simOutput?.close();
   registry.releaseResources();
 }

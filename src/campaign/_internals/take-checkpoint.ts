@@ -1,3 +1,4 @@
+import { Cluster } from '../../cluster/cluster.js';
 import type { NetworkBackend } from '../../cluster/net/backend.js';
 import { NetnsBackend } from '../../cluster/net/netns.js';
 import { ProxyBackend } from '../../cluster/net/proxy.js';
@@ -12,7 +13,8 @@ import type { LiveRun } from './live-run.js';
 export async function takeCheckpoint(live: LiveRun, schedule: number, atMs: number): Promise<void> {
   const { parts, plan, emit } = live;
   const { checkpoints, network, clocks, cluster } = parts;
-  if (checkpoints === undefined) return;
+  // Checkpoints copy real data dirs; a simulated world's disks are the world's (none are taken).
+  if (checkpoints === undefined || !(cluster instanceof Cluster)) return;
   const ctx = {
     system: plan.definition.name,
     keysFrom: firstKeyspace(plan) + schedule,

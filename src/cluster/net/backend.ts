@@ -17,7 +17,7 @@ export type Link = readonly [from: string, to: string];
  * one network namespace per node on a bridge, iptables for cuts and loss.
  */
 export interface NetworkBackend {
-  readonly kind: 'proxy' | 'netns' | 'hosts' | 'containers';
+  readonly kind: 'proxy' | 'netns' | 'hosts' | 'containers' | 'sim';
   /** Where the nodes run when it is not this machine: the runtimes the backend connected to. */
   layout?(): NodeLayout;
   /** The address node `node` binds for a service. */
