@@ -9,6 +9,7 @@ import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
 import { ProxyBackend } from '../../src/cluster/net/proxy.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
 import { ClockPreload } from '../../src/cluster/clock-preload.js';
+import { CONSOLE_LOG } from '../../src/cli/console-log-reporter.js';
 import { kvraft } from '../../src/systems/kvraft/index.js';
 import type { SystemAdapter } from '../../src/systems/system.js';
 
@@ -83,6 +84,41 @@ export function explainExit(result: CliResult): string {
     // no summary on stdout: stderr says why
   }
   parts.push(`stderr: ${result.stderr.slice(-2000)}`);
+  return parts.join('\n');
+}
+
+/** How many of a campaign's last stderr lines an assertion's message shows. */
+export const STDERR_TAIL_LINES = 40;
+
+/** The run dir a run's stderr names (its first line says `run dir X`), or undefined before it has one. */
+export function runDirOf(stderr: string): string | undefined {
+  return /^\s*run dir:? (\S+)$/m.exec(stderr)?.[1];
+}
+
+/**
+ * Why a campaign exited as it did, for an assertion's message: its exit, the last
+ * `STDERR_TAIL_LINES` lines of its stderr and what its run dir's console log (`mallory.log`, what
+ * the terminal showed) holds. A flake in CI ("exited 2") is then diagnosable from the test's output
+ * alone, once the sandbox holding the run is gone.
+ */
+export function explainCampaign(code: number | null, stderr: string): string {
+  const tail = stderr
+    .split('\n')
+    .slice(-STDERR_TAIL_LINES - 1)
+    .join('\n');
+  const parts = [`exit ${code}`, `stderr (last ${STDERR_TAIL_LINES} lines):\n${tail}`];
+  const runDir = runDirOf(stderr);
+  if (runDir === undefined) parts.push('no run dir (the run ended before it had one)');
+  else {
+    const log = join(runDir, CONSOLE_LOG);
+    let text: string;
+    try {
+      text = readFileSync(log, 'utf8');
+    } catch (error) {
+      text = `(unreadable: ${error instanceof Error ? error.message : String(error)})`;
+    }
+    parts.push(`${log}:\n${text}`);
+  }
   return parts.join('\n');
 }
 
