@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
 import { ProxyBackend } from '../../src/cluster/net/proxy.js';
@@ -29,6 +30,41 @@ export function sandbox(): Sandbox {
   const root = mkdtempSync(join(tmpdir(), 'mallory-e2e-'));
   const state = join(root, 'state');
   return { store: join(root, 'store'), state, env: { ...process.env, MALLORY_STATE_DIR: state } };
+}
+
+/**
+ * Sandboxes for the tests of the enclosing describe (or file): each call of the function returned
+ * makes one, removed with what its runs left (`disposeSandbox`) after the test that made it.
+ */
+export function useSandboxes(): () => Sandbox {
+  const boxes: Sandbox[] = [];
+  afterEach(() => {
+    for (const b of boxes.splice(0)) disposeSandbox(b);
+  });
+  return () => {
+    const box = sandbox();
+    boxes.push(box);
+    return box;
+  };
+}
+
+/**
+ * One sandbox for every test of the enclosing describe (or file): made in a beforeAll, removed with
+ * what its runs left in an afterAll. Read it inside tests and hooks (the function throws before).
+ */
+export function useSandbox(): () => Sandbox {
+  let box: Sandbox | undefined;
+  beforeAll(() => {
+    box = sandbox();
+  });
+  afterAll(() => {
+    if (box !== undefined) disposeSandbox(box);
+    box = undefined;
+  });
+  return () => {
+    if (box === undefined) throw new Error('useSandbox: the sandbox is made in beforeAll');
+    return box;
+  };
 }
 
 /**

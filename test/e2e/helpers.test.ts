@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { CONSOLE_LOG } from '../../src/cli/console-log-reporter.js';
-import { explainCampaign, runDirOf, STDERR_TAIL_LINES } from './helpers.js';
+import { explainCampaign, runDirOf, STDERR_TAIL_LINES, useSandbox, useSandboxes } from './helpers.js';
 
 describe('explainCampaign', () => {
   const root = mkdtempSync(join(tmpdir(), 'mallory-explain-'));
@@ -38,5 +38,42 @@ describe('explainCampaign', () => {
 
   it('says when the run ended before it had a run dir', () => {
     expect(explainCampaign(2, 'mallory: bad --time\n')).toContain('no run dir');
+  });
+});
+
+describe('useSandboxes', () => {
+  let made: string | undefined;
+  describe('a test that makes a sandbox', () => {
+    const newSandbox = useSandboxes();
+    it('gets a store and a state dir of its own', () => {
+      const box = newSandbox();
+      mkdirSync(box.store, { recursive: true });
+      made = join(box.store, '..');
+      expect(box.env.MALLORY_STATE_DIR).toBe(box.state);
+      expect(newSandbox().store).not.toBe(box.store);
+    });
+    it('finds it removed after that test', () => {
+      expect(made).toBeDefined();
+      expect(existsSync(made ?? '')).toBe(false);
+    });
+  });
+});
+
+describe('useSandbox', () => {
+  let made: string | undefined;
+  describe('tests sharing one sandbox', () => {
+    const box = useSandbox();
+    it('see the same sandbox', () => {
+      mkdirSync(box().store, { recursive: true });
+      made = join(box().store, '..');
+    });
+    it('still there in the next test', () => {
+      expect(join(box().store, '..')).toBe(made);
+      expect(existsSync(made ?? '')).toBe(true);
+    });
+  });
+  it('is removed after the describe', () => {
+    expect(made).toBeDefined();
+    expect(existsSync(made ?? '')).toBe(false);
   });
 });
