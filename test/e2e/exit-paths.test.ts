@@ -15,6 +15,7 @@ import {
   waitFor,
   runStatus,
   useSandboxes,
+  descendantsOf,
 } from './helpers.js';
 
 /** Every way a run can end records a final status and leaves nothing behind. */
@@ -34,28 +35,6 @@ function startRun(box: Sandbox, args: readonly string[], detached = false) {
     }),
   );
   return { child, exited, stderr: () => stderr };
-}
-
-/** The processes under `pid`, at any depth (a run's nodes, detached into groups of their own). */
-function descendantsOf(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const found: number[] = [];
-  for (let queue = [pid]; queue.length > 0;) {
-    const next = children.get(queue.shift() ?? 0) ?? [];
-    found.push(...next);
-    queue.push(...next);
-  }
-  return found;
 }
 
 describe('exit paths of mallory run (kvraft, real processes)', () => {

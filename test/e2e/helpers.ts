@@ -193,6 +193,28 @@ export function processesMentioning(needle: string): number[] {
   return pids;
 }
 
+/** The processes under `pid`, at any depth (a run's nodes, detached into groups of their own). */
+export function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0;) {
+    const next = children.get(queue.shift() ?? 0) ?? [];
+    found.push(...next);
+    queue.push(...next);
+  }
+  return found;
+}
+
 export function registryFiles(box: Sandbox): string[] {
   return existsSync(box.state) ? readdirSync(box.state).filter((f) => f.endsWith('.jsonl')) : [];
 }
