@@ -1,6 +1,7 @@
 import { Option } from 'commander';
 
 import { comparePolicies, mergeComparisons, parseArm } from '../campaign/compare.js';
+import { STOP_SIGNALS, StopSignal } from '../campaign/stop-signal.js';
 import type { Reporter } from '../campaign/reporter.js';
 import { DURABILITIES } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
@@ -103,10 +104,12 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
         ...(flags.nodes !== undefined ? { nodes: flags.nodes } : {}),
       });
       const controller = new AbortController();
-      const onSignal = (): void => {
-        controller.abort();
+      // Says which signal, as `mallory run` does: node exits it caused too (Ctrl-C reaches the
+      // whole process group) are then no crash (campaign/stop-signal.ts).
+      const onSignal = (signal: NodeJS.Signals): void => {
+        controller.abort(new StopSignal(signal));
       };
-      process.on('SIGINT', onSignal);
+      for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
       const reporter: Reporter = {};
       try {
         const total = runs * arms.length;
@@ -132,7 +135,7 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
         );
         setExit(controller.signal.aborted ? 130 : 0);
       } finally {
-        process.off('SIGINT', onSignal);
+        for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
       }
     });
 };

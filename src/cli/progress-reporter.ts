@@ -1,4 +1,4 @@
-import { describeLinks } from '../nemesis/grudge.js';
+import { describeLinks, linkFaultOf } from '../nemesis/grudge.js';
 import {
   describeFault,
   describeTornGranularity,
@@ -131,7 +131,7 @@ export class ProgressReporter implements Reporter {
    */
   fault(outcome: FaultOutcome, schedule: number, _atMs: number, runMs: number, doneRunMs = runMs): void {
     this.followMembership(outcome);
-    const grudge = describeLinks(outcome.nodes, outcome.links, this.members);
+    const grudge = describeLinks(outcome.nodes, outcome.links, this.members, linkFaultOf(outcome.fault.f));
     const nodes =
       grudge !== undefined ? `: ${grudge}` : outcome.nodes.length > 0 ? ` on ${outcome.nodes.join(',')}` : '';
     const why = outcome.outcome !== 'ok' && outcome.error ? `: ${outcome.error}` : '';

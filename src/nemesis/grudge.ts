@@ -1,16 +1,41 @@
 import type { Link } from '../cluster/net/backend.js';
 
+/** The fault families that act on links: a partition cuts them, a packet fault degrades them. */
+export type LinkFault = 'cut' | 'packet';
+
+/** The fault on links a fault's name (`f`) enacts: packet faults are `start-packet`; the rest cut. */
+export function linkFaultOf(f: string): LinkFault {
+  return f === 'start-packet' ? 'packet' : 'cut';
+}
+
 /**
  * What a fault on links did, as a person reads it (Jepsen's grudge): the sides of a partition
  * (`n1 | n2,n3`) when its cut links split the nodes into groups cut both ways from each other; a
  * bridge (`n1 | n3, bridged by n2`) when such a split leaves out `members` no link touches; the
  * links one node sends or receives on (`from n3 to n1,n2`), else every link (`n1→n2, n2→n3`).
+ * A packet fault (`what` 'packet') degrades links rather than cutting them, so its groups read
+ * `between n1 and n2,n3` (`between n1 and n3, not through n2` with a bridge), never as sides.
  * Undefined when there are no links.
  */
 export function describeLinks(
   nodes: readonly string[],
   links: readonly Link[] | undefined,
   members: readonly string[] = [],
+  what: LinkFault = 'cut',
+): string | undefined {
+  const text = describeCut(nodes, links, members);
+  if (text === undefined || what === 'cut') return text;
+  const bridge = /^(.*), bridged by (\S+)$/.exec(text);
+  const groups = (bridge?.[1] ?? text).split(' | ');
+  if (groups.length < 2) return text;
+  const between = `between ${groups.slice(0, -1).join(', ')} and ${groups[groups.length - 1]}`;
+  return bridge ? `${between}, not through ${bridge[2]}` : between;
+}
+
+function describeCut(
+  nodes: readonly string[],
+  links: readonly Link[] | undefined,
+  members: readonly string[],
 ): string | undefined {
   if (links === undefined || links.length === 0) return undefined;
   const touched = new Set(links.flat());

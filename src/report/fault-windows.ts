@@ -1,7 +1,7 @@
 import { NS_PER_MS } from '../core/clock.js';
 import { FAMILY_KINDS, type FaultFamily } from '../core/fault.js';
 import type { Op } from '../core/op.js';
-import { describeLinks } from '../nemesis/grudge.js';
+import { describeLinks, linkFaultOf } from '../nemesis/grudge.js';
 import type { StoredFault, StoredSchedule, StoredStep } from '../store/run-reader.js';
 
 /** A fault as the report places it: at ms since the run started. */
@@ -192,7 +192,7 @@ export function timedFaults(
     nodes: f.nodes,
     outcome: f.outcome,
     error: f.error ?? (f.outcome === 'skipped' ? NO_TARGET : null),
-    grudge: describeLinks(f.nodes, f.links ?? undefined) ?? null,
+    grudge: describeLinks(f.nodes, f.links ?? undefined, [], linkFaultOf(f.f)) ?? null,
   }));
   const notRun = ops
     .filter((op) => op.process === 'nemesis' && op.error?.startsWith(SKIPPED_PREFIX) === true)

@@ -94,8 +94,10 @@ function header(data: RunData, results: Results): string {
     ['schedules', String(c.schedules)],
     [
       'client ops',
-      `${c.ops.ok} ok, ${c.ops.fail} fail, ${c.ops.info} info` +
-        (c.ops.refused > 0 ? `; ${c.ops.refused} fail (refused): connection refused, a node down` : ''),
+      // The terminal's wording (`fail 3 + 4 refused`): refused fails counted apart from the others.
+      `${c.ops.ok} ok, ${c.ops.fail} fail` +
+        (c.ops.refused > 0 ? ` + ${c.ops.refused} refused (connection refused: a node down)` : '') +
+        `, ${c.ops.info} info`,
     ],
     ['faults', `${c.faults.ok} ok, ${c.faults.error} errored, ${c.faults.skipped} skipped`],
     ['verdict', runVerdictLine(results)],

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -308,9 +308,23 @@ export interface SshHostsFixture {
 }
 
 /**
+ * A registry for test hosts named `name`, in the state dir `mallory cleanup` reads
+ * (`MALLORY_STATE_DIR`, else its default) as a run's is, with `dir` (their keys, configs and
+ * state) recorded first: a test process killed before its afterAll leaves the hosts' namespaces,
+ * sshd processes and files for `mallory cleanup` to remove, as it does a killed run's.
+ */
+export function sshHostsRegistry(name: string, dir: string): ResourceRegistry {
+  const registry = new ResourceRegistry(`ssh-hosts-${name}`);
+  registry.record({ kind: 'dir', path: dir });
+  return registry;
+}
+
+/**
  * SSH hosts for the tests of the enclosing describe (or file): made in a beforeAll, gone in an
- * afterAll. Their own registry (their sshd, their namespaces) lives in a state dir apart from any
- * run's, so a run's `mallory cleanup` never touches the hosts themselves. Does nothing where the
+ * afterAll. Their registry (their sshd, their namespaces, their dir) is in the state dir of this
+ * process's `mallory cleanup` (`sshHostsRegistry`), not in any run's sandbox: a sandboxed run's
+ * `mallory cleanup` never touches the hosts, and a killed test run's hosts are removed by a plain
+ * `mallory cleanup`. Does nothing where the
  * hosts cannot be made (`sshHostsUnavailable`): the tests using them are skipped there. A test's
  * own afterAll declared after this call runs first (vitest runs after-hooks in reverse), while the
  * hosts are still there: the place for `mallory cleanup` of a failed test's run.
@@ -323,20 +337,13 @@ export function useSshHosts(name: string, options: UseSshHostsOptions = {}): Ssh
     if (sshHostsUnavailable() !== undefined) return;
     // With their own /tmp, sshd reads its keys from outside it.
     dir = mkdtempSync(join(options.ownTmp === true ? '/var/tmp' : tmpdir(), 'mallory-ssh-hosts-'));
-    const state = join(dir, 'state');
-    mkdirSync(state, { recursive: true });
-    const saved = process.env.MALLORY_STATE_DIR;
-    process.env.MALLORY_STATE_DIR = state;
     const id = `${name}${process.pid}`;
-    registry = new ResourceRegistry(id);
-    if (saved === undefined) delete process.env.MALLORY_STATE_DIR;
-    else process.env.MALLORY_STATE_DIR = saved;
+    registry = sshHostsRegistry(id, dir);
     hosts = await makeSshHosts(options.count ?? 3, join(dir, 'keys'), registry, id, options);
   });
   afterAll(async () => {
     await hosts?.close();
     registry?.releaseAll();
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
   const made = (): SshHosts => {
     if (hosts === undefined) throw new Error('useSshHosts: the hosts are made in beforeAll');

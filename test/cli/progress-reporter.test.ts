@@ -83,8 +83,26 @@ describe('ProgressReporter', () => {
       12_000,
       75_000,
     );
+    reporter.fault(
+      {
+        fault: { f: 'start-packet', value: { target: 'minority', lossPct: 30 } },
+        nodes: ['n1', 'n2', 'n3'],
+        links: [
+          ['n1', 'n2'],
+          ['n1', 'n3'],
+          ['n2', 'n1'],
+          ['n3', 'n1'],
+        ],
+        outcome: 'ok',
+      },
+      1,
+      12_500,
+      75_500,
+    );
     // Packet parameters in words, not the value's JSON.
     expect(text()).toContain('  [01:15.0] schedule 2 start-packet:all loss 10%, delay 50 ms on n1 (ok)\n');
+    // The links a packet fault degrades, between groups: not written as a partition's sides.
+    expect(text()).toContain('start-packet:minority loss 30%: between n1 and n2,n3 (ok)\n');
     // Each fault at its time since the run started, as the report and check.html give it.
     expect(text()).toContain('  [00:04.1] schedule 1 kill:one on n2 (ok)\n');
     // A partition says which side is which, not only the nodes it touched.

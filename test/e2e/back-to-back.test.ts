@@ -11,6 +11,7 @@ import {
   type Sandbox,
   waitFor,
   disposeSandbox,
+  explainCampaign,
   skipReason,
 } from './helpers.js';
 import { settledLeftovers, snapshot } from './host.js';
@@ -29,7 +30,11 @@ const CAMPAIGNS = 20;
 /** How long a campaign that is to be stopped runs after it has printed its run dir. */
 const RUN_BEFORE_STOP_MS = 2000;
 
-function campaign(box: Sandbox, system: string, ending: (typeof ENDINGS)[number]): Promise<number | null> {
+function campaign(
+  box: Sandbox,
+  system: string,
+  ending: (typeof ENDINGS)[number],
+): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
@@ -39,7 +44,7 @@ function campaign(box: Sandbox, system: string, ending: (typeof ENDINGS)[number]
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('close', (code) => {
-      resolve(code);
+      resolve({ code, stderr });
     });
     if (ending === 'complete') return;
     waitFor(() => stderr.includes('run dir'), 120_000)
@@ -64,11 +69,14 @@ describe('back-to-back campaigns', () => {
     for (let i = 0; i < CAMPAIGNS; i++) {
       const system = SYSTEMS[i % SYSTEMS.length].name;
       const ending = ENDINGS[Math.floor(i / SYSTEMS.length + i) % ENDINGS.length];
-      const code = await campaign(box, system, ending);
+      const { code, stderr } = await campaign(box, system, ending);
       if (ending === 'SIGKILL') expect((await mallory(['cleanup'], box)).code).toBe(0);
       // A campaign that ran to its end exits 0 (nothing found) or 1 (a finding); a stopped one 130.
       const expected = ending === 'complete' ? [0, 1] : ending === 'SIGKILL' ? [null] : [130];
-      expect(expected, `campaign ${i} (${system}, ${ending}) exited ${code}`).toContain(code);
+      expect(
+        expected,
+        `campaign ${i} (${system}, ${ending}) exited ${code}\n${explainCampaign(code, stderr)}`,
+      ).toContain(code);
       expect({ i, system, ending, left: await settledLeftovers(before, box) }).toEqual({
         i,
         system,

@@ -1,9 +1,21 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { explainExit, mallory, sandbox, jsonOf } from './helpers.js';
+import { BIN, descendantsOf, explainExit, jsonOf, mallory, REPO, sandbox, waitFor } from './helpers.js';
+
+/** How long a compare stopped by Ctrl-C may take to end (its campaign's reset and checks). */
+const STOP_BOUND_MS = 60_000;
+
+/** The history files of the runs under `store`, as they are now. */
+function historiesUnder(store: string): string[] {
+  if (!existsSync(store)) return [];
+  return readdirSync(store, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('history.jsonl'))
+    .map((f) => readFileSync(join(store, f), 'utf8'));
+}
 
 describe('mallory compare (kvraft, real processes)', () => {
   const box = sandbox();
@@ -136,5 +148,41 @@ describe('mallory compare (kvraft, real processes)', () => {
     const r = await mallory(['compare', '--policies', 'adaptive', '--store', box.store], box);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('at least two policies');
+  });
+
+  it('Ctrl-C to its whole process group stops it interrupted, exit 130, the nodes the signal reached no crash', async () => {
+    const child = spawn(
+      process.execPath,
+      [BIN, 'compare', '--runs', '1', '--time', '60s', '--seed', '3', '--store', box.store, '--json'],
+      { env: box.env, cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.resume();
+    const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
+    const pid = child.pid ?? 0;
+    // Under way: its first campaign's nodes serve and the nemesis has begun its schedule.
+    await waitFor(() => historiesUnder(box.store).some((h) => h.includes('"process":"nemesis"')), 60_000);
+    expect(descendantsOf(pid).length).toBeGreaterThanOrEqual(3);
+    // The nodes first: their exits reach the fuzzer before its own signal does.
+    for (const node of descendantsOf(pid)) process.kill(node, 'SIGINT');
+    process.kill(-pid, 'SIGINT');
+    let timer: NodeJS.Timeout | undefined;
+    const code = await Promise.race([
+      exited,
+      new Promise<'still running'>((resolve) => {
+        timer = setTimeout(() => {
+          resolve('still running');
+        }, STOP_BOUND_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (code === 'still running') {
+      process.kill(-pid, 'SIGKILL');
+      await mallory(['cleanup'], box);
+    }
+    expect(code, stderr).toBe(130);
+    expect(stderr).toMatch(/compare: adaptive seed 3: interrupted, \d+ states, 0 bugs/);
+    expect(stderr).not.toMatch(/compare: \S+ seed \d+: \w+, \d+ states, [1-9]\d* bugs/);
   });
 });

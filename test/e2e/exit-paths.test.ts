@@ -3,7 +3,7 @@ import { chmodSync, existsSync, readdirSync, readFileSync, realpathSync, writeFi
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import {
   BIN,
@@ -12,10 +12,10 @@ import {
   REPO,
   registryFiles,
   type Sandbox,
-  sandbox,
   waitFor,
-  disposeSandbox,
   runStatus,
+  useSandboxes,
+  descendantsOf,
 } from './helpers.js';
 
 /** Every way a run can end records a final status and leaves nothing behind. */
@@ -37,38 +37,8 @@ function startRun(box: Sandbox, args: readonly string[], detached = false) {
   return { child, exited, stderr: () => stderr };
 }
 
-/** The processes under `pid`, at any depth (a run's nodes, detached into groups of their own). */
-function descendantsOf(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const found: number[] = [];
-  for (let queue = [pid]; queue.length > 0;) {
-    const next = children.get(queue.shift() ?? 0) ?? [];
-    found.push(...next);
-    queue.push(...next);
-  }
-  return found;
-}
-
 describe('exit paths of mallory run (kvraft, real processes)', () => {
-  const boxes: Sandbox[] = [];
-  afterEach(() => {
-    for (const b of boxes.splice(0)) disposeSandbox(b);
-  });
-  function box(): Sandbox {
-    const b = sandbox();
-    boxes.push(b);
-    return b;
-  }
+  const box = useSandboxes();
 
   it.each([
     { signal: 'SIGHUP', times: 1, seed: '5', what: 'SIGHUP stops a run like Ctrl-C' },
@@ -174,10 +144,7 @@ describe('exit paths of mallory run (kvraft, real processes)', () => {
 });
 
 describe('bad settings are one line, exit 2, and leave no run behind', () => {
-  const boxes: Sandbox[] = [];
-  afterEach(() => {
-    for (const b of boxes.splice(0)) disposeSandbox(b);
-  });
+  const newSandbox = useSandboxes();
 
   it.each([
     [['--store', '/proc/x'], /^mallory: --store \/proc\/x: cannot create \/proc\/x \(ENOENT\)/],
@@ -193,8 +160,7 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
     ],
     [['--step', '0'], /^mallory: --step: /],
   ])('run %j', async (args, message) => {
-    const b = sandbox();
-    boxes.push(b);
+    const b = newSandbox();
     const r = await mallory(['run', ...args], b, 20_000);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
@@ -226,8 +192,7 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
   ])(
     'a schedule with a fault the run cannot inject is refused before it starts: %s',
     async (line, flags, message) => {
-      const b = sandbox();
-      boxes.push(b);
+      const b = newSandbox();
       const schedule = join(b.store, '..', 'unsupported.jsonl');
       writeFileSync(schedule, line + '\n');
       const r = await mallory(['run', '--schedule', schedule, ...flags, '--store', b.store], b, 20_000);
@@ -239,8 +204,7 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
   );
 
   it('a transactional workload on a system without transactions is refused before it starts', async () => {
-    const b = sandbox();
-    boxes.push(b);
+    const b = newSandbox();
     const r = await mallory(
       ['run', '--system', 'redis', '--workload', 'list-append', '--store', b.store],
       b,
@@ -254,8 +218,7 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
   });
 
   it('a state dir that is a file: one line, and no run is created', async () => {
-    const b = sandbox();
-    boxes.push(b);
+    const b = newSandbox();
     const r = await mallory(['run', '--time', '2s', '--store', b.store], {
       ...b,
       env: { ...b.env, MALLORY_STATE_DIR: '/etc/hostname' },
@@ -268,8 +231,7 @@ describe('bad settings are one line, exit 2, and leave no run behind', () => {
   it.skipIf(process.getuid?.() !== 0)(
     'namespaces asked for by a non-root user: one line, before any run dir exists',
     async () => {
-      const b = sandbox();
-      boxes.push(b);
+      const b = newSandbox();
       const root = join(b.store, '..');
       chmodSync(root, 0o777);
       const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {

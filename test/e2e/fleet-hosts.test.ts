@@ -2,22 +2,20 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { run } from '../../src/core/exec.js';
 import { sshHostsUnavailable, type SshHosts, useSshHosts } from '../_helpers/ssh-hosts.js';
 import {
   BIN,
-  disposeSandbox,
   jsonOf,
   mallory,
   malloryJson,
   processesMentioning,
   REPO,
   registryFiles,
-  type Sandbox,
-  sandbox,
   waitFor,
+  useSandbox,
 } from './helpers.js';
 import { planOf, recordOf } from './fleet-helpers.js';
 
@@ -46,20 +44,13 @@ async function workersOn(hosts: SshHosts, i: number, planFile: string): Promise<
 describe.skipIf(unavailable !== undefined)(
   `mallory fleet run --hosts: workers on sshd hosts${unavailable ? ` (skipped: ${unavailable})` : ''}`,
   () => {
-    let box: Sandbox;
+    // Declared after the hosts: its cleanup runs while they are still up.
+    const box = useSandbox();
     /** How the hosts run Mallory: this checkout, with the sandbox's state dir (the hosts share its files). */
-    const malloryOnHosts = (): string => `env MALLORY_STATE_DIR=${box.state} ${process.execPath} ${BIN}`;
-
-    beforeAll(() => {
-      box = sandbox();
-    });
-    afterAll(async () => {
-      await mallory(['cleanup'], box);
-      disposeSandbox(box);
-    });
+    const malloryOnHosts = (): string => `env MALLORY_STATE_DIR=${box().state} ${process.execPath} ${BIN}`;
 
     it('runs every campaign of a plan on the hosts, one at a time on each; the fleet killed, its workers stop; run again, every index is done once', async () => {
-      const plan = planOf(box, 'hosts');
+      const plan = planOf(box(), 'hosts');
       const args = [
         'fleet',
         'run',
@@ -70,7 +61,7 @@ describe.skipIf(unavailable !== undefined)(
         '--mallory-command',
         malloryOnHosts(),
       ];
-      const fleet = spawn(process.execPath, [BIN, ...args], { env: box.env, cwd: REPO });
+      const fleet = spawn(process.execPath, [BIN, ...args], { env: box().env, cwd: REPO });
       let fleetErr = '';
       fleet.stderr.on('data', (d: Buffer) => (fleetErr += d.toString()));
       // One worker on each host, running there (in its namespace), each with its campaign's run.
@@ -93,15 +84,15 @@ describe.skipIf(unavailable !== undefined)(
       // removes what it made.
       fleet.kill('SIGKILL');
       await waitFor(() => processesMentioning(plan).length === 0, 60_000);
-      expect(registryFiles(box)).toEqual([]);
+      expect(registryFiles(box())).toEqual([]);
       // Stopped, not run to their end (an 8 s campaign left alone would have finished).
-      const stopped = jsonOf(malloryJson(['fleet', 'status', plan, '--json'], box)) as {
+      const stopped = jsonOf(malloryJson(['fleet', 'status', plan, '--json'], box())) as {
         counts: Record<string, number>;
       };
       expect(stopped.counts.done).toBe(0);
       expect(stopped.counts.interrupted + stopped.counts.abandoned).toBe(2);
 
-      const again = await mallory(args, box);
+      const again = await mallory(args, box());
       expect(again.code, again.stderr).toBe(0);
       expect(again.stderr).toContain('4 campaigns: 4 done');
       for (const index of [0, 1, 2, 3]) expect(recordOf(plan, index)?.status).toBe('done');
@@ -112,21 +103,21 @@ describe.skipIf(unavailable !== undefined)(
       expect(readFileSync(join(plan, '..', 'logs', '3.log'), 'utf8')).toMatch(
         /plan hosts: campaign 3 of 4 .*\n[^]*campaign 3 done/,
       );
-      expect(registryFiles(box)).toEqual([]);
-      expect(processesMentioning(box.store)).toEqual([]);
+      expect(registryFiles(box())).toEqual([]);
+      expect(processesMentioning(box().store)).toEqual([]);
     }, 600_000);
 
     it('refuses in one line, before any worker starts, a host without Mallory and a store the hosts do not share', async () => {
-      const plan = planOf(box, 'refused');
+      const plan = planOf(box(), 'refused');
       const base = ['fleet', 'run', plan, ...fixture.flags()];
-      const missing = await mallory([...base, '--mallory-command', '/nowhere/mallory'], box);
+      const missing = await mallory([...base, '--mallory-command', '/nowhere/mallory'], box());
       expect(missing.code, missing.stderr).toBe(2);
       expect(missing.stderr).toMatch(
         /^mallory: host \S+: `\/nowhere\/mallory --version` failed \(exit \d+: .*\): install Mallory there, or say how it runs with --mallory-command\n$/,
       );
       const unshared = await mallory(
         [...base, '--mallory-command', malloryOnHosts(), '--plan-on-hosts', '/nowhere/plans/x/plan.json'],
-        box,
+        box(),
       );
       expect(unshared.code, unshared.stderr).toBe(2);
       expect(unshared.stderr).toMatch(/^mallory: host \S+: the plan's store is not shared with this machine/);
@@ -135,7 +126,7 @@ describe.skipIf(unavailable !== undefined)(
       expect(recordOf(plan, 0)).toBeUndefined();
       expect(readdirSync(join(plan, '..')).filter((f) => f.startsWith('.fleet-probe'))).toEqual([]);
       expect(existsSync(join(plan, '..', 'logs'))).toBe(false);
-      const without = await mallory(['fleet', 'run', plan, '--mallory-command', 'mallory'], box);
+      const without = await mallory(['fleet', 'run', plan, '--mallory-command', 'mallory'], box());
       expect(without.code).toBe(2);
       expect(without.stderr).toContain('--mallory-command and --plan-on-hosts go with --hosts');
     }, 120_000);

@@ -2,19 +2,18 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { fencedBlocks } from '../_helpers/markdown.js';
 import { type ArrayTask, commandOf, type Slurm, slurmUnavailable, useSlurm } from '../_helpers/slurm.js';
 import {
   BIN,
-  disposeSandbox,
   processesMentioning,
   REPO,
   registryFiles,
   type Sandbox,
-  sandbox,
   waitFor,
+  useSandboxes,
 } from './helpers.js';
 import { type FleetRecord, recordOf } from './fleet-helpers.js';
 
@@ -135,13 +134,9 @@ const completed = (task: number): ArrayTask => ({ task, state: 'COMPLETED', exit
 describe.skipIf(unavailable !== undefined)(
   `a plan as a Slurm job array (a private slurmctld, slurmd and munged)${unavailable ? ` (skipped: ${unavailable})` : ''}`,
   () => {
-    const boxes: Sandbox[] = [];
-    afterEach(() => {
-      for (const b of boxes.splice(0)) disposeSandbox(b);
-    });
+    const newSandbox = useSandboxes();
     const newReader = (): Reader => {
-      const box = sandbox();
-      boxes.push(box);
+      const box = newSandbox();
       return reader(fixture.slurm, box);
     };
     /** Nothing of the array left: no task's process, no worker, no run's resources. */

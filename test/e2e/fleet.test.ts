@@ -2,11 +2,10 @@ import { spawn } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import {
   BIN,
-  disposeSandbox,
   jsonOf,
   mallory,
   malloryJson,
@@ -14,8 +13,8 @@ import {
   REPO,
   registryFiles,
   type Sandbox,
-  sandbox,
   waitFor,
+  useSandboxes,
 } from './helpers.js';
 import { planOf, recordOf } from './fleet-helpers.js';
 
@@ -25,14 +24,10 @@ function runDirs(box: Sandbox): string[] {
 }
 
 describe('a fleet of kvraft campaigns (real processes)', () => {
-  const boxes: Sandbox[] = [];
-  afterEach(() => {
-    for (const b of boxes.splice(0)) disposeSandbox(b);
-  });
+  const newSandbox = useSandboxes();
 
   it('runs a plan with two workers; killed midway and run again, every index finishes exactly once', async () => {
-    const box = sandbox();
-    boxes.push(box);
+    const box = newSandbox();
     const plan = planOf(box, 'resume');
     // The fleet is SIGKILLed once both first campaigns are under way: its workers see their stdin
     // close, stop and remove what they made.
@@ -150,8 +145,7 @@ describe('a fleet of kvraft campaigns (real processes)', () => {
   });
 
   it('two campaigns sharing an exchange directory take what the other learned while they run', async () => {
-    const box = sandbox();
-    boxes.push(box);
+    const box = newSandbox();
     const exchange = join(box.store, 'exchange');
     const args = (seed: string): string[] => [
       'run',
@@ -189,8 +183,7 @@ describe('a fleet of kvraft campaigns (real processes)', () => {
   });
 
   it('a worker runs the index its engine gives it, once; bad plans and busy indices get one line and exit 2', async () => {
-    const box = sandbox();
-    boxes.push(box);
+    const box = newSandbox();
     const plan = planOf(box, 'worker');
     const env = { ...box.env, JOB_COMPLETION_INDEX: '3' };
     const first = await mallory(['run', '--plan', plan], { ...box, env });

@@ -4,11 +4,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
 import { ProxyBackend } from '../../src/cluster/net/proxy.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
 import { ClockPreload } from '../../src/cluster/clock-preload.js';
+import { CONSOLE_LOG } from '../../src/cli/console-log-reporter.js';
 import { kvraft } from '../../src/systems/kvraft/index.js';
 import type { SystemAdapter } from '../../src/systems/system.js';
 
@@ -28,6 +30,41 @@ export function sandbox(): Sandbox {
   const root = mkdtempSync(join(tmpdir(), 'mallory-e2e-'));
   const state = join(root, 'state');
   return { store: join(root, 'store'), state, env: { ...process.env, MALLORY_STATE_DIR: state } };
+}
+
+/**
+ * Sandboxes for the tests of the enclosing describe (or file): each call of the function returned
+ * makes one, removed with what its runs left (`disposeSandbox`) after the test that made it.
+ */
+export function useSandboxes(): () => Sandbox {
+  const boxes: Sandbox[] = [];
+  afterEach(() => {
+    for (const b of boxes.splice(0)) disposeSandbox(b);
+  });
+  return () => {
+    const box = sandbox();
+    boxes.push(box);
+    return box;
+  };
+}
+
+/**
+ * One sandbox for every test of the enclosing describe (or file): made in a beforeAll, removed with
+ * what its runs left in an afterAll. Read it inside tests and hooks (the function throws before).
+ */
+export function useSandbox(): () => Sandbox {
+  let box: Sandbox | undefined;
+  beforeAll(() => {
+    box = sandbox();
+  });
+  afterAll(() => {
+    if (box !== undefined) disposeSandbox(box);
+    box = undefined;
+  });
+  return () => {
+    if (box === undefined) throw new Error('useSandbox: the sandbox is made in beforeAll');
+    return box;
+  };
 }
 
 /**
@@ -86,6 +123,41 @@ export function explainExit(result: CliResult): string {
   return parts.join('\n');
 }
 
+/** How many of a campaign's last stderr lines an assertion's message shows. */
+export const STDERR_TAIL_LINES = 40;
+
+/** The run dir a run's stderr names (its first line says `run dir X`), or undefined before it has one. */
+export function runDirOf(stderr: string): string | undefined {
+  return /^\s*run dir:? (\S+)$/m.exec(stderr)?.[1];
+}
+
+/**
+ * Why a campaign exited as it did, for an assertion's message: its exit, the last
+ * `STDERR_TAIL_LINES` lines of its stderr and what its run dir's console log (`mallory.log`, what
+ * the terminal showed) holds. A flake in CI ("exited 2") is then diagnosable from the test's output
+ * alone, once the sandbox holding the run is gone.
+ */
+export function explainCampaign(code: number | null, stderr: string): string {
+  const tail = stderr
+    .split('\n')
+    .slice(-STDERR_TAIL_LINES - 1)
+    .join('\n');
+  const parts = [`exit ${code}`, `stderr (last ${STDERR_TAIL_LINES} lines):\n${tail}`];
+  const runDir = runDirOf(stderr);
+  if (runDir === undefined) parts.push('no run dir (the run ended before it had one)');
+  else {
+    const log = join(runDir, CONSOLE_LOG);
+    let text: string;
+    try {
+      text = readFileSync(log, 'utf8');
+    } catch (error) {
+      text = `(unreadable: ${error instanceof Error ? error.message : String(error)})`;
+    }
+    parts.push(`${log}:\n${text}`);
+  }
+  return parts.join('\n');
+}
+
 export function mallory(args: readonly string[], box: Sandbox, timeoutMs = 300_000): Promise<CliResult> {
   return new Promise((resolvePromise) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: box.env, cwd: REPO });
@@ -119,6 +191,28 @@ export function processesMentioning(needle: string): number[] {
     }
   }
   return pids;
+}
+
+/** The processes under `pid`, at any depth (a run's nodes, detached into groups of their own). */
+export function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0;) {
+    const next = children.get(queue.shift() ?? 0) ?? [];
+    found.push(...next);
+    queue.push(...next);
+  }
+  return found;
 }
 
 export function registryFiles(box: Sandbox): string[] {

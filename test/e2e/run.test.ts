@@ -3,7 +3,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import {
   BIN,
@@ -11,23 +11,17 @@ import {
   processesMentioning,
   REPO,
   registryFiles,
-  type Sandbox,
-  sandbox,
   waitFor,
-  disposeSandbox,
   jsonOf,
   explainExit,
+  useSandboxes,
 } from './helpers.js';
 
 describe('mallory run (kvraft, real processes)', () => {
-  const boxes: Sandbox[] = [];
-  afterEach(() => {
-    for (const b of boxes.splice(0)) disposeSandbox(b);
-  });
+  const newSandbox = useSandboxes();
 
   it('runs a campaign end to end: history, run.db, summary, nothing left running', async () => {
-    const box = sandbox();
-    boxes.push(box);
+    const box = newSandbox();
     const r = await mallory(
       ['run', '--time', '35s', '--seed', '11', '--policy', 'random', '--store', box.store, '--json'],
       box,
@@ -69,8 +63,7 @@ describe('mallory run (kvraft, real processes)', () => {
   });
 
   it('after SIGKILL of the fuzzer, cleanup leaves no process or temp dir, and the partial run stays readable', async () => {
-    const box = sandbox();
-    boxes.push(box);
+    const box = newSandbox();
     const child = spawn(process.execPath, [BIN, 'run', '--time', '5m', '--seed', '3', '--store', box.store], {
       env: box.env,
       cwd: REPO,
@@ -135,8 +128,7 @@ describe('mallory run (kvraft, real processes)', () => {
   });
 
   it('stops cleanly on Ctrl-C (SIGINT): status interrupted, nothing left behind', async () => {
-    const box = sandbox();
-    boxes.push(box);
+    const box = newSandbox();
     const child = spawn(process.execPath, [BIN, 'run', '--time', '5m', '--seed', '4', '--store', box.store], {
       env: box.env,
       cwd: REPO,
@@ -164,8 +156,7 @@ describe('mallory run (kvraft, real processes)', () => {
   });
 
   it('rejects bad input with one line and exit 2', async () => {
-    const box = sandbox();
-    boxes.push(box);
+    const box = newSandbox();
     const unknown = await mallory(['run', '--system', 'nosuch', '--store', box.store], box);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.trim().split('\n')).toHaveLength(1);

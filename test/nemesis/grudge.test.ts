@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import type { Link } from '../../src/cluster/net/backend.js';
-import { describeLinks } from '../../src/nemesis/grudge.js';
+import { describeLinks, linkFaultOf } from '../../src/nemesis/grudge.js';
 
 /** Every link between the groups, both ways: what a partition into these groups cuts. */
 function between(...groups: string[][]): Link[] {
@@ -64,5 +64,32 @@ describe('describeLinks: which side is which', () => {
     // Without the members, no bridge is named; a cut that is not a clean split is not called one.
     expect(describeLinks(['n1', 'n3'], between(['n1'], ['n3']))).toBe('n1 | n3');
     expect(describeLinks(['n1', 'n3'], [['n1', 'n3']], members)).toBe('from n1 to n3');
+  });
+});
+
+describe('describeLinks: packet faults', () => {
+  it('says which groups a packet fault degrades links between, not sides as a partition has', () => {
+    expect(describeLinks(['n1', 'n2', 'n3'], between(['n1'], ['n2', 'n3']), [], 'packet')).toBe(
+      'between n1 and n2,n3',
+    );
+    expect(describeLinks([], between(['n1'], ['n2'], ['n3']), [], 'packet')).toBe('between n1, n2 and n3');
+    expect(describeLinks(['n1', 'n3'], between(['n1'], ['n3']), ['n1', 'n2', 'n3'], 'packet')).toBe(
+      'between n1 and n3, not through n2',
+    );
+    // A partition of the same links keeps its sides.
+    expect(describeLinks(['n1', 'n2', 'n3'], between(['n1'], ['n2', 'n3']))).toBe('n1 | n2,n3');
+  });
+
+  it('words links aimed at one node alike for both', () => {
+    const links: Link[] = [
+      ['n3', 'n1'],
+      ['n3', 'n2'],
+    ];
+    expect(describeLinks(['n1', 'n2', 'n3'], links, [], 'packet')).toBe('from n3 to n1,n2');
+  });
+
+  it('knows a packet fault by its name', () => {
+    expect(linkFaultOf('start-packet')).toBe('packet');
+    expect(linkFaultOf('start-partition')).toBe('cut');
   });
 });

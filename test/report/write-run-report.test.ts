@@ -23,7 +23,7 @@ describe('writeRunReport', () => {
     expect(r.version).toBe(3);
     // Refused connections are counted apart from the fails that matter, in the page as in the JSON.
     expect(readFileSync(html, 'utf8')).toContain(
-      '24 ok, 3 fail, 8 info; 4 fail (refused): connection refused, a node down',
+      '24 ok, 3 fail + 4 refused (connection refused: a node down), 8 info',
     );
     expect(r.verdict).toEqual({
       valid: false,

@@ -1,5 +1,5 @@
 import type { Op } from '../../core/op.js';
-import { describeLinks } from '../../nemesis/grudge.js';
+import { describeLinks, linkFaultOf } from '../../nemesis/grudge.js';
 import type { ScheduleEntry } from '../../nemesis/nemesis.js';
 
 /**
@@ -14,7 +14,7 @@ export function nemesisGrudges(ops: readonly Op[], faults: readonly ScheduleEntr
   let from = 0;
   for (const entry of faults) {
     const nodes = entry.nodes ?? [];
-    const grudge = describeLinks(nodes, entry.links);
+    const grudge = describeLinks(nodes, entry.links, [], linkFaultOf(entry.f));
     if (grudge === undefined) continue;
     const wanted = JSON.stringify(nodes);
     const at = nemesis.findIndex(

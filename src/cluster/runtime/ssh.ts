@@ -273,7 +273,8 @@ export class SshRuntime implements SshHost {
     return this.followers.follow(path, onData);
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    await this.shells.killsEnded();
     return this.connection.close(() => {
       this.shells.close();
     });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { cleanupRegistries, ResourceRegistry } from '../../../src/cluster/resources.js';
 import { type SshTarget, SshRuntime } from '../../../src/cluster/runtime/ssh.js';
-import { makeSshHosts, type SshHosts, sshHostsUnavailable } from '../../_helpers/ssh-hosts.js';
+import { hostLeftovers, makeSshHosts, type SshHosts, sshHostsUnavailable } from '../../_helpers/ssh-hosts.js';
 import { waitUntil } from './_helpers/wait-until.js';
 import { mkdirOn, uploadTo } from '../../../src/cluster/runtime/files.js';
 
@@ -208,6 +208,48 @@ describe.skipIf(unavailable !== undefined)(
       await expect(SshRuntime.connect(target(1, { port: 2222 }))).rejects.toThrow(
         `host ${hosts.addresses[1]}: connection refused on port 2222: start sshd there, or give the port it listens on (--ssh-port)`,
       );
+    });
+
+    /** Whether host i runs nothing but its sshd (its sessions' shells and what they run are gone). */
+    const onlySshd = async (i: number): Promise<boolean> =>
+      (await hostLeftovers(hosts, i)).every((l) => !l.startsWith('process'));
+
+    it('a command that outlives its timeout is killed with its shell: it never takes effect later', async () => {
+      const late = join(root, 'late-slow');
+      const host = await SshRuntime.connect(target(1));
+      try {
+        const r = await host.shell(`sleep 3; touch ${late}`, 500);
+        expect(r.code).toBe(124);
+        expect(r.stderr).toContain('timed out after 500 ms');
+      } finally {
+        await host.close();
+      }
+      await waitUntil(() => onlySshd(1), 'the timed-out command to end on the host');
+      expect(existsSync(late)).toBe(false);
+    });
+
+    it('a command held back by a cut link until past its timeout does nothing when it arrives', async () => {
+      const late = join(root, 'late-cut');
+      const host = await SshRuntime.connect(target(1));
+      const cut = ['INPUT', '-p', 'tcp', '--dport', '22', '-j', 'DROP'];
+      try {
+        expect((await host.shell('true')).code).toBe(0);
+        expect((await hosts.inHost(1, ['iptables', '-I', ...cut])).code).toBe(0);
+        const r = await host.shell(`touch ${late}`, 1000);
+        expect(r.code).toBe(124);
+        expect((await hosts.inHost(1, ['iptables', '-D', ...cut])).code).toBe(0);
+        // The connection stays up, as a run's does: the shell the command was queued on reads it
+        // once TCP delivers it, then ends (its channel was closed after the timeout).
+        await waitUntil(
+          () => onlySshd(1),
+          'the queued command to reach the host and its shell to end',
+          30_000,
+        );
+      } finally {
+        await hosts.inHost(1, ['iptables', '-D', ...cut]);
+        await host.close();
+      }
+      expect(existsSync(late)).toBe(false);
     });
   },
 );

@@ -11,6 +11,8 @@ export interface ShellChannel {
   /** Called once, when the shell is gone (it ended, or the connection dropped). */
   onClose(listener: () => void): void;
   close(): void;
+  /** Called when a command outlived its timeout, before `close`: stops it taking effect later. */
+  abandon?(): void;
 }
 
 interface Pending {
@@ -77,6 +79,7 @@ export class ShellSession {
         if (this.pending?.seq !== seq) return;
         this.pending = undefined;
         resolve({ code: 124, stdout: '', stderr: `timed out after ${timeoutMs} ms` });
+        this.channel.abandon?.();
         this.close();
       }, timeoutMs);
       this.pending = { seq, resolve, timer };
@@ -135,14 +138,15 @@ export class ShellPool {
     private readonly open: (onClosed: () => void) => Promise<ShellSession>,
   ) {}
 
-  async run(command: string, timeoutMs: number): Promise<ExecResult | undefined> {
+  /** Runs `command` — or the text `command()` gives as a shell takes it — on one of the shells. */
+  async run(command: string | (() => string), timeoutMs: number): Promise<ExecResult | undefined> {
     for (;;) {
       if (this.closed) return undefined;
       this.shells = this.shells.filter((s) => s.alive);
       const idle = this.shells.find((s) => s.idle);
       if (idle) {
         try {
-          return await idle.run(command, timeoutMs);
+          return await idle.run(typeof command === 'string' ? command : command(), timeoutMs);
         } finally {
           this.wake();
         }
