@@ -36,6 +36,7 @@ export const DOCKER_CAPABILITIES: RuntimeCapabilities = {
   libfaketime: false,
   checkpoints: false,
   membership: false,
+  commandLeadsGroup: false,
 };
 
 /** The runtime of a node's container, driven through the docker client at `endpoint`. */

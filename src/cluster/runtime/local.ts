@@ -28,6 +28,7 @@ export const LOCAL_CAPABILITIES: RuntimeCapabilities = {
   libfaketime: true,
   checkpoints: true,
   membership: true,
+  commandLeadsGroup: true,
 };
 
 interface LocalProcess extends RuntimeProcess {

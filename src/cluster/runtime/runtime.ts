@@ -67,6 +67,11 @@ export interface RuntimeCapabilities {
   readonly checkpoints: boolean;
   /** Membership changes, which wipe a node's data dir. */
   readonly membership: boolean;
+  /**
+   * The process `start` gives is the command itself (else a shell leading the group, whose child
+   * the command is): what is named after the command's pid (libfaketime's files) is found by it.
+   */
+  readonly commandLeadsGroup: boolean;
 }
 
 /**

@@ -47,6 +47,7 @@ export const SSH_CAPABILITIES: RuntimeCapabilities = {
   libfaketime: true,
   checkpoints: true,
   membership: true,
+  commandLeadsGroup: false,
 };
 
 /**
