@@ -11,7 +11,7 @@ import type { NetworkBackend } from '../cluster/net/backend.js';
 import { ContainersBackend } from '../cluster/net/containers.js';
 import { HostsBackend } from '../cluster/net/hosts.js';
 import { NetnsBackend } from '../cluster/net/netns.js';
-import { capabilitiesOf, hasDiskLayer, type Placement } from '../cluster/placement.js';
+import { hasDiskLayer, type Placement } from '../cluster/placement.js';
 import { localLayout } from '../cluster/runtime/local-layout.js';
 import { localRuntime } from '../cluster/runtime/local.js';
 import { ProxyBackend } from '../cluster/net/proxy.js';
@@ -45,6 +45,7 @@ import { Observation } from './observation.js';
 import { isLet, readSchedule, type ScheduleItem } from './schedule-file.js';
 import { prepareExchangeDir } from './exchange.js';
 import { type ContainerPlan, planContainers } from './_internals/plan-containers.js';
+import { refuseWhatThePlaceLacks } from './_internals/place-refusal.js';
 import { planHosts } from './plan-hosts.js';
 
 /** Base of the ports given to services a system declares no port for (each netns node has its own address). */
@@ -143,6 +144,7 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
   const wants = (family: FaultFamily): boolean =>
     config.faults.includes(family) ||
     (fixedSchedule ?? []).flat().some((item) => !isLet(item) && FAMILY_KINDS[family].includes(item.f));
+  refuseWhatThePlaceLacks(config, nodeNames(nodeCount), wants);
   let libfaketime: string | undefined;
   if (wants('clock')) {
     const reason = unsupportedFault('bump-clock', system, definition.name, nodeCount);
@@ -197,7 +199,8 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
 
 /**
  * Where the nodes run, chosen once from the flags: on the SSH hosts (`--hosts`), in containers
- * (`--hosts docker:IMAGE`), else here. A fault the place cannot do is refused here, in one line.
+ * (`--hosts docker:IMAGE`), else here. What the place cannot do was refused already
+ * (`refuseWhatThePlaceLacks`).
  */
 async function placeNodes(
   config: RunConfig,
@@ -215,17 +218,6 @@ async function placeNodes(
     placement = { kind: 'docker', image: containers.image, endpoint: containers.endpoint };
   } else {
     placement = { kind: 'local', netns: await wantsNetns(config, system), ...here };
-  }
-  const can = capabilitiesOf(placement.kind);
-  const lacking = [
-    ...(wants('clock') && !can.libfaketime ? ['clock (libfaketime)'] : []),
-    ...(wants('disk') && !can.fuse ? ['disk (the FUSE disk layer)'] : []),
-  ];
-  if (lacking.length > 0) {
-    throw new UsageError(
-      'unsupported-fault',
-      `${lacking.join(' and ')} faults are not done where the nodes run (${placement.kind}): remove them from --faults and the schedule`,
-    );
   }
   return placement;
 }
