@@ -31,7 +31,12 @@ export function run(
         resolve({ code, stdout, stderr: stderr || (error && code !== 0 ? error.message : '') });
       },
     );
-    if (options.input !== undefined) child.stdin?.end(options.input);
+    if (options.input !== undefined) {
+      child.stdin?.on('error', () => {
+        // the command ended without reading all its input: its exit says why
+      });
+      child.stdin?.end(options.input);
+    }
   });
 }
 

@@ -98,5 +98,8 @@ describe('LocalRuntime', () => {
       code: 5,
       stdout: 'in\n',
     });
+    // A command that ends without reading its stdin: its exit, not a broken pipe here.
+    const big = Buffer.alloc(4 * 1024 * 1024, 1);
+    expect((await runtime.exec(['sh', '-c', 'exit 7'], { input: big })).code).toBe(7);
   });
 });
