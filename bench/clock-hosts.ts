@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { clockControlFile, writeControlFile } from '../src/cluster/clock-preload.js';
-import { HostControlFiles } from '../src/cluster/host-clock.js';
+import { ControlFiles } from '../src/cluster/clock-control-files.js';
 import { HostsBackend } from '../src/cluster/net/hosts.js';
 import { ResourceRegistry } from '../src/cluster/resources.js';
 import { CoalescedClockWriter, NodeClocks } from '../src/nemesis/clock.js';
@@ -87,7 +87,7 @@ try {
   try {
     const layout = backend.layout();
     await layout.prepareHost('n1');
-    const files = new HostControlFiles(layout.root, (node) => backend.runtime(node));
+    const files = new ControlFiles(layout.root, (node) => backend.runtime(node));
     await files.write('n1', 0, true);
     const writer = new CoalescedClockWriter((node, offsetMs) => files.write(node, offsetMs));
     const remote = new NodeClocks(writer);

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 
 import { Cluster } from '../src/cluster/cluster.js';
 import { buildDiskLayer, DiskLayer } from '../src/cluster/disk-layer.js';
+import { localLayout } from '../src/cluster/runtime/local-layout.js';
 import { ProxyBackend } from '../src/cluster/net/proxy.js';
 import { ResourceRegistry } from '../src/cluster/resources.js';
 import { findLeader, kvraft } from '../src/systems/kvraft/index.js';
@@ -51,7 +52,9 @@ async function round(binary: string | undefined, index: number): Promise<Round> 
     runId: `benchdisk${process.pid}${index}`,
     network: net,
     registry,
-    ...(binary !== undefined ? { disk: new DiskLayer(binary, registry) } : {}),
+    ...(binary !== undefined
+      ? { disk: new DiskLayer(localLayout(`benchdisk${process.pid}${index}`), registry, binary) }
+      : {}),
   });
   try {
     await cluster.startAll();

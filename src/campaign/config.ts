@@ -46,8 +46,6 @@ export const HOST_FAULT_FAMILIES = [
  * faults (`--faults …,clock`), as they need libfaketime on every host.
  */
 export const HOST_DEFAULT_FAULT_FAMILIES = ['partition', 'kill', 'pause', 'member'] as const;
-/** The fault families done on nodes in containers (`--hosts docker:IMAGE`); packet faults there are loss only. */
-export const CONTAINER_FAULT_FAMILIES = ['partition', 'kill', 'pause', 'packet'] as const;
 /** The families a run in containers enables when `--faults` is not given (packet faults are asked for). */
 export const CONTAINER_DEFAULT_FAULT_FAMILIES = ['partition', 'kill', 'pause'] as const;
 

@@ -5,21 +5,22 @@ import {
   type NodeClockPreload,
 } from '../cluster/clock-preload.js';
 import { Cluster, type NodeExit } from '../cluster/cluster.js';
-import { HostClockPreload, HostControlFiles } from '../cluster/host-clock.js';
+import { ControlFiles } from '../cluster/clock-control-files.js';
 import { buildDiskLayer, DiskLayer } from '../cluster/disk-layer.js';
-import { HostDiskLayer } from '../cluster/host-disk-layer.js';
 import type { NetworkBackend } from '../cluster/net/backend.js';
 import { ContainersBackend } from '../cluster/net/containers.js';
 import { HostsBackend } from '../cluster/net/hosts.js';
 import { NetnsBackend } from '../cluster/net/netns.js';
-import { capabilitiesOf, type Placement } from '../cluster/placement.js';
+import { hasDiskLayer, type Placement } from '../cluster/placement.js';
+import { localLayout } from '../cluster/runtime/local-layout.js';
+import { localRuntime } from '../cluster/runtime/local.js';
 import { ProxyBackend } from '../cluster/net/proxy.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import type { DurabilityContract } from '../check/durability.js';
 import { LogCheck, logSizes } from '../check/logs.js';
 import { monoNs } from '../core/clock.js';
 import { UsageError } from '../core/errors.js';
-import { FAMILY_KINDS } from '../core/fault.js';
+import { FAMILY_KINDS, type FaultFamily } from '../core/fault.js';
 import type { Rng } from '../core/random.js';
 import { CoalescedClockWriter, NodeClocks } from '../nemesis/clock.js';
 import { NodeDisks } from '../nemesis/disk.js';
@@ -44,6 +45,7 @@ import { Observation } from './observation.js';
 import { isLet, readSchedule, type ScheduleItem } from './schedule-file.js';
 import { prepareExchangeDir } from './exchange.js';
 import { type ContainerPlan, planContainers } from './_internals/plan-containers.js';
+import { refuseWhatThePlaceLacks } from './_internals/place-refusal.js';
 import { planHosts } from './plan-hosts.js';
 import type { RunCluster } from './run-cluster.js';
 import { refuseSim, simCluster, SimOutput, simWorld, type SimWorld } from './_internals/sim-parts.js';
@@ -146,10 +148,11 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     }
   }
   /** Whether the run enables a family, or its schedule has a line of it. */
-  const wants = (family: 'clock' | 'disk'): boolean =>
+  const wants = (family: FaultFamily): boolean =>
     config.faults.includes(family) ||
     (fixedSchedule ?? []).flat().some((item) => !isLet(item) && FAMILY_KINDS[family].includes(item.f));
   if (config.sim !== undefined) refuseSim(config, definition.name, wants);
+  else refuseWhatThePlaceLacks(config, nodeNames(nodeCount), wants);
   let libfaketime: string | undefined;
   if (wants('clock')) {
     const reason = unsupportedFault('bump-clock', system, definition.name, nodeCount);
@@ -206,13 +209,14 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
 
 /**
  * Where the nodes run, chosen once from the flags: on the SSH hosts (`--hosts`), in containers
- * (`--hosts docker:IMAGE`), else here. A fault the place cannot do is refused here, in one line.
+ * (`--hosts docker:IMAGE`), else here. What the place cannot do was refused already
+ * (`refuseWhatThePlaceLacks`).
  */
 async function placeNodes(
   config: RunConfig,
   system: SystemAdapter,
   nodes: readonly string[],
-  wants: (family: 'clock' | 'disk') => boolean,
+  wants: (family: FaultFamily) => boolean,
   here: { readonly libfaketime: string | undefined; readonly diskLayerBinary: string | undefined },
 ): Promise<Placement> {
   let placement: Placement;
@@ -226,17 +230,6 @@ async function placeNodes(
     placement = { kind: 'docker', image: containers.image, endpoint: containers.endpoint };
   } else {
     placement = { kind: 'local', netns: await wantsNetns(config, system), ...here };
-  }
-  const can = capabilitiesOf(placement.kind);
-  const lacking = [
-    ...(wants('clock') && !can.libfaketime ? ['clock (libfaketime)'] : []),
-    ...(wants('disk') && !can.fuse ? ['disk (the FUSE disk layer)'] : []),
-  ];
-  if (lacking.length > 0) {
-    throw new UsageError(
-      'unsupported-fault',
-      `${lacking.join(' and ')} faults are not done where the nodes run (${placement.kind}): remove them from --faults and the schedule`,
-    );
   }
   return placement;
 }
@@ -285,12 +278,13 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
   try {
     const { placement } = plan;
     const layout = network.layout?.();
-    const diskLayer =
-      placement.kind === 'local' && placement.diskLayerBinary !== undefined
-        ? new DiskLayer(placement.diskLayerBinary, registry)
-        : placement.kind === 'ssh' && placement.disk && layout !== undefined
-          ? new HostDiskLayer(layout, registry)
-          : undefined;
+    const diskLayer = hasDiskLayer(placement)
+      ? new DiskLayer(
+          layout ?? localLayout(ctx.runId),
+          registry,
+          placement.kind === 'local' ? placement.diskLayerBinary : undefined,
+        )
+      : undefined;
     const clock = clockParts(plan, network, store.dir);
     const cluster = new Cluster({
       system,
@@ -401,9 +395,9 @@ function assembleSim(plan: RunPlan, world: SimWorld, ctx: RunContext): RunParts 
 }
 
 /**
- * libfaketime in the nodes and the clocks the nemesis moves, when the run has clock faults: here,
- * control files in the run dir; on SSH hosts, the library and the control files on each node's
- * host, written there by commands coalesced per node.
+ * libfaketime in the nodes and the clocks the nemesis moves, when the run has clock faults: the
+ * library and the control files where each node runs (here, in the run dir), written at once here
+ * and by commands coalesced per node elsewhere.
  */
 function clockParts(
   plan: RunPlan,
@@ -411,22 +405,25 @@ function clockParts(
   runDir: string,
 ): { readonly preload: NodeClockPreload; readonly clocks: NodeClocks } | undefined {
   const { placement } = plan;
-  const onHosts = placement.kind === 'ssh' ? placement.libfaketime : undefined;
-  if (onHosts !== undefined && network instanceof HostsBackend) {
-    const runtimeOf = (node: string): ReturnType<HostsBackend['runtime']> => network.runtime(node);
-    const files = new HostControlFiles(network.layout().root, runtimeOf);
-    const libraryOf = (node: string): string => {
-      const library = onHosts[node];
-      if (library === undefined) throw new Error(`no libfaketime found for ${node}'s host`);
-      return library;
-    };
-    return {
-      preload: new HostClockPreload(libraryOf, files, runtimeOf),
-      clocks: new NodeClocks(new CoalescedClockWriter((node, offsetMs) => files.write(node, offsetMs))),
-    };
-  }
-  if (placement.kind !== 'local' || placement.libfaketime === undefined) return undefined;
-  return { preload: new ClockPreload(placement.libfaketime, runDir), clocks: new NodeClocks(runDir) };
+  if (placement.kind === 'docker' || placement.kind === 'sim' || placement.libfaketime === undefined)
+    return undefined;
+  const library = placement.libfaketime;
+  const layout = network.layout?.();
+  const runtimeOf = layout?.runtimeOf.bind(layout) ?? (() => localRuntime());
+  const root = layout?.root ?? runDir;
+  const files = new ControlFiles(root, runtimeOf);
+  const libraryOf = (node: string): string => {
+    const found = typeof library === 'string' ? library : library[node];
+    if (found === undefined) throw new Error(`no libfaketime found for ${node}'s host`);
+    return found;
+  };
+  const here = plan.nodes.length > 0 && files.isHere(plan.nodes[0]);
+  return {
+    preload: new ClockPreload(libraryOf, files, runtimeOf),
+    clocks: new NodeClocks(
+      here ? root : new CoalescedClockWriter((node, offsetMs) => files.write(node, offsetMs)),
+    ),
+  };
 }
 
 /** The client workload the configuration names (a built-in or one loaded by path), on this cluster. */

@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { findLibfaketimeOn } from '../cluster/clock-preload.js';
-import { libfaketimeMissing } from '../cluster/host-clock.js';
+import { libfaketimeMissing } from '../cluster/clock-preload.js';
 import { diskLayerNeedsOn } from '../cluster/disk-layer.js';
-import { diskHostRefusal } from '../cluster/host-disk-layer.js';
+import { diskHostRefusal } from '../cluster/disk-layer.js';
 import { HostsBackend } from '../cluster/net/hosts.js';
 import { libraryProblem } from '../cluster/built-program.js';
 import type { ClusterView, LaunchSpec } from '../cluster/node-system.js';

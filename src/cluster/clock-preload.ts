@@ -1,10 +1,14 @@
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
 import type { ResourceRegistry } from './resources.js';
-import { shellQuote } from '../core/shell.js';
+import { shellLine, shellQuote } from '../core/shell.js';
+import { commandPidOn } from './_internals/node-pid.js';
+import { ControlFiles } from './clock-control-files.js';
+
+export { clockControlFile, faketimeSpec, writeControlFile } from './clock-control-files.js';
 import { localRuntime } from './runtime/local.js';
 import type { NodeRuntime } from './runtime/runtime.js';
+import { undoOn } from './runtime/undo-on.js';
 
 /** Where Debian's `faketime` package puts the preload library, per architecture. */
 export const LIBFAKETIME_PATHS = [
@@ -13,7 +17,6 @@ export const LIBFAKETIME_PATHS = [
   '/usr/lib/faketime/libfaketime.so.1',
 ];
 export const LIBFAKETIME_NAME = 'libfaketime.so.1';
-const MS_PER_S = 1000;
 /** libfaketime's shared memory and semaphore, named after the first process that loads it. */
 const SHM_DIR = '/dev/shm';
 
@@ -68,29 +71,6 @@ export function findLibfaketime(): Promise<string | undefined> {
 }
 
 /**
- * A control file's text: libfaketime's relative offset in seconds (it takes fractions), so
- * `-60000` ms is `-60.000` and no offset is `+0.000`.
- */
-export function faketimeSpec(offsetMs: number): string {
-  const rounded = Math.round(offsetMs);
-  const sign = rounded < 0 ? '-' : '+';
-  return `${sign}${(Math.abs(rounded) / MS_PER_S).toFixed(3)}\n`;
-}
-
-/** Where a node's clock control file lives: beside its logs, in the run dir. */
-export function clockControlFile(runDir: string, node: string): string {
-  return join(runDir, 'nodes', node, 'clock.faketime');
-}
-
-/** Writes a control file so a reader sees the old text or the new, never a partial one. */
-export function writeControlFile(file: string, offsetMs: number): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const temp = `${file}.tmp`;
-  writeFileSync(temp, faketimeSpec(offsetMs));
-  renameSync(temp, file);
-}
-
-/**
  * The environment that preloads `library` into a process, reading `controlFile` on every call,
  * with monotonic clocks left real (timers and timeouts keep working).
  */
@@ -103,32 +83,70 @@ export function preloadEnv(library: string, controlFile: string): Record<string,
   };
 }
 
+/** What to run on a host that lacks libfaketime. */
+export const HOST_LIBFAKETIME_FIX = 'apt-get install -y faketime';
+
+/** The one line that refuses clock faults on a host without libfaketime. */
+export function libfaketimeMissing(host: string): string {
+  return `host ${host}: clock faults need libfaketime there (no ${LIBFAKETIME_NAME} in its faketime package paths): ${HOST_LIBFAKETIME_FIX} on the host, or drop clock from --faults`;
+}
+
 /**
- * How node processes get a movable wall clock: libfaketime preloaded, reading the node's control
- * file on every call, with monotonic clocks left real (timers and timeouts keep working).
+ * How node processes get a movable wall clock, wherever they run: libfaketime preloaded (at its
+ * path where the node runs), reading the node's control file (`ControlFiles`) on every call, with
+ * monotonic clocks left real (timers and timeouts keep working). The shared-memory files a killed
+ * node leaves in /dev/shm there are recorded where they are, and removed there.
  */
 export class ClockPreload implements NodeClockPreload {
   constructor(
-    private readonly library: string,
-    private readonly runDir: string,
+    private readonly libraryOf: (node: string) => string,
+    private readonly files: ControlFiles,
+    private readonly runtimeOf: (node: string) => NodeRuntime,
   ) {}
 
-  /** The environment a node process starts with. */
-  env(node: string): Record<string, string> {
-    const file = clockControlFile(this.runDir, node);
-    if (!existsSync(file)) writeControlFile(file, 0);
-    return preloadEnv(this.library, file);
+  async env(node: string): Promise<Record<string, string>> {
+    await this.files.write(node, 0, true);
+    return preloadEnv(this.libraryOf(node), this.files.path(node));
   }
 
-  /** The node's libfaketime files (see `faketimeSharedFiles`). */
-  sharedFiles(pid: number): string[] {
-    return faketimeSharedFiles(pid);
-  }
-
-  trackSharedFiles(_node: string, pid: number, registry: ResourceRegistry): RemoveSharedFiles {
-    const ids = this.sharedFiles(pid).map((path) => registry.record({ kind: 'file', path }));
-    return () => {
-      for (const id of ids) registry.release(id);
+  /**
+   * The files are named after the node's own pid: where the runtime starts a node under a shell
+   * that leads its group, that shell's child (`commandPidOn`).
+   */
+  async trackSharedFiles(node: string, pid: number, registry: ResourceRegistry): Promise<RemoveSharedFiles> {
+    const runtime = this.runtimeOf(node);
+    const nodePid = await commandPidOn(runtime, pid);
+    // Ended before it forked: libfaketime was never loaded, so it made no files.
+    if (nodePid === undefined) return () => undefined;
+    const files = faketimeSharedFiles(nodePid);
+    if (runtime.capabilities.sharedFilesystem) {
+      // Here: files the registry removes itself, at once.
+      const ids = files.map((path) => registry.record({ kind: 'file', path }));
+      return () => {
+        for (const id of ids) registry.release(id);
+      };
+    }
+    const id = registry.record(
+      undoOn(
+        runtime.place,
+        shellLine(['rm', '-f', ...files]),
+        `libfaketime files of ${node} (pid ${nodePid}) on ${runtime.host}`,
+      ),
+    );
+    return async () => {
+      const removed = await runtime.exec(['rm', '-f', ...files]).catch(() => undefined);
+      // Not removed now (the connection is gone): the registry's own connection removes them, or cleanup.
+      if (removed?.code === 0) registry.forget(id);
     };
   }
+}
+
+/** libfaketime at `library` here preloaded into nodes on this machine, their control files in `runDir`. */
+export function localClockPreload(library: string, runDir: string): ClockPreload {
+  const runtime = localRuntime();
+  return new ClockPreload(
+    () => library,
+    new ControlFiles(runDir, () => runtime),
+    () => runtime,
+  );
 }

@@ -76,7 +76,7 @@ export interface ClusterOptions {
   readonly clock?: NodeClockPreload;
   /**
    * Mounts the FUSE disk layer over every node's data dir before it first starts (disk faults): a
-   * `DiskLayer` here, a `HostDiskLayer` for nodes on other hosts.
+   * `DiskLayer`, over the nodes' runtimes.
    */
   readonly disk?: Pick<DiskLayer, 'mount' | 'close'>;
   /**

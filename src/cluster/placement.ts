@@ -59,6 +59,7 @@ const SIM_CAPABILITIES: RuntimeCapabilities = {
   libfaketime: false,
   checkpoints: false,
   membership: true,
+  commandLeadsGroup: true,
 };
 
 const CAPABILITIES: Readonly<Record<Placement['kind'], RuntimeCapabilities>> = {

@@ -13,7 +13,7 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 /** Runs a command to completion (never through a shell); never rejects for a non-zero exit. */
 export function run(
   argv: readonly string[],
-  options: { input?: string; timeoutMs?: number } = {},
+  options: { readonly input?: string | Buffer; readonly timeoutMs?: number | undefined } = {},
 ): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const child = execFile(
@@ -31,7 +31,12 @@ export function run(
         resolve({ code, stdout, stderr: stderr || (error && code !== 0 ? error.message : '') });
       },
     );
-    if (options.input !== undefined) child.stdin?.end(options.input);
+    if (options.input !== undefined) {
+      child.stdin?.on('error', () => {
+        // the command ended without reading all its input: its exit says why
+      });
+      child.stdin?.end(options.input);
+    }
   });
 }
 

@@ -27,8 +27,7 @@ function thisMachine(): ProgramHost & { uploads: string[] } {
     exec: (argv) => run([...argv]),
     put: (to, from) => {
       uploads.push(to);
-      if ('file' in from) copyFileSync(from.file, to);
-      else writeFileSync(to, from.data);
+      copyFileSync(from, to);
       return Promise.resolve();
     },
   };

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { buildDiskLayer, DiskLayer } from '../../src/cluster/disk-layer.js';
+import { localLayout } from '../../src/cluster/runtime/local-layout.js';
 import { type CommandResult, run } from '../../src/core/exec.js';
 import { mountPoints, ResourceRegistry } from '../../src/cluster/resources.js';
 
@@ -75,7 +76,7 @@ describe('the FUSE disk layer', () => {
     root = mkdtempSync(join(tmpdir(), 'mallory-disk-test-'));
     process.env.MALLORY_STATE_DIR = join(root, 'state');
     registry = new ResourceRegistry(`disk-test-${process.pid}`, root);
-    layer = new DiskLayer(await buildDiskLayer(), registry);
+    layer = new DiskLayer(localLayout(`disk-test-${process.pid}`), registry, await buildDiskLayer());
     mnt = join(root, 'n1');
     mkdirSync(mnt);
     writeFileSync(join(mnt, 'before'), 'there before the mount');

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { Cluster, type NodeExit } from '../../src/cluster/cluster.js';
 import { ProxyBackend } from '../../src/cluster/net/proxy.js';
 import { ResourceRegistry } from '../../src/cluster/resources.js';
-import { ClockPreload } from '../../src/cluster/clock-preload.js';
+import { localClockPreload } from '../../src/cluster/clock-preload.js';
 import { CONSOLE_LOG } from '../../src/cli/console-log-reporter.js';
 import { kvraft } from '../../src/systems/kvraft/index.js';
 import type { SystemAdapter } from '../../src/systems/system.js';
@@ -267,7 +267,7 @@ export async function startKvraft(
     network: net,
     registry,
     ...(onExit ? { onExit } : {}),
-    ...(libfaketime !== undefined ? { clock: new ClockPreload(libfaketime, root) } : {}),
+    ...(libfaketime !== undefined ? { clock: localClockPreload(libfaketime, root) } : {}),
   });
   await cluster.startAll();
   if (!(await cluster.waitReady(20_000))) throw new Error('kvraft did not become ready');

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { LIBFAKETIME_PATHS } from '../../src/cluster/clock-preload.js';
-import { libfaketimeMissing } from '../../src/cluster/host-clock.js';
+import { libfaketimeMissing } from '../../src/cluster/clock-preload.js';
 import { run } from '../../src/core/exec.js';
 import type { ClusterView } from '../../src/cluster/node-system.js';
 import { nodeWallClockMs } from '../../src/systems/kvraft/index.js';

@@ -7,21 +7,13 @@ import { shellQuote } from '../../core/shell.js';
 import { ScratchDir } from '../../cluster/scratch-dir.js';
 import { UsageError } from '../../core/errors.js';
 import type { SystemAdapter } from '../../systems/system.js';
-import { CONTAINER_FAULT_FAMILIES, type RunConfig } from '../config.js';
-import { packetEffectsOf } from './packet-effects.js';
+import type { RunConfig } from '../config.js';
 
 /** The containers of a run: the image and the daemon they are made on. */
 export interface ContainerPlan {
   readonly image: string;
   readonly endpoint: DockerEndpoint;
 }
-
-/** Why each fault family not done in containers is not. */
-const NOT_IN_CONTAINERS: Readonly<Record<string, string>> = {
-  member: 'membership changes wipe data dirs in the containers, not done yet',
-  clock: 'clock faults need libfaketime preloaded in the containers, not done yet',
-  disk: 'disk faults need the FUSE disk layer in the containers, not done yet',
-};
 
 /** What Mallory runs in a node's container besides the node (sleep keeps it alive). */
 const NEEDED = ['sh', 'setsid', 'cut', 'cat', 'mkdir', 'rm', 'find', 'tail', 'env', 'sleep'];
@@ -45,7 +37,8 @@ function dockerClient(): string | undefined {
 
 /**
  * What a run in containers is refused for, before anything is made: no docker client, no daemon
- * answering, no such image, a fault not done in containers, a checkpoint; then one throwaway
+ * answering, no such image (what containers cannot do at all is refused before, by their
+ * runtime's capabilities: `refuseWhatThePlaceLacks`); then one throwaway
  * container of the image (`--rm`) says whether it has the node's command, the commands Mallory
  * runs there and (with partitions) iptables. Every refusal is one line.
  */
@@ -57,27 +50,6 @@ export async function planContainers(
 ): Promise<ContainerPlan> {
   const image = config.containers?.image ?? '';
   const where = `--hosts docker:${image}`;
-  for (const family of config.faults) {
-    if (!(CONTAINER_FAULT_FAMILIES as readonly string[]).includes(family)) {
-      throw new UsageError(
-        'unsupported-fault',
-        `--faults ${family}: not in containers (${NOT_IN_CONTAINERS[family] ?? 'not done yet'}): choose from ${CONTAINER_FAULT_FAMILIES.join(',')}`,
-      );
-    }
-  }
-  const delayOrDup = [...packetEffectsOf(config, nodes)].filter((e) => e !== 'loss');
-  if (delayOrDup.length > 0) {
-    throw new UsageError(
-      'unsupported-fault',
-      `--faults packet: in containers packet faults are loss only (iptables statistic rules), not ${delayOrDup.map((e) => (e === 'dup' ? 'duplication' : e)).join(' or ')}: give --faults …,packet:loss`,
-    );
-  }
-  if (config.checkpoints > 0 || config.checkpoint !== undefined) {
-    throw new UsageError(
-      'bad-flag',
-      '--checkpoints/--from-checkpoint: checkpoints of nodes in containers are not taken yet: give --checkpoints 0',
-    );
-  }
   const binary = dockerClient();
   if (binary === undefined) {
     throw new UsageError(

@@ -13,11 +13,11 @@ import { ShellPool, ShellSession } from './_internals/shell-session.js';
 import { shellLine, shellQuote } from '../../core/shell.js';
 import { containerExecArgv, type RuntimePlace } from './undo-on.js';
 import type {
+  ExecOptions,
   ExecResult,
   FileStream,
   NodeRuntime,
   ProcessEnd,
-  PutSource,
   RuntimeCapabilities,
   RuntimeProcess,
   StartSpec,
@@ -36,6 +36,7 @@ export const DOCKER_CAPABILITIES: RuntimeCapabilities = {
   libfaketime: false,
   checkpoints: false,
   membership: false,
+  commandLeadsGroup: false,
 };
 
 /** The runtime of a node's container, driven through the docker client at `endpoint`. */
@@ -126,8 +127,14 @@ export class DockerRuntime implements NodeRuntime {
     });
   }
 
-  exec(argv: readonly string[], options: { readonly timeoutMs?: number } = {}): Promise<ExecResult> {
-    return this.shell(shellLine(argv), options.timeoutMs);
+  /** On a kept shell; with `input`, by a `docker exec -i` of its own, `input` its stdin. */
+  async exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    if (options.input === undefined) return this.shell(shellLine(argv), options.timeoutMs);
+    const result = await docker(this.endpoint, this.execArgv(shellLine(argv), true), {
+      input: options.input,
+      timeoutMs: options.timeoutMs ?? EXEC_TIMEOUT_MS,
+    });
+    return { code: result.code, stdout: result.stdout.toString(), stderr: result.stderr };
   }
 
   private async must(script: string): Promise<Buffer> {
@@ -226,13 +233,13 @@ export class DockerRuntime implements NodeRuntime {
   }
 
   /** Through `docker exec -i … cat` (`docker cp` does not see a tmpfs mounted in the container). */
-  async put(path: string, from: PutSource): Promise<void> {
+  async put(path: string, localFile: string): Promise<void> {
     const script = `cat > ${shellQuote(path)}`;
-    const input = 'file' in from ? { inputFile: from.file } : { input: from.data };
-    const result = await docker(this.endpoint, this.execArgv(script, true), input);
+    const result = await docker(this.endpoint, this.execArgv(script, true), { inputFile: localFile });
     if (result.code !== 0) {
-      const what = 'file' in from ? `upload ${from.file} to ${path}` : `write ${path}`;
-      throw new Error(`${this.host}: cannot ${what} (exit ${result.code}): ${result.stderr.trim()}`);
+      throw new Error(
+        `${this.host}: cannot upload ${localFile} to ${path} (exit ${result.code}): ${result.stderr.trim()}`,
+      );
     }
   }
 

@@ -49,16 +49,17 @@ export async function existsOn(runtime: Shell, path: string): Promise<boolean> {
 
 /** Copies a local file to the host, with its mode, whole or not at all. */
 export function uploadTo(runtime: Pick<NodeRuntime, 'put'>, localPath: string, path: string): Promise<void> {
-  return runtime.put(path, { file: localPath });
+  return runtime.put(path, localPath);
 }
 
-/** Writes `data` to a file there. */
-export function writeFileOn(
-  runtime: Pick<NodeRuntime, 'put'>,
-  path: string,
-  data: string | Buffer,
-): Promise<void> {
-  return runtime.put(path, { data });
+/** Writes `data` to a file there (a command's stdin, so no file here and no transfer session). */
+export async function writeFileOn(runtime: Shell, path: string, data: string | Buffer): Promise<void> {
+  const result = await runtime.exec(['/bin/sh', '-c', 'cat > "$1"', 'sh', path], { input: data });
+  if (result.code !== 0) {
+    throw new Error(
+      `host ${runtime.host}: cannot write ${path} (exit ${result.code}): ${result.stderr.trim()}`,
+    );
+  }
 }
 
 /** Reads a file there. */

@@ -1,16 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { copyFile, open, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, open, readFile } from 'node:fs/promises';
 
 import { run } from '../../core/exec.js';
 import { processStartTime, type ResourceRegistry } from '../resources.js';
 import { signalGroup } from '../_internals/signal-group.js';
 import type {
+  ExecOptions,
   ExecResult,
   FileStream,
   NodeRuntime,
   ProcessEnd,
-  PutSource,
   RuntimeCapabilities,
   RuntimeProcess,
   StartSpec,
@@ -28,6 +28,7 @@ export const LOCAL_CAPABILITIES: RuntimeCapabilities = {
   libfaketime: true,
   checkpoints: true,
   membership: true,
+  commandLeadsGroup: true,
 };
 
 interface LocalProcess extends RuntimeProcess {
@@ -114,13 +115,12 @@ export class LocalRuntime implements NodeRuntime {
     return Promise.resolve();
   }
 
-  exec(argv: readonly string[], options: { readonly timeoutMs?: number } = {}): Promise<ExecResult> {
-    return run(argv, options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {});
+  exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    return run(argv, options);
   }
 
-  async put(path: string, from: PutSource): Promise<void> {
-    if ('file' in from) await copyFile(from.file, path);
-    else await writeFile(path, from.data);
+  put(path: string, localFile: string): Promise<void> {
+    return copyFile(localFile, path);
   }
 
   get(path: string): Promise<Buffer> {

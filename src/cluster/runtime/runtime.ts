@@ -36,8 +36,12 @@ export interface FileStream {
   stop(): Promise<void>;
 }
 
-/** What `NodeRuntime.put` writes: bytes given, or a local file's. */
-export type PutSource = { readonly data: string | Buffer } | { readonly file: string };
+/** How `NodeRuntime.exec` runs a command. */
+export interface ExecOptions {
+  readonly timeoutMs?: number;
+  /** The command's stdin (EOF after it); absent, its stdin is empty or left open. */
+  readonly input?: string | Buffer;
+}
 
 /** A command's outcome on the runtime's host. */
 export interface ExecResult {
@@ -63,6 +67,11 @@ export interface RuntimeCapabilities {
   readonly checkpoints: boolean;
   /** Membership changes, which wipe a node's data dir. */
   readonly membership: boolean;
+  /**
+   * The process `start` gives is the command itself (else a shell leading the group, whose child
+   * the command is): what is named after the command's pid (libfaketime's files) is found by it.
+   */
+  readonly commandLeadsGroup: boolean;
 }
 
 /**
@@ -79,13 +88,13 @@ export interface NodeRuntime {
   start(spec: StartSpec, registry: ResourceRegistry): Promise<RuntimeProcess>;
   /** Sends a signal to the process's whole group. */
   signal(proc: RuntimeProcess, signal: NodeJS.Signals): Promise<void>;
-  /** Runs a command to completion; never rejects for a non-zero exit. */
-  exec(argv: readonly string[], options?: { readonly timeoutMs?: number }): Promise<ExecResult>;
+  /** Runs a command to completion, `input` its stdin when given; never rejects for a non-zero exit. */
+  exec(argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
   /**
-   * Puts bytes into a file there: `data`, or a local file's (with its mode, whole or not at all).
-   * Dirs, removal and the rest are written once over these verbs (`files.ts`).
+   * Copies a local file there, with its mode, whole or not at all. Small bytes, dirs, removal and
+   * the rest are written once over these verbs (`files.ts`).
    */
-  put(path: string, from: PutSource): Promise<void>;
+  put(path: string, localFile: string): Promise<void>;
   /** The bytes of a file there. */
   get(path: string): Promise<Buffer>;
   /** Calls `onData` with what is appended to `path` (from its start), as it grows; it may not exist yet. */

@@ -166,9 +166,10 @@ export class SshConnection {
     return this.sudo ? `sudo -n sh -c ${shellQuote(command)}` : command;
   }
 
-  /** Runs shell text as root on an exec channel of its own. */
-  async shellOnChannel(command: string, timeoutMs: number): Promise<ExecResult> {
+  /** Runs shell text as root on an exec channel of its own, `input` its stdin when given. */
+  async shellOnChannel(command: string, timeoutMs: number, input?: string | Buffer): Promise<ExecResult> {
     const { stream, release } = await this.channel(this.asRoot(command));
+    if (input !== undefined) stream.end(input);
     return new Promise((resolve) => {
       let stdout = '';
       let stderr = '';

@@ -21,16 +21,6 @@ export class SshTransfer {
     });
   }
 
-  async writeFile(path: string, data: string | Buffer): Promise<void> {
-    const sftp = await this.connection.sftp();
-    await new Promise<void>((resolve, reject) => {
-      sftp.writeFile(path, data, (error) => {
-        if (error) reject(error);
-        else resolve();
-      });
-    });
-  }
-
   /**
    * Copies a local file to the host with its mode, through a temp file renamed over `path`: a
    * reader never sees half of it, and a host that shares this machine's files (the same path on

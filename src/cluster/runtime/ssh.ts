@@ -12,11 +12,11 @@ import {
 } from './_internals/group-shell.js';
 import type { RuntimePlace } from './undo-on.js';
 import type {
+  ExecOptions,
   ExecResult,
   FileStream,
   NodeRuntime,
   ProcessEnd,
-  PutSource,
   RuntimeCapabilities,
   RuntimeProcess,
   StartSpec,
@@ -47,6 +47,7 @@ export const SSH_CAPABILITIES: RuntimeCapabilities = {
   libfaketime: true,
   checkpoints: true,
   membership: true,
+  commandLeadsGroup: false,
 };
 
 /**
@@ -142,8 +143,14 @@ export class SshRuntime implements SshHost {
     return this.shells.run(command, timeoutMs);
   }
 
-  exec(argv: readonly string[], options: { readonly timeoutMs?: number } = {}): Promise<ExecResult> {
-    return this.shell(shellLine(argv), options.timeoutMs);
+  /** On a kept shell; with `input`, on an exec channel of its own, `input` its stdin. */
+  exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+    if (options.input === undefined) return this.shell(shellLine(argv), options.timeoutMs);
+    return this.connection.shellOnChannel(
+      shellLine(argv),
+      options.timeoutMs ?? EXEC_TIMEOUT_MS,
+      options.input,
+    );
   }
 
   /**
@@ -256,9 +263,9 @@ export class SshRuntime implements SshHost {
     else await this.shells.run(`kill -s ${name} -- -${proc.pgid} 2>/dev/null || true`);
   }
 
-  /** Bytes over SFTP; a local file's with its mode, whole or not at all (see `SshTransfer`). */
-  put(path: string, from: PutSource): Promise<void> {
-    return 'file' in from ? this.transfer.upload(from.file, path) : this.transfer.writeFile(path, from.data);
+  /** Over SFTP, with its mode, whole or not at all (see `SshTransfer`). */
+  put(path: string, localFile: string): Promise<void> {
+    return this.transfer.upload(localFile, path);
   }
 
   get(path: string): Promise<Buffer> {

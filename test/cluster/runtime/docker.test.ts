@@ -121,6 +121,13 @@ describe.skipIf(unavailable !== undefined)(
       expect(await readFileOn(box, '/tmp/files/sub/up.bin')).toEqual(bytes);
       await writeFileOn(box, '/tmp/files/a.txt', 'hello\n');
       expect((await readFileOn(box, '/tmp/files/a.txt')).toString()).toBe('hello\n');
+      // Small bytes go in as a command's stdin, binary-safe.
+      await writeFileOn(box, '/tmp/files/b.bin', bytes);
+      expect(await readFileOn(box, '/tmp/files/b.bin')).toEqual(bytes);
+      expect(await box.exec(['sh', '-c', 'cat; exit 5'], { input: 'in\n' })).toMatchObject({
+        code: 5,
+        stdout: 'in\n',
+      });
       await expect(readFileOn(box, '/tmp/files/none')).rejects.toThrow(/rt1/);
 
       const chunks: Buffer[] = [];

@@ -90,4 +90,16 @@ describe('LocalRuntime', () => {
     expect(await isRunnableOn(runtime, 'sh')).toBe(true);
     expect(await isRunnableOn(runtime, '/nonexistent/mallory-no-such-binary')).toBe(false);
   });
+
+  it('gives a command its stdin', async () => {
+    const bytes = Buffer.from([0, 1, 255, 10]);
+    expect((await runtime.exec(['od', '-An', '-tx1'], { input: bytes })).stdout.trim()).toBe('00 01 ff 0a');
+    expect(await runtime.exec(['sh', '-c', 'cat; exit 5'], { input: 'in\n' })).toMatchObject({
+      code: 5,
+      stdout: 'in\n',
+    });
+    // A command that ends without reading its stdin: its exit, not a broken pipe here.
+    const big = Buffer.alloc(4 * 1024 * 1024, 1);
+    expect((await runtime.exec(['sh', '-c', 'exit 7'], { input: big })).code).toBe(7);
+  });
 });

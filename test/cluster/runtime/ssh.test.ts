@@ -63,6 +63,13 @@ describe.skipIf(unavailable !== undefined)(
         expect(sessions.size).toBe(1);
         expect((await host.shell('cd /; exit 4')).code).toBe(4);
         expect((await host.shell('pwd')).stdout.trim()).not.toBe('/');
+        // A command given stdin reads it to its end (binary-safe), on a channel of its own.
+        const bytes = Buffer.from([0, 1, 255, 10]);
+        expect((await host.exec(['od', '-An', '-tx1'], { input: bytes })).stdout.trim()).toBe('00 01 ff 0a');
+        expect(await host.exec(['sh', '-c', 'cat; exit 5'], { input: 'in\n' })).toMatchObject({
+          code: 5,
+          stdout: 'in\n',
+        });
       } finally {
         await host.close();
       }

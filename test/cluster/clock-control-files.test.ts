@@ -5,20 +5,15 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { findLibfaketimeOn, LIBFAKETIME_PATHS } from '../../src/cluster/clock-preload.js';
-import {
-  childScanScript,
-  controlFileScript,
-  HostControlFiles,
-  libfaketimeMissing,
-  nodePidScript,
-} from '../../src/cluster/host-clock.js';
-import { LocalRuntime } from '../../src/cluster/runtime/local.js';
+import { childScanScript, nodePidScript } from '../../src/cluster/_internals/node-pid.js';
+import { ControlFiles, controlFileScript } from '../../src/cluster/clock-control-files.js';
+import { findLibfaketimeOn, LIBFAKETIME_PATHS, libfaketimeMissing } from '../../src/cluster/clock-preload.js';
+import { LOCAL_CAPABILITIES, LocalRuntime } from '../../src/cluster/runtime/local.js';
 
 const runtime = new LocalRuntime();
 const dirs: string[] = [];
 function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mallory-host-clock-'));
+  const dir = mkdtempSync(join(tmpdir(), 'mallory-clock-files-'));
   dirs.push(dir);
   return dir;
 }
@@ -41,19 +36,38 @@ describe('controlFileScript', () => {
   });
 });
 
-describe('HostControlFiles', () => {
+describe('ControlFiles', () => {
   it("writes each node's control file under the run's dir on its host, and says a failed write", async () => {
     const root = tempDir();
-    const files = new HostControlFiles(root, () => runtime);
+    const files = new ControlFiles(root, () => runtime);
     expect(files.path('n2')).toBe(join(root, 'nodes', 'n2', 'clock.faketime'));
     await files.write('n2', 0, true);
     expect(readFileSync(files.path('n2'), 'utf8')).toBe('+0.000\n');
     await files.write('n2', 5_000);
     expect(readFileSync(files.path('n2'), 'utf8')).toBe('+5.000\n');
 
-    const blocked = new HostControlFiles(join(files.path('n2'), 'not-a-dir'), () => runtime);
+    const blocked = new ControlFiles(join(files.path('n2'), 'not-a-dir'), () => runtime);
     await expect(blocked.write('n1', 0)).rejects.toThrow(
-      /^host local: cannot write n1's clock control file .*not-a-dir\/nodes\/n1\/clock\.faketime \(exit \d+\)/,
+      /^host local: cannot write n1's clock control file .*not-a-dir\/nodes\/n1\/clock\.faketime \(ENOTDIR/,
+    );
+  });
+
+  it('writes by a command there where the runtime does not share these files, an existing file kept with ifMissing', async () => {
+    // This machine's shell, declared as a place with files of its own: the write is the command.
+    class Elsewhere extends LocalRuntime {
+      override readonly capabilities = { ...LOCAL_CAPABILITIES, sharedFilesystem: false };
+    }
+    const root = tempDir();
+    const files = new ControlFiles(root, () => new Elsewhere());
+    expect(files.isHere('n1')).toBe(false);
+    await files.write('n1', -1_500);
+    await files.write('n1', 0, true);
+    expect(readFileSync(files.path('n1'), 'utf8')).toBe('-1.500\n');
+    expect(readdirSync(join(root, 'nodes', 'n1'))).toEqual(['clock.faketime']);
+
+    const blocked = new ControlFiles(join(files.path('n1'), 'not-a-dir'), () => new Elsewhere());
+    await expect(blocked.write('n1', 0)).rejects.toThrow(
+      /^host local: cannot write n1's clock control file .*not-a-dir\/nodes\/n1\/clock\.faketime \(exit \d+/,
     );
   });
 });

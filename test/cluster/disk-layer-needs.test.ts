@@ -4,8 +4,7 @@ import { join } from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { diskLayerNeedsOn } from '../../src/cluster/disk-layer.js';
-import { diskHostRefusal, diskLayerFixFor } from '../../src/cluster/host-disk-layer.js';
+import { diskHostRefusal, diskLayerFixFor, diskLayerNeedsOn } from '../../src/cluster/disk-layer.js';
 import { LocalRuntime } from '../../src/cluster/runtime/local.js';
 
 describe('what a host needs for the disk layer', () => {
