@@ -8,7 +8,7 @@ export interface EnactedFault {
 /**
  * What a system declares an acknowledged write survives:
  * - `process-crash`: its processes being killed (what it wrote reaches the disk eventually; a kill
- *   while the disk refused its writes, `disk-full` or `fsync-error`, is judged as a disk loss);
+ *   while the disk refused its writes, `disk-full`, is judged as a disk loss);
  * - `minority-disk-loss`: also a minority of nodes losing what they had not fsynced;
  * - `disk-loss`: also every node losing what it had not fsynced (an acknowledgement waits for
  *   fsyncs on a quorum).
@@ -32,12 +32,13 @@ export interface DurabilityContract {
 export const DISK_LOSS_FAULTS: readonly string[] = ['lose-unfsynced', 'torn-write'];
 
 /**
- * Faults under which a disk refuses a node's writes (`disk-full`: ENOSPC; `fsync-error`: EIO). A
+ * Faults under which a disk refuses a node's writes (`disk-full`: write(2) answers ENOSPC). A
  * system that acknowledges a write it could not hand to the disk (Redis under `appendfsync
  * everysec` keeps a failed AOF write in its buffer and retries it) holds it in memory only: a
- * kill while such a fault is in effect drops it as surely as `lose-unfsynced` would.
+ * kill while such a fault is in effect drops it as surely as `lose-unfsynced` would. Not
+ * `fsync-error`: its writes reach the file (only fsync fails), and a kill loses none of them.
  */
-const WRITE_REFUSING_FAULTS: readonly string[] = ['disk-full', 'fsync-error'];
+const WRITE_REFUSING_FAULTS: readonly string[] = ['disk-full'];
 const DISK_HEALS: readonly string[] = ['heal-disk', 'heal-all'];
 
 /**
