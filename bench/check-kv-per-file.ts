@@ -25,12 +25,13 @@ const files = readdirSync(dir)
   .filter((f) => f.endsWith('.txt'))
   .sort();
 const histories = await Promise.all(files.map((f) => readHistoryFile(path.join(dir, f))));
+const models = histories.map((history) => defaultModel(history));
 const times = files.map((): number[] => []);
 const verdicts = files.map((): unknown => undefined);
 for (let pass = 0; pass < PASSES; pass++) {
   for (const [i, history] of histories.entries()) {
     const start = performance.now();
-    const result = await checkOps(history.ops, { model: defaultModel(history) });
+    const result = await checkOps(history.ops, { model: models[i] });
     times[i].push(performance.now() - start);
     verdicts[i] = result.valid;
   }

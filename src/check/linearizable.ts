@@ -178,7 +178,7 @@ export async function checkOps(
   // Under sequential reads the search sees each read moved back; what it reports is the op as given.
   const { ops, origin } =
     options.reads === 'sequential' ? relaxReads(history) : { ops: history, origin: history };
-  const builder = new HistoryBuilder(model);
+  const builder = new HistoryBuilder(model, ops.length);
   for (const op of ops) builder.add(op);
   const result = await checkPartitions(builder.finish(), model, options, builder.ops, startMs);
   if (options.reads === 'sequential' && result.valid === true) {

@@ -6,9 +6,35 @@
 import type { Model } from '../../src/check/model.js';
 import { LinearizedSet } from '../../src/check/_internals/linearized-set.js';
 import { MemoCache } from '../../src/check/_internals/memo-cache.js';
-import { inputKey } from '../../src/check/_internals/input-key.js';
 import { INFO, OK, PENDING, type PartitionData } from '../../src/check/_internals/partition.js';
 import { StateTable } from '../../src/check/_internals/state-table.js';
+
+/**
+ * A text equal for equal inputs: defined only for primitives and plain objects and arrays of them,
+ * where JSON is faithful; undefined otherwise (a Map, a class instance), so such inputs are never
+ * taken as equal.
+ */
+function inputKey(input: unknown): string | undefined {
+  return isPlain(input) ? JSON.stringify(input) : undefined;
+}
+
+function isPlain(value: unknown): boolean {
+  if (value === null) return true;
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (Array.isArray(value)) return value.every(isPlain);
+      const proto: unknown = Object.getPrototypeOf(value);
+      return (proto === Object.prototype || proto === null) && Object.values(value).every(isPlain);
+    }
+    default:
+      return false;
+  }
+}
 
 const CLOCK_CHECK_EVERY = 1024;
 const HEAD = 0;

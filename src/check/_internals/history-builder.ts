@@ -3,6 +3,9 @@ import { HistoryError } from '../history/history-error.js';
 import type { Model } from '../model.js';
 import { FAILED, INFO, OK, Partition, type PartitionKey } from './partition.js';
 
+/** Processes up to this one have their open invoke in an array (Jepsen's are small ints). */
+const MAX_LISTED_PROCESS = 1 << 16;
+
 interface Open {
   readonly partition: Partition;
   readonly slot: number;
@@ -16,22 +19,37 @@ interface Open {
  */
 export class HistoryBuilder {
   private readonly byKey = new Map<PartitionKey | undefined, Partition>();
-  private readonly open = new Map<ProcessId, Open>();
+  /** The partition of the last invoke: histories often have one key, or runs of one. */
+  private lastPartition: Partition | undefined;
+  /** Open invokes of processes 0 to MAX_LISTED_PROCESS, by process: faster than a map. */
+  private readonly openListed: (Open | undefined)[] = [];
+  /** Open invokes of other processes. */
+  private readonly openOthers = new Map<ProcessId, Open>();
+  private openCount = 0;
   private position = 0;
   ops = 0;
 
-  constructor(private readonly model: Model) {}
+  /**
+   * `expectedEntries`: how many history entries are coming, when known: the one partition of a
+   * model without keys then gets room for them all at once.
+   */
+  constructor(
+    private readonly model: Model,
+    private readonly expectedEntries?: number,
+  ) {}
 
   add(op: Op): void {
     const position = this.position++;
-    if (op.process === 'nemesis') return;
+    const process = op.process;
+    if (process === 'nemesis') return;
+    const listed = Number.isInteger(process) && process >= 0 && process <= MAX_LISTED_PROCESS;
+    const open = listed ? this.openListed[process] : this.openOthers.get(process);
     if (op.type === 'invoke') {
-      const already = this.open.get(op.process);
-      if (already !== undefined)
+      if (open !== undefined)
         this.fail(
           op,
           position,
-          `the process's op ${already.index} is still open: a process runs one op at a time`,
+          `the process's op ${open.index} is still open: a process runs one op at a time`,
         );
       let key: PartitionKey | undefined;
       let input: unknown;
@@ -41,18 +59,18 @@ export class HistoryBuilder {
       } catch (error) {
         this.fail(op, position, error instanceof Error ? error.message : String(error));
       }
-      let partition = this.byKey.get(key);
-      if (partition === undefined) {
-        partition = new Partition(key);
-        this.byKey.set(key, partition);
-      }
-      this.open.set(op.process, { partition, slot: partition.invoke(input, position), index: op.index });
+      const partition = this.partitionOf(key);
+      const opened: Open = { partition, slot: partition.invoke(input, position), index: op.index };
+      if (listed) this.openListed[process] = opened;
+      else this.openOthers.set(process, opened);
+      this.openCount++;
       return;
     }
-    const open = this.open.get(op.process);
     if (open === undefined)
       return this.fail(op, position, 'it completes no invoke: the process has no open op');
-    this.open.delete(op.process);
+    if (listed) this.openListed[process] = undefined;
+    else this.openOthers.delete(process);
+    this.openCount--;
     switch (op.type) {
       case 'ok': {
         let output: unknown;
@@ -77,6 +95,21 @@ export class HistoryBuilder {
     }
   }
 
+  private partitionOf(key: PartitionKey | undefined): Partition {
+    const last = this.lastPartition;
+    if (last !== undefined && last.key === key) return last;
+    let partition = this.byKey.get(key);
+    if (partition === undefined) {
+      partition =
+        this.model.partitionKey === undefined && this.expectedEntries !== undefined
+          ? new Partition(key, this.expectedEntries)
+          : new Partition(key);
+      this.byKey.set(key, partition);
+    }
+    this.lastPartition = partition;
+    return partition;
+  }
+
   private fail(op: Op, position: number, message: string): never {
     throw new HistoryError(
       `op ${op.index} (process ${op.process}, ${op.type} ${op.f}): ${message}`,
@@ -86,8 +119,10 @@ export class HistoryBuilder {
 
   /** The partitions, in the order their first op appeared. Open invokes count as `info`. */
   finish(): Partition[] {
-    this.ops += this.open.size;
-    this.open.clear();
+    this.ops += this.openCount;
+    this.openCount = 0;
+    this.openListed.length = 0;
+    this.openOthers.clear();
     return [...this.byKey.values()];
   }
 }

@@ -1,7 +1,7 @@
 import type { Model } from '../model.js';
-import { inputKey } from './input-key.js';
 import { FAILED, OK, PENDING, type PartitionData } from './partition.js';
 import { StateTable } from './state-table.js';
+import { ValueIds } from './value-ids.js';
 
 /** Beyond these the closure is not worth computing: a one-step bound stands in for it. */
 export interface ImpossibleOpLimits {
@@ -37,18 +37,17 @@ export function findImpossibleOp<S, I, O>(
   const { size, status, inputs, outputs } = partition;
   const kinds: Kind<I, O>[] = [];
   const kindOf = new Int32Array(size).fill(-1);
-  const byKey = new Map<string, number>();
+  const ids = new ValueIds();
+  const byId: number[] = [];
   for (let slot = 0; slot < size; slot++) {
     if (status[slot] === FAILED) continue;
     const output = status[slot] === OK ? outputs[slot] : undefined;
-    const inKey = inputKey(inputs[slot]);
-    const outKey = output === undefined ? '' : inputKey(output);
-    const key = inKey === undefined || outKey === undefined ? undefined : `${inKey}\u0000${outKey}`;
-    let kind = key === undefined ? undefined : byKey.get(key);
+    const id = ids.pairId(inputs[slot], output);
+    let kind = id < 0 ? undefined : byId[id];
     if (kind === undefined) {
       kind = kinds.length;
       kinds.push({ input: inputs[slot], output });
-      if (key !== undefined) byKey.set(key, kind);
+      if (id >= 0) byId[id] = kind;
     }
     kindOf[slot] = kind;
   }

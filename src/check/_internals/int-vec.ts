@@ -3,8 +3,9 @@ export class IntVec {
   data: Int32Array;
   length = 0;
 
-  constructor(capacity = 16) {
-    this.data = new Int32Array(capacity);
+  /** An empty vector with room for `capacity` ints, or for as many as `room` holds (in `room`). */
+  constructor(room: number | Int32Array = 16) {
+    this.data = typeof room === 'number' ? new Int32Array(room) : room;
   }
 
   push(value: number): void {

@@ -4,9 +4,30 @@ import { MemoryLimitReached } from '../../core/memory-limit.js';
 
 const HEADER_INTS = 5;
 const INFO_HEADER_INTS = 3;
-const INITIAL_SLOTS = 1 << 10;
-/** Small: a search of a small history fills a few hundred ints, and zeroing more cost it most of its time. */
-const INITIAL_POOL_INTS = 1 << 10;
+/**
+ * Small: a search of a 60–70-op history stores 15 to 200 configurations (the Jepsen etcd
+ * histories), and allocating and zeroing larger tables was a good share of its time.
+ */
+const INITIAL_SLOTS = 1 << 7;
+const INITIAL_POOL_INTS = 1 << 9;
+const INITIAL_INFO_POOL_INTS = 1 << 8;
+/**
+ * Tables this small are not weighed against the resident set at each growth (reading it is a
+ * system call that cost a small search more than its work): they are far below the reserve the
+ * bound keeps, and the search reads the resident set on its own every few thousand steps.
+ */
+const RSS_UNCHECKED_BYTES = 256 * 1024;
+/** A finished cache's arrays up to this size are kept for the next search (see `release`). */
+const SPARE_MAX_BYTES = 64 * 1024;
+
+/** The arrays a released cache left for the next one on this thread. */
+let spare:
+  | {
+      readonly slots: Int32Array<ArrayBuffer>;
+      readonly pool: Int32Array<ArrayBuffer>;
+      readonly infoPool: Int32Array<ArrayBuffer>;
+    }
+  | undefined;
 const NONE = -1;
 const RSS_RESERVE_SHARE = 0.03;
 /** How full the slot table may get when there is no room to double it (it doubles at half full). */
@@ -28,9 +49,9 @@ const RSS_RESERVE_MAX_BYTES = 64 * 1024 ** 2;
  * throws `MemoryLimitReached` instead. A pool grows by doubling, or by less when only that fits.
  */
 export class MemoCache {
-  private slots = new Int32Array(INITIAL_SLOTS);
-  private pool = new Int32Array(INITIAL_POOL_INTS);
-  private infoPool = new Int32Array(INITIAL_POOL_INTS);
+  private slots: Int32Array<ArrayBuffer>;
+  private pool: Int32Array<ArrayBuffer>;
+  private infoPool: Int32Array<ArrayBuffer>;
   private used = 0;
   private infoUsed = 0;
   private count = 0;
@@ -42,7 +63,31 @@ export class MemoCache {
   constructor(
     private readonly maxBytes = Infinity,
     private readonly rssBytes = Infinity,
-  ) {}
+  ) {
+    const kept = spare;
+    spare = undefined;
+    if (kept === undefined) {
+      this.slots = new Int32Array(INITIAL_SLOTS);
+      this.pool = new Int32Array(INITIAL_POOL_INTS);
+      this.infoPool = new Int32Array(INITIAL_INFO_POOL_INTS);
+    } else {
+      // The pools are read only below `used`: only the slot table must start empty.
+      this.slots = kept.slots.fill(0);
+      this.pool = kept.pool;
+      this.infoPool = kept.infoPool;
+    }
+  }
+
+  /**
+   * Hands its arrays, when small, to the next cache made on this thread; this one must not be used
+   * after. Allocating them cost a small search (tens of ops) a good share of its time.
+   */
+  release(): void {
+    if (this.bytes <= SPARE_MAX_BYTES)
+      spare = { slots: this.slots, pool: this.pool, infoPool: this.infoPool };
+    this.slots = this.pool = this.infoPool = new Int32Array(0);
+    this.used = this.infoUsed = this.count = 0;
+  }
 
   /** Bytes its arrays take. */
   get bytes(): number {
@@ -51,11 +96,12 @@ export class MemoCache {
 
   /**
    * How many more bytes may be allocated now: under `maxBytes`, and under `rssBytes` less a reserve
-   * for what the process allocates besides (its heap, the output at the end).
+   * for what the process allocates besides (its heap, the output at the end). `growthBytes`: what
+   * the growth asked for would add.
    */
-  private room(): number {
+  private room(growthBytes: number): number {
     const own = this.maxBytes - this.bytes;
-    if (this.rssBytes === Infinity) return own;
+    if (this.rssBytes === Infinity || this.bytes + growthBytes <= RSS_UNCHECKED_BYTES) return own;
     const reserve = Math.min(RSS_RESERVE_MAX_BYTES, this.rssBytes * RSS_RESERVE_SHARE);
     return Math.min(own, this.rssBytes - reserve - process.memoryUsage.rss());
   }
@@ -63,7 +109,7 @@ export class MemoCache {
   /** `pool` with room for `need` more ints after `used`: itself, or a larger copy. */
   private grown(pool: Int32Array<ArrayBuffer>, used: number, need: number): Int32Array<ArrayBuffer> {
     if (used + need <= pool.length) return pool;
-    const fits = Math.floor(this.room() / 4);
+    const fits = Math.floor(this.room(pool.byteLength) / 4);
     const length = Math.max(used + need, Math.min(pool.length * 2, fits));
     if (length > fits) throw new MemoryLimitReached();
     const bigger = new Int32Array(length);
@@ -150,7 +196,8 @@ export class MemoCache {
     info[node] = next;
     info[node + 1] = set.infoLo;
     info[node + 2] = len;
-    info.set(set.words.subarray(set.infoLo, set.infoHi), node + INFO_HEADER_INTS);
+    const words = set.words;
+    for (let w = set.infoLo, p = node + INFO_HEADER_INTS; w < set.infoHi; w++, p++) info[p] = words[w];
     this.infoUsed += INFO_HEADER_INTS + len;
     return node;
   }
@@ -164,14 +211,15 @@ export class MemoCache {
     pool[at + 1] = stateId;
     pool[at + 2] = set.lo;
     pool[at + 3] = hiLen;
-    pool.set(set.words.subarray(set.lo, set.hi), at + HEADER_INTS);
+    const words = set.words;
+    for (let w = set.lo, p = at + HEADER_INTS; w < set.hi; w++, p++) pool[p] = words[w];
     this.used += HEADER_INTS + hiLen;
     pool[at + 4] = this.appendInfo(set, NONE);
     return at;
   }
 
   private grow(): void {
-    if (this.slots.byteLength * 2 > this.room()) {
+    if (this.slots.byteLength * 2 > this.room(this.slots.byteLength * 2)) {
       // No room to double the table: it fills up further (probes get longer) until it is nearly full.
       if (this.count < this.slots.length * MAX_LOAD_WITHOUT_ROOM) return;
       throw new MemoryLimitReached();

@@ -1,3 +1,4 @@
+import { intArrays } from './int-arrays.js';
 import { IntVec } from './int-vec.js';
 
 export const PENDING = 0;
@@ -6,6 +7,9 @@ export const INFO = 2;
 export const FAILED = 3;
 
 export type PartitionKey = string | number | bigint;
+
+/** Ops a partition has room for at first, unless told how many to expect. */
+const DEFAULT_CAPACITY = 16;
 
 /** What the search needs of a partition: plain arrays, so it can be sent to a worker thread. */
 export interface PartitionData<I = unknown, O = unknown> {
@@ -25,12 +29,22 @@ export interface PartitionData<I = unknown, O = unknown> {
 export class Partition<I = unknown, O = unknown> {
   readonly inputs: I[] = [];
   readonly outputs: (O | undefined)[] = [];
-  readonly status = new IntVec();
-  readonly invokePos = new IntVec();
-  readonly completePos = new IntVec();
-  readonly events = new IntVec();
+  readonly status: IntVec;
+  readonly invokePos: IntVec;
+  readonly completePos: IntVec;
+  readonly events: IntVec;
 
-  constructor(readonly key: PartitionKey | undefined) {}
+  /** `capacity`: the ops it has room for before its vectors grow. */
+  constructor(
+    readonly key: PartitionKey | undefined,
+    capacity = DEFAULT_CAPACITY,
+  ) {
+    const [status, invokePos, completePos, events] = intArrays([capacity, capacity, capacity, 2 * capacity]);
+    this.status = new IntVec(status);
+    this.invokePos = new IntVec(invokePos);
+    this.completePos = new IntVec(completePos);
+    this.events = new IntVec(events);
+  }
 
   get size(): number {
     return this.inputs.length;

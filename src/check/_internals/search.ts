@@ -2,10 +2,11 @@ import type { Model } from '../model.js';
 import { LinearizedSet } from './linearized-set.js';
 import { MemoCache } from './memo-cache.js';
 import { MemoryLimitReached, type MemoryLimits, NO_MEMORY_LIMIT } from '../../core/memory-limit.js';
-import { inputKey } from './input-key.js';
 import { INFO, OK, PENDING, type PartitionData } from './partition.js';
 import { StateSupply } from './state-supply.js';
 import { StateTable } from './state-table.js';
+import { intArrays } from './int-arrays.js';
+import { ValueIds } from './value-ids.js';
 
 const CLOCK_CHECK_EVERY = 1024;
 /** The resident set is read less often than the clock (a read costs a system call). */
@@ -111,6 +112,8 @@ export function searchPartition<S, I, O>(
     if (error instanceof MemoryLimitReached)
       return { valid: 'unknown', cacheEntries: cache.size, limit: 'memory' };
     throw error;
+  } finally {
+    cache.release();
   }
 }
 
@@ -129,8 +132,7 @@ function search<S, I, O>(
   const invokePos = partition.invokePos;
   const completePos = partition.completePos;
 
-  const bit = new Int32Array(n);
-  const kind = new Uint8Array(n);
+  const [bit, kind, next, prev, groupOf, requiredBefore] = intArrays([n, n, 2 * n + 2, 2 * n + 2, n, n + 1]);
   let required = 0;
   let infos = 0;
   for (let slot = 0; slot < n; slot++) {
@@ -145,8 +147,6 @@ function search<S, I, O>(
   }
 
   const tail = 2 * n + 1;
-  const next = new Int32Array(2 * n + 2);
-  const prev = new Int32Array(2 * n + 2);
   let last = HEAD;
   const events = partition.events;
   for (let e = 0; e < events.length; e++) {
@@ -162,21 +162,28 @@ function search<S, I, O>(
   // Info ops with equal inputs are interchangeable once both are invoked (both return at
   // +infinity), so they form groups and only a group's earliest unlinearized op is a candidate.
   // Each group is a circular list of its ops in invoke order: node `slot`, sentinel `n + group`.
-  const groupOf = new Int32Array(n);
-  const groupByKey = new Map<string, number>();
+  const ids = new ValueIds();
+  const groupById: number[] = [];
   let groups = 0;
   for (let slot = 0; slot < n; slot++) {
     if (kind[slot] !== OPTIONAL) continue;
-    const key = inputKey(inputs[slot]);
-    let group = key === undefined ? undefined : groupByKey.get(key);
+    const id = ids.id(inputs[slot]);
+    let group = id < 0 ? undefined : groupById[id];
     if (group === undefined) {
       group = groups++;
-      if (key !== undefined) groupByKey.set(key, group);
+      if (id >= 0) groupById[id] = group;
     }
     groupOf[slot] = group;
   }
-  const memberNext = new Int32Array(n + groups);
-  const memberPrev = new Int32Array(n + groups);
+  const levels = required + infos;
+  const [memberNext, memberPrev, stackSlot, stackStateId, stackPhase, best] = intArrays([
+    n + groups,
+    n + groups,
+    levels,
+    levels,
+    levels,
+    levels,
+  ]);
   for (let g = 0; g < groups; g++) memberNext[n + g] = memberPrev[n + g] = n + g;
   const set = new LinearizedSet(required, groups);
   for (let slot = 0; slot < n; slot++) {
@@ -194,20 +201,14 @@ function search<S, I, O>(
   const pruner = pruning === 'off' ? undefined : supply;
   const pruneAll = pruning === 'dead';
   /** Required ops invoked before each slot: a bound on how deep a dead configuration can lead. */
-  const requiredBefore = new Int32Array(n + 1);
   for (let slot = 0; slot < n; slot++)
     requiredBefore[slot + 1] = requiredBefore[slot] + (kind[slot] === REQUIRED ? 1 : 0);
-  const levels = required + infos;
-  const stackSlot = new Int32Array(levels);
   const stackState: S[] = [];
-  const stackStateId = new Int32Array(levels);
-  const stackPhase = new Uint8Array(levels);
   let depth = 0;
   let state = model.init();
   let stateId = states.id(state);
   let remaining = required;
 
-  const best = new Int32Array(levels);
   let bestDepth = 0;
   let bestScore = -1;
   let clean = 0;

@@ -1,6 +1,7 @@
 import type { Model } from '../model.js';
 import { OK, FAILED, type PartitionData } from './partition.js';
 import type { StateTable } from './state-table.js';
+import { intArrays } from './int-arrays.js';
 
 const NONE = -1;
 
@@ -26,7 +27,7 @@ export class StateSupply {
   private readonly needLeft: Int32Array;
   private readonly wantLeft: Int32Array;
   private readonly enterersLeft: Int32Array;
-  private readonly taken: Uint8Array;
+  private readonly taken: Int32Array;
   private readonly completePos: Int32Array;
 
   /** The state found dead by the last `take` that returned false. */
@@ -45,10 +46,12 @@ export class StateSupply {
     this.enteredStart = enteredStart;
     this.entered = entered;
     this.completePos = partition.completePos;
-    this.taken = new Uint8Array(partition.size);
-    this.needLeft = new Int32Array(stateCount);
-    this.wantLeft = new Int32Array(stateCount);
-    this.enterersLeft = new Int32Array(stateCount);
+    [this.taken, this.needLeft, this.wantLeft, this.enterersLeft] = intArrays([
+      partition.size,
+      stateCount,
+      stateCount,
+      stateCount,
+    ]);
     for (let slot = 0; slot < partition.size; slot++) {
       if (need[slot] !== NONE) this.needLeft[need[slot]]++;
       if (want[slot] !== NONE) this.wantLeft[want[slot]]++;
@@ -64,9 +67,9 @@ export class StateSupply {
   ): StateSupply | undefined {
     if (model.onlyStateFor === undefined || model.statesEntered === undefined) return undefined;
     const n = partition.size;
-    const need = new Int32Array(n).fill(NONE);
-    const want = new Int32Array(n).fill(NONE);
-    const enteredStart = new Int32Array(n + 1);
+    const [need, want, enteredStart] = intArrays([n, n, n + 1]);
+    need.fill(NONE);
+    want.fill(NONE);
     const entered: number[] = [];
     let stateCount = 0;
     for (let slot = 0; slot < n; slot++) {

@@ -82,7 +82,9 @@ function makeRegister(
   return {
     name,
     input: (f, value) => registerInput(name, f, value, allowCas),
-    output: (_f, value) => canonical(value),
+    // Only a read's output is stepped on: a write's or a cas's is not read (`[old new]` would cost
+    // its EDN text for nothing).
+    output: (f, value) => (f === 'read' ? canonical(value) : null),
     init: () => initial,
     step: stepRegister,
     onlyStateFor: registerOnlyStateFor,

@@ -39,6 +39,27 @@ describe('MemoCache', () => {
     expect(cache.add(set, 0)).toBe(false);
   });
 
+  it('a cache made after another was released starts empty, though it reuses its arrays', () => {
+    const set = new LinearizedSet(64, 2);
+    const first = new MemoCache();
+    for (let bit = 0; bit < 40; bit++) {
+      set.add(bit);
+      expect(first.add(set, bit % 3)).toBe(true);
+    }
+    set.addInfo(1);
+    expect(first.add(set, 5)).toBe(true);
+    first.release();
+    const second = new MemoCache();
+    expect(second.size).toBe(0);
+    expect(second.add(set, 5)).toBe(true);
+    set.removeInfo(1);
+    for (let bit = 39; bit >= 0; bit--) {
+      expect(second.add(set, bit % 3)).toBe(true);
+      expect(second.add(set, bit % 3)).toBe(false);
+      set.remove(bit);
+    }
+  });
+
   it('equal sets, and only they, match: whatever the order of adds and removes', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.boolean(), fc.nat(199)), { maxLength: 300 }), (moves) => {
