@@ -86,8 +86,11 @@ const CASES = [
     names: ['durability/broken-contract'],
   },
   // A deep switch: the leader cut off for 2 s, five times; the heal lands before its clients'
-  // writes time out, and it answers them with the results of the new leader's entries.
-  { bug: 'ack-overwritten-entry', steps: 10, workload: 'register', names: ['linearizability'] },
+  // writes time out, and it answers them with the results of the new leader's entries. Whether a
+  // client write is in flight on the old leader at a cut is timing: `npx tsx
+  // bench/kvraft-schedules.ts 3 ack-overwritten-entry` found it 3/3 (clean 3/3 without the switch),
+  // and a CI run under load once found it in none of one try; a retry is allowed, as above.
+  { bug: 'ack-overwritten-entry', steps: 10, workload: 'register', names: ['linearizability'], retry: 2 },
 ] as const;
 
 /**
