@@ -141,6 +141,11 @@ export interface ReplayOptions {
   readonly hosts?: HostsSettings;
   /** Load the copies of the run's modules the bug keeps, not the files at their recorded paths. */
   readonly recordedPlugins?: boolean;
+  /**
+   * A simulated bug's schedule on real processes (`--real`): how a finding of the simulator is
+   * confirmed where users run the system. Its cuts keep the simulated run's semantics.
+   */
+  readonly real?: boolean;
 }
 
 /** A run's hosts and how it reaches them (`--hosts`, `--username`, …), as its config keeps them. */
@@ -237,13 +242,16 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     rate: h.rate,
     steps: h.steps,
     stepMs: h.stepMs,
-    network: h.network,
+    // A simulated bug's cuts as the simulated run made them, in the world or on real processes.
+    network: h.simulated?.partitions ?? h.network,
     warmupMs,
     schedule: bug.scheduleFile,
     ...(start.kind === 'checkpoint' ? { checkpoint: start.dir } : {}),
     // A simulated bug replays in a world of its run's seed, with its disks' contract: exactly.
     ...(h.simulated !== undefined
-      ? { sim: { contract: h.simulated.contract }, network: h.simulated.partitions }
+      ? options.real === true
+        ? {}
+        : { sim: { contract: h.simulated.contract } }
       : {}),
     store: options.store,
     timeMs,

@@ -24,6 +24,7 @@ interface ReplayFlags extends HostFlags {
   json?: boolean;
   verbose?: boolean;
   fresh?: boolean;
+  real?: boolean;
 }
 
 /** `--fresh` of replay and shrink. */
@@ -53,7 +54,11 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
     .option('--recorded-plugins', RECORDED_PLUGINS_HELP)
     .option('--json', 'print the result as one JSON document on stdout')
     .option('--verbose', VERBOSE_HELP)
-    .option('--fresh', FRESH_HELP);
+    .option('--fresh', FRESH_HELP)
+    .option(
+      '--real',
+      "a simulated bug (`mallory run --sim`) on real processes: its schedule, switches and seed on this machine's nodes, to confirm what the simulator found",
+    );
   addHostOptions(command)
     .addHelpText(
       'after',
@@ -68,6 +73,13 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
       const h = bug.header;
       const hosts = flags.hosts !== undefined ? runConfigOfHostFlags(flags, h.system) : h.hosts;
       const start = replayStart(bug, flags.fresh ?? false);
+      if (flags.real === true && h.simulated === undefined) {
+        throw new UsageError(
+          'bad-flag',
+          `--real: ${bug.dir} is not a simulated bug; it already replays on real processes (drop --real)`,
+        );
+      }
+      const real = flags.real === true;
       process.stderr.write(
         `mallory replay: ${h.finding.kind}/${h.finding.name} on ${h.system} (${h.nodes} nodes` +
           `${h.bugs.length > 0 ? `, --bug ${h.bugs.join(' --bug ')}` : ''}${describeSet({ ...h.settings, ...settings })}` +
@@ -75,7 +87,9 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
           `  start: ${describeStart(start)}\n` +
           (hosts?.hosts !== undefined ? `  on hosts: ${hosts.hosts.map((x) => x.host).join(', ')}\n` : '') +
           (h.simulated !== undefined
-            ? `  simulated: a world of seed ${h.simulated.seed}, disks ${h.simulated.contract}, cuts as ${h.simulated.partitions}: every try runs the same (exact replay)\n`
+            ? real
+              ? `  found in the simulator (world seed ${h.simulated.seed}); replayed on real processes, cuts as ${h.simulated.partitions}: each try may differ\n`
+              : `  simulated: a world of seed ${h.simulated.seed}, disks ${h.simulated.contract}, cuts as ${h.simulated.partitions}: every try runs the same (exact replay)\n`
             : ''),
       );
       const result = await guardCampaigns(({ signal, onRegistry }) =>
@@ -87,6 +101,7 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
           settings,
           ...(flags.durability !== undefined ? { durability: flags.durability } : {}),
           fresh: flags.fresh ?? false,
+          real,
           ...(hosts?.hosts !== undefined ? { hosts } : {}),
           signal,
           reporters: flags.verbose ? [new ProgressReporter()] : [],

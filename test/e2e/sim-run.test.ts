@@ -104,6 +104,27 @@ describe('mallory run --sim (kvraft in the simulated world, on virtual time)', (
     expect(replayed.stderr).toContain('exact replay');
     const [first, second] = replay.tries.map((t) => fingerprint(t.runDir));
     expect(second).toEqual(first);
+
+    // The simulator's finding, confirmed on real processes: the same schedule, switch and seed on
+    // real kvraft nodes (a real run can differ, so up to three tries; it reproduced 3/3 here).
+    const real = await mallory(
+      ['replay', bug.dir, '--real', '--repeat', '3', '--store', b.store, '--json'],
+      b,
+    );
+    const onReal = jsonOf(real) as { reproduced: number; tries: readonly { runDir: string }[] };
+    expect(real.stderr).toContain('replayed on real processes');
+    expect(onReal.reproduced).toBeGreaterThan(0);
+    for (const t of onReal.tries) expect(t.runDir).not.toContain('sim-');
+    // A bug of a real run (a real try's own record) already replays on real processes: --real is
+    // refused in one line.
+    const realTry = onReal.tries.find((t) => existsSync(join(t.runDir, 'bugs', '1', 'schedule.jsonl')));
+    expect(realTry).toBeDefined();
+    const realBug = join((realTry as { runDir: string }).runDir, 'bugs', '1');
+    const refused = await mallory(['replay', realBug, '--real'], b);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toEqual([
+      `mallory: --real: ${realBug} is not a simulated bug; it already replays on real processes (drop --real)`,
+    ]);
   });
 
   it('refuses --sim for another system and with --hosts, in one line, before a run exists', async () => {
