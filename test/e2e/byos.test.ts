@@ -93,10 +93,10 @@ describe('mallory run --system PATH (a system defined outside the repo, real pro
   it('a module that is not a system is one line on stderr and exit 2', async () => {
     const box = sandbox();
     boxes.push(box);
-    const r = await mallory(['run', '--system', 'test/e2e/helpers.ts', '--store', box.store], box);
+    const r = await mallory(['run', '--system', 'src/core/clock.ts', '--store', box.store], box);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      'mallory: --system test/e2e/helpers.ts: the module exports no system definition: export default (or export const system) a SystemDefinition {name, defaultNodes, bugs, create}\n',
+      'mallory: --system src/core/clock.ts: the module exports no system definition: export default (or export const system) a SystemDefinition {name, defaultNodes, bugs, create}\n',
     );
   });
 });

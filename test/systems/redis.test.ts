@@ -17,11 +17,12 @@ describeRealSystem(
       const cluster = started();
       expect(await adapter.leadership!.leader(cluster)).toBe('n1');
       const client = adapter.client('n2', cluster, TIMEOUT_MS);
-      expect(await client.read('x')).toEqual({ type: 'ok', value: null });
-      expect(await client.write('x', 1)).toEqual({ type: 'ok' });
-      expect(await client.cas('x', 1, 2)).toEqual({ type: 'ok' });
-      expect((await client.cas('x', 1, 3)).type).toBe('fail');
-      expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
+      // Each outcome names the node that answered: the primary, not the client's own n2.
+      expect(await client.read('x')).toEqual({ type: 'ok', value: null, served: 'n1' });
+      expect(await client.write('x', 1)).toEqual({ type: 'ok', served: 'n1' });
+      expect(await client.cas('x', 1, 2)).toEqual({ type: 'ok', served: 'n1' });
+      expect(await client.cas('x', 1, 3)).toMatchObject({ type: 'fail', served: 'n1' });
+      expect(await client.read('x')).toEqual({ type: 'ok', value: 2, served: 'n1' });
       await client.close();
     });
 
@@ -41,7 +42,7 @@ describeRealSystem(
       const next = await waitForNewLeader(adapter, cluster, old, 20_000, 'promoted replica');
       console.log(`redis failover after primary kill: ${Date.now() - t0} ms (${old} → ${next})`);
       const client = adapter.client(old, cluster, TIMEOUT_MS);
-      expect(await client.read('x')).toEqual({ type: 'ok', value: 2 });
+      expect(await client.read('x')).toEqual({ type: 'ok', value: 2, served: next });
       await client.close();
       const events = cluster.nodes.flatMap((n) => cluster.lines(n)).map(parseRedisLog);
       // What the adapter declares as a leader change (its failover loss) is what a failover logs.
