@@ -135,10 +135,14 @@ describe.skipIf(unavailable !== undefined)(
       const schedule = join(dir, 'schedule.jsonl');
       writeFileSync(
         schedule,
-        [
-          { atMs: 500, f: 'start-partition', groups: [['n1'], ['*']] },
-          { atMs: 2500, f: 'stop-partition' },
-        ]
+        // Three cuts and heals: on one kernel the two hosts that drop 127.0.0.1 hold identical
+        // rules, whose removals, sent at once, once raced in nf_tables and left one behind (the
+        // partition outlived its heal and cut the run's own SSH).
+        [500, 4500, 8500]
+          .flatMap((atMs) => [
+            { atMs, f: 'start-partition', groups: [['n1'], ['*']] },
+            { atMs: atMs + 2000, f: 'stop-partition' },
+          ])
           .map((l) => JSON.stringify(l))
           .join('\n') + '\n',
       );
@@ -160,7 +164,7 @@ describe.skipIf(unavailable !== undefined)(
       });
       expect(result.stderr, result.stderr).not.toMatch(/^\s+at /m);
       expect(result.stderr, result.stderr).toMatch(/schedule 1 start-partition\S* .*\(ok\)/);
-      expect(result.stderr, result.stderr).toMatch(/schedule 1 stop-partition\S* .*\(ok\)/);
+      expect(result.stderr.match(/schedule 1 stop-partition\S* .*\(ok\)/g), result.stderr).toHaveLength(3);
       expect([0, 1]).toContain(result.code);
       const rules = inNs(ns, ['iptables', '-S', 'INPUT']).stdout;
       expect(rules.split('\n').filter((l) => l.includes('mallory-'))).toEqual([]);

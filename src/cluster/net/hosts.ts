@@ -11,6 +11,8 @@ import { FixedPorts } from './_internals/fixed-ports.js';
 import { netemDstFilterArgs } from './_internals/netem-filter.js';
 import { controlAcceptRules, inputDropRule } from './_internals/drop-rule.js';
 import { mkdirOn, removeOn } from '../runtime/files.js';
+import type { ExecResult } from '../runtime/runtime.js';
+import { sleep } from '../../core/clock.js';
 
 export interface HostsOptions {
   readonly runId: string;
@@ -28,6 +30,12 @@ const STREAMED = ['probe.jsonl'] as const;
 const PERCENT = 100;
 /** The netem probe's exit status when the host has no `tc` at all. */
 const NO_TC_EXIT = 3;
+/** iptables' exit status when its change lost a race with another change of the same tables (nf_tables). */
+const IPTABLES_CONFLICT_EXIT = 4;
+const IPTABLES_ATTEMPTS = 5;
+const IPTABLES_RETRY_MS = 50;
+/** What iptables says to a `-D` of a rule that is not there (removed already: nothing left to undo). */
+const NO_SUCH_RULE = /does a matching rule exist|Bad rule|No chain\/target\/match/i;
 
 /** The run's dir on every host. */
 export function hostRoot(runId: string): string {
@@ -54,6 +62,8 @@ export class HostsBackend implements NetworkBackend {
   /** The hosts whose control connections are exempt from cuts (see `exemptControl`). */
   private readonly exempted = new Map<string, Promise<void>>();
   private readonly controlRules: { node: string; spec: readonly string[]; id: number }[] = [];
+  /** The iptables changes of this run, one after another (see `iptables`). */
+  private iptablesQueue: Promise<unknown> = Promise.resolve();
   private cuts: readonly Link[] = [];
   private degraded: { readonly links: readonly Link[]; readonly params: PacketParams } | undefined;
   private readonly ports: FixedPorts;
@@ -228,37 +238,59 @@ export class HostsBackend implements NetworkBackend {
         wanted.set(`${to} ${spec.join(' ')}`, { node: to, spec });
       }
     }
-    const removals = [...this.rules.entries()].filter(([key]) => !wanted.has(key));
-    await Promise.all(
-      removals.map(async ([key, rule]) => {
-        await this.runtime(rule.node).exec(['iptables', '-w', '-D', ...rule.spec]);
-        this.options.registry.forget(rule.id);
-        this.rules.delete(key);
-      }),
-    );
-    const additions = [...wanted.entries()].filter(([key]) => !this.rules.has(key));
-    await Promise.all(
-      [...new Set(additions.map(([, rule]) => rule.node))].map((node) => this.exemptControl(node)),
-    );
-    await Promise.all(
-      additions.map(async ([key, rule]) => {
-        const runtime = this.runtime(rule.node);
-        const id = this.options.registry.record(
-          undoOn(
-            runtime.place,
-            shellLine(['iptables', '-w', '-D', ...rule.spec]),
-            `iptables rule on ${runtime.host}: -A ${rule.spec.join(' ')}`,
-          ),
+    const failures: string[] = [];
+    for (const [key, rule] of [...this.rules.entries()].filter(([k]) => !wanted.has(k))) {
+      const result = await this.iptables(rule.node, ['-D', ...rule.spec]);
+      if (result.code !== 0 && !NO_SUCH_RULE.test(result.stderr)) {
+        // Kept in the registry: the run's end (or `mallory cleanup`) tries it again.
+        failures.push(
+          `host ${this.runtime(rule.node).host}: iptables -D ${rule.spec.join(' ')} failed: ${result.stderr.trim()}`,
         );
-        this.rules.set(key, { ...rule, id });
-        const result = await runtime.exec(['iptables', '-w', '-A', ...rule.spec]);
-        if (result.code !== 0) {
-          throw new Error(
-            `host ${runtime.host}: iptables -A ${rule.spec.join(' ')} failed: ${result.stderr.trim()}`,
-          );
-        }
-      }),
-    );
+        continue;
+      }
+      this.options.registry.forget(rule.id);
+      this.rules.delete(key);
+    }
+    if (failures.length > 0) throw new Error(failures.join('; '));
+    const additions = [...wanted.entries()].filter(([key]) => !this.rules.has(key));
+    for (const node of new Set(additions.map(([, rule]) => rule.node))) await this.exemptControl(node);
+    for (const [key, rule] of additions) {
+      const runtime = this.runtime(rule.node);
+      const id = this.options.registry.record(
+        undoOn(
+          runtime.place,
+          shellLine(['iptables', '-w', '-D', ...rule.spec]),
+          `iptables rule on ${runtime.host}: -A ${rule.spec.join(' ')}`,
+        ),
+      );
+      this.rules.set(key, { ...rule, id });
+      const result = await this.iptables(rule.node, ['-A', ...rule.spec]);
+      if (result.code !== 0) {
+        throw new Error(
+          `host ${runtime.host}: iptables -A ${rule.spec.join(' ')} failed: ${result.stderr.trim()}`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Runs `iptables -w <args>` on `node`'s host once every change this run asked for before it is
+   * done. Hosts may share one kernel (several addresses of one machine, sshd on loopback): there
+   * two changes at once race in nf_tables and one fails with status 4 — two identical `-D`s of a
+   * cut sent at once removed one rule of the two, and the partition stayed after its heal, cutting
+   * the run's own SSH. A race with a program outside the run is tried again, a few times.
+   */
+  private iptables(node: string, args: readonly string[]): Promise<ExecResult> {
+    const result = this.iptablesQueue.then(async () => {
+      const runtime = this.runtime(node);
+      for (let attempt = 1; ; attempt++) {
+        const r = await runtime.exec(['iptables', '-w', ...args]);
+        if (r.code !== IPTABLES_CONFLICT_EXIT || attempt === IPTABLES_ATTEMPTS) return r;
+        await sleep(IPTABLES_RETRY_MS * attempt);
+      }
+    });
+    this.iptablesQueue = result.catch(() => undefined);
+    return result;
   }
 
   /**
@@ -286,7 +318,7 @@ export class HostsBackend implements NetworkBackend {
         ),
       );
       this.controlRules.push({ node, spec, id });
-      const result = await runtime.exec(['iptables', '-w', '-I', ...spec]);
+      const result = await this.iptables(node, ['-I', ...spec]);
       if (result.code !== 0) {
         throw new Error(
           `host ${runtime.host}: iptables -I ${spec.join(' ')} failed: ${result.stderr.trim()}`,
@@ -298,12 +330,10 @@ export class HostsBackend implements NetworkBackend {
   private async removeControlRules(): Promise<void> {
     const rules = this.controlRules.splice(0);
     this.exempted.clear();
-    await Promise.all(
-      rules.map(async ({ node, spec, id }) => {
-        const result = await this.runtime(node).exec(['iptables', '-w', '-D', ...spec]);
-        if (result.code === 0) this.options.registry.forget(id);
-      }),
-    );
+    for (const { node, spec, id } of rules) {
+      const result = await this.iptables(node, ['-D', ...spec]);
+      if (result.code === 0 || NO_SUCH_RULE.test(result.stderr)) this.options.registry.forget(id);
+    }
   }
 
   /**
