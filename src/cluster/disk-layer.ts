@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { sleep } from '../core/clock.js';
+import { sleep, within } from '../core/clock.js';
 import { HarnessError, UsageError } from '../core/errors.js';
 import { cacheDir } from '../core/fs.js';
 import { shellLine, shellQuote } from '../core/shell.js';
@@ -326,7 +326,11 @@ export class DiskLayer {
         mount.stopping = true;
         const { runtime, mountpoint, proc } = mount;
         const ended = (): Promise<boolean> =>
-          Promise.race([proc.exited.then(() => true), sleep(STOP_TIMEOUT_MS).then(() => false)]);
+          within(
+            proc.exited.then(() => true),
+            STOP_TIMEOUT_MS,
+            false,
+          );
         if (mount.exit === undefined) {
           await runtime.signal(proc, 'SIGTERM');
           if (!(await ended())) {

@@ -28,6 +28,27 @@ export function wallClockNs(): number {
   return (performance.timeOrigin + performance.now()) * NS_PER_MS;
 }
 
+/**
+ * What `promise` gives, or `fallback` once `ms` have passed, whichever comes first; the timer goes
+ * as soon as the race is decided. (A race against a bare `sleep` keeps its timer, and with it the
+ * process, alive for the rest of the wait: a run that ended held on ~20 s for such stop waits.)
+ */
+export async function within<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<F>((resolve) => {
+        timer = setTimeout(() => {
+          resolve(fallback);
+        }, ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) {

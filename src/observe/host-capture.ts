@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { HostCaptureTap } from '../cluster/net/backend.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
 import type { SshHost, StreamingProcess } from '../cluster/runtime/ssh.js';
-import { monoNs, wallClockNs } from '../core/clock.js';
+import { monoNs, wallClockNs, within } from '../core/clock.js';
 import type { Event } from '../core/event.js';
 import { type ClockOffset, type ClockSample, clockOffset, toFuzzerNs } from './_internals/clock-offset.js';
 import { PcapParser, type TcpSegment } from './_internals/pcap.js';
@@ -134,17 +134,11 @@ async function startOne(
       if (stderr.includes('listening on')) listening();
     },
   );
-  let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([
-    ready.then(() => 'ready' as const),
-    proc.ended.then(() => 'ended' as const),
-    new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => {
-        resolve('timeout');
-      }, CAPTURE_READY_TIMEOUT_MS);
-    }),
-  ]);
-  clearTimeout(timer);
+  const outcome = await within(
+    Promise.race([ready.then(() => 'ready' as const), proc.ended.then(() => 'ended' as const)]),
+    CAPTURE_READY_TIMEOUT_MS,
+    'timeout' as const,
+  );
   if (outcome !== 'ready') {
     await proc.stop().catch(() => undefined);
     const why = outcome === 'ended' ? 'exited' : `did not start within ${CAPTURE_READY_TIMEOUT_MS} ms`;

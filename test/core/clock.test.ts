@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { parseDurationMs, realClock } from '../../src/core/clock.js';
+import { parseDurationMs, realClock, within } from '../../src/core/clock.js';
 
 describe('parseDurationMs', () => {
   it('reads units', () => {
@@ -42,5 +42,27 @@ describe('realClock', () => {
     abort.abort();
     const first = await Promise.race([slept, realClock.sleep(1000).then(() => 'a second passed')]);
     expect(first).toBe('slept');
+  });
+});
+
+describe('within', () => {
+  const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+  it('gives the promise its value when it comes first, and leaves no timer behind', async () => {
+    const before = timers();
+    expect(await within(Promise.resolve('done'), 60_000, 'late')).toBe('done');
+    expect(timers()).toBe(before);
+  });
+
+  it('gives the fallback once the time has passed, and leaves no timer behind', async () => {
+    const before = timers();
+    expect(await within(new Promise<string>(() => undefined), 5, 'late')).toBe('late');
+    expect(timers()).toBe(before);
+  });
+
+  it('passes on the promise’s rejection, and leaves no timer behind', async () => {
+    const before = timers();
+    await expect(within(Promise.reject(new Error('no')), 60_000, 'late')).rejects.toThrow('no');
+    expect(timers()).toBe(before);
   });
 });

@@ -50,8 +50,10 @@ describe('late-recovery and no-recovery (real processes)', () => {
     const summary = await run('5s', '4s');
     expect(summary.bugs.map((b) => `${b.kind}/${b.name}`)).toEqual(['recovery/late-recovery']);
     const [bug] = summary.bugs;
+    // The fixture counts its 5 s from the primary's launch; the heal ends once the restarted
+    // process is up, a little later (0.6 s on a loaded CI machine): served again 4–6 s after it.
     expect(bug.message).toMatch(
-      /served again (5|6)\.\d s after all faults were healed, (1|2)\.\d s past the 4 s bound/,
+      /served again (4|5|6)\.\d s after all faults were healed, (0|1|2)\.\d s past the 4 s bound/,
     );
     expect(bug.message).toMatch(/warmed up: \d+ ms to go/);
     const evidence = evidenceOf(summary);

@@ -1,6 +1,6 @@
 import type { ClientChannel } from 'ssh2';
 
-import { sleep, wallClockNs } from '../../core/clock.js';
+import { wallClockNs, within } from '../../core/clock.js';
 import { shellLine, shellQuote } from '../../core/shell.js';
 import type { ResourceRegistry } from '../resources.js';
 import { killGroupByPidScript, killGroupScript } from './_internals/group-shell.js';
@@ -70,7 +70,7 @@ export class SshAttached {
         const reply = new Promise<string>((resolve) => (answered = resolve));
         const sentNs = wallClockNs();
         stream.write('\n');
-        const line = await Promise.race([reply, closed, sleep(EXEC_TIMEOUT_MS).then(() => '')]);
+        const line = await within(Promise.race([reply, closed]), EXEC_TIMEOUT_MS, '');
         const receivedNs = wallClockNs();
         const hostNs = Number(line.trim());
         if (line === '' || !Number.isFinite(hostNs)) break;
@@ -157,7 +157,7 @@ export class SshAttached {
           stop: async () => {
             if (!closed && !this.connection.closed)
               await this.shells.run(killGroupByPidScript(pid, startTime));
-            await Promise.race([ended, sleep(STOP_WAIT_MS)]);
+            await within(ended, STOP_WAIT_MS, undefined);
             // Ended, or its connection is gone: the registry's own connection ends it at cleanup.
             if (closed) registry.forget(byPid);
           },

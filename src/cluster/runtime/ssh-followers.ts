@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-import { sleep } from '../../core/clock.js';
+import { sleep, within } from '../../core/clock.js';
 import { shellQuote } from '../../core/shell.js';
 import { killGroupByPidScript } from './_internals/group-shell.js';
 import { FollowedBytes, tailFollowScript } from './_internals/tail-follow.js';
@@ -157,7 +157,7 @@ export class SshFollowers {
         await this.shells.run(killGroupByPidScript(leader.pid, leader.start)).catch(() => undefined);
       }
       stream.close();
-      await Promise.race([ended, sleep(STOP_WAIT_MS)]);
+      await within(ended, STOP_WAIT_MS, undefined);
     };
     let stopped = 0;
     return files.map((file, i) => {
@@ -165,18 +165,20 @@ export class SshFollowers {
       const stop = async (): Promise<void> => {
         file.stop();
         if (!closed) stream.write(`${i + 1}\n`);
-        const inTime = await Promise.race([
+        const inTime = await within(
           file.finished.then(() => true),
-          sleep(STOP_WAIT_MS).then(() => false),
-        ]);
+          STOP_WAIT_MS,
+          false,
+        );
         if (!inTime) await kill();
         stopped++;
         if (stopped < files.length || closed) return;
         stream.end();
-        const closedInTime = await Promise.race([
+        const closedInTime = await within(
           ended.then(() => true),
-          sleep(STOP_WAIT_MS).then(() => false),
-        ]);
+          STOP_WAIT_MS,
+          false,
+        );
         if (!closedInTime) await kill();
       };
       return { stop: () => (stopping ??= stop()) };

@@ -1,3 +1,4 @@
+import { within } from '../../core/clock.js';
 import {
   ANCHOR_COMMAND,
   guardLate,
@@ -83,12 +84,7 @@ export class SshShells {
    */
   async killsEnded(): Promise<void> {
     if (this.kills.size === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all(this.kills),
-      new Promise((resolve) => (timer = setTimeout(resolve, KILL_TIMEOUT_MS))),
-    ]);
-    clearTimeout(timer);
+    await within(Promise.all(this.kills), KILL_TIMEOUT_MS, undefined);
   }
 
   /** `command` guarded against running after `timeoutMs` from now, once the host's clock is read. */
