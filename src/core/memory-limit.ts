@@ -2,8 +2,8 @@ import { totalmem } from 'node:os';
 
 /** A search stopped because its memory would pass the bound: the verdict is unknown. */
 export class MemoryLimitReached extends Error {
-  constructor() {
-    super('linearizability search reached its memory limit');
+  constructor(why = 'linearizability search reached its memory limit') {
+    super(why);
     this.name = 'MemoryLimitReached';
   }
 }

@@ -4,7 +4,7 @@ import { MemoCache } from './memo-cache.js';
 import { MemoryLimitReached, type MemoryLimits, NO_MEMORY_LIMIT } from '../../core/memory-limit.js';
 import { INFO, OK, PENDING, type PartitionData } from './partition.js';
 import { StateSupply } from './state-supply.js';
-import { StateTable } from './state-table.js';
+import { MAX_STATES, StateTable } from './state-table.js';
 import { intArrays } from './int-arrays.js';
 import { ValueIds } from './value-ids.js';
 
@@ -80,6 +80,8 @@ export interface SearchOptions {
   readonly pruning?: Pruning;
   /** Default: none. */
   readonly memory?: MemoryLimits;
+  /** The most distinct model states it may meet (default: the most a table holds, `MAX_STATES`). */
+  readonly maxStates?: number;
 }
 
 /**
@@ -123,7 +125,7 @@ function search<S, I, O>(
   deadlineMs: number,
   cache: MemoCache,
   rssBytes: number,
-  { keepOrder = false, pruning = 'dead' }: SearchOptions,
+  { keepOrder = false, pruning = 'dead', maxStates = MAX_STATES }: SearchOptions,
 ): PartitionVerdict {
   const n = partition.size;
   const status = partition.status;
@@ -196,7 +198,7 @@ function search<S, I, O>(
     memberPrev[sentinel] = slot;
   }
 
-  const states = new StateTable(model);
+  const states = new StateTable(model, maxStates);
   const supply = StateSupply.of(partition, model, states);
   const pruner = pruning === 'off' ? undefined : supply;
   const pruneAll = pruning === 'dead';

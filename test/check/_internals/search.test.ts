@@ -123,3 +123,25 @@ describe('searchPartition', () => {
     );
   });
 });
+
+describe('searchPartition with more model states than a table holds', () => {
+  /** Ten concurrent writes of distinct values, then a read of the last: each order meets new states. */
+  const ops: Op[] = [];
+  for (let p = 0; p < 10; p++)
+    ops.push({ index: ops.length, time: p, type: 'invoke', process: p, f: 'write', value: p + 1 });
+  for (let p = 0; p < 10; p++)
+    ops.push({ index: ops.length, time: 100 + p, type: 'ok', process: p, f: 'write', value: p + 1 });
+  ops.push({ index: ops.length, time: 200, type: 'invoke', process: 10, f: 'read', value: null });
+  ops.push({ index: ops.length, time: 201, type: 'ok', process: 10, f: 'read', value: 10 });
+  const model = modelByName('cas-register');
+
+  it('answers unknown (its memory limit), where a JavaScript Map past 2^24 entries would throw', () => {
+    const partition = singlePartition(ops, model);
+    expect(partition).toBeDefined();
+    expect(searchPartition(partition!, model, Infinity).valid).toBe(true);
+    expect(searchPartition(partition!, model, Infinity, { maxStates: 3 })).toMatchObject({
+      valid: 'unknown',
+      limit: 'memory',
+    });
+  });
+});
