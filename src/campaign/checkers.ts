@@ -1,5 +1,6 @@
 import { exactJson } from '../core/exact-json.js';
 import { judgeDurability } from '../check/durability.js';
+import { diskLossTimesNs, withRollbacks } from '../check/disk-rollback.js';
 import {
   type SplitBrain,
   type SplitBrainHolds,
@@ -85,16 +86,29 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
         first !== undefined && first.anomaly !== 'unexplained'
           ? `key ${keyName(ce?.key)}: ${anomalyWords(first.anomaly)}: ${first.message}${others}${declared}`
           : `history of key ${keyName(ce?.key)} is not linearizable: ${failing} cannot be placed after state ${ce?.stateBefore ?? '?'}${others}${declared}`;
-      const anomalies = explanations.map((e) => e.anomaly);
+      const rolledBack = await rollbackHolds(input, explanations, clientOps, nemesisOps, timeLimitMs, reads);
+      const lostData = (e: KeyExplanation): boolean =>
+        DATA_LOSS_ANOMALIES.has(e.anomaly) || (e.key !== undefined && rolledBack.has(String(e.key)));
+      const rollbackEvidence = rolledBack.size > 0 ? { rolledBack: [...rolledBack] } : {};
+      const rollbackWords =
+        rolledBack.size > 0
+          ? ` (key(s) ${[...rolledBack].join(', ')}: linearizable if state went back to an earlier value after the disk losses)`
+          : '';
       const durability = durabilityFinding(
         input,
-        anomalies.length > 0 && anomalies.every((a) => DATA_LOSS_ANOMALIES.has(a)),
-        message,
+        explanations.length > 0 && explanations.every(lostData),
+        `${message}${rollbackWords}`,
       );
       if (durability?.severity === 'note')
-        return [{ ...durability, evidence: { ...(durability.evidence as object), result } }];
+        return [
+          {
+            ...durability,
+            message: `${durability.message}${rollbackWords}`,
+            evidence: { ...(durability.evidence as object), ...rollbackEvidence, result },
+          },
+        ];
       const holds = await splitBrainHolds(input, explanations, clientOps, timeLimitMs, reads);
-      const failover = failoverNote(input, result, explanations, clientOps, message, holds);
+      const failover = failoverNote(input, result, explanations, clientOps, message, holds, lostData);
       if (failover !== undefined) return [failover];
       return [
         {
@@ -110,6 +124,7 @@ export function linearizabilityChecker(timeLimitMs: number): ScheduleChecker {
             ops: ce ? clientOps.filter((op) => (op.value as unknown[])[0] === ce.key) : [],
             // The contract it broke: its level, who stated it, and the disk losses.
             ...(durability !== undefined ? { contract: durability.evidence } : {}),
+            ...rollbackEvidence,
           },
           html: renderLinearizabilityHtml(result, clientOps, nemesisOps, {
             title: `schedule ${input.schedule + 1}: key ${keyName(ce?.key)} is not linearizable`,
@@ -189,6 +204,7 @@ function failoverNote(
   clientOps: readonly Op[],
   message: string,
   holds: SplitBrainHolds,
+  lostData: (e: KeyExplanation) => boolean,
 ): Finding | undefined {
   const declared = input.system.failoverLoss;
   if (declared === undefined) return undefined;
@@ -200,8 +216,7 @@ function failoverNote(
   // Keys whose data a disk lost beyond the declared durability are that contract's (a note of
   // their own); the others must each be a declared failover loss.
   const beyond = beyondDurability(input);
-  const lostOnDisk =
-    beyond === undefined ? [] : explanations.filter((e) => DATA_LOSS_ANOMALIES.has(e.anomaly));
+  const lostOnDisk = beyond === undefined ? [] : explanations.filter(lostData);
   const rest = explanations.filter((e) => !lostOnDisk.includes(e));
   const verdict = judgeFailoverLoss(rest, clientOps, input.leaderChanges ?? [], declared, holds);
   if (verdict === undefined) return undefined;
@@ -288,6 +303,43 @@ async function splitBrainHolds(
     }
   }
   return holds;
+}
+
+/**
+ * The violating keys, among those whose anomaly is not already a loss of data, whose history is
+ * linearizable once state may go back to an earlier value after each disk loss of the schedule
+ * (`withRollbacks`; checked again with the same model and reads). A node that lost written data
+ * from its disk comes back with an older copy and may serve it; the register explanation knows
+ * lost writes, stale reads and resurrected values, and this covers the rest (a cas on the older
+ * copy). Empty when no disk lost data. The durability contract judges these keys as data lost.
+ */
+async function rollbackHolds(
+  input: ScheduleCheckInput,
+  explanations: readonly KeyExplanation[],
+  clientOps: readonly Op[],
+  nemesisOps: readonly Op[],
+  timeLimitMs: number,
+  reads: 'linearizable' | 'sequential',
+): Promise<Set<string>> {
+  const rolledBack = new Set<string>();
+  const open = explanations.filter((e) => e.key !== undefined && !DATA_LOSS_ANOMALIES.has(e.anomaly));
+  if (open.length === 0) return rolledBack;
+  const lossesNs = diskLossTimesNs(nemesisOps, input.faults);
+  if (lossesNs.length === 0) return rolledBack;
+  for (const e of open) {
+    const keyOps = clientOps.filter(
+      (op) => Array.isArray(op.value) && op.value.length === 2 && canonicalKey(op.value[0]) === e.key,
+    );
+    const key = keyOps.find((op) => Array.isArray(op.value))?.value as unknown[] | undefined;
+    if (key === undefined) continue;
+    const again = await checkOps(withRollbacks(keyOps, key[0], lossesNs), {
+      model: 'kv',
+      timeLimitMs,
+      reads,
+    });
+    if (again.valid === true) rolledBack.add(String(e.key));
+  }
+  return rolledBack;
 }
 
 const NS_PER_S = 1e9;

@@ -45,7 +45,7 @@ const DISK_HEALS: readonly string[] = ['heal-disk', 'heal-all'];
  * The kills of a schedule that fell on nodes whose disk refused writes then (a write-refusing
  * fault begun on the node, not yet healed), as data-loss entries naming those nodes.
  */
-function killsWhileWritesRefused(faults: readonly EnactedFault[]): (EnactedFault & { because: string })[] {
+export function killsWhileWritesRefused(faults: readonly EnactedFault[]): (EnactedFault & { because: string })[] {
   const refusing = new Map<string, string>();
   const out: (EnactedFault & { because: string })[] = [];
   for (const fault of [...faults].sort((a, b) => a.atMs - b.atMs)) {

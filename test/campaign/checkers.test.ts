@@ -611,3 +611,66 @@ describe("the reset's nemesis ops in a schedule's history", () => {
     ).toHaveLength(1);
   });
 });
+
+describe('linearizabilityChecker after a disk loss: state going back to an earlier value', () => {
+  const loseAll = { atMs: 4, f: 'lose-unfsynced' as const, value: 'all' as const, nodes: ['n1', 'n2', 'n3'] };
+  /**
+   * x = 1, then x = 2 acknowledged; every disk loses what it had not fsynced; then a cas from 1
+   * succeeds (a node came back holding 1) and a read sees its value. No lost write, stale read or
+   * resurrected value explains the cas: only the state going back to 1.
+   */
+  function casOnOlderCopy(withLoss = true): Op[] {
+    type Row = [Op['type'], number | 'nemesis', string, unknown];
+    const rows: Row[] = [
+      ['invoke', 0, 'write', ['x', 1]],
+      ['ok', 0, 'write', ['x', 1]],
+      ['invoke', 0, 'write', ['x', 2]],
+      ['ok', 0, 'write', ['x', 2]],
+      ...(withLoss
+        ? ([
+            ['info', 'nemesis', 'lose-unfsynced', 'all'],
+            ['info', 'nemesis', 'lose-unfsynced', ['n1', 'n2', 'n3']],
+          ] satisfies Row[])
+        : []),
+      ['invoke', 1, 'cas', ['x', [1, 5]]],
+      ['ok', 1, 'cas', ['x', [1, 5]]],
+      ['invoke', 2, 'read', ['x', null]],
+      ['ok', 2, 'read', ['x', 5]],
+    ];
+    return rows.map(([type, process, f, value], i) => ({ index: i, time: i * 1e6, type, process, f, value }));
+  }
+
+  it('is a note beyond the declared durability, saying the state went back', async () => {
+    const system = { name: 's', durability: 'minority-disk-loss' as const };
+    const [finding] = await linearizabilityChecker(10_000).check(input(casOnOlderCopy(), system, [loseAll]));
+    expect(finding).toMatchObject({ kind: 'durability', name: 'beyond-contract', severity: 'note' });
+    expect(finding.message).toContain(
+      'key(s) x: linearizable if state went back to an earlier value after the disk losses',
+    );
+    expect(finding.evidence).toMatchObject({ rolledBack: ['x'] });
+  });
+
+  it('breaks a contract the losses stayed within, and is a bug with no disk loss or no declaration', async () => {
+    const [broken] = await linearizabilityChecker(10_000).check(
+      input(casOnOlderCopy(), { name: 's', durability: 'disk-loss' }, [loseAll]),
+    );
+    expect(broken).toMatchObject({ kind: 'durability', name: 'broken-contract' });
+    expect(broken.severity).toBeUndefined();
+    const [noLoss] = await linearizabilityChecker(10_000).check(
+      input(casOnOlderCopy(false), { name: 's', durability: 'minority-disk-loss' }, []),
+    );
+    expect(noLoss).toMatchObject({ kind: 'linearizability', name: 'not-linearizable' });
+    const [undeclared] = await linearizabilityChecker(10_000).check(
+      input(casOnOlderCopy(), { name: 's' }, [loseAll]),
+    );
+    expect(undeclared).toMatchObject({ kind: 'linearizability', name: 'not-linearizable' });
+  });
+
+  it('does not excuse a value the key never held before the loss', async () => {
+    const ops = casOnOlderCopy().map((op) => (op.f === 'cas' ? { ...op, value: ['x', [7, 5]] } : op));
+    const [finding] = await linearizabilityChecker(10_000).check(
+      input(ops, { name: 's', durability: 'minority-disk-loss' }, [loseAll]),
+    );
+    expect(finding).toMatchObject({ kind: 'linearizability', name: 'not-linearizable' });
+  });
+});
