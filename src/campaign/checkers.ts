@@ -1,5 +1,5 @@
 import { exactJson } from '../core/exact-json.js';
-import { judgeDurability } from '../check/durability.js';
+import { type DurabilityContract, judgeDurability } from '../check/durability.js';
 import { diskLossTimesNs, withRollbacks } from '../check/disk-rollback.js';
 import {
   type SplitBrain,
@@ -147,6 +147,14 @@ const DATA_LOSS_ANOMALIES: ReadonlySet<RegisterAnomaly> = new Set([
   'stale-read',
 ]);
 
+/** The durability a schedule is checked against: the user's (`--durability`), else the system's declaration. */
+function contractOf(input: ScheduleCheckInput): DurabilityContract | undefined {
+  if (input.durability !== undefined) return input.durability;
+  return input.system.durability !== undefined
+    ? { level: input.system.durability, statedBy: 'system' }
+    : undefined;
+}
+
 /**
  * Against a system's declared durability: a violation that is all lost data (`dataLoss`: lost
  * writes, values brought back, old values read, elements gone from a set) in a schedule whose
@@ -159,11 +167,7 @@ function durabilityFinding(
   dataLoss: boolean,
   message: string,
 ): Pick<Finding, 'kind' | 'name' | 'message' | 'severity' | 'evidence'> | undefined {
-  const contract =
-    input.durability ??
-    (input.system.durability !== undefined
-      ? { level: input.system.durability, statedBy: 'system' as const }
-      : undefined);
+  const contract = contractOf(input);
   if (contract === undefined || !dataLoss) return undefined;
   const declared = contract.level;
   const verdict = judgeDurability(declared, input.faults, input.nodeCount);
@@ -260,7 +264,7 @@ function failoverNote(
  * stayed within the contract (a loss then breaks it), or nothing is declared.
  */
 function beyondDurability(input: ScheduleCheckInput): { level: string; faults: string } | undefined {
-  const level = input.durability?.level ?? input.system.durability;
+  const level = contractOf(input)?.level;
   if (level === undefined) return undefined;
   const verdict = judgeDurability(level, input.faults, input.nodeCount);
   if (verdict === undefined || verdict.withinContract) return undefined;
