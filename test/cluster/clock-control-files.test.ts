@@ -91,7 +91,8 @@ describe('libfaketimeMissing', () => {
 });
 
 describe('nodePidScript', () => {
-  it("prints the pid of the node a group's leader shell started", async () => {
+  /** Runs `body` with a group leader shell that started one child, given both pids; kills the group after. */
+  async function withLeaderShell(body: (leader: number, child: string) => Promise<void>): Promise<void> {
     const leader = spawn('sh', ['-c', 'sleep 30 & echo $!; wait'], {
       stdio: ['ignore', 'pipe', 'ignore'],
       detached: true,
@@ -102,31 +103,26 @@ describe('nodePidScript', () => {
           resolve(d.toString().trim());
         });
       });
-      const found = await runtime.exec(['sh', '-c', nodePidScript(leader.pid ?? 0)]);
-      expect(found.code).toBe(0);
-      expect(found.stdout.trim()).toBe(child);
+      await body(leader.pid ?? 0, child);
     } finally {
       // The leader's whole group: its sleep too.
       process.kill(-(leader.pid ?? 0), 'SIGKILL');
     }
+  }
+
+  it("prints the pid of the node a group's leader shell started", async () => {
+    await withLeaderShell(async (leader, child) => {
+      const found = await runtime.exec(['sh', '-c', nodePidScript(leader)]);
+      expect(found.code).toBe(0);
+      expect(found.stdout.trim()).toBe(child);
+    });
   });
 
   it('finds the child by the parent pid in /proc/<p>/stat too (a kernel without the children file)', async () => {
-    const leader = spawn('sh', ['-c', 'sleep 30 & echo $!; wait'], {
-      stdio: ['ignore', 'pipe', 'ignore'],
-      detached: true,
-    });
-    try {
-      const child = await new Promise<string>((resolve) => {
-        leader.stdout.once('data', (d: Buffer) => {
-          resolve(d.toString().trim());
-        });
-      });
-      const found = await runtime.exec(['sh', '-c', `${childScanScript(leader.pid ?? 0)}; echo "$c"`]);
+    await withLeaderShell(async (leader, child) => {
+      const found = await runtime.exec(['sh', '-c', `${childScanScript(leader)}; echo "$c"`]);
       expect(found.stdout.trim()).toBe(child);
-    } finally {
-      process.kill(-(leader.pid ?? 0), 'SIGKILL');
-    }
+    });
   });
 
   it('fails at once for a leader that is gone', async () => {
