@@ -1,3 +1,5 @@
+import { DISK_EFFECTS } from '../core/fault.js';
+
 /** A fault as enacted (a schedule entry's fields this needs). */
 export interface EnactedFault {
   readonly atMs: number;
@@ -24,28 +26,30 @@ export interface DurabilityContract {
 }
 
 /**
- * The faults that drop written data from a disk: a kill that also loses what was not fsynced, and
- * one that keeps only a torn prefix of the last unsynced write (it loses no less, so the contract
- * judges it alike). A plain kill loses nothing a process wrote, so a write lost after kills alone
- * is a replication or commit matter, judged as linearizability, not durability.
+ * The faults that drop written data from a disk (the disk family declares them, `DISK_EFFECTS`):
+ * a kill that also loses what was not fsynced, and one that keeps only a torn prefix of the last
+ * unsynced write (it loses no less, so the contract judges it alike). A plain kill loses nothing a
+ * process wrote, so a write lost after kills alone is a replication or commit matter, judged as
+ * linearizability, not durability.
  */
-export const DISK_LOSS_FAULTS: readonly string[] = ['lose-unfsynced', 'torn-write'];
+export const DISK_LOSS_FAULTS: readonly string[] = DISK_EFFECTS.dropsWritten;
 
 /**
  * Faults under which a disk refuses a node's writes (`disk-full`: write(2) answers ENOSPC). A
  * system that acknowledges a write it could not hand to the disk (Redis under `appendfsync
  * everysec` keeps a failed AOF write in its buffer and retries it) holds it in memory only: a
- * kill while such a fault is in effect drops it as surely as `lose-unfsynced` would. Not
- * `fsync-error`: its writes reach the file (only fsync fails), and a kill loses none of them.
+ * kill while such a fault is in effect drops it as surely as `lose-unfsynced` would.
  */
-const WRITE_REFUSING_FAULTS: readonly string[] = ['disk-full'];
-const DISK_HEALS: readonly string[] = ['heal-disk', 'heal-all'];
+const WRITE_REFUSING_FAULTS: readonly string[] = DISK_EFFECTS.refusesWrites;
+const DISK_HEALS: readonly string[] = DISK_EFFECTS.healsDisk;
 
 /**
  * The kills of a schedule that fell on nodes whose disk refused writes then (a write-refusing
  * fault begun on the node, not yet healed), as data-loss entries naming those nodes.
  */
-export function killsWhileWritesRefused(faults: readonly EnactedFault[]): (EnactedFault & { because: string })[] {
+export function killsWhileWritesRefused(
+  faults: readonly EnactedFault[],
+): (EnactedFault & { because: string })[] {
   const refusing = new Map<string, string>();
   const out: (EnactedFault & { because: string })[] = [];
   for (const fault of [...faults].sort((a, b) => a.atMs - b.atMs)) {

@@ -133,6 +133,19 @@ export const FAMILY_KINDS: Readonly<Record<FaultFamily, readonly FaultKind[]>> =
   disk: ['lose-unfsynced', 'torn-write', 'fsync-error', 'slow-disk', 'disk-full', 'heal-disk'],
 };
 
+/**
+ * What the disk family's kinds do to written data, for the checks that judge a loss against a
+ * system's durability: `dropsWritten` drop what a node wrote and had not fsynced (a torn write
+ * keeps a prefix of the last write, and loses no less); `refusesWrites` make write(2) fail while
+ * in effect (a kill then drops what the system kept in memory for it); `healsDisk` ends them
+ * (`heal-all` too). Not `fsync-error`: its writes reach the file, only fsync fails.
+ */
+export const DISK_EFFECTS = {
+  dropsWritten: ['lose-unfsynced', 'torn-write'],
+  refusesWrites: ['disk-full'],
+  healsDisk: ['heal-disk', 'heal-all'],
+} as const satisfies Record<string, readonly (FaultKind | 'heal-all')[]>;
+
 export function describeFault(fault: Fault | null): string {
   if (fault === null) return 'noop';
   const v = fault.value;
