@@ -7,8 +7,10 @@ import type { HostedProcess } from './scheduler.js';
 /**
  * What a disk promises about writes when the power fails:
  * - `C1`: a completed write is durable at once (an in-memory mock: stronger than any real disk);
- * - `C2`: data is durable only at fsync, and a crash drops what was written since (the FUSE disk
- *   layer's rule); creates and renames are durable at once;
+ * - `C2`: data is durable only at fsync, and a crash drops what was written since; a file created
+ *   is durable once it or its directory has been fsynced (until then a crash removes it, under
+ *   whatever name it has); renames are durable at once. The FUSE disk layer's rule, exactly (an
+ *   e2e test plays random traces on both);
  * - `C3`: as C2, and each unsynced write may persist wholly, in part (whole sectors) or not at all;
  *   creates and renames are durable only once their directory is fsynced (all POSIX promises).
  */
@@ -61,6 +63,8 @@ class Inode {
   visible = new Bytes();
   durable = new Bytes();
   pending: Pending[] = [];
+  /** C2: created, and neither it nor its directory fsynced since: a crash removes it. */
+  created = false;
 }
 
 interface OpenFile {
@@ -124,6 +128,7 @@ export class SimDisk {
         let inode = this.visibleNames.get(name);
         if (!inode) {
           inode = new Inode();
+          inode.created = this.contract === 'C2';
           this.bind(name, inode);
         } else if (flags === 'w') this.apply(inode, { kind: 'truncate', length: 0 });
         const fd = this.nextFd++;
@@ -165,7 +170,9 @@ export class SimDisk {
           if (path.dirname(file) === name && !this.visibleNames.has(file)) this.durableNames.delete(file);
         }
         for (const [file, inode] of this.visibleNames) {
-          if (path.dirname(file) === name) this.durableNames.set(file, inode);
+          if (path.dirname(file) !== name) continue;
+          this.durableNames.set(file, inode);
+          inode.created = false;
         }
       },
     };
@@ -180,6 +187,10 @@ export class SimDisk {
     this.files.clear();
     this.visibleNames.clear();
     for (const [name, inode] of this.durableNames) {
+      if (inode.created) {
+        this.durableNames.delete(name);
+        continue;
+      }
       if (this.contract === 'C3') this.persistSome(inode);
       inode.pending = [];
       inode.visible = inode.durable.copy();
@@ -212,6 +223,7 @@ export class SimDisk {
   private sync(inode: Inode): void {
     for (const op of inode.pending) applyTo(inode.durable, op);
     inode.pending = [];
+    inode.created = false;
   }
 
   /** C3: each unsynced write persists wholly, in part (some of its sectors) or not at all. */

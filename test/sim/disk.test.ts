@@ -57,6 +57,26 @@ describe('the simulated disk', () => {
     }
   });
 
+  it('C2: a file created is gone after a power loss until it or its directory is fsynced (as the FUSE layer)', async () => {
+    const create = (fs: DiskFs): void => {
+      fs.mkdirp('/d');
+      fs.mkdirp('/e');
+      fs.write(fs.open('/d/never', 'w'), 'never synced');
+      const synced = fs.open('/d/synced', 'w');
+      fs.write(synced, 'kept');
+      fs.fsync(synced);
+      fs.write(fs.open('/e/named', 'w'), 'content never synced');
+      fs.fsyncDir('/e');
+      fs.write(fs.open('/e/later', 'w'), 'created after the dir fsync');
+    };
+    const { world, disk } = await withFs('C2', create);
+    world.powerLoss('h');
+    expect(text(disk.contents('/d/never'))).toBeUndefined();
+    expect(text(disk.contents('/d/synced'))).toBe('kept');
+    expect(text(disk.contents('/e/named'))).toBe('');
+    expect(text(disk.contents('/e/later'))).toBeUndefined();
+  });
+
   it('C3: an unsynced append persists wholly, in whole sectors, or not at all', async () => {
     const outcomes = new Set<string>();
     for (let seed = 1; seed <= 40; seed++) {
