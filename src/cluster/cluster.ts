@@ -33,6 +33,11 @@ export interface NodeExit {
   readonly expected: boolean;
   readonly ts: number;
   readonly wallMs: number;
+  /**
+   * When the exited process was started (monotonic ns, taken just before the start): a fault
+   * healed before that cannot have made it exit.
+   */
+  readonly startedNs?: number;
   /** The sizes of the node's log files (`stdout.log`, `stderr.log`) when it exited. */
   readonly logBytes?: Readonly<Record<string, number>>;
 }
@@ -353,6 +358,7 @@ export class Cluster implements ClusterView {
     const prefix = this.network.commandPrefix(node);
     const logDir = this.hostLogDir(node);
     let started: RuntimeProcess;
+    const startedNs = monoNs();
     try {
       started = await runtime.start(
         {
@@ -400,6 +406,7 @@ export class Cluster implements ClusterView {
         expected: proc.expectExit,
         ts: monoNs(),
         wallMs: Date.now(),
+        startedNs,
         logBytes,
       });
       resolveExit();

@@ -20,6 +20,11 @@ export const DISK_EXIT_CAUSES: Readonly<Record<DiskExitCause, string>> = {
   'disk-full': 'disk-full (writes answering ENOSPC)',
 };
 
+/** Whether a process started at `startedNs` (unknown: assume so) ran while the window's fault was in effect. */
+function livedIn(w: ErrorWindow, startedNs: number | undefined): boolean {
+  return startedNs === undefined || w.toNs === undefined || startedNs <= w.toNs;
+}
+
 /** How long after `heal-disk` an exit still counts as caused by the fault (a call that failed just before). */
 export const INDUCED_EXIT_GRACE_MS = 2_000;
 /**
@@ -153,28 +158,39 @@ export class NodeDisks {
   /**
    * The disk fault an exit of `node` at `ts` (monotonic ns) is put down to: one that made its
    * fsyncs or writes fail at that moment, or up to `INDUCED_EXIT_GRACE_MS` before it; undefined
-   * when none did.
+   * when none did. `startedNs`: when the exited process was started; a fault healed before that
+   * never failed a call of it (a node restarted after `heal-disk` that exits at once is judged
+   * for what it says, not put down to the fault).
    */
-  exitCause(node: string, ts: number): DiskExitCause | undefined {
-    return this.errorAt(node, ts)?.cause;
+  exitCause(node: string, ts: number, startedNs?: number): DiskExitCause | undefined {
+    return this.errorAt(node, ts, startedNs)?.cause;
   }
 
   /** The first window of disk errors an exit of `node` at `ts` is put down to (see `exitCause`). */
-  errorAt(node: string, ts: number): ErrorWindow | undefined {
+  errorAt(node: string, ts: number, startedNs?: number): ErrorWindow | undefined {
     const graceNs = INDUCED_EXIT_GRACE_MS * NS_PER_MS;
     return this.windows.find(
-      (w) => w.node === node && w.fromNs <= ts && (w.toNs === undefined || ts <= w.toNs + graceNs),
+      (w) =>
+        w.node === node &&
+        w.fromNs <= ts &&
+        (w.toNs === undefined || ts <= w.toNs + graceNs) &&
+        livedIn(w, startedNs),
     );
   }
 
   /**
    * The windows of disk errors on `node` a crash report that a signal ended at `ts` may have begun
-   * in: begun before `ts`, and ended at most the grace and `CRASH_REPORT_MAX_MS` before it.
+   * in: begun before `ts`, ended at most the grace and `CRASH_REPORT_MAX_MS` before it, and not
+   * before the process was started.
    */
-  reportWindows(node: string, ts: number): readonly ErrorWindow[] {
+  reportWindows(node: string, ts: number, startedNs?: number): readonly ErrorWindow[] {
     const boundNs = (INDUCED_EXIT_GRACE_MS + CRASH_REPORT_MAX_MS) * NS_PER_MS;
     return this.windows.filter(
-      (w) => w.node === node && w.fromNs <= ts && (w.toNs === undefined || ts <= w.toNs + boundNs),
+      (w) =>
+        w.node === node &&
+        w.fromNs <= ts &&
+        (w.toNs === undefined || ts <= w.toNs + boundNs) &&
+        livedIn(w, startedNs),
     );
   }
 

@@ -506,6 +506,22 @@ describe('NodeDisks.exitCause', () => {
     expect(disks.exitCause('n2', 60_000 * MS)).toBe('disk-full');
   });
 
+  it('does not put down to a fault the exit of a process started after its heal (a restart that fails at once)', async () => {
+    let now = 1_000 * MS;
+    const disks = new NodeDisks({ isMounted: () => true, command: () => Promise.resolve('') }, () => now);
+    await disks.full(['n1']);
+    now = 5_000 * MS;
+    await disks.heal(['n1']);
+    const exitTs = 5_500 * MS;
+    // The process that ran under the fault, or one whose start time is not known: the fault's.
+    expect(disks.exitCause('n1', exitTs, 900 * MS)).toBe('disk-full');
+    expect(disks.exitCause('n1', exitTs)).toBe('disk-full');
+    expect(disks.reportWindows('n1', exitTs, 900 * MS)).toHaveLength(1);
+    // One the reset started after the heal never had a call of its fail: judged for what it says.
+    expect(disks.exitCause('n1', exitTs, 5_200 * MS)).toBeUndefined();
+    expect(disks.reportWindows('n1', exitTs, 5_200 * MS)).toHaveLength(0);
+  });
+
   it("keeps the node's log sizes when its disk began to fail: where the crash text that announces its exit starts", async () => {
     const sizes = new Map([['n1', { 'stderr.log': 10 }]]);
     const disks = new NodeDisks(

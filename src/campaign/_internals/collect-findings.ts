@@ -188,12 +188,12 @@ function crashFindings(live: LiveRun, schedule: number): Finding[] {
     plan.nodes,
     state.exits.splice(0),
     (exit) => {
-      const window = diskFaults?.errorAt(exit.node, exit.ts);
+      const window = diskFaults?.errorAt(exit.node, exit.ts, exit.startedNs);
       if (window === undefined) return connectionCutBefore(parts.network, exit);
       return causeOf(window);
     },
     (exit) => exitStopSignal(state.stop, exit),
-    (exit) => (diskFaults?.reportWindows(exit.node, exit.ts) ?? []).map(causeOf),
+    (exit) => (diskFaults?.reportWindows(exit.node, exit.ts, exit.startedNs) ?? []).map(causeOf),
   );
   diskFaults?.forgetEnded();
   const findings: Finding[] = [];
