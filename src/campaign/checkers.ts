@@ -1,5 +1,5 @@
 import { exactJson } from '../core/exact-json.js';
-import { type DurabilityContract, judgeDurability } from '../check/durability.js';
+import { type DurabilityContract, durabilityContract, judgeDurability } from '../check/durability.js';
 import { diskLossTimesNs, withRollbacks } from '../check/disk-rollback.js';
 import {
   type SplitBrain,
@@ -149,10 +149,7 @@ const DATA_LOSS_ANOMALIES: ReadonlySet<RegisterAnomaly> = new Set([
 
 /** The durability a schedule is checked against: the user's (`--durability`), else the system's declaration. */
 function contractOf(input: ScheduleCheckInput): DurabilityContract | undefined {
-  if (input.durability !== undefined) return input.durability;
-  return input.system.durability !== undefined
-    ? { level: input.system.durability, statedBy: 'system' }
-    : undefined;
+  return durabilityContract(input.durability, input.system.durability);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { type DurabilityContract, type DurabilityVerdict, judgeDurability } from '../check/durability.js';
 import { rethrowHarness } from '../core/errors.js';
 import type { ScheduleEntry } from '../nemesis/nemesis.js';
 import type { ClusterView, SystemAdapter } from '../systems/system.js';
@@ -38,4 +39,27 @@ export async function expectedNoRecovery(
     return { why: exception.why, shown, after };
   }
   return undefined;
+}
+
+/**
+ * Disks that lost more than the contract says the system survives (`judgeDurability`) may have
+ * taken the state it needs to serve again (a Raft vote, a Sentinel's configuration epoch), as
+ * they may take acknowledged writes: a `no-recovery` after them is a note, as a lost write is.
+ * Undefined when there is no contract, no disk lost data, or the losses stayed within it.
+ */
+export function disksLostBeyondContract(
+  contract: DurabilityContract | undefined,
+  systemName: string,
+  faults: readonly ScheduleEntry[],
+  nodeCount: number,
+): { words: string; evidence: DurabilityContract & DurabilityVerdict } | undefined {
+  if (contract === undefined) return undefined;
+  const verdict = judgeDurability(contract.level, faults, nodeCount);
+  if (verdict === undefined || verdict.withinContract) return undefined;
+  const who =
+    contract.statedBy === 'system' ? `${systemName} declares it survives` : 'the run checks (--durability)';
+  return {
+    words: `after disk losses beyond what ${who} (${contract.level}: ${verdict.beyond ?? ''})`,
+    evidence: { ...contract, ...verdict },
+  };
 }

@@ -69,6 +69,15 @@ export function killsWhileWritesRefused(
   return out;
 }
 
+/** The contract a run checks: the user's (`--durability`), else the system's declaration, else none. */
+export function durabilityContract(
+  stated: DurabilityContract | undefined,
+  declared: Durability | undefined,
+): DurabilityContract | undefined {
+  if (stated !== undefined) return stated;
+  return declared !== undefined ? { level: declared, statedBy: 'system' } : undefined;
+}
+
 export interface DurabilityVerdict {
   /** Whether the schedule's faults stayed within what the system declares its writes survive. */
   readonly withinContract: boolean;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { expectedNoRecovery } from '../../src/campaign/recovery-exceptions.js';
+import { disksLostBeyondContract, expectedNoRecovery } from '../../src/campaign/recovery-exceptions.js';
 import type { ScheduleEntry } from '../../src/nemesis/nemesis.js';
 import type { ClusterView, RecoveryException } from '../../src/systems/system.js';
 
@@ -52,5 +52,36 @@ describe('expectedNoRecovery', () => {
 
   it('explains nothing for a system that declares no exception', async () => {
     expect(await expectedNoRecovery({}, [fsyncError], cluster, 100)).toBeUndefined();
+  });
+});
+
+describe('disksLostBeyondContract', () => {
+  const killN2 = { atMs: 1000, f: 'kill' as const, value: 'one' as const, nodes: ['n2'] };
+  const full = { atMs: 500, f: 'disk-full' as const, value: 'all' as const, nodes: ['n1', 'n2', 'n3'] };
+  const lose = { atMs: 2000, f: 'lose-unfsynced' as const, value: 'all' as const, nodes: ['n1', 'n2', 'n3'] };
+  const system = { level: 'process-crash' as const, statedBy: 'system' as const };
+
+  it('names the losses beyond the declared durability (a kill while the disk refused writes too)', () => {
+    expect(disksLostBeyondContract(system, 'redis', [full, killN2], 3)?.words).toBe(
+      'after disk losses beyond what redis declares it survives (process-crash: kill n2 at 1.0 s while disk-full refused its writes dropped writes the disk had not taken, and the contract is only that writes survive a process crash)',
+    );
+    expect(disksLostBeyondContract(system, 'redis', [lose], 3)?.evidence).toMatchObject({
+      level: 'process-crash',
+      withinContract: false,
+    });
+  });
+
+  it('leaves a no-recovery a finding with no contract, no disk loss, or losses within the contract', () => {
+    expect(disksLostBeyondContract(undefined, 's', [lose], 3)).toBeUndefined();
+    expect(disksLostBeyondContract(system, 's', [killN2], 3)).toBeUndefined();
+    expect(disksLostBeyondContract({ level: 'disk-loss', statedBy: 'user' }, 's', [lose], 3)).toBeUndefined();
+    expect(
+      disksLostBeyondContract(
+        { level: 'minority-disk-loss', statedBy: 'system' },
+        's',
+        [{ ...lose, nodes: ['n1'] }],
+        3,
+      ),
+    ).toBeUndefined();
   });
 });

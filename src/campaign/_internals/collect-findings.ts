@@ -1,4 +1,5 @@
 import type { NodeExit } from '../../cluster/cluster.js';
+import { durabilityContract } from '../../check/durability.js';
 import type { NetworkBackend } from '../../cluster/net/backend.js';
 import { NS_PER_MS } from '../../core/clock.js';
 import type { Event } from '../../core/event.js';
@@ -8,7 +9,7 @@ import { DISK_EXIT_CAUSES, type ErrorWindow } from '../../nemesis/disk.js';
 import type { LeaderChange } from '../../check/failover-loss.js';
 import type { Finding } from '../checker.js';
 import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contract.js';
-import { expectedNoRecovery } from '../recovery-exceptions.js';
+import { disksLostBeyondContract, expectedNoRecovery } from '../recovery-exceptions.js';
 import { recoveryTimeoutMs } from '../recovery-timeout.js';
 import { oneFindingPerCause } from '../root-cause.js';
 import { markKnownCrashes, markKnownNoRecovery } from '../known-issues.js';
@@ -147,6 +148,21 @@ async function recoveryFinding(
       severity: 'note',
       message: `expected, a declared exception to the recovery contract: ${expected.why}; ${expected.shown} (after ${expected.after}): ${message}`,
       evidence: { ...evidence, exception: expected },
+    };
+  }
+  const beyond = disksLostBeyondContract(
+    durabilityContract(plan.durability, plan.system.durability),
+    plan.system.name,
+    faults,
+    plan.nodes.length,
+  );
+  if (beyond !== undefined) {
+    return {
+      kind: 'recovery',
+      name: 'no-recovery',
+      severity: 'note',
+      message: `${beyond.words}: ${message}`,
+      evidence: { ...evidence, durability: beyond.evidence },
     };
   }
   return { kind: 'recovery', name: 'no-recovery', message, evidence };
