@@ -2,10 +2,9 @@ import { join } from 'node:path';
 
 import type { CaptureTap, HostCaptureTap } from '../cluster/net/backend.js';
 import type { ResourceRegistry } from '../cluster/resources.js';
-import { localRuntime } from '../cluster/runtime/local.js';
 import type { NodeRuntime } from '../cluster/runtime/runtime.js';
 import { startStreaming, type StreamingProcess } from '../cluster/runtime/streaming.js';
-import { monoNs, wallClockNs } from '../core/clock.js';
+import { monoNs, NS_PER_MS, wallClockNs } from '../core/clock.js';
 import type { Event } from '../core/event.js';
 import { type ClockOffset, clockOffset, toFuzzerNs } from './_internals/clock-offset.js';
 import { clockReadings } from './_internals/clock-readings.js';
@@ -16,7 +15,6 @@ const CAPTURE_READY_TIMEOUT_MS = 10_000;
 const CAPTURE_SNAPLEN_BYTES = 128;
 /** Round trips per host for its clock offset (the shortest is kept). */
 const CLOCK_SAMPLES = 5;
-const NS_PER_MS = 1e6;
 /** The offset of a clock that is this machine's. */
 const NO_OFFSET: ClockOffset = { offsetNs: 0, errorNs: 0 };
 
@@ -65,7 +63,7 @@ export class PacketCapture {
   ): Promise<PacketCapture> {
     const filter = ['tcp', ...tap.exclude.map((host) => `and not host ${host}`)].join(' ');
     const point: CapturePoint = {
-      runtime: localRuntime(),
+      runtime: tap.runtime,
       prefix: tap.prefix,
       iface: tap.iface,
       filter,

@@ -55,6 +55,8 @@ export interface NetworkBackend {
 
 /** An interface that carries every node-to-node packet, and whose address is whose. */
 export interface CaptureTap {
+  /** Where the interface is (this machine, for the namespaces' hub). */
+  readonly runtime: NodeRuntime;
   /** The command prefix that runs a program where the interface is (e.g. `ip netns exec HUB`). */
   readonly prefix: readonly string[];
   readonly iface: string;
