@@ -245,10 +245,12 @@ class KvraftAdapter implements SystemAdapter {
           { op, node },
           ADMIN_TIMEOUT_MS,
           this.io,
+          signal,
         );
         if ('ok' in response && response.ok) return;
         last = 'error' in response ? response.error : 'unexpected response';
       }
+      if (signal?.aborted) throw new Error(`kvraft ${op} ${node} cut short: ${last}`);
       // An unknown outcome may still have committed: the retry sees it and answers ok at once.
       if (await this.membershipDone(op, node, cluster)) return;
       await this.clock.sleep(ADMIN_RETRY_MS, signal);
