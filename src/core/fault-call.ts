@@ -43,7 +43,6 @@ export function untilAborted<T>(call: Promise<T>, signal: AbortSignal): Promise<
 }
 
 /** What a fault cut short says, whatever stopped it (the budget, or the run being stopped). */
-export function cutMessage(reason: unknown, tookMs: number): string {
-  const why = reason instanceof BudgetReached ? reason.message : 'cut short: the run is stopping';
-  return `${why}, ${(tookMs / 1000).toFixed(1)} s after it began`;
+export function cutMessage(reason: unknown): string {
+  return reason instanceof BudgetReached ? reason.message : 'cut short: the run is stopping';
 }

@@ -245,13 +245,11 @@ export class Nemesis {
    * what it did is healed by the next reset.
    */
   async enact(fault: Fault, recorded?: Recorded, signal?: AbortSignal): Promise<FaultOutcome> {
-    const clock = this.ctx.clock ?? realClock;
-    const begun = clock.nowMs();
     const cut = (reason: unknown): FaultOutcome => ({
       fault,
       nodes: [],
       outcome: 'error',
-      error: cutMessage(reason, clock.nowMs() - begun),
+      error: cutMessage(reason),
     });
     if (signal?.aborted) return cut(signal.reason);
     const call = this.enactNow(fault, this.inFlight, recorded, signal);

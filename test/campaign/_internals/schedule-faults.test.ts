@@ -197,7 +197,7 @@ describe('ScheduleFaults: the time budget bounds the faults', () => {
         type: 'info',
         f: 'member-remove',
         value: ['n3'],
-        error: 'cut short at the time budget (--time 10 s), 1.0 s after it began',
+        error: 'cut short at the time budget (--time 10 s)',
       },
       {
         type: 'info',
@@ -210,9 +210,7 @@ describe('ScheduleFaults: the time budget bounds the faults', () => {
     // the next reset reconciles with the configuration.
     expect(scheduled.faults).toEqual([]);
     expect(state.faultCount).toBe(0);
-    expect(faults).toEqual([
-      'member-remove error: cut short at the time budget (--time 10 s), 1.0 s after it began',
-    ]);
+    expect(faults).toEqual(['member-remove error: cut short at the time budget (--time 10 s)']);
     expect(cluster.isMember('n3')).toBe(true);
     expect(await world.settle(nemesis.healAll(), VIRTUAL_LIMIT_MS)).toEqual([]);
     expect(cluster.members).toEqual(NODES);
