@@ -315,7 +315,9 @@ export class Nemesis {
     }
     const clock = this.ctx.clock ?? realClock;
     const gaveUp = new AbortController();
-    await Promise.race([call.done, clock.sleep(CUT_CALL_SETTLE_MS, gaveUp.signal)]);
+    // Not past the run's stop (Ctrl-C) either.
+    const until = this.ctx.signal ? AbortSignal.any([gaveUp.signal, this.ctx.signal]) : gaveUp.signal;
+    await Promise.race([call.done, clock.sleep(CUT_CALL_SETTLE_MS, until)]);
     gaveUp.abort();
   }
 
