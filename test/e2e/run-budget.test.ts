@@ -1,11 +1,22 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 
 import type { AfterBudget } from '../../src/core/run-timing.js';
-import { explainExit, jsonOf, mallory, processesMentioning, registryFiles, useSandboxes } from './helpers.js';
+import {
+  BIN,
+  explainExit,
+  jsonOf,
+  mallory,
+  processesMentioning,
+  REPO,
+  registryFiles,
+  useSandboxes,
+  waitFor,
+} from './helpers.js';
 
 /**
  * Every node cut off from every other, then two removals: none can commit, and each call retries
@@ -91,6 +102,59 @@ describe('mallory run: the time budget bounds the faults (kvraft, real processes
       run: { id: string };
     };
     expect(processesMentioning(`mallory-${run.run.id}`)).toEqual([]);
+    expect(registryFiles(box)).toEqual([]);
+  });
+
+  it('Ctrl-C during a membership change cuts it short at once: the run ends interrupted, the op :info', async () => {
+    const box = newSandbox();
+    const schedule = join(box.state, '..', 'ctrl-c.jsonl');
+    writeFileSync(
+      schedule,
+      SCHEDULE.slice(0, 2)
+        .map((l) => JSON.stringify(l))
+        .join('\n'),
+    );
+    const child = spawn(
+      process.execPath,
+      [BIN, 'run', '--time', '5m', '--schedule', schedule, '--store', box.store],
+      {
+        env: box.env,
+        cwd: REPO,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) =>
+      child.once('exit', (code) => {
+        r(code);
+      }),
+    );
+    const history = (): string => {
+      const file = join(box.store, 'latest', 'history.jsonl');
+      return existsSync(file) ? readFileSync(file, 'utf8') : '';
+    };
+    // The removal is out (it cannot commit for about ten seconds).
+    await waitFor(() => history().includes('"f":"member-remove","value":["n3"]}'), 60_000);
+    child.kill('SIGINT');
+    expect(await exited, stderr).toBe(130);
+
+    const ops = history()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as HistoryOp)
+      .filter((op) => op.process === 'nemesis' && op.f === 'member-remove');
+    expect(ops.map(({ type, error }) => ({ type, error }))).toEqual([
+      { type: 'info', error: undefined },
+      { type: 'info', error: 'cut short: the run is stopping' },
+    ]);
+    const dir = realpathSync(join(box.store, 'latest'));
+    const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as {
+      status: string;
+      run: { id: string };
+    };
+    expect(results.status).toBe('interrupted');
+    expect(processesMentioning(`mallory-${results.run.id}`)).toEqual([]);
     expect(registryFiles(box)).toEqual([]);
   });
 });
