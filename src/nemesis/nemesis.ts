@@ -253,8 +253,8 @@ export class Nemesis {
     });
     if (signal?.aborted) return cut(signal.reason);
     const call = this.enactNow(fault, this.inFlight, recorded, signal);
-    if (signal === undefined) return call;
     this.inFlight = { done: call.catch(() => undefined), cut: false };
+    if (signal === undefined) return call;
     const raced = await untilAborted(call, signal);
     if (raced.settled) return raced.value;
     this.inFlight = { ...this.inFlight, cut: true };

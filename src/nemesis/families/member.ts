@@ -144,8 +144,11 @@ async function dropStrayMembers(
     // A change whose call failed: reconcile only with a configuration that has stopped changing.
     real = await stableMembers(ctx, UNSETTLED_WAIT_MS);
     if (real === undefined) {
+      const why = stopped(ctx)
+        ? 'the run stopped before the configuration answered the same twice'
+        : `the configuration did not answer the same twice within ${UNSETTLED_WAIT_MS / 1000} s`;
       errors.push(
-        `member ${[...unsettled].join(', ')}: a membership change whose call failed is still unsettled: the configuration did not answer the same twice within ${UNSETTLED_WAIT_MS / 1000} s`,
+        `member ${[...unsettled].join(', ')}: a membership change whose call failed is still unsettled: ${why}`,
       );
       return 0;
     }
