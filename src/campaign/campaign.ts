@@ -147,6 +147,7 @@ export class Campaign {
         history,
         rng,
         onExit: (exit) => state.exits.push(exit),
+        signal,
       });
       const roles = new RoleRecorder(store.dir, state.startMs, clock);
       parts.observation.onEvent(roles.hear);

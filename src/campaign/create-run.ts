@@ -261,6 +261,8 @@ export interface RunContext {
   readonly rng: Rng;
   /** Hears each node exit the cluster sees. */
   readonly onExit: (exit: NodeExit) => void;
+  /** The run's stop (Ctrl-C): it ends the nemesis's waits in a reset. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -327,6 +329,7 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
         ...(clocks ? { clocks } : {}),
         ...(disks ? { disks } : {}),
         clock: history.clock,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
       },
       config.faultTargets,
     );
@@ -377,7 +380,7 @@ function assembleSim(plan: RunPlan, world: SimWorld, ctx: RunContext): RunParts 
     system,
     rng.fork('nemesis'),
     config.faults,
-    { clock: history.clock },
+    { clock: history.clock, ...(ctx.signal ? { signal: ctx.signal } : {}) },
     config.faultTargets,
   );
   return {

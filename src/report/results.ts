@@ -93,7 +93,19 @@ export const ResultsSchema = z
         startupMs: Ms.describe('from the run start to the first schedule: cluster start and warm-up'),
         schedulesMs: Ms.describe('the schedules, each with its reset, final reads and checks'),
         stoppingMs: Ms.describe('after the last schedule: stopping the nodes and observers'),
-        elapsedMs: Ms.describe('the whole run; above budgetMs by the last schedule that started within it'),
+        elapsedMs: Ms.describe(
+          "the whole run; above budgetMs by the last schedule's reset, final reads and checks",
+        ),
+        afterBudget: z
+          .object({
+            faultsEndedMs: Ms.describe("when the last schedule's faults ended, from the run start"),
+            resetMs: Ms.describe('healing every fault and waiting for the system to serve again'),
+            finalReadsMs: Ms,
+            checksMs: Ms,
+          })
+          .strict()
+          .optional()
+          .describe('what followed --time, when the last schedule ended after it'),
       })
       .strict()
       .optional()
@@ -299,9 +311,19 @@ function replaysOf(bugDir: string): { replays?: NonNullable<Results['bugs'][numb
 function timingOf(value: unknown): value is RunTiming {
   if (typeof value !== 'object' || value === null) return false;
   const keys = ['budgetMs', 'startupMs', 'schedulesMs', 'stoppingMs', 'elapsedMs'];
+  const record = value as Record<string, unknown>;
+  const after = record.afterBudget;
+  const afterKeys = ['faultsEndedMs', 'resetMs', 'finalReadsMs', 'checksMs'];
+  const afterOk =
+    after === undefined ||
+    (typeof after === 'object' &&
+      after !== null &&
+      afterKeys.every((k) => typeof (after as Record<string, unknown>)[k] === 'number') &&
+      Object.keys(after).length === afterKeys.length);
   return (
-    keys.every((k) => typeof (value as Record<string, unknown>)[k] === 'number') &&
-    Object.keys(value).length === keys.length
+    keys.every((k) => typeof record[k] === 'number') &&
+    afterOk &&
+    Object.keys(value).length === keys.length + (after === undefined ? 0 : 1)
   );
 }
 
