@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,6 +37,25 @@ function fingerprint(runDir: string): { history: string; nodes: string; states: 
   }
 }
 
+/**
+ * A simulated run's results.json without what differs between two runs of one seed by design:
+ * paths (the store's), and what the run cost in real time.
+ */
+function seededResults(runDir: string): { sim: { digest: string }; run: { startedAt: string } } {
+  const text = readFileSync(join(runDir, 'results.json'), 'utf8').replaceAll(dirname(runDir), '<store>');
+  const results = JSON.parse(text) as {
+    sim: { digest: string };
+    run: { startedAt: string; config: Record<string, unknown> };
+    coverage: Record<string, number>;
+    schedules: { checkers: { ms: number | null }[] }[];
+  };
+  delete results.run.config.store;
+  const costs = new Set(['fuzzer_peak_rss_mb', 'sim_wall_s', 'sim_speedup']);
+  results.coverage = Object.fromEntries(Object.entries(results.coverage).filter(([k]) => !costs.has(k)));
+  for (const s of results.schedules) for (const c of s.checkers) c.ms = null;
+  return results;
+}
+
 describe('mallory run --sim (kvraft in the simulated world, on virtual time)', () => {
   const boxes: Sandbox[] = [];
   const box = (): Sandbox => {
@@ -62,6 +81,18 @@ describe('mallory run --sim (kvraft in the simulated world, on virtual time)', (
       }),
     );
     const [a, b, c, other] = runs.map((s) => fingerprint(s.runDir));
+    // The run dir is named after the virtual start and the seed, and results.json is the same but
+    // for the store's path and what the run cost in real time (memory, wall seconds, check times).
+    expect(runs.map((s) => basename(s.runDir))).toEqual([
+      ...Array<string>(3).fill('20260101T000000-000Z-sim-C2-7'),
+      '20260101T000000-000Z-sim-C2-8',
+    ]);
+    const [ra, rb, rc, rother] = runs.map((s) => seededResults(s.runDir));
+    expect(ra.sim.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(rb).toEqual(ra);
+    expect(rc).toEqual(ra);
+    expect(rother.sim.digest).not.toBe(ra.sim.digest);
+    expect(ra.run.startedAt).toBe('2026-01-01T00:00:00.000Z');
     expect(a.history).not.toBe(createHash('sha256').update('').digest('hex'));
     expect(b).toEqual(a);
     expect(c).toEqual(a);
