@@ -6,8 +6,8 @@ import { refuseSim } from './_internals/sim-parts.js';
 
 /**
  * What the simulator cannot run of a comparison (`compare --sim`, `plan --sim`), refused in one
- * line before any campaign or plan exists: each side as its campaigns would run (its fault
- * families added), and sharing through an exchange (`--exchange`, a side's `+exchange`).
+ * line before any campaign or plan exists: what `run --sim` refuses, and sharing through an
+ * exchange (`--exchange`, a side's `+exchange`).
  */
 export async function refuseSimSides(
   base: RunConfig,
@@ -16,10 +16,7 @@ export async function refuseSimSides(
 ): Promise<void> {
   if (base.sim === undefined) return;
   const { definition } = await loadSystem(base.system);
-  for (const arm of arms) {
-    const faults = new Set([...base.faults, ...arm.addFaults]);
-    refuseSim({ ...base, faults: [...faults] }, definition.name, (family) => faults.has(family));
-  }
+  refuseSim(base, definition.name);
   const shared = arms.find((a) => a.exchange);
   if (shared !== undefined || options.exchange) {
     throw new UsageError(

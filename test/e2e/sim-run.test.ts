@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -158,6 +158,43 @@ describe('mallory run --sim (kvraft in the simulated world, on virtual time)', (
     ]);
   });
 
+  it('takes the disk and clock families: ack-before-fsync is found where the disks keep only what was fsynced (C2, C3), hidden where every write is durable at once (C1)', async () => {
+    const faults = 'partition,kill,pause,packet,member,clock,disk';
+    const outcomes = await Promise.all(
+      (['C1', 'C2', 'C3'] as const).map(async (contract) => {
+        const b = box();
+        const r = await mallory(
+          [
+            'run',
+            '--sim',
+            '--sim-contract',
+            contract,
+            '--bug',
+            'ack-before-fsync',
+            '--faults',
+            faults,
+            '--seed',
+            '1',
+            '--time',
+            '2m',
+            '--stop-on-bug',
+            '--store',
+            b.store,
+            '--json',
+          ],
+          b,
+        );
+        return { contract, code: r.code, summary: jsonOf(r) as RunSummary };
+      }),
+    );
+    const kinds = Object.fromEntries(outcomes.map((o) => [o.contract, o.summary.bugs.map((x) => x.kind)]));
+    expect(kinds).toEqual({ C1: [], C2: ['durability'], C3: ['durability'] });
+    expect(outcomes.map((o) => o.code)).toEqual([0, 1, 1]);
+    // The disk faults were the world's: a crash of the disks that lost what was not fsynced.
+    for (const o of outcomes.slice(1))
+      expect(o.summary.bugs[0].message).toMatch(/disks lost unfsynced writes/);
+  });
+
   it('refuses --sim for another system and with --hosts, in one line, before a run exists', async () => {
     const b = box();
     const other = await mallory(['run', '--sim', '--system', 'etcd', '--store', b.store], b);
@@ -168,6 +205,14 @@ describe('mallory run --sim (kvraft in the simulated world, on virtual time)', (
     const hosts = await mallory(['run', '--sim', '--hosts', 'h1,h2,h3', '--store', b.store], b);
     expect(hosts.code).toBe(2);
     expect(hosts.stderr.trim()).toBe('mallory: --sim: the nodes run in this process: drop --hosts');
+    // A slow disk costs CPU time, which the world does not have: a schedule's slow-disk line is refused.
+    const schedule = join(b.store, '..', 'slow.jsonl');
+    writeFileSync(schedule, '{"atMs": 1000, "f": "slow-disk", "value": {"target": "one", "delayMs": 50}}\n');
+    const slow = await mallory(['run', '--sim', '--schedule', schedule, '--store', b.store], b);
+    expect(slow.code).toBe(2);
+    expect(slow.stderr.trim().split('\n')).toEqual([
+      `mallory: --sim: ${schedule}: slow-disk at 1000 ms is not simulated (a slow disk costs CPU time, which is zero in the simulator): remove the line`,
+    ]);
     expect(existsSync(b.store)).toBe(false);
   });
 });
