@@ -65,6 +65,21 @@ const ReplayOfResult = z
   })
   .strict();
 
+const SimWorld = z
+  .object({
+    seed: z.number().int(),
+    contract: z.enum(['C1', 'C2', 'C3']).describe("the simulated disks' storage contract (--sim-contract)"),
+    partitions: z
+      .enum(['proxy', 'netns'])
+      .describe("cuts with the proxies' semantics (reset) or iptables' (held)"),
+    digest: z
+      .string()
+      .describe(
+        "sha-256 of the world's events in order with their virtual times: the same for every run of one seed",
+      ),
+  })
+  .strict();
+
 export const ResultsSchema = z
   .object({
     schema: z.literal(RESULTS_SCHEMA_NAME),
@@ -279,6 +294,7 @@ export const ResultsSchema = z
     coverage: z
       .record(z.string(), z.number())
       .describe('final coverage metrics: states_<abstraction>, event_types, intra_pairs, …'),
+    sim: SimWorld.optional().describe('the simulated world of a run with --sim; absent for a real run'),
   })
   .strict();
 
@@ -437,7 +453,12 @@ export function runResults(data: RunData): Results {
       checkers: s.checkers.map((c) => ({ ...c, findings: [...c.findings] })),
     })),
     coverage,
+    ...(isSimWorld(summary.sim) ? { sim: summary.sim } : {}),
   };
+}
+
+function isSimWorld(value: unknown): value is z.infer<typeof SimWorld> {
+  return SimWorld.safeParse(value).success;
 }
 
 function isNumberRecord(value: unknown): value is Record<string, number> {
