@@ -96,12 +96,24 @@ export type TornCut = 'sector' | 'byte';
 export interface Tear {
   readonly seed: number;
   readonly cut: TornCut;
+  /**
+   * The dir the FUSE layer would be mounted on (the node's data dir): the cut hashes a file's path
+   * relative to it, as the layer does, so one seed cuts a file where the layer would.
+   */
+  readonly root?: string;
 }
 
-/** A stable 32-bit hash of a seed and a path (FNV-1a), so one seed cuts a file the same way. */
-function cutHash(seed: number, file: string): number {
-  let h = 0x811c9dc5;
-  for (const ch of `${seed}:${file}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+const FNV64_OFFSET = 0xcbf29ce484222325n;
+const FNV64_PRIME = 0x100000001b3n;
+const U64 = 0xffffffffffffffffn;
+
+/**
+ * The FUSE layer's documented cut hash: 64-bit FNV-1a over the seed's decimal digits, a NUL and
+ * the file's path (relative to the mount), so a seed tears a file here exactly as it does there.
+ */
+function cutHash(seed: number, file: string): bigint {
+  let h = FNV64_OFFSET;
+  for (const byte of Buffer.from(`${seed}\0${file}`)) h = ((h ^ BigInt(byte)) * FNV64_PRIME) & U64;
   return h;
 }
 
@@ -224,10 +236,10 @@ export class SimDisk {
         this.durableNames.delete(name);
         continue;
       }
-      const last = inode.pending.at(-1);
-      const page = tear && last?.kind === 'write' ? inode.visible.read() : undefined;
+      const last = tear ? lastWrite(inode.pending) : undefined;
+      const page = last !== undefined && last.length > 0 ? inode.visible.read() : undefined;
       if (this.contract === 'C3') this.persistSome(inode);
-      if (tear && last?.kind === 'write' && page) this.tearLast(inode, last, page, tear, name);
+      if (tear && last !== undefined && page) this.tearLast(inode, last, page, tear, name);
       inode.pending = [];
       inode.visible = inode.durable.copy();
       this.visibleNames.set(name, inode);
@@ -241,20 +253,15 @@ export class SimDisk {
    * `byte`: a strict, non-empty prefix that does not end on a sector boundary. Under C1 nothing is
    * unsynced, so nothing tears.
    */
-  private tearLast(
-    inode: Inode,
-    last: Extract<Pending, { kind: 'write' }>,
-    page: Buffer,
-    tear: Tear,
-    name: string,
-  ): void {
-    const { offset, data } = last;
-    const h = cutHash(tear.seed, name);
+  private tearLast(inode: Inode, last: WriteSpan, page: Buffer, tear: Tear, name: string): void {
+    const { offset } = last;
+    const data = { length: last.length };
+    const h = cutHash(tear.seed, tear.root === undefined ? name : path.relative(tear.root, name));
     let from = offset;
     let to = offset;
     if (tear.cut === 'byte') {
       if (data.length > 1) {
-        let keep = 1 + (h % (data.length - 1));
+        let keep = 1 + Number(h % BigInt(data.length - 1));
         if (keep % SECTOR_BYTES === 0) keep--;
         to = offset + keep;
       }
@@ -263,7 +270,7 @@ export class SimDisk {
       const end = offset + data.length;
       if (first < end) {
         const boundaries = Math.floor((end - 1 - first) / SECTOR_BYTES) + 1;
-        to = first + (h % boundaries) * SECTOR_BYTES;
+        to = first + Number(h % BigInt(boundaries)) * SECTOR_BYTES;
         from = Math.floor(offset / SECTOR_BYTES) * SECTOR_BYTES;
       }
     }
@@ -318,6 +325,39 @@ export class SimDisk {
       }
     }
   }
+}
+
+/** Where a file's last unsynced write lies. */
+interface WriteSpan {
+  readonly offset: number;
+  readonly length: number;
+}
+
+/** The page size the kernel splits a large write at (the FUSE layer joins such pieces again). */
+const PAGE_BYTES = 4096;
+
+/**
+ * A file's last unsynced write as the FUSE layer keeps it: a write that continues the previous one
+ * at a page boundary is its continuation (a write the kernel sent in pieces), and a truncation
+ * since cuts off what lay past the new size (nothing left: no last write).
+ */
+function lastWrite(pending: readonly Pending[]): WriteSpan | undefined {
+  let last: WriteSpan | undefined;
+  for (const op of pending) {
+    if (op.kind === 'write') {
+      const continues =
+        last !== undefined &&
+        last.length > 0 &&
+        last.offset + last.length === op.offset &&
+        op.offset % PAGE_BYTES === 0;
+      last = continues
+        ? { offset: last!.offset, length: last!.length + op.data.length }
+        : { offset: op.offset, length: op.data.length };
+    } else if (last !== undefined && last.offset + last.length > op.length) {
+      last = { offset: last.offset, length: Math.max(0, op.length - last.offset) };
+    }
+  }
+  return last;
 }
 
 function applyTo(bytes: Bytes, op: Pending): void {

@@ -1,5 +1,6 @@
 import type { DiskLayer } from '../cluster/disk-layer.js';
 import type { DiskFault } from './disk.js';
+import { simDataDir } from './kvraft.js';
 import type { World } from './world.js';
 
 /** The disk kinds the simulated disk does not do (a slow disk needs CPU time, which is zero here). */
@@ -33,7 +34,7 @@ export class SimDiskLayer implements Pick<DiskLayer, 'command' | 'isMounted'> {
       const seed = Number(arg);
       if (!Number.isInteger(seed) || (cut !== 'sector' && cut !== 'byte'))
         return Promise.reject(new Error(`simulated disk: bad command "${line}"`));
-      this.world.crashDisk(node, { seed, cut });
+      this.world.crashDisk(node, { seed, cut, root: simDataDir(node) });
       return Promise.resolve('ok');
     }
     if ((verb === 'fsync-error' || verb === 'full') && (arg === 'on' || arg === 'off')) {
