@@ -5,11 +5,14 @@ import type { Op } from '../core/op.js';
 import type { ScheduleEntry } from '../nemesis/nemesis.js';
 import type { SystemAdapter } from '../systems/system.js';
 import type { BugKind } from './bug.js';
+import type { DeathWhileWritesRefused } from '../check/durability.js';
 
 export interface ScheduleCheckInput {
   readonly schedule: number;
   readonly ops: readonly Op[];
   readonly faults: readonly ScheduleEntry[];
+  /** Node processes that ended by themselves while their disk refused writes (judged as disk losses). */
+  readonly deathsWhileWritesRefused?: readonly DeathWhileWritesRefused[];
   /** The probe events of the schedule that the invariant checks need (`InvariantEvents`). */
   readonly events: readonly Event[];
   readonly runDir: string;

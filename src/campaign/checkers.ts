@@ -167,7 +167,7 @@ function durabilityFinding(
   const contract = contractOf(input);
   if (contract === undefined || !dataLoss) return undefined;
   const declared = contract.level;
-  const verdict = judgeDurability(declared, input.faults, input.nodeCount);
+  const verdict = judgeDurability(declared, input.faults, input.nodeCount, input.deathsWhileWritesRefused);
   if (verdict === undefined) return undefined;
   const faults = verdict.dataLossFaults.join('; ');
   const promise =
@@ -263,7 +263,7 @@ function failoverNote(
 function beyondDurability(input: ScheduleCheckInput): { level: string; faults: string } | undefined {
   const level = contractOf(input)?.level;
   if (level === undefined) return undefined;
-  const verdict = judgeDurability(level, input.faults, input.nodeCount);
+  const verdict = judgeDurability(level, input.faults, input.nodeCount, input.deathsWhileWritesRefused);
   if (verdict === undefined || verdict.withinContract) return undefined;
   return { level, faults: verdict.dataLossFaults.join('; ') };
 }
@@ -325,7 +325,11 @@ async function rollbackHolds(
   const rolledBack = new Set<string>();
   const open = explanations.filter((e) => e.key !== undefined && !DATA_LOSS_ANOMALIES.has(e.anomaly));
   if (open.length === 0) return rolledBack;
-  const lossesNs = diskLossTimesNs(nemesisOps, input.faults);
+  const lossesNs = diskLossTimesNs(
+    nemesisOps,
+    input.faults,
+    (input.deathsWhileWritesRefused ?? []).length > 0,
+  );
   if (lossesNs.length === 0) return rolledBack;
   for (const e of open) {
     const keyOps = clientOps.filter(

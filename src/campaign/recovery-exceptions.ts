@@ -1,4 +1,9 @@
-import { type DurabilityContract, type DurabilityVerdict, judgeDurability } from '../check/durability.js';
+import {
+  type DeathWhileWritesRefused,
+  type DurabilityContract,
+  type DurabilityVerdict,
+  judgeDurability,
+} from '../check/durability.js';
 import { rethrowHarness } from '../core/errors.js';
 import type { ScheduleEntry } from '../nemesis/nemesis.js';
 import type { ClusterView, SystemAdapter } from '../systems/system.js';
@@ -52,9 +57,10 @@ export function disksLostBeyondContract(
   systemName: string,
   faults: readonly ScheduleEntry[],
   nodeCount: number,
+  deaths: readonly DeathWhileWritesRefused[] = [],
 ): { words: string; evidence: DurabilityContract & DurabilityVerdict } | undefined {
   if (contract === undefined) return undefined;
-  const verdict = judgeDurability(contract.level, faults, nodeCount);
+  const verdict = judgeDurability(contract.level, faults, nodeCount, deaths);
   if (verdict === undefined || verdict.withinContract) return undefined;
   const who =
     contract.statedBy === 'system' ? `${systemName} declares it survives` : 'the run checks (--durability)';

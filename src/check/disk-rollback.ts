@@ -24,7 +24,7 @@ function valueSet(op: Op): { set: true; value: unknown } | undefined {
  * A key's ops (key-value register ops, `[key, v]`, in history order) with the rollbacks that disk
  * losses at `lossesNs` allow: a node that lost written data from its disk may come back holding a
  * value the key held before, and serve it. For each loss, the key's initial value and the last
- * `MAX_ROLLBACK_VALUES` distinct values written (invoked) before it become writes invoked at the
+ * `MAX_ROLLBACK_VALUES` distinct values written before it (invoked, and not failed) become writes invoked at the
  * loss that never complete (Jepsen's `:info`): each may take effect once, at any time after, or
  * never. When the key's history is linearizable with them, its violation is state going back to
  * an earlier value: what a disk loss does.
@@ -35,11 +35,24 @@ export function withRollbacks(
   lossesNs: readonly number[],
   initial: unknown = null,
 ): Op[] {
+  // A write that failed never took effect: no copy of the key ever held its value.
+  const failed = new Set<Op>();
+  const open = new Map<Op['process'], Op>();
+  for (const op of keyOps) {
+    if (op.type === 'invoke') open.set(op.process, op);
+    else {
+      const invoke = open.get(op.process);
+      if (invoke !== undefined && op.type === 'fail') failed.add(invoke);
+      open.delete(op.process);
+    }
+  }
   const added: Op[] = [];
   let process = ROLLBACK_PROCESS_BASE;
   for (const lossNs of [...lossesNs].sort((a, b) => a - b)) {
     const values = new Map<string | number | bigint, unknown>([[canonicalKey(initial), initial]]);
-    const written = keyOps.filter((op) => op.type === 'invoke' && op.time < lossNs).map(valueSet);
+    const written = keyOps
+      .filter((op) => op.type === 'invoke' && op.time < lossNs && !failed.has(op))
+      .map(valueSet);
     for (let i = written.length - 1; i >= 0 && values.size <= MAX_ROLLBACK_VALUES; i--) {
       const w = written[i];
       if (w !== undefined && !values.has(canonicalKey(w.value))) values.set(canonicalKey(w.value), w.value);
@@ -68,12 +81,18 @@ export function withRollbacks(
 /**
  * When the disk losses of a schedule took effect, from its nemesis ops (ns, as op times): the end
  * of each fault that drops written data (`DISK_LOSS_FAULTS`; and every kill, when one fell on a
- * node whose disk refused writes). A fault is recorded when it starts and when it is done; a node
+ * node whose disk refused writes; and every induced exit, when a node died so). A fault is recorded when it starts and when it is done; a node
  * serves what it lost only after that.
  */
-export function diskLossTimesNs(nemesisOps: readonly Op[], faults: readonly EnactedFault[]): number[] {
+export function diskLossTimesNs(
+  nemesisOps: readonly Op[],
+  faults: readonly EnactedFault[],
+  diedWhileWritesRefused = false,
+): number[] {
   const losing = new Set(DISK_LOSS_FAULTS);
   if (killsWhileWritesRefused(faults).length > 0) losing.add('kill');
+  // The run records a node's own exit under a failing disk as `induced-exit`, once.
+  if (diedWhileWritesRefused) losing.add('induced-exit');
   const started = new Map<string, number>();
   const times: number[] = [];
   for (const op of nemesisOps) {

@@ -8,6 +8,23 @@ export interface EnactedFault {
 }
 
 /**
+ * A node's process that ended by itself while its disk refused its writes (an induced exit under
+ * `disk-full`): it dropped what it kept in memory for them, as a kill then does. `atMs`: when the
+ * run saw it (ms since the schedule began).
+ */
+export interface DeathWhileWritesRefused {
+  readonly atMs: number;
+  readonly node: string;
+  /** The write-refusing fault in effect. */
+  readonly because: string;
+}
+
+/** Whether an induced exit under this disk fault drops data (the disk refused writes). */
+export function refusesWrites(diskFault: string | undefined): boolean {
+  return diskFault !== undefined && WRITE_REFUSING_FAULTS.includes(diskFault);
+}
+
+/**
  * What a system declares an acknowledged write survives:
  * - `process-crash`: its processes being killed (what it wrote reaches the disk eventually; a kill
  *   while the disk refused its writes, `disk-full`, is judged as a disk loss);
@@ -101,8 +118,12 @@ export function judgeDurability(
   durability: Durability,
   faults: readonly EnactedFault[],
   nodeCount: number,
+  deaths: readonly DeathWhileWritesRefused[] = [],
 ): DurabilityVerdict | undefined {
-  const killed = killsWhileWritesRefused(faults);
+  const killed = [
+    ...killsWhileWritesRefused(faults),
+    ...deaths.map((d) => ({ atMs: d.atMs, f: 'exit', nodes: [d.node], because: d.because })),
+  ];
   const diskLoss = [...faults.filter((f) => DISK_LOSS_FAULTS.includes(f.f)), ...killed].sort(
     (a, b) => a.atMs - b.atMs,
   );

@@ -58,6 +58,8 @@ export interface InducedCause {
    * `fsync-error`); for a connection cut, the words that follow "stopped (code 1)".
    */
   readonly cause: string;
+  /** The disk fault in effect (`disk-full`, `fsync-error`), when a disk's. */
+  readonly diskFault?: string;
   readonly fromBytes?: Readonly<Record<string, number>>;
   /**
    * `disk` (the default): a fail-stop, so the crash text the process wrote since the fault began
@@ -125,6 +127,8 @@ export interface LogFinding {
   readonly message: string;
   /** The lines that show it, with the node's last lines before it. */
   readonly lines: readonly string[];
+  /** An induced exit's disk fault (`disk-full`: the process died while its writes were refused). */
+  readonly diskFault?: string;
 }
 
 /** A line of crash text, kept until the exits of the same scan say whether it announced an induced one. */
@@ -257,6 +261,7 @@ export class LogCheck {
             kind: 'induced-exit',
             message: `${exit.node} stopped (${how}, the nemesis stopping it) while ${induced.cause} was in effect on its disk; it said: ${announced[0].line.slice(0, 300)}`,
             lines: [...new Set([...announced.map((c) => c.line), ...lastLines()])],
+            ...(induced.diskFault !== undefined ? { diskFault: induced.diskFault } : {}),
           });
         }
         continue;
@@ -309,6 +314,7 @@ export class LogCheck {
             kind: 'induced-exit',
             message: `${exit.node} stopped (${how}) while writing the crash report that ${found.cause.cause} on its disk made it start; it said: ${found.report[0].line.slice(0, 300)}`,
             lines: [...new Set([...found.report.map((c) => c.line), ...lines])],
+            ...(found.cause.diskFault !== undefined ? { diskFault: found.cause.diskFault } : {}),
           });
           continue;
         }
@@ -321,6 +327,7 @@ export class LogCheck {
           kind: 'induced-exit',
           message: `${exit.node} stopped (${how}) while ${induced.cause} was in effect on its disk${said}`,
           lines: [...new Set([...announced.map((c) => c.line), ...lines])],
+          ...(induced.diskFault !== undefined ? { diskFault: induced.diskFault } : {}),
         });
         continue;
       }

@@ -61,6 +61,18 @@ describe('withRollbacks', () => {
     expect(out.map((op) => op.time)).toEqual([1, 2, 5, 5, 5, 10]);
   });
 
+  it('leaves out writes that failed: no copy held their values (a value behind many refused writes is kept)', () => {
+    const ops: Op[] = [write(1, 772), { ...write(2, 772), type: 'ok' }];
+    for (let i = 0; i < 20; i++) {
+      const t = 10 + 2 * i;
+      ops.push(write(t, 800 + i, 1), { ...write(t + 1, 800 + i, 1), type: 'fail' });
+    }
+    const values = withRollbacks(ops, 'k', [100])
+      .filter((op) => (op.process as number) >= 1e9)
+      .map((op) => (op.value as unknown[])[1]);
+    expect(values).toEqual([null, 772]);
+  });
+
   it('keeps at most MAX_ROLLBACK_VALUES written values per loss', () => {
     const ops = Array.from({ length: 20 }, (_, i) => write(i, i));
     const rollbacks = withRollbacks(ops, 'k', [100]).filter((op) => (op.process as number) >= 1e9);

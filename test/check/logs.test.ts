@@ -188,6 +188,16 @@ describe('LogCheck', () => {
     expect(kinds).toEqual(['induced-exit']);
   });
 
+  it('an induced exit names the disk fault it is put down to (a death under disk-full drops data)', () => {
+    const check = new LogCheck(runDir, kvraftAdapter.crashPatterns);
+    write('n1', ['Error: ENOSPC: no space left on device, write']);
+    const [finding] = check.scan(['n1'], [exit('n1', false)], () => ({
+      cause: 'disk-full (writes answering ENOSPC)',
+      diskFault: 'disk-full',
+    }));
+    expect(finding).toMatchObject({ kind: 'induced-exit', diskFault: 'disk-full' });
+  });
+
   it('crash text written before the fault began, or by the process started after the exit, stays a finding', () => {
     const check = new LogCheck(runDir, adapter.crashPatterns, adapter.membershipExitPatterns);
     write('n1', ['panic: an old bug']);

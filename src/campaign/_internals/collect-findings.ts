@@ -1,5 +1,5 @@
 import type { NodeExit } from '../../cluster/cluster.js';
-import { durabilityContract } from '../../check/durability.js';
+import { type DeathWhileWritesRefused, durabilityContract, refusesWrites } from '../../check/durability.js';
 import type { NetworkBackend } from '../../cluster/net/backend.js';
 import { NS_PER_MS } from '../../core/clock.js';
 import type { Event } from '../../core/event.js';
@@ -46,8 +46,9 @@ export async function collectFindings(
   const scheduleEvents = parts.observation.takeScheduleEvents();
   await settleExits(live);
   // A crash the system's declared known issue explains is a note naming the issue.
+  const deaths: DeathWhileWritesRefused[] = [];
   const known = markKnownCrashes(
-    crashFindings(live, scheduled.schedule),
+    crashFindings(live, scheduled, deaths),
     live.plan.system.knownIssues ?? [],
     scheduled.faults,
   );
@@ -56,7 +57,7 @@ export async function collectFindings(
   const recoveryFindings: Finding[] = [];
   if (!recovery.recovered && !signal.aborted) {
     recoveryFindings.push(
-      markKnownNoRecovery(await recoveryFinding(live, recovery, scheduled.faults), known.known),
+      markKnownNoRecovery(await recoveryFinding(live, recovery, scheduled.faults, deaths), known.known),
     );
   }
   if (slowRecovery && config.recoveryContract) {
@@ -77,7 +78,7 @@ export async function collectFindings(
         }
       : nodeVerdict('recovery', recoveryFindings),
   );
-  const checks = await runCheckers(live, scheduled, ops, scheduleEvents, findings, verdicts);
+  const checks = await runCheckers(live, scheduled, deaths, ops, scheduleEvents, findings, verdicts);
   return { findings: oneFindingPerCause(findings), checks, verdicts };
 }
 
@@ -107,6 +108,7 @@ async function recoveryFinding(
   live: LiveRun,
   recovery: Recovery,
   faults: ScheduleFaults['faults'],
+  deaths: readonly DeathWhileWritesRefused[],
 ): Promise<Finding> {
   const { config, plan, parts } = live;
   const timeoutMs = recoveryTimeoutMs(config, plan.system);
@@ -155,6 +157,7 @@ async function recoveryFinding(
     plan.system.name,
     faults,
     plan.nodes.length,
+    deaths,
   );
   if (beyond !== undefined) {
     return {
@@ -192,11 +195,17 @@ export async function settleExits(live: Pick<LiveRun, 'state' | 'signal' | 'cloc
  * no finding: it is said in the history instead, and for a failing disk with the crash text that
  * announced it (a fail-stop, see `LogCheck.scan`).
  */
-function crashFindings(live: LiveRun, schedule: number): Finding[] {
+function crashFindings(
+  live: LiveRun,
+  scheduled: Pick<ScheduleFaults, 'schedule' | 'scheduleStart'>,
+  deaths: DeathWhileWritesRefused[],
+): Finding[] {
   const { state, plan, parts, history, emit } = live;
+  const schedule = scheduled.schedule;
   const diskFaults = parts.disks;
   const causeOf = (window: ErrorWindow): InducedCause => ({
     cause: DISK_EXIT_CAUSES[window.cause],
+    diskFault: window.cause,
     ...(window.fromBytes !== undefined ? { fromBytes: window.fromBytes } : {}),
     ...(window.untilBytes !== undefined ? { untilBytes: window.untilBytes } : {}),
   });
@@ -230,6 +239,13 @@ function crashFindings(live: LiveRun, schedule: number): Finding[] {
       });
       if (f.kind === 'induced-exit') {
         state.inducedExits++;
+        // It died while its disk refused writes: what it held in memory for them is gone.
+        if (refusesWrites(f.diskFault))
+          deaths.push({
+            atMs: live.clock.nowMs() - scheduled.scheduleStart,
+            node: f.node,
+            because: f.diskFault ?? '',
+          });
         emit('message', `  schedule ${schedule + 1}: ${f.message} (an induced exit, not a crash)`);
       }
       continue;
@@ -288,6 +304,7 @@ export function connectionCutBefore(network: NetworkBackend, exit: NodeExit): In
 async function runCheckers(
   live: LiveRun,
   scheduled: ScheduleFaults,
+  deaths: readonly DeathWhileWritesRefused[],
   ops: readonly Op[],
   events: readonly Event[],
   findings: Finding[],
@@ -303,6 +320,7 @@ async function runCheckers(
       schedule: scheduled.schedule,
       ops,
       faults: scheduled.faults,
+      ...(deaths.length > 0 ? { deathsWhileWritesRefused: deaths } : {}),
       events,
       runDir: store.dir,
       system,
