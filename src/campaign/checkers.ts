@@ -328,7 +328,7 @@ async function rollbackHolds(
   const lossesNs = diskLossTimesNs(
     nemesisOps,
     input.faults,
-    (input.deathsWhileWritesRefused ?? []).length > 0,
+    (input.deathsWhileWritesRefused ?? []).map((d) => d.timeNs),
   );
   if (lossesNs.length === 0) return rolledBack;
   for (const e of open) {

@@ -81,18 +81,17 @@ export function withRollbacks(
 /**
  * When the disk losses of a schedule took effect, from its nemesis ops (ns, as op times): the end
  * of each fault that drops written data (`DISK_LOSS_FAULTS`; and every kill, when one fell on a
- * node whose disk refused writes; and every induced exit, when a node died so). A fault is recorded when it starts and when it is done; a node
+ * node whose disk refused writes) and `deathsNs`, when nodes died by themselves while their disk
+ * refused writes. A fault is recorded when it starts and when it is done; a node
  * serves what it lost only after that.
  */
 export function diskLossTimesNs(
   nemesisOps: readonly Op[],
   faults: readonly EnactedFault[],
-  diedWhileWritesRefused = false,
+  deathsNs: readonly number[] = [],
 ): number[] {
   const losing = new Set(DISK_LOSS_FAULTS);
   if (killsWhileWritesRefused(faults).length > 0) losing.add('kill');
-  // The run records a node's own exit under a failing disk as `induced-exit`, once.
-  if (diedWhileWritesRefused) losing.add('induced-exit');
   const started = new Map<string, number>();
   const times: number[] = [];
   for (const op of nemesisOps) {
@@ -102,6 +101,6 @@ export function diskLossTimesNs(
     else started.set(op.f, op.time);
   }
   // A fault whose end was never recorded (the run ended in it) took effect when it began.
-  times.push(...started.values());
+  times.push(...started.values(), ...deathsNs);
   return times.sort((a, b) => a - b);
 }

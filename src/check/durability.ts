@@ -14,6 +14,8 @@ export interface EnactedFault {
  */
 export interface DeathWhileWritesRefused {
   readonly atMs: number;
+  /** When it died, as op times (ns since the run began). */
+  readonly timeNs: number;
   readonly node: string;
   /** The write-refusing fault in effect. */
   readonly because: string;

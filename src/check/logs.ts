@@ -129,6 +129,8 @@ export interface LogFinding {
   readonly lines: readonly string[];
   /** An induced exit's disk fault (`disk-full`: the process died while its writes were refused). */
   readonly diskFault?: string;
+  /** An exit's time (monotonic ns, as `NodeExit.ts`). */
+  readonly ts?: number;
 }
 
 /** A line of crash text, kept until the exits of the same scan say whether it announced an induced one. */
@@ -261,7 +263,7 @@ export class LogCheck {
             kind: 'induced-exit',
             message: `${exit.node} stopped (${how}, the nemesis stopping it) while ${induced.cause} was in effect on its disk; it said: ${announced[0].line.slice(0, 300)}`,
             lines: [...new Set([...announced.map((c) => c.line), ...lastLines()])],
-            ...(induced.diskFault !== undefined ? { diskFault: induced.diskFault } : {}),
+            ...(induced.diskFault !== undefined ? { diskFault: induced.diskFault, ts: exit.ts } : {}),
           });
         }
         continue;
@@ -314,7 +316,7 @@ export class LogCheck {
             kind: 'induced-exit',
             message: `${exit.node} stopped (${how}) while writing the crash report that ${found.cause.cause} on its disk made it start; it said: ${found.report[0].line.slice(0, 300)}`,
             lines: [...new Set([...found.report.map((c) => c.line), ...lines])],
-            ...(found.cause.diskFault !== undefined ? { diskFault: found.cause.diskFault } : {}),
+            ...(found.cause.diskFault !== undefined ? { diskFault: found.cause.diskFault, ts: exit.ts } : {}),
           });
           continue;
         }
@@ -327,7 +329,7 @@ export class LogCheck {
           kind: 'induced-exit',
           message: `${exit.node} stopped (${how}) while ${induced.cause} was in effect on its disk${said}`,
           lines: [...new Set([...announced.map((c) => c.line), ...lines])],
-          ...(induced.diskFault !== undefined ? { diskFault: induced.diskFault } : {}),
+          ...(induced.diskFault !== undefined ? { diskFault: induced.diskFault, ts: exit.ts } : {}),
         });
         continue;
       }

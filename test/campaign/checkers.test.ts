@@ -678,7 +678,7 @@ describe('linearizabilityChecker after a disk loss: state going back to an earli
 describe('linearizabilityChecker after a node died by itself while its disk refused writes', () => {
   const system = { name: 'redis', durability: 'process-crash' as const };
   const full = { atMs: 1, f: 'disk-full' as const, value: 'all' as const, nodes: ['n1', 'n2', 'n3'] };
-  const death = { atMs: 4, node: 'n1', because: 'disk-full' };
+  const death = { atMs: 4, timeNs: 4e6, node: 'n1', because: 'disk-full' };
 
   it('a write lost then is a loss beyond a process-crash contract (a note), as after a kill', async () => {
     const [note] = await linearizabilityChecker(10_000).check({

@@ -243,6 +243,7 @@ function crashFindings(
         if (refusesWrites(f.diskFault))
           deaths.push({
             atMs: live.clock.nowMs() - scheduled.scheduleStart,
+            timeNs: (f.ts ?? history.startNs) - history.startNs,
             node: f.node,
             because: f.diskFault ?? '',
           });
