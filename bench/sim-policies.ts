@@ -10,7 +10,7 @@
  *  [seeds=30] [time=10m] [out=sim-policies.json]` (build first: `npm run build`)
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -35,12 +35,22 @@ interface Outcome {
   readonly wallMs: number;
 }
 
-const outcomes: Outcome[] = [];
+const earlier: Outcome[] = existsSync(OUT)
+  ? (() => {
+      const saved = JSON.parse(readFileSync(OUT, 'utf8')) as { time: string; outcomes: Outcome[] };
+      return saved.time === TIME ? saved.outcomes : [];
+    })()
+  : [];
+const outcomes: Outcome[] = [...earlier];
+function save(): void {
+  writeFileSync(OUT, JSON.stringify({ time: TIME, seeds: SEEDS, outcomes }, null, 2));
+}
 const store = mkdtempSync(path.join(tmpdir(), 'mallory-sim-policies-'));
 try {
   for (const bug of SWITCHES)
     for (const policy of POLICIES)
       for (let seed = 1; seed <= SEEDS; seed++) {
+        if (earlier.some((o) => o.bug === bug && o.policy === policy && o.seed === seed)) continue;
         const t0 = Date.now();
         const args = [BIN, 'run', '--sim', '--system', 'kvraft', '--bug', bug, '--policy', policy];
         args.push('--seed', String(seed), '--time', TIME, '--stop-on-bug', '--store', store, '--json');
@@ -56,6 +66,7 @@ try {
           atMs: found ? first : summary.elapsedMs,
           wallMs: Date.now() - t0,
         });
+        save();
         rmSync(path.join(store, 'kvraft'), { recursive: true, force: true });
         process.stderr.write(
           `${bug} ${policy} seed ${seed}: ${found ? `found at ${(first / 1000).toFixed(1)} s` : 'not found'}\n`,
@@ -64,17 +75,19 @@ try {
 } finally {
   rmSync(store, { recursive: true, force: true });
 }
-writeFileSync(OUT, JSON.stringify({ time: TIME, seeds: SEEDS, outcomes }, null, 2));
+save();
 
 const s = (ms: number | null): string => (ms === null ? 'not reached' : `${(ms / 1000).toFixed(1)} s`);
 for (const bug of SWITCHES) {
   console.log(`\n${bug} (${SEEDS} simulated campaigns per policy, ${TIME} caps)`);
   console.log('policy      found   median TTB     Â12 vs random   p (Mann–Whitney)');
   const times = (policy: string): number[] =>
-    outcomes.filter((o) => o.bug === bug && o.policy === policy).map((o) => (o.found ? o.atMs : Infinity));
+    outcomes
+      .filter((o) => o.bug === bug && o.policy === policy && o.seed <= SEEDS)
+      .map((o) => (o.found ? o.atMs : Infinity));
   const base = times('random');
   for (const policy of POLICIES) {
-    const mine = outcomes.filter((o) => o.bug === bug && o.policy === policy);
+    const mine = outcomes.filter((o) => o.bug === bug && o.policy === policy && o.seed <= SEEDS);
     const found = mine.filter((o) => o.found).length;
     const median = survivalMedianMs(kaplanMeier(mine.map((o) => ({ atMs: o.atMs, found: o.found }))));
     const vs =

@@ -6,7 +6,7 @@ import { inAdapterScope } from '../core/client-scope.js';
 import { type Clock, realClock } from '../core/clock.js';
 import { Rng } from '../core/random.js';
 import { realWorkProbe } from '../sim/real-work.js';
-import type { RunStore } from '../store/run-store.js';
+import { type RunPlace, type RunStore, timestampName } from '../store/run-store.js';
 import { History } from '../workload/history.js';
 import type { Workload } from '../workload/workload.js';
 import type { ScheduleChecker } from './checker.js';
@@ -28,6 +28,7 @@ import { saveLearning } from './_internals/save-learning.js';
 import { startCluster } from './_internals/start-cluster.js';
 import { stopRun } from './_internals/stop-run.js';
 import { stopSignalOf } from './stop-signal.js';
+import { simulatedOf } from './_internals/simulated-of.js';
 import { summarize } from './_internals/summarize.js';
 import { warmUp } from './_internals/warm-up.js';
 
@@ -47,14 +48,33 @@ export interface CampaignOptions {
   readonly clock?: Clock;
 }
 
+/** A simulated run's name: its storage contract and seed. */
+function simRunName(plan: RunPlan): string | undefined {
+  return plan.placement.kind === 'sim'
+    ? `sim-${plan.placement.contract}-${plan.seed.toString(36)}`
+    : undefined;
+}
+
 function newRunId(plan: RunPlan): string {
-  if (plan.placement.kind === 'sim') {
+  const sim = simRunName(plan);
+  if (sim !== undefined) {
     // A simulated run is its seed's; a second one of the same seed running at once (its registry
     // there) takes this process's id besides, so neither's registry replaces the other's.
-    const id = `sim-${plan.placement.contract}-${plan.seed.toString(36)}`;
-    return existsSync(join(registryDir(), `${id}.jsonl`)) ? `${id}-${process.pid.toString(36)}` : id;
+    return existsSync(join(registryDir(), `${sim}.jsonl`)) ? `${sim}-${process.pid.toString(36)}` : sim;
   }
   return `${Date.now().toString(36)}${Math.floor(Math.random() * 0x10000).toString(36)}`;
+}
+
+/**
+ * Where a run is stored and what its stamps read: a simulated run's directory is named after its
+ * virtual start and its seed (`20260101T000000-000Z-sim-C2-5`), its `started_at` and `ended_at`
+ * are virtual time, so two runs of one seed write the same; a real run's are the host's.
+ */
+function runPlace(plan: RunPlan, clock: Clock): RunPlace {
+  const sim = simRunName(plan);
+  if (sim === undefined) return {};
+  const now = (): Date => new Date(clock.nowMs());
+  return { now, name: `${timestampName(now())}-${sim}` };
 }
 
 /** The figures of a simulated run in its metrics: virtual and wall seconds, and their ratio. */
@@ -108,7 +128,7 @@ export class Campaign {
     const runId = newRunId(plan);
     const wallStartMs = performance.now();
     const registry = new ResourceRegistry(runId);
-    const store = openStore(plan, config, runId, registry);
+    const store = openStore(plan, config, runId, registry, runPlace(plan, clock));
     this.options.onRegistry?.(registry, store);
     state.startMs = clock.nowMs();
     const heardStop = (): void => {
@@ -147,6 +167,7 @@ export class Campaign {
         history,
         rng,
         onExit: (exit) => state.exits.push(exit),
+        signal,
       });
       const roles = new RoleRecorder(store.dir, state.startMs, clock);
       parts.observation.onEvent(roles.hear);
@@ -202,6 +223,7 @@ export class Campaign {
     }
     const endMs = clock.nowMs();
     const summarized = summarize(plan, store, state, parts, outcome, config.timeMs, endMs);
+    const simulated = simulatedOf(plan, config);
     const summary =
       plan.sim === undefined
         ? summarized
@@ -211,6 +233,7 @@ export class Campaign {
               ...summarized.metrics,
               ...simMetrics(endMs - state.startMs, performance.now() - wallStartMs),
             },
+            ...(simulated !== undefined ? { sim: { ...simulated, digest: plan.sim.kv.world.digest() } } : {}),
           };
     return finishRun(summary, outcome, { store, registry, config, emit });
   }

@@ -86,7 +86,13 @@ const AUC_METRICS = [
  * Metrics that measure what a run cost, not what it reached: less is better. The rest (coverage,
  * bugs) are better higher.
  */
-export const COST_METRICS: ReadonlySet<string> = new Set(['fuzzer_peak_rss_mb', 'events_shed']);
+export const COST_METRICS: ReadonlySet<string> = new Set(['fuzzer_peak_rss_mb', 'events_shed', 'sim_wall_s']);
+
+/**
+ * A simulated run's virtual seconds and speed-up: how its budget ran and how fast the simulator
+ * was, neither coverage nor a policy's cost (the wall seconds are, in {@link COST_METRICS}).
+ */
+const UNCOMPARED_METRICS: ReadonlySet<string> = new Set(['sim_virtual_s', 'sim_speedup']);
 
 /**
  * The smallest two-sided p a rank test can give for samples of these sizes (every run of one
@@ -385,7 +391,9 @@ function compareMetrics(
   const comparisons: Comparison[] = [];
   const metricNames = [
     ...new Set(Object.values(results).flatMap((rs) => rs.flatMap((r) => Object.keys(r.metrics)))),
-  ].sort();
+  ]
+    .filter((m) => !UNCOMPARED_METRICS.has(m))
+    .sort();
   for (const policy of Object.keys(results)) {
     if (policy === baseline) continue;
     for (const metric of metricNames) {

@@ -52,7 +52,7 @@ export const CONTAINER_DEFAULT_FAULT_FAMILIES = ['partition', 'kill', 'pause'] a
 /** A simulated disk's storage contracts (`src/sim/disk.ts`): C1 durable at once, C2 at fsync, C3 torn and names at a directory fsync. */
 export const SIM_CONTRACTS = ['C1', 'C2', 'C3'] as const;
 
-export const POLICIES = ['adaptive', 'mallory', 'random', 'triggered', 'corpus'] as const;
+export const POLICIES = ['adaptive', 'mallory', 'random', 'triggered', 'corpus', 'swarm'] as const;
 export type PolicyName = (typeof POLICIES)[number];
 
 /** The one schema of a campaign's configuration: type, defaults and validation. */

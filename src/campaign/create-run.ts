@@ -48,7 +48,14 @@ import { type ContainerPlan, planContainers } from './_internals/plan-containers
 import { refuseWhatThePlaceLacks } from './_internals/place-refusal.js';
 import { planHosts } from './plan-hosts.js';
 import type { RunCluster } from './run-cluster.js';
-import { refuseSim, simCluster, SimOutput, simWorld, type SimWorld } from './_internals/sim-parts.js';
+import {
+  refuseSim,
+  simCluster,
+  simDevices,
+  SimOutput,
+  simWorld,
+  type SimWorld,
+} from './_internals/sim-parts.js';
 
 /** Base of the ports given to services a system declares no port for (each netns node has its own address). */
 const NETNS_PORT_BASE = 7000;
@@ -151,14 +158,14 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
   const wants = (family: FaultFamily): boolean =>
     config.faults.includes(family) ||
     (fixedSchedule ?? []).flat().some((item) => !isLet(item) && FAMILY_KINDS[family].includes(item.f));
-  if (config.sim !== undefined) refuseSim(config, definition.name, wants);
+  if (config.sim !== undefined) refuseSim(config, definition.name, fixedSchedule);
   else refuseWhatThePlaceLacks(config, nodeNames(nodeCount), wants);
   let libfaketime: string | undefined;
   if (wants('clock')) {
     const reason = unsupportedFault('bump-clock', system, definition.name, nodeCount);
     if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults clock: ${reason}`);
-    // On hosts it is looked for on each host (`planHosts`), not here.
-    if (config.hosts === undefined) {
+    // On hosts it is looked for on each host (`planHosts`), not here; the simulator moves its own clocks.
+    if (config.hosts === undefined && sim === undefined) {
       libfaketime = await findLibfaketime();
       if (libfaketime === undefined) {
         throw new UsageError('missing-binary', `clock faults need libfaketime: run ${LIBFAKETIME_FIX}`);
@@ -170,8 +177,9 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
   if (wants('disk')) {
     const reason = unsupportedFault('lose-unfsynced', system, definition.name, nodeCount);
     if (reason !== undefined) throw new UsageError('unsupported-fault', `--faults disk: ${reason}`);
-    // On hosts the layer is built on each of them (planHosts asks each whether it can).
-    if (!diskOnHosts) diskLayerBinary = await buildDiskLayer();
+    // On hosts the layer is built on each of them (planHosts asks each whether it can); the
+    // simulator's disks are its own.
+    if (!diskOnHosts && sim === undefined) diskLayerBinary = await buildDiskLayer();
   }
   // In containers the system's binaries are the image's (checked there), not this machine's.
   // In the simulator the nodes are kvraft's own code in this process: no program to find.
@@ -261,6 +269,8 @@ export interface RunContext {
   readonly rng: Rng;
   /** Hears each node exit the cluster sees. */
   readonly onExit: (exit: NodeExit) => void;
+  /** The run's stop (Ctrl-C): it ends the nemesis's waits in a reset. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -327,6 +337,7 @@ export async function assembleRun(plan: RunPlan, ctx: RunContext): Promise<RunPa
         ...(clocks ? { clocks } : {}),
         ...(disks ? { disks } : {}),
         clock: history.clock,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
       },
       config.faultTargets,
     );
@@ -365,6 +376,7 @@ function assembleSim(plan: RunPlan, world: SimWorld, ctx: RunContext): RunParts 
   const { config, store, history, rng } = ctx;
   const { system, nodes } = plan;
   const { cluster, network } = simCluster(world, store.dir, config.bugs);
+  const { clocks, disks } = simDevices(world, cluster, config.tornWrites ?? system.tornWrites ?? 'sector');
   const observation = new Observation(store.dir, nodes, system, history.clock);
   if (plan.seedData) observation.logEvents.drain.load(plan.seedData.templates);
   history.onOp((_op, event) => {
@@ -377,14 +389,14 @@ function assembleSim(plan: RunPlan, world: SimWorld, ctx: RunContext): RunParts 
     system,
     rng.fork('nemesis'),
     config.faults,
-    { clock: history.clock },
+    { clock: history.clock, clocks, disks, ...(ctx.signal ? { signal: ctx.signal } : {}) },
     config.faultTargets,
   );
   return {
     network,
     cluster,
-    clocks: undefined,
-    disks: undefined,
+    clocks,
+    disks,
     observation,
     nemesis,
     logCheck: new LogCheck(store.dir, system.crashPatterns, system.membershipExitPatterns),

@@ -6,7 +6,6 @@ import type { ResourceRegistry } from '../cluster/resources.js';
 import { type Clock, realClock } from '../core/clock.js';
 import type { Event } from '../core/event.js';
 import { PacketCapture } from '../observe/capture.js';
-import { HostPacketCapture } from '../observe/host-capture.js';
 import { type LogEvents, logEventsFor } from '../observe/log-events.js';
 import { parseProbeLine } from '../observe/probe-events.js';
 import { FileTail } from '../observe/tail.js';
@@ -31,7 +30,6 @@ export class Observation {
   private timelineOn = true;
   private readonly listeners = new Set<(event: Event) => void>();
   private capture: PacketCapture | undefined;
-  private hostCapture: HostPacketCapture | undefined;
   private netEventCount = 0;
   /**
    * The log event types by which a node says the leader changed, or (a declared split brain) that it
@@ -87,18 +85,13 @@ export class Observation {
     network.onEvent?.((event) => {
       this.ingest(event);
     });
+    const emit = (event: Event): void => {
+      this.ingest(event);
+    };
     const tap = network.captureTap?.();
-    if (tap) {
-      this.capture = await PacketCapture.start(tap, registry, (event) => {
-        this.ingest(event);
-      });
-    }
     const hosts = network.hostCaptureTap?.();
-    if (hosts) {
-      this.hostCapture = await HostPacketCapture.start(hosts, registry, (event) => {
-        this.ingest(event);
-      });
-    }
+    if (tap) this.capture = await PacketCapture.start(tap, registry, emit);
+    else if (hosts) this.capture = await PacketCapture.startOnHosts(hosts, registry, emit);
   }
 
   /** Network events (send/recv between nodes) seen so far, from any source. */
@@ -146,8 +139,7 @@ export class Observation {
   }
 
   async stop(): Promise<void> {
-    this.capture?.close();
-    await this.hostCapture?.close();
+    await this.capture?.close();
     await Promise.all(this.tails.map((t) => t.stop(false)));
   }
 }

@@ -1,7 +1,7 @@
 import type { RunTiming } from '../core/run-timing.js';
 import type { CheckpointSummary } from '../store/checkpoint-files.js';
 import type { FaultOutcome } from '../nemesis/nemesis.js';
-import type { BugRecord } from './bug.js';
+import type { BugRecord, SimulatedBug } from './bug.js';
 import type { RunVerdict } from '../core/verdict.js';
 
 export interface Progress {
@@ -42,6 +42,13 @@ export interface RunSummary {
   /** Every schedule's checks merged (Jepsen's `:valid?`), and each check's tally. */
   readonly verdict: RunVerdict;
   readonly metrics: Readonly<Record<string, number>>;
+  /**
+   * A simulated run's world (`--sim`): its seed, disks' contract, cuts' semantics, and `digest`, a
+   * hash of every event of the world in order with its virtual time (starts, ends, faults, probe
+   * events, output lines, the events run, the generator's next value): equal for two runs of one
+   * seed, so a fleet can re-run one campaign as a check of determinism.
+   */
+  readonly sim?: SimulatedBug & { readonly digest: string };
   /** What the run's checkpoints cost and which it kept, when it took any. */
   readonly checkpoints?: CheckpointSummary;
   readonly error?: string;

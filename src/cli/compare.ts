@@ -6,9 +6,20 @@ import type { Reporter } from '../campaign/reporter.js';
 import { DURABILITIES } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
+import { refuseSimSides } from '../campaign/sim-sides.js';
 import { compareTable } from './_internals/compare-table.js';
 import type { RegisterCommand } from './command.js';
-import { collect, configFromFlags, DURABILITY_HELP, SET_HELP, SYSTEM_HELP, WORKLOAD_HELP } from './run.js';
+import {
+  collect,
+  configFromFlags,
+  DURABILITY_HELP,
+  SET_HELP,
+  SIM_CONTRACT_HELP,
+  SIM_HELP,
+  SYSTEM_HELP,
+  WORKLOAD_HELP,
+} from './run.js';
+import { SIM_CONTRACTS } from '../campaign/config.js';
 
 interface CompareFlags {
   system: string;
@@ -26,6 +37,8 @@ interface CompareFlags {
   stopOnBug?: boolean;
   from?: string[];
   json?: boolean;
+  sim?: boolean;
+  simContract?: string;
 }
 
 export const registerCompare: RegisterCommand = (program, setExit) => {
@@ -67,6 +80,8 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
       (v: string, acc: string[]) => [...acc, v],
       [],
     )
+    .option('--sim', `every campaign ${SIM_HELP}`)
+    .addOption(new Option('--sim-contract <contract>', SIM_CONTRACT_HELP).choices(SIM_CONTRACTS))
     .option('--json', 'print the result as one JSON document on stdout')
     .action(async (flags: CompareFlags) => {
       if (flags.from !== undefined && flags.from.length > 0) {
@@ -102,7 +117,10 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
         network: 'auto',
         stopOnBug: flags.stopOnBug === true,
         ...(flags.nodes !== undefined ? { nodes: flags.nodes } : {}),
+        ...(flags.sim !== undefined ? { sim: flags.sim } : {}),
+        ...(flags.simContract !== undefined ? { simContract: flags.simContract } : {}),
       });
+      await refuseSimSides(base, arms, { exchange: false });
       const controller = new AbortController();
       // Says which signal, as `mallory run` does: node exits it caused too (Ctrl-C reaches the
       // whole process group) are then no crash (campaign/stop-signal.ts).
@@ -114,7 +132,7 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
       try {
         const total = runs * arms.length;
         process.stderr.write(
-          `compare: ${total} campaigns of ${flags.time} each on ${base.system}, workload ${base.workload}\n`,
+          `compare: ${total} campaigns of ${flags.time} each on ${base.system}, workload ${base.workload}${base.sim ? `, in the simulator (disks ${base.sim.contract})` : ''}\n`,
         );
         const result = await comparePolicies({
           base,

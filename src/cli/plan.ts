@@ -4,7 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 import { Option } from 'commander';
 
 import { parseArm } from '../campaign/compare.js';
-import type { RunConfig } from '../campaign/config.js';
+import { type RunConfig, SIM_CONTRACTS } from '../campaign/config.js';
+import { refuseSimSides } from '../campaign/sim-sides.js';
 import { DURABILITIES } from '../check/durability.js';
 import { UsageError } from '../core/errors.js';
 import { DEFAULT_FAULT_FAMILIES, FAULT_FAMILIES } from '../core/fault.js';
@@ -13,7 +14,16 @@ import { buildPlan, defaultPlanFile, writePlan } from '../fleet/plan.js';
 import { isSystemPath, loadSystem } from '../systems/load-system.js';
 import { invokedAs } from './_internals/invoked-as.js';
 import type { RegisterCommand } from './command.js';
-import { collect, configFromFlags, DURABILITY_HELP, SET_HELP, SYSTEM_HELP, WORKLOAD_HELP } from './run.js';
+import {
+  collect,
+  configFromFlags,
+  DURABILITY_HELP,
+  SET_HELP,
+  SIM_CONTRACT_HELP,
+  SIM_HELP,
+  SYSTEM_HELP,
+  WORKLOAD_HELP,
+} from './run.js';
 import { WORKLOADS } from '../workload/workload.js';
 
 interface PlanFlags {
@@ -43,6 +53,8 @@ interface PlanFlags {
   memory?: string;
   network: 'auto' | 'proxy' | 'netns';
   json?: boolean;
+  sim?: boolean;
+  simContract?: string;
 }
 
 /** The manifest's file, beside the plan. */
@@ -120,6 +132,8 @@ export const registerPlan: RegisterCommand = (program, setExit) => {
         .choices(['auto', 'proxy', 'netns'])
         .default('auto'),
     )
+    .option('--sim', `every campaign ${SIM_HELP}: workers run N at a time, one core each`)
+    .addOption(new Option('--sim-contract <contract>', SIM_CONTRACT_HELP).choices(SIM_CONTRACTS))
     .option('--json', 'print the plan as one JSON document on stdout')
     .action(async (flags: PlanFlags) => {
       const arms = flags.policies.split(',').map(parseArm);
@@ -160,7 +174,10 @@ export const registerPlan: RegisterCommand = (program, setExit) => {
         network: flags.network,
         stopOnBug: flags.stopOnBug === true,
         ...(flags.nodes !== undefined ? { nodes: flags.nodes } : {}),
+        ...(flags.sim !== undefined ? { sim: flags.sim } : {}),
+        ...(flags.simContract !== undefined ? { simContract: flags.simContract } : {}),
       });
+      await refuseSimSides(base, arms, { exchange: flags.exchange === true });
       const eachBug = flags.eachBug
         ?.split(',')
         .map((b) => b.trim())
@@ -210,7 +227,7 @@ export const registerPlan: RegisterCommand = (program, setExit) => {
         const n = plan.campaigns.length;
         process.stdout.write(
           [
-            `plan ${plan.id}: ${n} campaign${n === 1 ? '' : 's'} of ${flags.time} on ${definition.name} (${names.join(', ')} × ${seeds} seeds from ${seed}${eachBug ? ` × ${eachBug.length} bug switches` : ''})`,
+            `plan ${plan.id}: ${n} campaign${n === 1 ? '' : 's'} of ${flags.time} on ${definition.name}${base.sim ? ` in the simulator (disks ${base.sim.contract})` : ''} (${names.join(', ')} × ${seeds} seeds from ${seed}${eachBug ? ` × ${eachBug.length} bug switches` : ''})`,
             `  ${plan.file}`,
             `run them here:        ${me} fleet run ${plan.file} --workers 2`,
             `or one per worker:    ${me} run --plan ${plan.file} --index N   (N = 0 … ${n - 1}, or JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID)`,

@@ -8,7 +8,7 @@ import {
 } from '../core/fault.js';
 import type { BugRecord } from '../campaign/bug.js';
 import type { Progress, Reporter, RunSummary } from '../campaign/reporter.js';
-import { describeRunTiming } from '../core/run-timing.js';
+import { describeAfterBudget, describeRunTiming } from '../core/run-timing.js';
 import { describeRunVerdict } from '../core/verdict.js';
 import type { FaultOutcome } from '../nemesis/nemesis.js';
 import { describeCoverage } from './_internals/coverage-text.js';
@@ -171,6 +171,9 @@ export class ProgressReporter implements Reporter {
         `ops ok ${s.ops.ok} fail ${s.ops.fail}${refusedText(s.ops.refused)} info ${s.ops.info}, ${s.faults} faults, ${s.bugs.length} bugs`,
     ];
     if (s.timing !== undefined) lines.push(`  ${describeRunTiming(s.timing)}`);
+    if (s.timing?.afterBudget !== undefined) {
+      lines.push(`  ${describeAfterBudget(s.timing.budgetMs, s.timing.afterBudget)}`);
+    }
     if (s.error !== undefined) lines.push(`  error: ${s.error}`);
     lines.push(`  verdict: ${describeRunVerdict(s.verdict)}`);
     for (const b of s.bugs) {

@@ -147,6 +147,14 @@ function withoutUndefined<T extends object>(o: T): T {
 /** What `--workload` takes, for run and compare. */
 export const WORKLOAD_HELP = `client workload: a built-in (${WORKLOADS.join(', ')}: register checked for linearizability per key, set for lost and unexpected elements, counter for reads within the adds around them, bank for reads that conserve the total, transactions for anomalies) or the path of a module exporting a WorkloadDefinition with its checker (.js, .ts, or a package directory)`;
 
+/** `--sim`, as run, compare and plan take it (after "run" or "every campaign"). */
+export const SIM_HELP =
+  "runs kvraft's nodes in a simulated world in one process, on virtual time: deterministic for a seed, far faster than real time (no checkpoints, no --exchange, no slow-disk)";
+
+/** `--sim-contract`, as run, compare and plan take it. */
+export const SIM_CONTRACT_HELP =
+  'with --sim: what the simulated disks keep at a crash: C1 every write at once, C2 only what was fsynced (default), C3 as C2 with torn unsynced writes and names durable at a directory fsync';
+
 /** `--set NAME=VALUE` (repeatable), as run, compare and replay take it. */
 export const SET_HELP =
   "a system setting, e.g. --set appendfsync=always for redis (repeatable; a system's settings are listed when a name is wrong)";
@@ -363,16 +371,8 @@ export const registerRun: RegisterCommand = (program, setExit) => {
       '--pace <faults:quiet>',
       "Jepsen's alternation: N steps of faults, then M quiet steps with every fault healed, in turn (e.g. 4:2)",
     )
-    .option(
-      '--sim',
-      "run kvraft's nodes in a simulated world in this process, on virtual time: deterministic for a --seed, far faster than real time (no checkpoints; no clock or disk fault families)",
-    )
-    .addOption(
-      new Option(
-        '--sim-contract <contract>',
-        'with --sim: what the simulated disks keep at a crash: C1 every write at once, C2 only what was fsynced (default), C3 as C2 with torn unsynced writes and names durable at a directory fsync',
-      ).choices(SIM_CONTRACTS),
-    );
+    .option('--sim', `the campaign ${SIM_HELP}`)
+    .addOption(new Option('--sim-contract <contract>', SIM_CONTRACT_HELP).choices(SIM_CONTRACTS));
   addHostOptions(runCommand, {
     hostsHelp:
       'run the nodes on these hosts over SSH, one host per node: a file (one [user@]host[:port] a line) or h1,h2,h3; docker:IMAGE: in containers of IMAGE, one per node',

@@ -10,7 +10,8 @@ import type { ResourceRegistry } from './resources.js';
 import { signalGroupNow } from './runtime/local.js';
 import { localLayout } from './runtime/local-layout.js';
 import type { NodeLayout } from './runtime/node-layout.js';
-import type { FileStream, NodeRuntime, RuntimeProcess } from './runtime/runtime.js';
+import { type FileStream, followFile } from './runtime/follow.js';
+import type { NodeRuntime, RuntimeProcess } from './runtime/runtime.js';
 import { boundedReady, ReadyDidNotAnswer } from './_internals/bounded-ready.js';
 import { checkedLaunchSpec } from './_internals/launch-spec.js';
 import { copyTree, relocateText } from './_internals/copy-tree.js';
@@ -229,9 +230,14 @@ export class Cluster implements ClusterView {
     for (const file of [...LOG_FILES, ...this.layout.streamed]) {
       const local = join(this.logDir(node), file);
       this.streams.push(
-        runtime.stream(join(this.hostLogDir(node), file), (chunk) => {
-          appendFileSync(local, chunk);
-        }),
+        followFile(
+          runtime,
+          join(this.hostLogDir(node), file),
+          (chunk) => {
+            appendFileSync(local, chunk);
+          },
+          this.registry,
+        ),
       );
     }
   }

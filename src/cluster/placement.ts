@@ -54,6 +54,7 @@ export type Placement = LocalPlacement | SshPlacement | DockerPlacement | SimPla
  */
 const SIM_CAPABILITIES: RuntimeCapabilities = {
   sharedFilesystem: true,
+  sharedClock: true,
   netem: true,
   fuse: false,
   libfaketime: false,

@@ -50,6 +50,14 @@ export class CoalescedClockWriter implements ClockWriter {
   }
 }
 
+function everyReal(ms: number, tick: () => void): () => void {
+  const timer = setInterval(tick, ms);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+  };
+}
+
 interface NodeClock {
   /** Offset from real time, in ms. */
   baseMs: number;
@@ -63,13 +71,15 @@ interface NodeClock {
  */
 export class NodeClocks {
   private readonly clocks = new Map<string, NodeClock>();
-  private ticker: NodeJS.Timeout | undefined;
+  private ticker: (() => void) | undefined;
   private readonly writer: ClockWriter;
 
   /** `to`: the run dir whose control files are written here, or a writer of control files elsewhere. */
   constructor(
     to: string | ClockWriter,
     private readonly now: () => number = Date.now,
+    /** Runs `tick` every `ms` until cancelled (default the host's timers, not holding the process). */
+    private readonly every: (ms: number, tick: () => void) => () => void = everyReal,
   ) {
     this.writer = typeof to === 'string' ? new LocalClockWriter(to) : to;
   }
@@ -137,7 +147,7 @@ export class NodeClocks {
    */
   close(): void {
     this.reset();
-    if (this.ticker) clearInterval(this.ticker);
+    this.ticker?.();
     this.ticker = undefined;
   }
 
@@ -162,14 +172,13 @@ export class NodeClocks {
   private retick(): void {
     const moving = [...this.clocks.values()].some((c) => c.drift ?? c.strobe);
     if (moving && !this.ticker) {
-      this.ticker = setInterval(() => {
+      this.ticker = this.every(CLOCK_TICK_MS, () => {
         for (const [node, clock] of this.clocks) {
           if (clock.drift ?? clock.strobe) this.writer.write(node, this.offsetMs(node));
         }
-      }, CLOCK_TICK_MS);
-      this.ticker.unref();
+      });
     } else if (!moving && this.ticker) {
-      clearInterval(this.ticker);
+      this.ticker();
       this.ticker = undefined;
     }
   }

@@ -1,6 +1,6 @@
 import type { DiskLayer } from '../cluster/disk-layer.js';
 import { monoNs } from '../core/clock.js';
-import type { TornGranularity } from '../core/fault.js';
+import type { FaultKind, TornGranularity } from '../core/fault.js';
 
 /** A node's disk as the nemesis left it: the modes it turned on, and whether it lost its unfsynced writes. */
 interface NodeDisk {
@@ -52,6 +52,18 @@ export interface ErrorWindow {
   untilBytes?: Readonly<Record<string, number>>;
 }
 
+/** What differs where the disks are not the FUSE layer's (the simulator's). */
+export interface NodeDisksOptions {
+  /** Runs `run` once `ms` have passed, on the run's clock (default the host's, not holding the process). */
+  readonly after?: (ms: number, run: () => void) => void;
+  /** The disk fault kinds the layer does not do. */
+  readonly lacks?: readonly FaultKind[];
+}
+
+function afterReal(ms: number, run: () => void): void {
+  setTimeout(run, ms).unref();
+}
+
 /** What `heal` leaves for the nemesis to start again. */
 export interface Healed {
   /** Nodes killed by `lose-unfsynced` or `torn-write` since their last heal. */
@@ -77,7 +89,13 @@ export class NodeDisks {
     private readonly logSizes?: (node: string) => Readonly<Record<string, number>>,
     /** How finely a `torn-write` whose value does not say cuts (see `TornGranularity`). */
     readonly tornGranularity: TornGranularity = 'sector',
+    private readonly options: NodeDisksOptions = {},
   ) {}
+
+  /** The disk fault kinds the layer does not do (not offered to a policy). */
+  get lacks(): readonly FaultKind[] {
+    return this.options.lacks ?? [];
+  }
 
   /** Nodes whose disk is faulted or that lost writes since the last heal. */
   get faulted(): readonly string[] {
@@ -222,11 +240,11 @@ export class NodeDisks {
     const logSizes = this.logSizes;
     if (closed.length === 0 || logSizes === undefined) return;
     // Where the output the fault may have started ends: the log sizes once the grace is over.
-    const timer = setTimeout(() => {
+    const after = this.options.after ?? afterReal;
+    after(INDUCED_EXIT_GRACE_MS, () => {
       const untilBytes = logSizes(node);
       for (const w of closed) w.untilBytes = untilBytes;
-    }, INDUCED_EXIT_GRACE_MS);
-    timer.unref();
+    });
   }
 
   private async send(node: string, line: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { type Clock, realClock } from '../core/clock.js';
 import { rethrowHarness } from '../core/errors.js';
+import { cutMessage, untilAborted } from '../core/fault-call.js';
 import type { Link } from '../cluster/net/backend.js';
 import {
   FAMILY_KINDS,
@@ -68,6 +69,13 @@ export interface ScheduleEntry {
   readonly leader?: string;
 }
 
+/**
+ * How long a reset waits for a fault call that was cut short (at the budget, or by Ctrl-C) to
+ * settle before it heals: the call was told to stop, and what it did by then is healed with the
+ * rest; one that ignores its signal is not waited for longer.
+ */
+const CUT_CALL_SETTLE_MS = 2_000;
+
 /** The nodes some heal ops name (a partition's heal names the nodes of its links). */
 function healedNodes(ops: readonly HealOp[]): string[] {
   const nodes = ops.flatMap((op) => (Array.isArray(op.value) ? (op.value as unknown[]) : []));
@@ -130,8 +138,14 @@ export class Nemesis {
   private readonly packages = allFamilies();
   private readonly byKind: ReadonlyMap<FaultKind, FaultFamilyPackage>;
   private readonly leaderListeners: ((node: string) => void)[] = [];
-  /** The heal under way: a second one waits for it (two heals would start one node twice). */
-  private healing: Promise<unknown> = Promise.resolve();
+  /**
+   * The fault call or heal under way, or the last one cut short: a heal waits for it (two heals
+   * would start one node twice), a cut one for at most CUT_CALL_SETTLE_MS.
+   */
+  private inFlight: { readonly done: Promise<unknown>; readonly cut: boolean } = {
+    done: Promise.resolve(),
+    cut: false,
+  };
   private last: HealRecord | undefined;
 
   constructor(
@@ -142,9 +156,15 @@ export class Nemesis {
     private readonly families: readonly FaultFamily[],
     /**
      * The nodes' clocks, when the run preloads libfaketime, and their disks, when it mounts the
-     * FUSE disk layer (clock and disk faults are refused otherwise); `clock`, the time its waits read.
+     * FUSE disk layer (clock and disk faults are refused otherwise); `clock`, the time its waits read;
+     * `signal`, the run's stop (Ctrl-C), which ends the reset's waits.
      */
-    devices: { readonly clocks?: NodeClocks; readonly disks?: NodeDisks; readonly clock?: Clock } = {},
+    devices: {
+      readonly clocks?: NodeClocks;
+      readonly disks?: NodeDisks;
+      readonly clock?: Clock;
+      readonly signal?: AbortSignal;
+    } = {},
     /** The targets some families are kept to (`--faults kill:one`); a family absent takes all. */
     private readonly targets: FaultTargets = {},
   ) {
@@ -219,11 +239,39 @@ export class Nemesis {
 
   /**
    * Enacts one fault. A fault's failure comes back as an `error` outcome; only a failure of Mallory
-   * itself (`HarnessError`) throws.
+   * itself (`HarnessError`) throws. `signal` bounds the call (the run's time budget, Ctrl-C): the
+   * families and the adapter's calls get it and stop there, and a call still out when it fires is
+   * not waited for: it comes back at once as an `error` outcome that says it was cut short, and
+   * what it did is healed by the next reset.
    */
-  async enact(fault: Fault, recorded?: Recorded): Promise<FaultOutcome> {
+  async enact(fault: Fault, recorded?: Recorded, signal?: AbortSignal): Promise<FaultOutcome> {
+    const cut = (reason: unknown): FaultOutcome => ({
+      fault,
+      nodes: [],
+      outcome: 'error',
+      error: cutMessage(reason),
+    });
+    if (signal?.aborted) return cut(signal.reason);
+    const call = this.enactNow(fault, this.inFlight, recorded, signal);
+    this.inFlight = { done: call.catch(() => undefined), cut: false };
+    if (signal === undefined) return call;
+    const raced = await untilAborted(call, signal);
+    if (raced.settled) return raced.value;
+    this.inFlight = { ...this.inFlight, cut: true };
+    return cut(raced.reason);
+  }
+
+  private async enactNow(
+    fault: Fault,
+    before: { readonly done: Promise<unknown>; readonly cut: boolean },
+    recorded?: Recorded,
+    signal?: AbortSignal,
+  ): Promise<FaultOutcome> {
+    const ctx: FamilyContext =
+      signal !== undefined ? { ...this.ctx, signal: this.stopping(signal) } : this.ctx;
     if (fault.f === 'heal-all') {
-      const errors = await this.healAll();
+      await this.settle(before);
+      const errors = await this.healOnce(undefined, ctx);
       const nodes = healedNodes(this.last?.ops ?? []);
       return errors.length === 0
         ? { fault, nodes, outcome: 'ok' }
@@ -234,11 +282,16 @@ export class Nemesis {
       return { fault, nodes: [], outcome: 'skipped', error: `${fault.f} is not supported by this nemesis` };
     }
     try {
-      return await family.enact(fault, this.ctx, recorded);
+      return await family.enact(fault, ctx, recorded);
     } catch (error) {
       rethrowHarness(error);
       return { fault, nodes: [], outcome: 'error', error: messageOf(error) };
     }
+  }
+
+  /** A call's signal and the run's stop, together. */
+  private stopping(signal: AbortSignal): AbortSignal {
+    return this.ctx.signal === undefined ? signal : AbortSignal.any([signal, this.ctx.signal]);
   }
 
   /**
@@ -248,9 +301,24 @@ export class Nemesis {
    * after (`done`, with the errors it met): the history's record of the reset.
    */
   async healAll(journal?: HealJournal): Promise<string[]> {
-    const heal = this.healing.then(() => this.healOnce(journal));
-    this.healing = heal.catch(() => undefined);
+    const before = this.inFlight;
+    const heal = this.settle(before).then(() => this.healOnce(journal, this.ctx));
+    this.inFlight = { done: heal.catch(() => undefined), cut: false };
     return heal;
+  }
+
+  /** Waits for the call or heal under way: for one cut short, at most CUT_CALL_SETTLE_MS. */
+  private async settle(call: { readonly done: Promise<unknown>; readonly cut: boolean }): Promise<void> {
+    if (!call.cut) {
+      await call.done;
+      return;
+    }
+    const clock = this.ctx.clock ?? realClock;
+    const gaveUp = new AbortController();
+    // Not past the run's stop (Ctrl-C) either.
+    const until = this.ctx.signal ? AbortSignal.any([gaveUp.signal, this.ctx.signal]) : gaveUp.signal;
+    await Promise.race([call.done, clock.sleep(CUT_CALL_SETTLE_MS, until)]);
+    gaveUp.abort();
   }
 
   /** The last reset or heal-all: what it undid on which nodes (a no-recovery finding shows it). */
@@ -258,8 +326,8 @@ export class Nemesis {
     return this.last;
   }
 
-  private async healOnce(journal?: HealJournal): Promise<string[]> {
-    const now = (): number => (this.ctx.clock ?? realClock).nowMs();
+  private async healOnce(journal: HealJournal | undefined, ctx: FamilyContext): Promise<string[]> {
+    const now = (): number => (ctx.clock ?? realClock).nowMs();
     const begun = now();
     const errors: string[] = [];
     const ops: HealOp[] = [];
@@ -267,7 +335,7 @@ export class Nemesis {
       const undo = p.undoing?.(this.ctx);
       if (undo) journal?.('invoke', undo);
       const before = errors.length;
-      const acted = await p.heal(this.ctx, errors);
+      const acted = await p.heal(ctx, errors);
       const done = undo && acted ? { ...undo, value: [...acted] } : undo;
       if (done) {
         ops.push(done);

@@ -3,9 +3,10 @@ import { CorpusPolicy, type CorpusOptions } from './corpus.js';
 import { MalloryPolicy, type MalloryOptions } from './mallory.js';
 import type { Policy } from './policy.js';
 import { RandomPolicy } from './random.js';
+import { SwarmPolicy } from './swarm.js';
 import { TriggeredPolicy, type TriggeredOptions } from './triggered.js';
 
-export const POLICY_NAMES = ['random', 'mallory', 'adaptive', 'triggered', 'corpus'] as const;
+export const POLICY_NAMES = ['random', 'mallory', 'adaptive', 'triggered', 'corpus', 'swarm'] as const;
 export type PolicyName = (typeof POLICY_NAMES)[number];
 
 export interface PolicyOptions {
@@ -18,7 +19,8 @@ export interface PolicyOptions {
 /**
  * `random` (Jepsen's baseline), `mallory` (the artifact's Q-learning), `adaptive` (ours) or
  * `triggered` (`adaptive` plus a triggered action armed each step) or `corpus` (`triggered` plus a
- * corpus of fault sequences that reached new states, replayed and mutated).
+ * corpus of fault sequences that reached new states, replayed and mutated) or `swarm` (`random`
+ * within a per-schedule random subset of the fault kinds and values: swarm testing).
  * Throws for another name (the CLI validates names first, with `isPolicyName`).
  */
 export function createPolicy(name: string, options: PolicyOptions = {}): Policy {
@@ -36,6 +38,8 @@ export function createPolicy(name: string, options: PolicyOptions = {}): Policy 
       return new TriggeredPolicy(options.triggered);
     case 'corpus':
       return new CorpusPolicy(options.corpus);
+    case 'swarm':
+      return new SwarmPolicy();
   }
 }
 

@@ -65,6 +65,21 @@ const ReplayOfResult = z
   })
   .strict();
 
+const SimWorld = z
+  .object({
+    seed: z.number().int(),
+    contract: z.enum(['C1', 'C2', 'C3']).describe("the simulated disks' storage contract (--sim-contract)"),
+    partitions: z
+      .enum(['proxy', 'netns'])
+      .describe("cuts with the proxies' semantics (reset) or iptables' (held)"),
+    digest: z
+      .string()
+      .describe(
+        "sha-256 of the world's events in order with their virtual times: the same for every run of one seed",
+      ),
+  })
+  .strict();
+
 export const ResultsSchema = z
   .object({
     schema: z.literal(RESULTS_SCHEMA_NAME),
@@ -93,7 +108,19 @@ export const ResultsSchema = z
         startupMs: Ms.describe('from the run start to the first schedule: cluster start and warm-up'),
         schedulesMs: Ms.describe('the schedules, each with its reset, final reads and checks'),
         stoppingMs: Ms.describe('after the last schedule: stopping the nodes and observers'),
-        elapsedMs: Ms.describe('the whole run; above budgetMs by the last schedule that started within it'),
+        elapsedMs: Ms.describe(
+          "the whole run; above budgetMs by the last schedule's reset, final reads and checks",
+        ),
+        afterBudget: z
+          .object({
+            faultsEndedMs: Ms.describe("when the last schedule's faults ended, from the run start"),
+            resetMs: Ms.describe('healing every fault and waiting for the system to serve again'),
+            finalReadsMs: Ms,
+            checksMs: Ms,
+          })
+          .strict()
+          .optional()
+          .describe('what followed --time, when the last schedule ended after it'),
       })
       .strict()
       .optional()
@@ -267,6 +294,7 @@ export const ResultsSchema = z
     coverage: z
       .record(z.string(), z.number())
       .describe('final coverage metrics: states_<abstraction>, event_types, intra_pairs, …'),
+    sim: SimWorld.optional().describe('the simulated world of a run with --sim; absent for a real run'),
   })
   .strict();
 
@@ -299,9 +327,19 @@ function replaysOf(bugDir: string): { replays?: NonNullable<Results['bugs'][numb
 function timingOf(value: unknown): value is RunTiming {
   if (typeof value !== 'object' || value === null) return false;
   const keys = ['budgetMs', 'startupMs', 'schedulesMs', 'stoppingMs', 'elapsedMs'];
+  const record = value as Record<string, unknown>;
+  const after = record.afterBudget;
+  const afterKeys = ['faultsEndedMs', 'resetMs', 'finalReadsMs', 'checksMs'];
+  const afterOk =
+    after === undefined ||
+    (typeof after === 'object' &&
+      after !== null &&
+      afterKeys.every((k) => typeof (after as Record<string, unknown>)[k] === 'number') &&
+      Object.keys(after).length === afterKeys.length);
   return (
-    keys.every((k) => typeof (value as Record<string, unknown>)[k] === 'number') &&
-    Object.keys(value).length === keys.length
+    keys.every((k) => typeof record[k] === 'number') &&
+    afterOk &&
+    Object.keys(value).length === keys.length + (after === undefined ? 0 : 1)
   );
 }
 
@@ -415,7 +453,12 @@ export function runResults(data: RunData): Results {
       checkers: s.checkers.map((c) => ({ ...c, findings: [...c.findings] })),
     })),
     coverage,
+    ...(isSimWorld(summary.sim) ? { sim: summary.sim } : {}),
   };
+}
+
+function isSimWorld(value: unknown): value is z.infer<typeof SimWorld> {
+  return SimWorld.safeParse(value).success;
 }
 
 function isNumberRecord(value: unknown): value is Record<string, number> {

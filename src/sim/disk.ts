@@ -89,6 +89,34 @@ export interface DiskFault {
   readonly code: 'EIO' | 'ENOSPC';
 }
 
+/** How a torn crash cuts a file's last unsynced write: whole sectors, or inside one. */
+export type TornCut = 'sector' | 'byte';
+
+/** A crash that tears each file's last unsynced write at a point its seed and path decide. */
+export interface Tear {
+  readonly seed: number;
+  readonly cut: TornCut;
+  /**
+   * The dir the FUSE layer would be mounted on (the node's data dir): the cut hashes a file's path
+   * relative to it, as the layer does, so one seed cuts a file where the layer would.
+   */
+  readonly root?: string;
+}
+
+const FNV64_OFFSET = 0xcbf29ce484222325n;
+const FNV64_PRIME = 0x100000001b3n;
+const U64 = 0xffffffffffffffffn;
+
+/**
+ * The FUSE layer's documented cut hash: 64-bit FNV-1a over the seed's decimal digits, a NUL and
+ * the file's path (relative to the mount), so a seed tears a file here exactly as it does there.
+ */
+function cutHash(seed: number, file: string): bigint {
+  let h = FNV64_OFFSET;
+  for (const byte of Buffer.from(`${seed}\0${file}`)) h = ((h ^ BigInt(byte)) * FNV64_PRIME) & U64;
+  return h;
+}
+
 /**
  * One host's simulated disk: a page cache (what reads see) over a durable image, per file, with
  * the writes pending since the last fsync; names bound in the page cache and durably. A process's
@@ -100,7 +128,21 @@ export class SimDisk {
   private readonly dirs = new Set<string>();
   private readonly files = new Map<number, OpenFile>();
   private nextFd = 3;
-  fault: DiskFault | undefined;
+  /** The injected faults in force (fsync answering EIO, writes answering ENOSPC: either or both). */
+  faults: DiskFault[] = [];
+
+  /** One injected fault, or none: what `faults` holds when a single one is set. */
+  get fault(): DiskFault | undefined {
+    return this.faults[0];
+  }
+
+  set fault(fault: DiskFault | undefined) {
+    this.faults = fault ? [fault] : [];
+  }
+
+  private failing(op: DiskFault['op']): DiskFault | undefined {
+    return this.faults.find((f) => f.op === op);
+  }
 
   constructor(
     readonly contract: StorageContract,
@@ -137,7 +179,8 @@ export class SimDisk {
       },
       write: (fd, text) => {
         const file = this.file(fd, 'write');
-        if (this.fault?.op === 'write') throw fsError(this.fault.code, 'write', `fd ${fd}`);
+        const failed = this.failing('write');
+        if (failed) throw fsError(failed.code, 'write', `fd ${fd}`);
         const data = Buffer.from(text, 'utf8');
         const offset = file.append ? file.inode.visible.length : file.position;
         this.apply(file.inode, { kind: 'write', offset, data });
@@ -145,7 +188,8 @@ export class SimDisk {
       },
       fsync: (fd) => {
         const file = this.file(fd, 'fsync');
-        if (this.fault?.op === 'fsync') throw fsError(this.fault.code, 'fsync', `fd ${fd}`);
+        const failed = this.failing('fsync');
+        if (failed) throw fsError(failed.code, 'fsync', `fd ${fd}`);
         this.sync(file.inode);
       },
       ftruncate: (fd, length) => {
@@ -164,7 +208,8 @@ export class SimDisk {
         this.bind(path.resolve(to), inode);
       },
       fsyncDir: (dir) => {
-        if (this.fault?.op === 'fsync') throw fsError(this.fault.code, 'fsync', dir);
+        const failed = this.failing('fsync');
+        if (failed) throw fsError(failed.code, 'fsync', dir);
         const name = path.resolve(dir);
         for (const file of [...this.durableNames.keys()]) {
           if (path.dirname(file) === name && !this.visibleNames.has(file)) this.durableNames.delete(file);
@@ -183,7 +228,7 @@ export class SimDisk {
    * fsynced; C3: that, plus some of the unsynced writes, torn at sector boundaries), every name what
    * was made durable. Open descriptors are gone.
    */
-  crash(): void {
+  crash(tear?: Tear): void {
     this.files.clear();
     this.visibleNames.clear();
     for (const [name, inode] of this.durableNames) {
@@ -191,11 +236,45 @@ export class SimDisk {
         this.durableNames.delete(name);
         continue;
       }
+      const last = tear ? lastWrite(inode.pending) : undefined;
+      const page = last !== undefined && last.length > 0 ? inode.visible.read() : undefined;
       if (this.contract === 'C3') this.persistSome(inode);
+      if (tear && last !== undefined && page) this.tearLast(inode, last, page, tear, name);
       inode.pending = [];
       inode.visible = inode.durable.copy();
       this.visibleNames.set(name, inode);
     }
+  }
+
+  /**
+   * A torn crash (the disk fault `torn-write`): on top of what the contract keeps, a prefix of the
+   * file's last unsynced write is written back at its offset. `sector`: up to a sector boundary
+   * strictly inside the write (none: nothing), its first sector whole as the page cache held it;
+   * `byte`: a strict, non-empty prefix that does not end on a sector boundary. Under C1 nothing is
+   * unsynced, so nothing tears.
+   */
+  private tearLast(inode: Inode, last: WriteSpan, page: Buffer, tear: Tear, name: string): void {
+    const { offset } = last;
+    const data = { length: last.length };
+    const h = cutHash(tear.seed, tear.root === undefined ? name : path.relative(tear.root, name));
+    let from = offset;
+    let to = offset;
+    if (tear.cut === 'byte') {
+      if (data.length > 1) {
+        let keep = 1 + Number(h % BigInt(data.length - 1));
+        if (keep % SECTOR_BYTES === 0) keep--;
+        to = offset + keep;
+      }
+    } else {
+      const first = (Math.floor(offset / SECTOR_BYTES) + 1) * SECTOR_BYTES;
+      const end = offset + data.length;
+      if (first < end) {
+        const boundaries = Math.floor((end - 1 - first) / SECTOR_BYTES) + 1;
+        to = first + Number(h % BigInt(boundaries)) * SECTOR_BYTES;
+        from = Math.floor(offset / SECTOR_BYTES) * SECTOR_BYTES;
+      }
+    }
+    if (to > from) inode.durable.writeAt(from, page.subarray(from, Math.min(to, page.length)));
   }
 
   /** What a file holds now (the page cache), or undefined; for tests and checks. */
@@ -246,6 +325,39 @@ export class SimDisk {
       }
     }
   }
+}
+
+/** Where a file's last unsynced write lies. */
+interface WriteSpan {
+  readonly offset: number;
+  readonly length: number;
+}
+
+/** The page size the kernel splits a large write at (the FUSE layer joins such pieces again). */
+const PAGE_BYTES = 4096;
+
+/**
+ * A file's last unsynced write as the FUSE layer keeps it: a write that continues the previous one
+ * at a page boundary is its continuation (a write the kernel sent in pieces), and a truncation
+ * since cuts off what lay past the new size (nothing left: no last write).
+ */
+function lastWrite(pending: readonly Pending[]): WriteSpan | undefined {
+  let last: WriteSpan | undefined;
+  for (const op of pending) {
+    if (op.kind === 'write') {
+      const continues =
+        last !== undefined &&
+        last.length > 0 &&
+        last.offset + last.length === op.offset &&
+        op.offset % PAGE_BYTES === 0;
+      last = continues
+        ? { offset: last!.offset, length: last!.length + op.data.length }
+        : { offset: op.offset, length: op.data.length };
+    } else if (last !== undefined && last.offset + last.length > op.length) {
+      last = { offset: last.offset, length: Math.max(0, op.length - last.offset) };
+    }
+  }
+  return last;
 }
 
 function applyTo(bytes: Bytes, op: Pending): void {

@@ -16,6 +16,11 @@ import type { LinkParams } from './network.js';
 import type { SimProcess } from './process.js';
 import { type Observed, World, type WorldOptions } from './world.js';
 
+/** A simulated node's data dir on its host's disk. */
+export function simDataDir(node: string): string {
+  return `/data/${node}`;
+}
+
 const CLIENT_PORT = 7001;
 const PEER_PORT = 7002;
 const CLIENT_HOST = 'client';
@@ -81,7 +86,7 @@ export class SimKvraft {
       const running = startNode(
         {
           id: node,
-          dataDir: `/data/${node}`,
+          dataDir: simDataDir(node),
           client: this.address(node),
           peer: this.address(node, PEER_PORT),
           peers,

@@ -3,7 +3,7 @@ import type { Address } from '../cluster/net/backend.js';
 import { isReady, type ReadyAttempt } from '../cluster/node-system.js';
 import type { Clock } from '../core/clock.js';
 import type { SystemAdapter } from '../systems/system.js';
-import type { SimKvraft, SimNodeOptions } from './kvraft.js';
+import { type SimKvraft, type SimNodeOptions, simDataDir } from './kvraft.js';
 
 /** Between two asks of the system's `ready` (as the real cluster polls). */
 const READY_POLL_MS = 200;
@@ -41,7 +41,7 @@ export class SimCluster {
   }
 
   dataDir(node: string): string {
-    return `/data/${node}`;
+    return simDataDir(node);
   }
 
   listen(node: string): Address {

@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 
 import type { EventAttrs } from '../core/event.js';
 import { Rng } from '../core/random.js';
-import { type StorageContract, SimDisk } from './disk.js';
+import { type DiskFault, type StorageContract, SimDisk, type Tear } from './disk.js';
 import { type PartitionMode, SimNetwork } from './network.js';
 import { ProcessExit, SimProcess } from './process.js';
 import { PHASE, Scheduler, type SimEvent } from './scheduler.js';
@@ -153,6 +153,22 @@ export class World {
     this.kill(host);
     this.disk(host).crash();
     this.record(`power-loss ${host}`);
+  }
+
+  /**
+   * The host's disk loses what its contract does not keep at a crash (its process must be dead):
+   * the disk fault `lose-unfsynced`, or with `tear` the disk fault `torn-write`.
+   */
+  crashDisk(host: string, tear?: Tear): void {
+    if (this.process(host)) throw new Error(`sim: ${host} is running; kill it before its disk crashes`);
+    this.disk(host).crash(tear);
+    this.record(`disk-crash ${host}${tear ? ` tear ${tear.seed} ${tear.cut}` : ''}`);
+  }
+
+  /** The host's disk answers these faults (fsync EIO, write ENOSPC) until they are set again. */
+  setDiskFaults(host: string, faults: readonly DiskFault[]): void {
+    this.disk(host).faults = [...faults];
+    this.record(`disk-faults ${host} ${faults.map((f) => `${f.op}:${f.code}`).join(',') || 'none'}`);
   }
 
   /** SIGSTOP: what comes due is held, in order. */

@@ -61,6 +61,18 @@ export interface RunInfo {
   readonly config: unknown;
 }
 
+/**
+ * Where a run's directory is named from and what its stamps read: by default the host's clock
+ * (`<timestamp>/`, `started_at` now); a simulated run passes its world's virtual time and a name
+ * of its own, so two runs of one seed are stored alike.
+ */
+export interface RunPlace {
+  /** The time `started_at` and `ended_at` read. */
+  readonly now?: () => Date;
+  /** The directory's name (`-1`, `-2` … added when taken), instead of the start's timestamp. */
+  readonly name?: string;
+}
+
 export interface FaultRow {
   readonly schedule: number;
   readonly step: number | null;
@@ -120,7 +132,10 @@ export class RunStore {
   private readonly insertFault: Database.Statement;
   private readonly upsertStep: Database.Statement;
 
-  private constructor(dir: string) {
+  private constructor(
+    dir: string,
+    private readonly now: () => Date = () => new Date(),
+  ) {
     this.dir = dir;
     this.db = new Database(join(dir, 'run.db'));
     this.db.pragma('journal_mode = WAL');
@@ -151,11 +166,17 @@ export class RunStore {
    * Creates `<storeDir>/<system>/<timestamp>/` and points `<storeDir>/latest` at it; `onDir` hears
    * the directory's name before it is created.
    */
-  static create(storeDir: string, info: RunInfo, onDir?: (dir: string) => void): RunStore {
+  static create(
+    storeDir: string,
+    info: RunInfo,
+    onDir?: (dir: string) => void,
+    place: RunPlace = {},
+  ): RunStore {
     makeDirs(storeDir, '--store');
     const systemDir = join(storeDir, info.system);
     makeDirs(systemDir, '--store');
-    const name = timestampName();
+    const now = place.now ?? ((): Date => new Date());
+    const name = place.name ?? timestampName(now());
     let dir = join(systemDir, name);
     for (let i = 1; ; i++) {
       // Named (to the run's registry) before it exists, so a crash from here on leaves a run that
@@ -169,14 +190,14 @@ export class RunStore {
     makeDirs(join(dir, 'nodes'), '--store');
     let store: RunStore;
     try {
-      store = new RunStore(dir);
+      store = new RunStore(dir, now);
     } catch (error) {
       if (isDiskFull(error)) throw new StoreFullError(dir, error);
       throw error;
     }
     store.db
       .prepare('INSERT INTO run (id, system, seed, policy, config, started_at, status) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(info.id, info.system, info.seed, info.policy, JSON.stringify(info.config), new Date().toISOString(), 'running');
+      .run(info.id, info.system, info.seed, info.policy, JSON.stringify(info.config), now().toISOString(), 'running');
     try {
       pointLatest(storeDir, dir);
       crashPoint('run store created');
@@ -345,7 +366,7 @@ export class RunStore {
     this.write(() => {
       this.db
         .prepare('UPDATE run SET ended_at = ?, status = ?, summary = ?')
-        .run(new Date().toISOString(), status, JSON.stringify(summary));
+        .run(this.now().toISOString(), status, JSON.stringify(summary));
     });
   }
 
@@ -355,7 +376,7 @@ export class RunStore {
       if (!this.db.open) return;
       this.db
         .prepare("UPDATE run SET ended_at = ?, status = ?, summary = ? WHERE status = 'running'")
-        .run(new Date().toISOString(), status, JSON.stringify(summary));
+        .run(this.now().toISOString(), status, JSON.stringify(summary));
     });
   }
 

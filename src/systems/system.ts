@@ -133,17 +133,21 @@ export interface LeaderCapability {
 
 /** A system whose membership can change while it runs (the `member` fault family). */
 export interface MembershipCapability {
-  /** Takes a member out of the configuration; resolves once the cluster has committed that. */
-  remove(node: string, cluster: ClusterView): Promise<void>;
+  /**
+   * Takes a member out of the configuration; resolves once the cluster has committed that.
+   * `signal` fires at the run's time budget or its stop: the call should then stop retrying and
+   * throw (it is not waited for past it either way; its outcome is then reconciled by the reset).
+   */
+  remove(node: string, cluster: ClusterView, signal?: AbortSignal): Promise<void>;
   /**
    * Gets the cluster to accept `node` (stopped, its data dir wiped) as a member again; resolves
    * only once it has — the change is committed — and throws otherwise (no quorum, say, or an
    * outcome it cannot see). The nemesis starts the node, as a joiner, only after this resolved or
    * `configuration()` lists it: a joiner the cluster does not list is refused (etcd exits). A
    * system whose nodes add themselves when started as joiners (dqlite's `--join`) resolves once
-   * the cluster can take the node now (a quorum commits).
+   * the cluster can take the node now (a quorum commits). `signal`: as for `remove`.
    */
-  add(node: string, cluster: ClusterView): Promise<void>;
+  add(node: string, cluster: ClusterView, signal?: AbortSignal): Promise<void>;
   /**
    * The members of a configuration the cluster has committed, read through a quorum (a minority
    * or a deposed leader cannot answer alone); undefined when it cannot tell. A membership change

@@ -1,24 +1,47 @@
 import { describe, expect, it } from 'vitest';
 
 import { afterBudget } from '../../src/campaign/_internals/run-schedules.js';
+import { describeAfterBudget } from '../../src/core/run-timing.js';
 
-describe('afterBudget (what the terminal says of the time after --time)', () => {
-  const start = 1_000_000;
-  const budgetEnd = start + 60 * 60_000;
+describe('afterBudget (what followed --time, for the terminal and results.json)', () => {
+  const startMs = 1_000_000;
+  const budgetMs = 60 * 60_000;
+  const budgetEnd = startMs + budgetMs;
+  const lastPhases = { resetMs: 3_140, finalReadsMs: 1_210, checksMs: 420 };
 
-  it('says when the faults ended and how long the last reset and checks took', () => {
-    expect(afterBudget(start, budgetEnd, budgetEnd - 2_000, budgetEnd + 29_000)).toBe(
-      "the faults ended at 59:58, within --time 60:00; the last schedule's reset, final reads and checks took 31.0 s (29.0 s past the budget)",
+  it('says when the budget was reached and how long the reset, final reads and checks took', () => {
+    const after = afterBudget(
+      { startMs, faultsEndedMs: budgetEnd + 12, schedulesToMs: budgetEnd + 4_782, lastPhases },
+      budgetMs,
+    );
+    expect(after).toEqual({ faultsEndedMs: budgetMs + 12, ...lastPhases });
+    expect(describeAfterBudget(budgetMs, after!)).toBe(
+      'budget reached at 60:00; reset 3.1 s, final reads 1.2 s, checks 0.4 s',
     );
   });
 
-  it('says a fault started within the budget that ended after it, and that none started after', () => {
-    expect(afterBudget(start, budgetEnd, budgetEnd + 18_000, budgetEnd + 29_000)).toBe(
-      "the last fault, started within --time 60:00, ended at 60:18 (none started after); the last schedule's reset, final reads and checks took 11.0 s (29.0 s past the budget)",
+  it('says when the faults ended, if before the budget', () => {
+    const after = afterBudget(
+      { startMs, faultsEndedMs: budgetEnd - 2_000, schedulesToMs: budgetEnd + 2_770, lastPhases },
+      budgetMs,
+    );
+    expect(describeAfterBudget(budgetMs, after!)).toBe(
+      'budget reached at 60:00 (the faults ended at 59:58); reset 3.1 s, final reads 1.2 s, checks 0.4 s',
     );
   });
 
-  it('says nothing of a run that ended within its budget', () => {
-    expect(afterBudget(start, budgetEnd, budgetEnd - 9_000, budgetEnd - 1_000)).toBeUndefined();
+  it('says nothing of a run that ended within its budget, or whose last schedule did not end', () => {
+    expect(
+      afterBudget(
+        { startMs, faultsEndedMs: budgetEnd - 9_000, schedulesToMs: budgetEnd - 1_000, lastPhases },
+        budgetMs,
+      ),
+    ).toBeUndefined();
+    expect(
+      afterBudget(
+        { startMs, faultsEndedMs: budgetEnd, schedulesToMs: budgetEnd + 1_000, lastPhases: undefined },
+        budgetMs,
+      ),
+    ).toBeUndefined();
   });
 });

@@ -14,14 +14,17 @@ import type { DiskFs } from '../../src/systems/kvraft/seams.js';
 import { nodeDiskFs } from '../../src/systems/kvraft/_internals/node-seams.js';
 
 // The simulated disk's C2 contract is the FUSE disk layer's rule (durable at fsync, a crash drops
-// what was written since): the two must agree, operation by operation. Random traces of file calls
+// what was written since; a torn crash keeps a prefix of each file's last unsynced write, cut where
+// the seed and the file's path say): the two must agree, operation by operation. Random traces of file calls
 // run against both, through the same `DiskFs` calls kvraft makes; after each, the process dies, the
-// real disk drops its unfsynced writes (`drop-unfsynced`) and the simulated one loses power; every
+// real disk drops (or tears) its unfsynced writes and the simulated one crashes alike; every
 // name and every byte must be the same. Runs as an e2e test: it mounts.
 
 const TRACES = 150;
 const OPS_PER_TRACE = 30;
 const NAMES = ['a', 'b', 's/c'] as const;
+/** How each trace's crash cuts: no tear, whole sectors, inside a sector. */
+const CRASHES = [undefined, 'sector', 'byte'] as const;
 /** Writes up to this long: several 512-byte sectors. */
 const MAX_WRITE_BYTES = 1200;
 
@@ -163,14 +166,17 @@ describe('the simulated disk (C2) and the FUSE disk layer agree on random traces
       nodeDiskFs.fsyncDir(dir);
       nodeDiskFs.fsyncDir(mnt);
       play(nodeDiskFs, dir, calls);
-      await layer.command('n1', 'drop-unfsynced');
+      // A third of the crashes drop what was not fsynced; the others tear each file's last
+      // unsynced write too, in whole sectors or inside one (`torn-write SEED [sector|byte]`).
+      const tear = CRASHES[t % CRASHES.length];
+      await layer.command('n1', tear === undefined ? 'drop-unfsynced' : `torn-write ${t} ${tear}`);
       const real = image((f) => (existsSync(f) ? readFileSync(f) : undefined), dir);
 
       const disk = new SimDisk('C2', new Rng(t));
       const fs = disk.fsFor(aProcess());
       fs.mkdirp(join(dir, 's'));
       play(fs, dir, calls);
-      disk.crash();
+      disk.crash(tear === undefined ? undefined : { seed: t, cut: tear, root: mnt });
       const simulated = image((f) => disk.contents(f), dir);
 
       expect(

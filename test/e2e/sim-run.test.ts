@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,6 +37,25 @@ function fingerprint(runDir: string): { history: string; nodes: string; states: 
   }
 }
 
+/**
+ * A simulated run's results.json without what differs between two runs of one seed by design:
+ * paths (the store's), and what the run cost in real time.
+ */
+function seededResults(runDir: string): { sim: { digest: string }; run: { startedAt: string } } {
+  const text = readFileSync(join(runDir, 'results.json'), 'utf8').replaceAll(dirname(runDir), '<store>');
+  const results = JSON.parse(text) as {
+    sim: { digest: string };
+    run: { startedAt: string; config: Record<string, unknown> };
+    coverage: Record<string, number>;
+    schedules: { checkers: { ms: number | null }[] }[];
+  };
+  delete results.run.config.store;
+  const costs = new Set(['fuzzer_peak_rss_mb', 'sim_wall_s', 'sim_speedup']);
+  results.coverage = Object.fromEntries(Object.entries(results.coverage).filter(([k]) => !costs.has(k)));
+  for (const s of results.schedules) for (const c of s.checkers) c.ms = null;
+  return results;
+}
+
 describe('mallory run --sim (kvraft in the simulated world, on virtual time)', () => {
   const boxes: Sandbox[] = [];
   const box = (): Sandbox => {
@@ -62,6 +81,18 @@ describe('mallory run --sim (kvraft in the simulated world, on virtual time)', (
       }),
     );
     const [a, b, c, other] = runs.map((s) => fingerprint(s.runDir));
+    // The run dir is named after the virtual start and the seed, and results.json is the same but
+    // for the store's path and what the run cost in real time (memory, wall seconds, check times).
+    expect(runs.map((s) => basename(s.runDir))).toEqual([
+      ...Array<string>(3).fill('20260101T000000-000Z-sim-C2-7'),
+      '20260101T000000-000Z-sim-C2-8',
+    ]);
+    const [ra, rb, rc, rother] = runs.map((s) => seededResults(s.runDir));
+    expect(ra.sim.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(rb).toEqual(ra);
+    expect(rc).toEqual(ra);
+    expect(rother.sim.digest).not.toBe(ra.sim.digest);
+    expect(ra.run.startedAt).toBe('2026-01-01T00:00:00.000Z');
     expect(a.history).not.toBe(createHash('sha256').update('').digest('hex'));
     expect(b).toEqual(a);
     expect(c).toEqual(a);
@@ -127,6 +158,44 @@ describe('mallory run --sim (kvraft in the simulated world, on virtual time)', (
     ]);
   });
 
+  it('takes the disk family: ack-before-fsync is found where the disks keep only what was fsynced (C2, C3), hidden where every write is durable at once (C1)', async () => {
+    // The switch's needs (the default families and disk), as `kvraftBugArgs` gives them.
+    const faults = 'partition,kill,pause,packet,member,disk';
+    const outcomes = await Promise.all(
+      (['C1', 'C2', 'C3'] as const).map(async (contract) => {
+        const b = box();
+        const r = await mallory(
+          [
+            'run',
+            '--sim',
+            '--sim-contract',
+            contract,
+            '--bug',
+            'ack-before-fsync',
+            '--faults',
+            faults,
+            '--seed',
+            '1',
+            '--time',
+            '2m',
+            '--stop-on-bug',
+            '--store',
+            b.store,
+            '--json',
+          ],
+          b,
+        );
+        return { contract, code: r.code, summary: jsonOf(r) as RunSummary };
+      }),
+    );
+    const kinds = Object.fromEntries(outcomes.map((o) => [o.contract, o.summary.bugs.map((x) => x.kind)]));
+    expect(kinds).toEqual({ C1: [], C2: ['durability'], C3: ['durability'] });
+    expect(outcomes.map((o) => o.code)).toEqual([0, 1, 1]);
+    // The disk faults were the world's: a crash of the disks that lost what was not fsynced.
+    for (const o of outcomes.slice(1))
+      expect(o.summary.bugs[0].message).toMatch(/disks lost unfsynced writes/);
+  });
+
   it('refuses --sim for another system and with --hosts, in one line, before a run exists', async () => {
     const b = box();
     const other = await mallory(['run', '--sim', '--system', 'etcd', '--store', b.store], b);
@@ -137,6 +206,14 @@ describe('mallory run --sim (kvraft in the simulated world, on virtual time)', (
     const hosts = await mallory(['run', '--sim', '--hosts', 'h1,h2,h3', '--store', b.store], b);
     expect(hosts.code).toBe(2);
     expect(hosts.stderr.trim()).toBe('mallory: --sim: the nodes run in this process: drop --hosts');
+    // A slow disk costs CPU time, which the world does not have: a schedule's slow-disk line is refused.
+    const schedule = join(b.store, '..', 'slow.jsonl');
+    writeFileSync(schedule, '{"atMs": 1000, "f": "slow-disk", "value": {"target": "one", "delayMs": 50}}\n');
+    const slow = await mallory(['run', '--sim', '--schedule', schedule, '--store', b.store], b);
+    expect(slow.code).toBe(2);
+    expect(slow.stderr.trim().split('\n')).toEqual([
+      `mallory: --sim: ${schedule}: slow-disk at 1000 ms is not simulated (a slow disk costs CPU time, which is zero in the simulator): remove the line`,
+    ]);
     expect(existsSync(b.store)).toBe(false);
   });
 });

@@ -4,10 +4,13 @@ import type { NodeStatus, StartOutcome } from '../../src/cluster/cluster.js';
 import type { Address } from '../../src/cluster/net/backend.js';
 import { HarnessError } from '../../src/core/errors.js';
 import type { FaultKind, TornGranularity } from '../../src/core/fault.js';
+import { BudgetReached } from '../../src/core/fault-call.js';
 import { Rng } from '../../src/core/random.js';
 import { CRASH_REPORT_MAX_MS, INDUCED_EXIT_GRACE_MS, NodeDisks } from '../../src/nemesis/disk.js';
 import { Nemesis, type NemesisCluster, unsupportedFault } from '../../src/nemesis/nemesis.js';
 import { createPolicy } from '../../src/policy/index.js';
+import { WorldClock } from '../../src/sim/world-clock.js';
+import { World } from '../../src/sim/world.js';
 import type { ClusterView, KvClient, LaunchSpec, SystemAdapter } from '../../src/systems/system.js';
 
 const NODES = ['n1', 'n2', 'n3'];
@@ -109,6 +112,10 @@ interface FakeSystemOptions {
    * configuration read that does answer (the committed configuration still lists the node until then).
    */
   readonly removeCommitsLateMs?: number;
+  /** A removal's call never returns (it is told where to stop by its signal, and ignores it). */
+  readonly removeNeverReturns?: (signal: AbortSignal | undefined) => void;
+  /** The configuration answers with n3 and without it in turn: it never answers the same twice. */
+  readonly configurationFlaps?: boolean;
 }
 
 /** Mallory's own failure (as when its registry cannot be written) at the next start of a node. */
@@ -124,6 +131,7 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
   let silent = 0;
   const joining = new Map<string, number>();
   let pendingRemoval: string | undefined;
+  let flapped = false;
   return {
     name: 'fake',
     services: ['client'],
@@ -137,8 +145,13 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
     },
     membership: {
       ...(options.quorum ? { quorum: true } : {}),
-      remove(node: string): Promise<void> {
+      remove(node: string, _cluster: ClusterView, signal?: AbortSignal): Promise<void> {
         if (!fake.hasQuorum()) return Promise.reject(noQuorum());
+        if (options.removeNeverReturns) {
+          fake.log.push(`remove ${node} (never returns)`);
+          options.removeNeverReturns(signal);
+          return new Promise<void>(() => undefined);
+        }
         if (options.removeFailsUncommitted) return Promise.reject(new Error('server has lost leadership'));
         if (options.removeCommitsLateMs !== undefined) {
           pendingRemoval = node;
@@ -165,6 +178,10 @@ function fakeSystem(fake: FakeCluster, options: FakeSystemOptions = {}): SystemA
           return Promise.resolve(undefined);
         }
         if (!fake.hasQuorum() || fake.electing) return Promise.resolve(undefined);
+        if (options.configurationFlaps) {
+          flapped = !flapped;
+          return Promise.resolve(NODES.filter((n) => fake.committed.has(n) && (n !== 'n3' || flapped)));
+        }
         const pending = pendingRemoval;
         if (pending !== undefined) {
           pendingRemoval = undefined;
@@ -415,6 +432,99 @@ describe('Nemesis membership: a joiner starts only once the cluster has accepted
     ]);
     expect(fake.log).not.toContain('start n3');
     expect(fake.refused).toEqual([]);
+  });
+});
+
+describe('Nemesis calls cut short (the time budget, Ctrl-C)', () => {
+  /** How far a test's world may run in virtual time before it fails. */
+  const VIRTUAL_LIMIT_MS = 600_000;
+
+  function inWorld(
+    options: FakeSystemOptions,
+    runStop?: AbortSignal,
+  ): { fake: FakeCluster; nemesis: Nemesis; world: World; clock: WorldClock } {
+    const world = new World({ seed: 1 });
+    const clock = new WorldClock(world);
+    const fake = new FakeCluster();
+    const nemesis = new Nemesis(fake, network, fakeSystem(fake, options), new Rng(1), ['member'], {
+      clock,
+      ...(runStop ? { signal: runStop } : {}),
+    });
+    return { fake, nemesis, world, clock };
+  }
+
+  it('a membership call that never returns comes back at its signal as an error saying it was cut short; the reset goes on', async () => {
+    const budget = new AbortController();
+    let given: AbortSignal | undefined;
+    const { fake, nemesis, world, clock } = inWorld({
+      removeNeverReturns: (signal) => {
+        given = signal;
+        // The budget is reached while the call is out.
+        world.scheduler.after(5_000, 0, undefined, () => {
+          budget.abort(new BudgetReached(60_000));
+        });
+      },
+    });
+    const begun = clock.nowMs();
+    const outcome = await world.settle(
+      nemesis.enact({ f: 'member-remove', value: ['n3'] }, undefined, budget.signal),
+      VIRTUAL_LIMIT_MS,
+    );
+
+    expect(outcome).toEqual({
+      fault: { f: 'member-remove', value: ['n3'] },
+      nodes: [],
+      outcome: 'error',
+      error: 'cut short at the time budget (--time 60 s)',
+    });
+    expect(clock.nowMs() - begun).toBe(5_000);
+    // The adapter was given the signal, to stop by.
+    expect(given?.aborted).toBe(true);
+    // Its outcome is open: the reset reconciles with a configuration that has stopped changing
+    // (it lists n3, so n3 stays), after waiting a little for the cut call.
+    expect(await world.settle(nemesis.healAll(), VIRTUAL_LIMIT_MS)).toEqual([]);
+    expect(fake.members).toEqual(NODES);
+    expect(fake.log).toEqual(['remove n3 (never returns)']);
+  });
+
+  it('a fault enacted once its signal has fired is not called at all', async () => {
+    const budget = new AbortController();
+    budget.abort(new BudgetReached(60_000));
+    const { fake, nemesis, world } = inWorld({ removeNeverReturns: () => undefined });
+    const outcome = await world.settle(
+      nemesis.enact({ f: 'member-remove', value: ['n3'] }, undefined, budget.signal),
+      VIRTUAL_LIMIT_MS,
+    );
+    expect(outcome).toEqual({
+      fault: { f: 'member-remove', value: ['n3'] },
+      nodes: [],
+      outcome: 'error',
+      error: 'cut short at the time budget (--time 60 s)',
+    });
+    expect(fake.log).toEqual([]);
+  });
+
+  it('Ctrl-C ends a reset that waits for an unsettled membership change to settle (it would wait a minute)', async () => {
+    const stop = new AbortController();
+    const { fake, nemesis, world, clock } = inWorld(
+      { removeFailsUncommitted: true, configurationFlaps: true },
+      stop.signal,
+    );
+    expect(
+      await world.settle(nemesis.enact({ f: 'member-remove', value: ['n3'] }), VIRTUAL_LIMIT_MS),
+    ).toMatchObject({ outcome: 'error' });
+    expect(fake.isMember('n3')).toBe(true);
+    const begun = clock.nowMs();
+    // Ctrl-C comes 3 s into the reset, which waits for a configuration that never answers the same twice.
+    world.scheduler.after(3_000, 0, undefined, () => {
+      stop.abort();
+    });
+    const errors = await world.settle(nemesis.healAll(), VIRTUAL_LIMIT_MS);
+
+    expect(clock.nowMs() - begun).toBe(3_000);
+    expect(errors).toEqual([
+      'member n3: a membership change whose call failed is still unsettled: the run stopped before the configuration answered the same twice',
+    ]);
   });
 });
 

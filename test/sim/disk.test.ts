@@ -102,6 +102,89 @@ describe('the simulated disk', () => {
     expect([...outcomes].sort()).toEqual(['', '0x', 'x']);
   });
 
+  it("a torn crash keeps a prefix of each file's last unsynced write: whole sectors, or inside one", async () => {
+    const append = (fs: DiskFs): void => {
+      fs.mkdirp('/d');
+      const fd = fs.open('/d/f', 'a');
+      fs.write(fd, 's'.repeat(100));
+      fs.fsync(fd);
+      fs.fsyncDir('/d');
+      fs.write(fd, 'a'.repeat(300));
+      fs.write(fd, 'b'.repeat(2000));
+    };
+    const kept = new Set<number>();
+    for (let seed = 0; seed < 20; seed++) {
+      for (const cut of ['sector', 'byte'] as const) {
+        const { world, disk } = await withFs('C2', append);
+        world.kill('h');
+        world.crashDisk('h', { seed, cut });
+        const after = text(disk.contents('/d/f'))!;
+        const page = `${'s'.repeat(100)}${'a'.repeat(300)}${'b'.repeat(2000)}`;
+        let b: number;
+        if (cut === 'sector') {
+          // Whole sectors as the page cache held them, up to a boundary strictly inside the last
+          // write (the earlier unsynced write's bytes in its first sector went to disk with it), or
+          // only the synced part.
+          b = Math.max(0, after.length - 400);
+          expect(after.length === 100 || after.length % 512 === 0).toBe(true);
+          expect(after).toBe(after.length === 100 ? 's'.repeat(100) : page.slice(0, after.length));
+        } else {
+          // The earlier unsynced write lost (zeros), a strict prefix of the last not ending on a sector.
+          b = after.length - 400;
+          expect(after).toBe(`${'s'.repeat(100)}${'\0'.repeat(300)}${'b'.repeat(b)}`);
+          expect(b).toBeGreaterThan(0);
+          expect(after.length % 512).not.toBe(0);
+        }
+        expect(b).toBeLessThan(2000);
+        kept.add(b);
+        // The same seed cuts the same file the same way.
+        const again = await withFs('C2', append);
+        again.world.kill('h');
+        again.world.crashDisk('h', { seed, cut });
+        expect(text(again.disk.contents('/d/f'))).toBe(after);
+      }
+    }
+    expect(kept.size).toBeGreaterThan(4);
+    // C1: every completed write is durable at once, so nothing is unsynced and nothing tears.
+    const { world, disk } = await withFs('C1', append);
+    world.kill('h');
+    world.crashDisk('h', { seed: 1, cut: 'byte' });
+    expect(text(disk.contents('/d/f'))).toBe(`${'s'.repeat(100)}${'a'.repeat(300)}${'b'.repeat(2000)}`);
+  });
+
+  it('fsync errors and a full disk can be in force at once; a running process is refused a disk crash', async () => {
+    const world = new World({ seed: 1, contract: 'C2', bootDelayMs: [0, 0] });
+    world.setDiskFaults('h', [
+      { op: 'fsync', code: 'EIO' },
+      { op: 'write', code: 'ENOSPC' },
+    ]);
+    const codes: string[] = [];
+    world.start('h', (p) => {
+      const { fs } = p.io;
+      fs.mkdirp('/d');
+      const fd = fs.open('/d/f', 'a');
+      for (const call of [
+        () => {
+          fs.write(fd, 'x');
+        },
+        () => {
+          fs.fsync(fd);
+        },
+      ]) {
+        try {
+          call();
+        } catch (e) {
+          codes.push((e as { code: string }).code);
+        }
+      }
+    });
+    await world.run(1);
+    expect(codes).toEqual(['ENOSPC', 'EIO']);
+    expect(() => {
+      world.crashDisk('h');
+    }).toThrow(/kill it before/);
+  });
+
   it('a disk fault fails the call with its code, and kvraft stops on it (fail-stop)', async () => {
     const sim = new SimKvraft({ seed: 1, nodes: 3 });
     sim.startAll();

@@ -1,19 +1,21 @@
 import { resolve } from 'node:path';
 
 import type { ResourceRegistry } from '../../cluster/resources.js';
-import { RunStore } from '../../store/run-store.js';
+import { type RunPlace, RunStore } from '../../store/run-store.js';
 import type { RunConfig } from '../config.js';
 import type { RunPlan } from '../create-run.js';
 
 /**
  * Creates the run's directory and store under `--store`, the registry told where it is; a store
- * that cannot be created releases the registry before the error goes on.
+ * that cannot be created releases the registry before the error goes on. `place` names the
+ * directory and gives its stamps' time (a simulated run's: its seed's, in virtual time).
  */
 export function openStore(
   plan: RunPlan,
   config: RunConfig,
   runId: string,
   registry: ResourceRegistry,
+  place: RunPlace = {},
 ): RunStore {
   const { definition, source, seed, settings, durability } = plan;
   try {
@@ -38,6 +40,7 @@ export function openStore(
       (dir) => {
         registry.setRunDir(dir);
       },
+      place,
     );
   } catch (e) {
     registry.releaseAll();

@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
-import type { BugHit, BugRecord, SimulatedBug } from '../bug.js';
+import type { BugHit, BugRecord } from '../bug.js';
 import type { Finding } from '../checker.js';
 import type { RunConfig } from '../config.js';
 import { formatBugSchedule, type HostsHeader, type ScheduleHeader } from '../schedule-file.js';
@@ -9,6 +9,7 @@ import { effectiveWarmupMs } from './effective-warmup-ms.js';
 import { keepPlugins } from '../plugin-copies.js';
 import type { LiveRun } from './live-run.js';
 import type { ScheduleFaults } from './schedule-faults.js';
+import { simulatedOf } from './simulated-of.js';
 
 /** The run's SSH host settings as a bug keeps them: every path absolute, so a replay from anywhere finds them. */
 function hostsHeader(c: RunConfig): HostsHeader {
@@ -38,14 +39,7 @@ export function recordBug(
   const { config: c, plan, state, store, emit, parts } = live;
   const { schedule, faults, attempted } = scheduled;
   const seed = plan.seed;
-  const simulated: SimulatedBug | undefined =
-    plan.placement.kind === 'sim'
-      ? {
-          seed,
-          contract: plan.placement.contract,
-          partitions: c.network === 'netns' ? 'netns' : 'proxy',
-        }
-      : undefined;
+  const simulated = simulatedOf(plan, c);
   const row = {
     schedule,
     kind: finding.kind,

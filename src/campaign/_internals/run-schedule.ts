@@ -24,14 +24,25 @@ export async function runSchedule(
   policyRng: Rng,
 ): Promise<void> {
   const scheduled = await beginSchedule(live);
+  const { state, clock } = live;
+  state.lastPhases = undefined;
   await driveSchedule(live, scheduled, budgetEnd, policyRng);
-  live.state.faultsEndedMs = live.clock.nowMs();
+  const faultsEnded = (state.faultsEndedMs = clock.nowMs());
   const ops = await takeScheduleOps(live, warm.carried);
   const recovery = await healAndRecover(live, ops);
+  const resetEnded = clock.nowMs();
   await finalReads(live, recovery, ops);
+  const readsEnded = clock.nowMs();
   const slow = await slowRecovery(live, scheduled.schedule, recovery, warm.baseline, ops);
   const found = await collectFindings(live, scheduled, ops, recovery, slow);
   recordFindings(live, scheduled, found.findings);
+  const checksEnded = clock.nowMs();
   await hardResetIfStuck(live, recovery);
   endSchedule(live, scheduled.schedule, ops.length, found, recovery);
+  // A fresh cluster for one that stayed stuck is part of the reset.
+  state.lastPhases = {
+    resetMs: resetEnded - faultsEnded + (clock.nowMs() - checksEnded),
+    finalReadsMs: readsEnded - resetEnded,
+    checksMs: checksEnded - readsEnded,
+  };
 }

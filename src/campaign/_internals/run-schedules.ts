@@ -1,7 +1,9 @@
 import type { Rng } from '../../core/random.js';
+import type { AfterBudget } from '../../core/run-timing.js';
 import { describeImports } from '../exchange.js';
 import type { LiveRun } from './live-run.js';
 import { runSchedule } from './run-schedule.js';
+import type { RunState } from './run-state.js';
 import type { WarmUp } from './warm-up.js';
 
 /**
@@ -19,33 +21,28 @@ export async function runSchedules(live: LiveRun, warm: WarmUp, rng: Rng): Promi
   } finally {
     state.schedulesToMs = clock.nowMs();
   }
-  const overrun = afterBudget(state.startMs, budgetEnd, state.faultsEndedMs, state.schedulesToMs);
-  if (overrun !== undefined && !live.signal.aborted) live.emit('message', `  ${overrun}`);
-}
-
-function clock(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
 }
 
 /**
- * What ran after the time budget, when something did: the budget bounds the faults (none starts
- * after it), and only the last schedule's reset, final reads and checks follow it.
+ * What followed the time budget, when the last schedule ended after it: the budget bounds the
+ * faults (none starts after it, one still out is cut short), and only the last schedule's reset,
+ * final reads and checks follow it.
  */
 export function afterBudget(
-  startMs: number,
-  budgetEnd: number,
-  faultsEndedMs: number | undefined,
-  schedulesToMs: number,
-): string | undefined {
-  if (faultsEndedMs === undefined || schedulesToMs <= budgetEnd) return undefined;
-  const took = ((schedulesToMs - faultsEndedMs) / 1000).toFixed(1);
-  const past = ((schedulesToMs - budgetEnd) / 1000).toFixed(1);
-  const faults =
-    faultsEndedMs <= budgetEnd
-      ? `the faults ended at ${clock(faultsEndedMs - startMs)}, within --time ${clock(budgetEnd - startMs)}`
-      : `the last fault, started within --time ${clock(budgetEnd - startMs)}, ended at ${clock(faultsEndedMs - startMs)} (none started after)`;
-  return `${faults}; the last schedule's reset, final reads and checks took ${took} s (${past} s past the budget)`;
+  state: Pick<RunState, 'startMs' | 'faultsEndedMs' | 'schedulesToMs' | 'lastPhases'>,
+  budgetMs: number,
+): AfterBudget | undefined {
+  const { startMs, faultsEndedMs, schedulesToMs, lastPhases } = state;
+  if (faultsEndedMs === undefined || lastPhases === undefined || schedulesToMs === undefined)
+    return undefined;
+  if (schedulesToMs <= startMs + budgetMs) return undefined;
+  const round = Math.round;
+  return {
+    faultsEndedMs: round(faultsEndedMs - startMs),
+    resetMs: round(lastPhases.resetMs),
+    finalReadsMs: round(lastPhases.finalReadsMs),
+    checksMs: round(lastPhases.checksMs),
+  };
 }
 
 async function scheduleLoop(live: LiveRun, warm: WarmUp, budgetEnd: number, policyRng: Rng): Promise<void> {

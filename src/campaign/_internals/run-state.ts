@@ -21,6 +21,8 @@ export class RunState {
   schedulesToMs: number | undefined;
   /** When the last schedule's faults ended (the reset and its checks follow). */
   faultsEndedMs: number | undefined;
+  /** How long the last schedule's reset, final reads and checks took (ms), once it ended. */
+  lastPhases: { resetMs: number; finalReadsMs: number; checksMs: number } | undefined;
   faultCount = 0;
   /** One per root cause: a finding whose signature a bug has is a hit of that bug. */
   readonly bugs: BugRecord[] = [];

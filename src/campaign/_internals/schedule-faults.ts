@@ -1,4 +1,5 @@
 import type { Fault } from '../../core/fault.js';
+import { BudgetReached, untilAborted } from '../../core/fault-call.js';
 import type { FaultOutcome, ScheduleEntry } from '../../nemesis/nemesis.js';
 import { triggeredLines } from '../armed-trigger.js';
 import { isLet, type FaultItem, type RecordedLine, type ScheduleItem } from '../schedule-file.js';
@@ -46,10 +47,23 @@ export class ScheduleFaults {
     const runMs = now - state.startMs;
     // Who led just before the fault, so a replay can aim it at the same roles (a schedule
     // line waiting on an event is not delayed by the question).
-    const leader = triggered || fault.f === 'heal-all' ? undefined : await parts.nemesis.leader();
-    if (line) history.record({ type: 'info', process: 'nemesis', f: 'trigger', value: line });
-    history.record({ type: 'info', process: 'nemesis', f: fault.f, value: fault.value });
-    const outcome = await parts.nemesis.enact(fault, recorded);
+    const stop = this.untilBudget(now);
+    let outcome: FaultOutcome;
+    let leader: string | undefined;
+    try {
+      leader =
+        triggered || fault.f === 'heal-all'
+          ? undefined
+          : await untilAborted(parts.nemesis.leader(), stop.signal).then((r) =>
+              r.settled ? r.value : undefined,
+            );
+      if (line) history.record({ type: 'info', process: 'nemesis', f: 'trigger', value: line });
+      history.record({ type: 'info', process: 'nemesis', f: fault.f, value: fault.value });
+      // Cut short at the budget (or Ctrl-C), it comes back as an error that says so.
+      outcome = await parts.nemesis.enact(fault, recorded, stop.signal);
+    } finally {
+      stop.cancel();
+    }
     history.record({
       type: 'info',
       process: 'nemesis',
@@ -81,6 +95,17 @@ export class ScheduleFaults {
     const drawn = outcome.value !== undefined ? { value: outcome.value } : {};
     if (line) this.attempted.push(...triggeredLines(line), { ...line, ...drawn, ...how });
     else this.attempted.push({ ...entry, ...how });
+  }
+
+  /** A signal that fires at the end of the time budget, or when the run is stopped. */
+  private untilBudget(now: number): { readonly signal: AbortSignal; readonly cancel: () => void } {
+    const { clock, config, signal } = this.live;
+    if (!Number.isFinite(this.budgetEnd)) return { signal, cancel: () => undefined };
+    const reached = new AbortController();
+    const cancel = clock.timer(this.budgetEnd - now, () => {
+      reached.abort(new BudgetReached(config.timeMs));
+    });
+    return { signal: AbortSignal.any([reached.signal, signal]), cancel };
   }
 
   /** A schedule line or trigger that found nothing to act on, in the history. */

@@ -3,6 +3,12 @@ import { join } from 'node:path';
 
 import type { Event } from '../../core/event.js';
 import { UsageError } from '../../core/errors.js';
+import type { TornGranularity } from '../../core/fault.js';
+import { logSizes } from '../../check/logs.js';
+import { NodeClocks } from '../../nemesis/clock.js';
+import { NodeDisks } from '../../nemesis/disk.js';
+import { SIM_LACKS_DISK_KINDS, SimDiskLayer } from '../../sim/sim-disk-layer.js';
+import { isLet, type ScheduleItem } from '../schedule-file.js';
 import { SimCluster } from '../../sim/sim-cluster.js';
 import { SimKvraft } from '../../sim/kvraft.js';
 import { SimNetworkBackend } from '../../sim/sim-network-backend.js';
@@ -26,14 +32,10 @@ export interface SimWorld {
 
 /**
  * What `--sim` cannot go with, refused in one line before anything is made: another system, nodes
- * on hosts or in containers, a checkpoint's real data dirs, clock and disk fault families (the
- * world has its own clock offsets and disk faults, not yet families), a shared exchange.
+ * on hosts or in containers, a checkpoint's real data dirs, a shared exchange, and a schedule's
+ * slow-disk line (a slow disk costs CPU time, which is zero in the world).
  */
-export function refuseSim(
-  config: RunConfig,
-  system: string,
-  wants: (family: 'clock' | 'disk') => boolean,
-): void {
+export function refuseSim(config: RunConfig, system: string, schedules?: readonly ScheduleItem[][]): void {
   const refuse = (why: string): never => {
     throw new UsageError('bad-flag', `--sim: ${why}`);
   };
@@ -45,11 +47,15 @@ export function refuseSim(
     refuse('the nodes run in this process: drop --hosts');
   if (config.checkpoint !== undefined) refuse('a checkpoint holds real data dirs: drop --from-checkpoint');
   if (config.exchange !== undefined) refuse('sharing with --exchange is not done in the simulator: drop it');
-  const lacking = (['clock', 'disk'] as const).filter((f) => wants(f));
-  if (lacking.length > 0)
-    refuse(
-      `${lacking.join(' and ')} faults are not fault families of the simulator yet: remove them from --faults and the schedule`,
+  (schedules ?? []).forEach((items, i) => {
+    const slow = items.find(
+      (item) => !isLet(item) && (SIM_LACKS_DISK_KINDS as readonly string[]).includes(item.f),
     );
+    if (slow !== undefined && !isLet(slow))
+      refuse(
+        `${config.schedule?.[i] ?? 'the schedule'}: ${slow.f} at ${slow.atMs} ms is not simulated (a slow disk costs CPU time, which is zero in the simulator): remove the line`,
+      );
+  });
 }
 
 /** The world of a simulated run: seeded by the run's seed, its disks keeping what `contract` says. */
@@ -66,6 +72,43 @@ export function simWorld(
   });
   const clock = new WorldClock(kv.world);
   return { kv, clock, system: kvraftAdapter(options.bugs, kv.clientIo, clock) };
+}
+
+/**
+ * The world's clocks and disks as the clock and disk families drive them: a node's wall clock is
+ * virtual time plus the offset the nemesis sets (drift and strobe ticking on the world's clock),
+ * its disk the world's, crashed, torn and failed by the world's own events under the run's
+ * storage contract.
+ */
+export function simDevices(
+  world: SimWorld,
+  cluster: SimCluster,
+  tornGranularity: TornGranularity,
+): { readonly clocks: NodeClocks; readonly disks: NodeDisks } {
+  const { clock } = world;
+  const clocks = new NodeClocks(
+    {
+      write: (node, offsetMs) => {
+        world.kv.world.setClockOffset(node, offsetMs);
+      },
+      settled: () => Promise.resolve(),
+    },
+    () => clock.nowMs(),
+    (ms, tick) => clock.every(ms, tick),
+  );
+  const disks = new NodeDisks(
+    new SimDiskLayer(world.kv.world),
+    () => clock.monoNs(),
+    (node) => logSizes(cluster.logDir(node)),
+    tornGranularity,
+    {
+      after: (ms, run) => {
+        clock.timer(ms, run);
+      },
+      lacks: SIM_LACKS_DISK_KINDS,
+    },
+  );
+  return { clocks, disks };
 }
 
 /** The world's cluster and network as a run's parts, on the run's dir. */

@@ -5,6 +5,7 @@ import type { RunSummary } from '../reporter.js';
 import { runTiming } from '../../core/run-timing.js';
 import { runVerdict } from '../../core/verdict.js';
 import type { RunOutcome } from './run-outcome.js';
+import { afterBudget } from './run-schedules.js';
 import type { RunState } from './run-state.js';
 
 /** The run's summary: how it ended, what it ran and found, and its metrics. */
@@ -26,6 +27,7 @@ export function summarize(
     state.startMs,
     { fromMs: state.schedulesFromMs, toMs: state.schedulesToMs },
     endMs,
+    afterBudget(state, budgetMs),
   );
   return {
     runDir: store.dir,

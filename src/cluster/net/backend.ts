@@ -1,7 +1,7 @@
 import type { Event } from '../../core/event.js';
 import type { PacketParams } from '../../core/fault.js';
 import type { NodeLayout } from '../runtime/node-layout.js';
-import type { SshHost } from '../runtime/ssh.js';
+import type { NodeRuntime } from '../runtime/runtime.js';
 
 export interface Address {
   readonly host: string;
@@ -48,13 +48,15 @@ export interface NetworkBackend {
   onEvent?(listener: (event: Event) => void): void;
   /** Where packet capture (observe/capture.ts) can watch the traffic between nodes. */
   captureTap?(): CaptureTap;
-  /** Where packet capture runs on each host, when the nodes are on other hosts (observe/host-capture.ts). */
+  /** Where packet capture runs on each host, when the nodes are on other hosts (observe/capture.ts). */
   hostCaptureTap?(): HostCaptureTap;
   close(): Promise<void>;
 }
 
 /** An interface that carries every node-to-node packet, and whose address is whose. */
 export interface CaptureTap {
+  /** Where the interface is (this machine, for the namespaces' hub). */
+  readonly runtime: NodeRuntime;
   /** The command prefix that runs a program where the interface is (e.g. `ip netns exec HUB`). */
   readonly prefix: readonly string[];
   readonly iface: string;
@@ -68,7 +70,7 @@ export interface CaptureTap {
 export interface HostCaptureTap {
   readonly nodes: readonly string[];
   /** The connection to `node`'s host. */
-  runtime(node: string): SshHost;
+  runtime(node: string): NodeRuntime;
   /** `node`'s address (its host's). */
   address(node: string): string;
   /** The device `node`'s host reaches the other nodes on. */

@@ -77,7 +77,7 @@ export class HostsBackend implements NetworkBackend {
   static async connect(options: HostsOptions): Promise<HostsBackend> {
     const backend = new HostsBackend(options);
     const results = await Promise.allSettled(
-      options.targets.map((t) => connectSshHost(t, DEFAULT_MAX_CHANNELS, options.registry)),
+      options.targets.map((t) => connectSshHost(t, DEFAULT_MAX_CHANNELS)),
     );
     results.forEach((r, i) => {
       if (r.status === 'fulfilled') backend.runtimes.set(options.nodes[i], r.value);

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { monoNs, NS_PER_MS } from '../../core/clock.js';
 import type { PacketParams } from '../../core/fault.js';
 import { processStartTime, type ResourceRegistry } from '../resources.js';
+import { localRuntime } from '../runtime/local.js';
 import type { Address, CaptureTap, Link, NetworkBackend } from './backend.js';
 import { DELAY_PROXY_GID, DELAY_PROXY_SCRIPT, type DelayProxyConfig } from './_internals/delay-proxy.js';
 import { mustRun, run } from '../../core/exec.js';
@@ -303,6 +304,7 @@ export class NetnsBackend implements NetworkBackend {
   /** The hub's bridge sees every packet between nodes; the fuzzer's clients come from `clientHost`. */
   captureTap(): CaptureTap {
     return {
+      runtime: localRuntime(),
       prefix: ['ip', 'netns', 'exec', this.hubNamespace],
       iface: BRIDGE,
       exclude: [this.clientHost],

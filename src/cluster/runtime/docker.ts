@@ -9,13 +9,13 @@ import {
   killGroupByPidScript,
   killGroupScript,
 } from './_internals/group-shell.js';
+import { isLive, spawnLive } from './_internals/live-exec.js';
 import { ShellPool, ShellSession } from './_internals/shell-session.js';
 import { shellLine, shellQuote } from '../../core/shell.js';
 import { containerExecArgv, type RuntimePlace } from './undo-on.js';
 import type {
   ExecOptions,
   ExecResult,
-  FileStream,
   NodeRuntime,
   ProcessEnd,
   RuntimeCapabilities,
@@ -31,6 +31,7 @@ const SHELLS = 2;
 /** A container has only what partitions, kills, pauses and packet loss need (not done yet: the rest). */
 export const DOCKER_CAPABILITIES: RuntimeCapabilities = {
   sharedFilesystem: false,
+  sharedClock: true,
   netem: false,
   fuse: false,
   libfaketime: false,
@@ -58,7 +59,6 @@ export class DockerRuntime implements NodeRuntime {
   readonly place: RuntimePlace;
   readonly capabilities = DOCKER_CAPABILITIES;
   private nextPidFile = 0;
-  private closed = false;
   /** Short commands run on these (see `ShellPool`). */
   private readonly shells = new ShellPool(SHELLS, (onClosed) => this.openShell(onClosed));
 
@@ -127,11 +127,19 @@ export class DockerRuntime implements NodeRuntime {
     });
   }
 
-  /** On a kept shell; with `input`, by a `docker exec -i` of its own, `input` its stdin. */
+  /**
+   * On a kept shell; with `input`, by a `docker exec -i` of its own, `input` its stdin; a live
+   * command by a `docker exec` of its own whose client stays attached.
+   */
   async exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
-    if (options.input === undefined) return this.shell(shellLine(argv), options.timeoutMs);
+    const { input } = options;
+    if (isLive(options) || (input !== undefined && typeof input !== 'string' && !Buffer.isBuffer(input))) {
+      const client = dockerArgv(this.endpoint, this.execArgv(shellLine(argv), input !== undefined));
+      return spawnLive(client, options, EXEC_TIMEOUT_MS);
+    }
+    if (input === undefined) return this.shell(shellLine(argv), options.timeoutMs);
     const result = await docker(this.endpoint, this.execArgv(shellLine(argv), true), {
-      input: options.input,
+      input,
       timeoutMs: options.timeoutMs ?? EXEC_TIMEOUT_MS,
     });
     return { code: result.code, stdout: result.stdout.toString(), stderr: result.stderr };
@@ -243,64 +251,7 @@ export class DockerRuntime implements NodeRuntime {
     }
   }
 
-  /**
-   * One `docker exec` per streamed file, `tail -c +1 -F` in the container (it waits for a file
-   * that is not there yet), its pid said first. Stopping ends that tail in the container and reads
-   * what is past the bytes already delivered, so nothing written before `stop` is missed.
-   */
-  stream(path: string, onData: (chunk: Buffer) => void): FileStream {
-    let delivered = 0;
-    let tailPid: number | undefined;
-    let header = '';
-    const argv = dockerArgv(
-      this.endpoint,
-      this.execArgv(`echo $$; exec tail -c +1 -F ${shellQuote(path)} 2>/dev/null`),
-    );
-    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
-    child.once('error', () => {
-      // the final read in stop() reads what is there
-    });
-    const ended = new Promise<void>((resolve) => {
-      child.once('close', () => {
-        resolve();
-      });
-    });
-    child.stdout?.on('data', (d: Buffer) => {
-      let chunk = d;
-      if (tailPid === undefined) {
-        header += d.toString('latin1');
-        const newline = header.indexOf('\n');
-        if (newline < 0) return;
-        tailPid = Number(header.slice(0, newline));
-        chunk = Buffer.from(header.slice(newline + 1), 'latin1');
-        header = '';
-      }
-      if (chunk.length === 0) return;
-      delivered += chunk.length;
-      onData(chunk);
-    });
-    return {
-      stop: async () => {
-        if (tailPid !== undefined && !this.closed) {
-          await this.shell(`kill ${tailPid} 2>/dev/null || true`).catch(() => undefined);
-        }
-        child.kill('SIGKILL');
-        await ended;
-        if (this.closed) return;
-        const rest = await docker(
-          this.endpoint,
-          this.execArgv(`tail -c +${delivered + 1} ${shellQuote(path)} 2>/dev/null || true`),
-        );
-        if (rest.stdout.length > 0) {
-          delivered += rest.stdout.length;
-          onData(rest.stdout);
-        }
-      },
-    };
-  }
-
   close(): Promise<void> {
-    this.closed = true;
     this.shells.close();
     return Promise.resolve();
   }

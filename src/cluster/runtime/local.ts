@@ -1,14 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { copyFile, open, readFile } from 'node:fs/promises';
+import { copyFile, readFile } from 'node:fs/promises';
 
 import { run } from '../../core/exec.js';
 import { processStartTime, type ResourceRegistry } from '../resources.js';
 import { signalGroup } from '../_internals/signal-group.js';
+import { isLive, spawnLive } from './_internals/live-exec.js';
 import type {
   ExecOptions,
   ExecResult,
-  FileStream,
   NodeRuntime,
   ProcessEnd,
   RuntimeCapabilities,
@@ -16,13 +16,10 @@ import type {
   StartSpec,
 } from './runtime.js';
 
-/** How often a streamed file is looked at for what was appended. */
-const STREAM_POLL_MS = 100;
-const STREAM_CHUNK_BYTES = 64 * 1024;
-
 /** This machine can do everything a run asks of a place. */
 export const LOCAL_CAPABILITIES: RuntimeCapabilities = {
   sharedFilesystem: true,
+  sharedClock: true,
   netem: true,
   fuse: true,
   libfaketime: true,
@@ -116,7 +113,14 @@ export class LocalRuntime implements NodeRuntime {
   }
 
   exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
-    return run(argv, options);
+    const { input } = options;
+    if (!isLive(options) && (input === undefined || typeof input === 'string' || Buffer.isBuffer(input))) {
+      return run(
+        argv,
+        input === undefined ? { timeoutMs: options.timeoutMs } : { input, timeoutMs: options.timeoutMs },
+      );
+    }
+    return spawnLive(argv, options);
   }
 
   put(path: string, localFile: string): Promise<void> {
@@ -125,45 +129,6 @@ export class LocalRuntime implements NodeRuntime {
 
   get(path: string): Promise<Buffer> {
     return readFile(path);
-  }
-
-  stream(path: string, onData: (chunk: Buffer) => void): FileStream {
-    let offset = 0;
-    let stopped = false;
-    let timer: NodeJS.Timeout | undefined;
-    const poll = async (): Promise<void> => {
-      try {
-        const handle = await open(path, 'r');
-        try {
-          const buffer = Buffer.alloc(STREAM_CHUNK_BYTES);
-          for (;;) {
-            const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
-            if (bytesRead === 0) break;
-            offset += bytesRead;
-            onData(Buffer.from(buffer.subarray(0, bytesRead)));
-          }
-        } finally {
-          await handle.close();
-        }
-      } catch {
-        // not there yet
-      }
-    };
-    let polling: Promise<void> = Promise.resolve();
-    const tick = (): void => {
-      polling = poll().finally(() => {
-        if (!stopped) timer = setTimeout(tick, STREAM_POLL_MS);
-      });
-    };
-    tick();
-    return {
-      stop: async () => {
-        stopped = true;
-        clearTimeout(timer);
-        await polling;
-        await poll();
-      },
-    };
   }
 
   close(): Promise<void> {

@@ -31,16 +31,21 @@ export interface RuntimeProcess {
   readonly exited: Promise<ProcessEnd>;
 }
 
-/** Stops a file stream. */
-export interface FileStream {
-  stop(): Promise<void>;
-}
-
 /** How `NodeRuntime.exec` runs a command. */
 export interface ExecOptions {
+  /** Ended (as a failure) past this; a command with `signal` has none unless given one. */
   readonly timeoutMs?: number;
-  /** The command's stdin (EOF after it); absent, its stdin is empty or left open. */
-  readonly input?: string | Buffer;
+  /**
+   * The command's stdin (EOF after it); a stream is written to it as it comes, EOF when the stream
+   * ends. Absent, its stdin is empty or left open.
+   */
+  readonly input?: string | Buffer | NodeJS.ReadableStream;
+  /** Given, stdout is handed over as it arrives (binary-safe), not kept for the result. */
+  readonly onStdout?: (chunk: Buffer) => void;
+  /** Given, stderr is handed over as it arrives, not kept for the result. */
+  readonly onStderr?: (chunk: Buffer) => void;
+  /** Aborting it ends the command's channel or client (what it started on its own is the caller's to end). */
+  readonly signal?: AbortSignal;
 }
 
 /** A command's outcome on the runtime's host. */
@@ -57,6 +62,8 @@ export interface ExecResult {
 export interface RuntimeCapabilities {
   /** Its paths are this machine's: files are read and written here directly, nothing streamed back. */
   readonly sharedFilesystem: boolean;
+  /** Its wall clock is this machine's (the same kernel): times stamped there need no offset. */
+  readonly sharedClock: boolean;
   /** Delay and duplication of packets (netem), for packet faults beyond loss. */
   readonly netem: boolean;
   /** The FUSE disk layer over a node's data dir (disk faults). */
@@ -88,16 +95,18 @@ export interface NodeRuntime {
   start(spec: StartSpec, registry: ResourceRegistry): Promise<RuntimeProcess>;
   /** Sends a signal to the process's whole group. */
   signal(proc: RuntimeProcess, signal: NodeJS.Signals): Promise<void>;
-  /** Runs a command to completion, `input` its stdin when given; never rejects for a non-zero exit. */
+  /**
+   * Runs a command to completion, `input` its stdin when given; never rejects for a non-zero exit.
+   * With `onStdout`/`onStderr`/`signal` it is a live command the caller talks to while it runs (a
+   * followed file, a packet capture, a clock read in a loop: `follow.ts`, `streaming.ts`).
+   */
   exec(argv: readonly string[], options?: ExecOptions): Promise<ExecResult>;
   /**
    * Copies a local file there, with its mode, whole or not at all. Small bytes, dirs, removal and
-   * the rest are written once over these verbs (`files.ts`).
+   * the rest are written once over these verbs (`files.ts`, `follow.ts`).
    */
   put(path: string, localFile: string): Promise<void>;
   /** The bytes of a file there. */
   get(path: string): Promise<Buffer>;
-  /** Calls `onData` with what is appended to `path` (from its start), as it grows; it may not exist yet. */
-  stream(path: string, onData: (chunk: Buffer) => void): FileStream;
   close(): Promise<void>;
 }

@@ -4,10 +4,10 @@ import { Client, type ClientChannel, type ConnectConfig, type SFTPWrapper } from
 
 import { sleep } from '../../core/clock.js';
 import { shellQuote } from '../../core/shell.js';
-import type { ResourceRegistry } from '../resources.js';
 import { ChannelLimit } from './_internals/channel-limit.js';
 import { type HostKeyChecking, verifyHostKey } from './known-hosts.js';
-import type { ExecResult } from './runtime.js';
+import { feedInput } from './_internals/live-exec.js';
+import type { ExecOptions, ExecResult } from './runtime.js';
 
 /** How to reach one host: Jepsen's fields (username, private key, port, host key checking). */
 export interface SshTarget {
@@ -55,8 +55,6 @@ export class SshConnection {
     private readonly limit: ChannelLimit,
     /** Whether commands go through `sudo -n`. */
     readonly sudo: boolean,
-    /** Where what runs on the host is recorded (a run's registry), when there is one. */
-    readonly registry?: ResourceRegistry,
   ) {
     this.host = target.host;
   }
@@ -67,11 +65,7 @@ export class SshConnection {
   }
 
   /** Connects, checking the host key, and finds out how to be root there; a `HostError` says what is wrong. */
-  static async connect(
-    target: SshTarget,
-    maxChannels = DEFAULT_MAX_CHANNELS,
-    registry?: ResourceRegistry,
-  ): Promise<SshConnection> {
+  static async connect(target: SshTarget, maxChannels = DEFAULT_MAX_CHANNELS): Promise<SshConnection> {
     const client = new Client();
     let refusal: string | undefined;
     const config: ConnectConfig = {
@@ -124,11 +118,11 @@ export class SshConnection {
       client.connect(config);
     });
     const limit = new ChannelLimit(maxChannels);
-    const probe = new SshConnection(target, client, limit, false, registry);
+    const probe = new SshConnection(target, client, limit, false);
     // On channels of their own: a kept shell would be the probe's user's, not root's.
-    const id = await probe.shellOnChannel('id -u', EXEC_TIMEOUT_MS);
+    const id = await probe.shellOnChannel('id -u');
     if (id.stdout.trim() === '0') return probe;
-    const sudo = await probe.shellOnChannel('sudo -n true', EXEC_TIMEOUT_MS);
+    const sudo = await probe.shellOnChannel('sudo -n true');
     if (sudo.code !== 0) {
       client.end();
       throw new HostError(
@@ -136,7 +130,7 @@ export class SshConnection {
         `user ${target.username} is not root and \`sudo -n\` fails (${sudo.stderr.trim() || `exit ${sudo.code}`}): connect as root (--username root) or allow ${target.username} passwordless sudo`,
       );
     }
-    return new SshConnection(target, client, limit, true, registry);
+    return new SshConnection(target, client, limit, true);
   }
 
   /** An exec channel, retried when the server refuses to open it (MaxSessions reached). */
@@ -166,28 +160,52 @@ export class SshConnection {
     return this.sudo ? `sudo -n sh -c ${shellQuote(command)}` : command;
   }
 
-  /** Runs shell text as root on an exec channel of its own, `input` its stdin when given. */
-  async shellOnChannel(command: string, timeoutMs: number, input?: string | Buffer): Promise<ExecResult> {
+  /**
+   * Runs shell text as root on an exec channel of its own: `input` its stdin when given, its output
+   * handed over as it comes when asked (`ExecOptions`), the channel closed when `signal` aborts or
+   * the time is up (none for a command with `signal` unless given).
+   */
+  async shellOnChannel(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     const { stream, release } = await this.channel(this.asRoot(command));
-    if (input !== undefined) stream.end(input);
     return new Promise((resolve) => {
       let stdout = '';
       let stderr = '';
       let code = 1;
-      const timer = setTimeout(() => {
-        stderr += `timed out after ${timeoutMs} ms`;
+      const timeoutMs = options.timeoutMs ?? (options.signal ? undefined : EXEC_TIMEOUT_MS);
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              stderr += `timed out after ${timeoutMs} ms`;
+              stream.close();
+            }, timeoutMs);
+      const abort = (): void => {
         stream.close();
-      }, timeoutMs);
-      stream.on('data', (d: Buffer) => (stdout += d.toString()));
-      stream.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      };
+      options.signal?.addEventListener('abort', abort, { once: true });
+      if (options.signal?.aborted) abort();
+      const { onStdout, onStderr } = options;
+      stream.on('data', (d: Buffer) => {
+        if (onStdout) onStdout(d);
+        else stdout += d.toString();
+      });
+      stream.stderr.on('data', (d: Buffer) => {
+        if (onStderr) onStderr(d);
+        else stderr += d.toString();
+      });
       stream.on('exit', (c: number | null) => {
         if (typeof c === 'number') code = c;
       });
-      stream.on('close', () => {
-        clearTimeout(timer);
-        release();
-        resolve({ code, stdout, stderr });
+      const closed = new Promise<void>((done) => {
+        stream.on('close', () => {
+          clearTimeout(timer);
+          options.signal?.removeEventListener('abort', abort);
+          release();
+          resolve({ code, stdout, stderr });
+          done();
+        });
       });
+      feedInput(options.input, stream, closed);
     });
   }
 

@@ -73,7 +73,9 @@ export class SshShells {
 
   /** Kills the shell `pid` with the command it runs, on a channel of its own; nothing waits for it. */
   private kill(pid: number): void {
-    const kill = this.connection.shellOnChannel(killGroupOf(pid), KILL_TIMEOUT_MS).catch(() => undefined);
+    const kill = this.connection
+      .shellOnChannel(killGroupOf(pid), { timeoutMs: KILL_TIMEOUT_MS })
+      .catch(() => undefined);
     this.kills.add(kill);
     void kill.finally(() => this.kills.delete(kill));
   }
@@ -98,7 +100,7 @@ export class SshShells {
   async run(command: string, timeoutMs = EXEC_TIMEOUT_MS): Promise<ExecResult> {
     return (
       (await this.pool.run(() => this.guarded(command, timeoutMs), timeoutMs)) ??
-      this.connection.shellOnChannel(this.guarded(command, timeoutMs), timeoutMs)
+      this.connection.shellOnChannel(this.guarded(command, timeoutMs), { timeoutMs })
     );
   }
 

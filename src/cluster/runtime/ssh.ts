@@ -10,11 +10,11 @@ import {
   killGroupByPidScript,
   killGroupScript,
 } from './_internals/group-shell.js';
+import { isLive } from './_internals/live-exec.js';
 import type { RuntimePlace } from './undo-on.js';
 import type {
   ExecOptions,
   ExecResult,
-  FileStream,
   NodeRuntime,
   ProcessEnd,
   RuntimeCapabilities,
@@ -28,13 +28,12 @@ import {
   SshConnection,
   type SshTarget,
 } from './ssh-connection.js';
-import { type AttachedCommand, SshAttached, type StreamingProcess } from './ssh-attached.js';
-import { SshFollowers } from './ssh-followers.js';
+import { type AttachedCommand, SshAttached } from './ssh-attached.js';
 import { SshShells } from './ssh-shells.js';
 import { SshTransfer } from './ssh-transfer.js';
 
 export { DEFAULT_MAX_CHANNELS, HostError, type SshTarget } from './ssh-connection.js';
-export type { AttachedCommand, StreamingProcess } from './ssh-attached.js';
+export type { AttachedCommand } from './ssh-attached.js';
 
 /**
  * A host over SSH has everything but this machine's files: its own tools (netem, FUSE, libfaketime)
@@ -42,6 +41,7 @@ export type { AttachedCommand, StreamingProcess } from './ssh-attached.js';
  */
 export const SSH_CAPABILITIES: RuntimeCapabilities = {
   sharedFilesystem: false,
+  sharedClock: false,
   netem: true,
   fuse: true,
   libfaketime: true,
@@ -52,25 +52,13 @@ export const SSH_CAPABILITIES: RuntimeCapabilities = {
 
 /**
  * A host over SSH as the rest of the fuzzer sees it: a node runtime, with what only a host reached
- * over SSH offers (how to reach it again, shell text run as root, commands attached to a channel,
- * its clock read over the connection).
+ * over SSH offers (how to reach it again, shell text run as root, commands attached to a channel).
  */
 export interface SshHost extends NodeRuntime {
   readonly target: SshTarget;
   /** Whether commands go through `sudo -n`. */
   readonly sudo: boolean;
   shell(command: string, timeoutMs?: number): Promise<ExecResult>;
-  clockReadings(
-    count: number,
-  ): Promise<{ readonly sentNs: number; readonly hostNs: number; readonly receivedNs: number }[]>;
-  startStreaming(
-    argv: readonly string[],
-    pidFile: string,
-    registry: ResourceRegistry,
-    label: string,
-    onStdout: (chunk: Buffer) => void,
-    onStderr: (text: string) => void,
-  ): Promise<StreamingProcess>;
   attach(
     argv: readonly string[],
     env: Readonly<Record<string, string>>,
@@ -80,14 +68,10 @@ export interface SshHost extends NodeRuntime {
 
 /**
  * Connects to a host over SSH, checking its key, and finds out how to be root there; a `HostError`
- * says what is wrong. The tails that follow files are recorded in `registry` (a run's), when given.
+ * says what is wrong.
  */
-export function connectSshHost(
-  target: SshTarget,
-  maxChannels = DEFAULT_MAX_CHANNELS,
-  registry?: ResourceRegistry,
-): Promise<SshHost> {
-  return SshRuntime.connect(target, maxChannels, registry);
+export function connectSshHost(target: SshTarget, maxChannels = DEFAULT_MAX_CHANNELS): Promise<SshHost> {
+  return SshRuntime.connect(target, maxChannels);
 }
 
 interface SshProcess extends RuntimeProcess {
@@ -99,8 +83,8 @@ export { killGroupScript };
 
 /**
  * A host reached over SSH: its connection (`SshConnection`), the shells kept open on it for short
- * commands (`SshShells`), bytes moved over SFTP (`SshTransfer`) and files followed as they grow
- * (`SshFollowers`); the processes it starts lead their own process groups.
+ * commands (`SshShells`) and bytes moved over SFTP (`SshTransfer`); the processes it starts lead
+ * their own process groups. Files followed as they grow are `follow.ts`'s, over `exec`.
  */
 export class SshRuntime implements SshHost {
   readonly place: RuntimePlace;
@@ -112,7 +96,6 @@ export class SshRuntime implements SshHost {
   private nextPidFile = 0;
   private readonly shells: SshShells;
   private readonly transfer: SshTransfer;
-  private readonly followers: SshFollowers;
   private readonly attached: SshAttached;
 
   private constructor(private readonly connection: SshConnection) {
@@ -122,20 +105,15 @@ export class SshRuntime implements SshHost {
     this.sudo = connection.sudo;
     this.shells = new SshShells(connection);
     this.transfer = new SshTransfer(connection, this.shells);
-    this.followers = new SshFollowers(connection, this.shells);
-    this.attached = new SshAttached(connection, this.shells);
+    this.attached = new SshAttached(connection);
   }
 
   /**
    * Connects, checking the host key, and finds out how to be root there; a `HostError` says what is
-   * wrong. The tails that follow files are recorded in `registry` (a run's), when given.
+   * wrong.
    */
-  static async connect(
-    target: SshTarget,
-    maxChannels = DEFAULT_MAX_CHANNELS,
-    registry?: ResourceRegistry,
-  ): Promise<SshRuntime> {
-    return new SshRuntime(await SshConnection.connect(target, maxChannels, registry));
+  static async connect(target: SshTarget, maxChannels = DEFAULT_MAX_CHANNELS): Promise<SshRuntime> {
+    return new SshRuntime(await SshConnection.connect(target, maxChannels));
   }
 
   /** Runs shell text as root to completion: on a kept shell, else on a channel of its own. */
@@ -143,14 +121,11 @@ export class SshRuntime implements SshHost {
     return this.shells.run(command, timeoutMs);
   }
 
-  /** On a kept shell; with `input`, on an exec channel of its own, `input` its stdin. */
+  /** On a kept shell; with `input`, or live (`ExecOptions`), on an exec channel of its own. */
   exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
-    if (options.input === undefined) return this.shell(shellLine(argv), options.timeoutMs);
-    return this.connection.shellOnChannel(
-      shellLine(argv),
-      options.timeoutMs ?? EXEC_TIMEOUT_MS,
-      options.input,
-    );
+    if (options.input === undefined && !isLive(options))
+      return this.shell(shellLine(argv), options.timeoutMs);
+    return this.connection.shellOnChannel(shellLine(argv), options);
   }
 
   /**
@@ -225,28 +200,6 @@ export class SshRuntime implements SshHost {
     });
   }
 
-  /**
-   * Reads the host's wall clock `count` times in one shell, each reading bracketed by this
-   * machine's wall clock (see `SshAttached.clockReadings`).
-   */
-  clockReadings(
-    count: number,
-  ): Promise<{ readonly sentNs: number; readonly hostNs: number; readonly receivedNs: number }[]> {
-    return this.attached.clockReadings(count);
-  }
-
-  /** Starts a long-lived command whose stdout streams back to `onStdout` (see `SshAttached.startStreaming`). */
-  startStreaming(
-    argv: readonly string[],
-    pidFile: string,
-    registry: ResourceRegistry,
-    label: string,
-    onStdout: (chunk: Buffer) => void,
-    onStderr: (text: string) => void,
-  ): Promise<StreamingProcess> {
-    return this.attached.startStreaming(argv, pidFile, registry, label, onStdout, onStderr);
-  }
-
   /** Runs `argv` on an exec channel of its own, its stdin the channel's (see `SshAttached.attach`). */
   attach(
     argv: readonly string[],
@@ -270,14 +223,6 @@ export class SshRuntime implements SshHost {
 
   get(path: string): Promise<Buffer> {
     return this.transfer.readFile(path);
-  }
-
-  /**
-   * Follows `path` from its start as it grows, binary-safe (see `SshFollowers`): files asked for in
-   * the same turn share tail channels; `stop` resolves once the bytes written before it are delivered.
-   */
-  stream(path: string, onData: (chunk: Buffer) => void): FileStream {
-    return this.followers.follow(path, onData);
   }
 
   async close(): Promise<void> {

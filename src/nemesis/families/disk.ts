@@ -3,6 +3,7 @@ import type { Rng } from '../../core/random.js';
 import {
   FAMILY_KINDS,
   type Fault,
+  type FaultKind,
   type FaultValue,
   type SlowDiskParams,
   type Target,
@@ -108,8 +109,9 @@ export class DiskFamily implements FaultFamilyPackage {
     return ctx.disks !== undefined;
   }
 
-  values({ targets }: SpaceContext): Record<string, readonly FaultValue[]> {
-    return {
+  values({ ctx, targets }: SpaceContext): Record<string, readonly FaultValue[]> {
+    const lacks = new Set(ctx.disks?.lacks ?? []);
+    const all: Record<string, readonly FaultValue[]> = {
       'lose-unfsynced': targets,
       'torn-write': targets,
       'fsync-error': targets,
@@ -117,6 +119,8 @@ export class DiskFamily implements FaultFamilyPackage {
       'disk-full': targets,
       'heal-disk': ['all'],
     };
+    // A kind with no value is not offered (one absent would take `null`).
+    return Object.fromEntries(Object.entries(all).map(([k, v]) => [k, lacks.has(k as FaultKind) ? [] : v]));
   }
 
   async enact(fault: Fault, ctx: FamilyContext, recorded?: Recorded): Promise<FaultOutcome> {

@@ -57,6 +57,11 @@ export interface FamilyContext {
   readonly disks?: NodeDisks;
   /** The time the families' own waits read (default the host's; a simulated run's is virtual). */
   readonly clock?: Clock;
+  /**
+   * Where the family's calls and waits stop: a fault's at the run's time budget or its stop
+   * (Ctrl-C), the reset's at the run's stop. A family stops waiting there and starts nothing new.
+   */
+  readonly signal?: AbortSignal;
   /** The system's current leader, if it has one and answers. */
   leader(): Promise<string | undefined>;
   /**

@@ -48,8 +48,8 @@ async function settledMembers(ctx: FamilyContext, withinMs: number): Promise<rea
   const clock = ctx.clock ?? realClock;
   const deadline = clock.nowMs() + withinMs;
   let real: readonly string[] | undefined;
-  while ((real = await realMembers(ctx)) === undefined && clock.nowMs() < deadline) {
-    await clock.sleep(RECONCILE_POLL_MS);
+  while ((real = await realMembers(ctx)) === undefined && clock.nowMs() < deadline && !stopped(ctx)) {
+    await clock.sleep(RECONCILE_POLL_MS, ctx.signal);
   }
   return real;
 }
@@ -64,7 +64,7 @@ async function stableMembers(ctx: FamilyContext, withinMs: number): Promise<read
   const deadline = clock.nowMs() + withinMs;
   let last: readonly string[] | undefined;
   let waited = false;
-  while (clock.nowMs() < deadline) {
+  while (clock.nowMs() < deadline && !stopped(ctx)) {
     const real = await realMembers(ctx);
     if (real !== undefined && last !== undefined && sameMembers(real, last)) return real;
     last = real;
@@ -72,10 +72,24 @@ async function stableMembers(ctx: FamilyContext, withinMs: number): Promise<read
       // Restarted members may be electing a leader: wait for the cluster to serve once (its
       // readiness may itself wait on this reconciliation, so at most RE_ADD_READY_MS).
       waited = true;
-      await ctx.cluster.waitReady(Math.min(RE_ADD_READY_MS, Math.max(0, deadline - clock.nowMs())));
-    } else await clock.sleep(real === undefined ? RECONCILE_POLL_MS : STABLE_GAP_MS);
+      await ctx.cluster.waitReady(
+        Math.min(RE_ADD_READY_MS, Math.max(0, deadline - clock.nowMs())),
+        ctx.signal,
+      );
+    } else await clock.sleep(real === undefined ? RECONCILE_POLL_MS : STABLE_GAP_MS, ctx.signal);
   }
   return undefined;
+}
+
+/** Whether the family's calls were told to stop (the budget, Ctrl-C). */
+function stopped(ctx: FamilyContext): boolean {
+  return ctx.signal?.aborted === true;
+}
+
+/** Throws, saying so, once the family's calls were told to stop: nothing new starts after it. */
+function checkStopped(ctx: FamilyContext): void {
+  if (stopped(ctx))
+    throw new Error('the membership change was cut short: the run is past its budget or stopping');
 }
 
 function sameMembers(a: readonly string[], b: readonly string[]): boolean {
@@ -92,17 +106,21 @@ function sameMembers(a: readonly string[], b: readonly string[]): boolean {
 async function addBack(ctx: FamilyContext, node: string): Promise<void> {
   const c = ctx.cluster;
   if ((await realMembers(ctx))?.includes(node) !== true) {
+    checkStopped(ctx);
     await c.kill(node, 'removed');
     await c.wipe(node);
     try {
-      await ctx.system.membership!.add(node, c);
+      await ctx.system.membership!.add(node, c, ctx.signal);
     } catch (error) {
       rethrowHarness(error);
+      // Cut short: the reset reconciles with the configuration once it has stopped changing.
+      checkStopped(ctx);
       if ((await settledMembers(ctx, SETTLE_MS))?.includes(node) !== true) {
         throw new Error(`the cluster did not accept ${node}, so it was not started: ${messageOf(error)}`);
       }
     }
   }
+  checkStopped(ctx);
   c.setMember(node, true);
   await c.start(node);
 }
@@ -126,8 +144,11 @@ async function dropStrayMembers(
     // A change whose call failed: reconcile only with a configuration that has stopped changing.
     real = await stableMembers(ctx, UNSETTLED_WAIT_MS);
     if (real === undefined) {
+      const why = stopped(ctx)
+        ? 'the run stopped before the configuration answered the same twice'
+        : `the configuration did not answer the same twice within ${UNSETTLED_WAIT_MS / 1000} s`;
       errors.push(
-        `member ${[...unsettled].join(', ')}: a membership change whose call failed is still unsettled: the configuration did not answer the same twice within ${UNSETTLED_WAIT_MS / 1000} s`,
+        `member ${[...unsettled].join(', ')}: a membership change whose call failed is still unsettled: ${why}`,
       );
       return 0;
     }
@@ -137,16 +158,17 @@ async function dropStrayMembers(
     // The members this heal restarted may still be electing a leader: wait for the cluster to
     // serve (its readiness may itself wait on this reconciliation, so at most RE_ADD_READY_MS),
     // then ask again. A removal whose call failed may have committed meanwhile (dqlite, seed 4).
-    await c.waitReady(RE_ADD_READY_MS);
+    await c.waitReady(RE_ADD_READY_MS, ctx.signal);
     real = await settledMembers(ctx, RE_ADD_READY_MS);
   }
   const unlisted = (): string[] => (real ? c.nodes.filter((x) => c.isMember(x) && !real!.includes(x)) : []);
   const clock = ctx.clock ?? realClock;
   const deadline = clock.nowMs() + RE_ADD_READY_MS;
-  while (unlisted().some((x) => joining.has(x)) && clock.nowMs() < deadline) {
-    await clock.sleep(RECONCILE_POLL_MS);
+  while (unlisted().some((x) => joining.has(x)) && clock.nowMs() < deadline && !stopped(ctx)) {
+    await clock.sleep(RECONCILE_POLL_MS, ctx.signal);
     real = (await realMembers(ctx)) ?? real;
   }
+  if (stopped(ctx)) return 0;
   const stray = unlisted().filter((x) => !joining.has(x));
   for (const n of unlisted().filter((x) => joining.has(x))) {
     errors.push(
@@ -211,12 +233,11 @@ export class MemberFamily implements FaultFamilyPackage {
       const removed = c.nodes.filter((n) => !c.isMember(n));
       const nodes = (await ctx.targetNodes(fault.value, removed, recorded?.nodes)).slice(0, 1);
       if (nodes.length === 0 || !ctx.system.membership) return acted(fault, []);
-      try {
-        await addBack(ctx, nodes[0]);
-      } catch (error) {
-        this.unsettled.add(nodes[0]);
-        throw error;
-      }
+      // Open until the call's outcome is seen: a call that fails, or is cut short (or never
+      // returns), leaves it to the reset to reconcile.
+      this.unsettled.add(nodes[0]);
+      await addBack(ctx, nodes[0]);
+      this.unsettled.delete(nodes[0]);
       return acted(fault, nodes);
     }
     const members = c.members;
@@ -225,17 +246,22 @@ export class MemberFamily implements FaultFamilyPackage {
     const nodes = (await ctx.targetNodes(fault.value, live, recorded?.nodes)).slice(0, 1);
     if (nodes.length === 0 || !ctx.system.membership) return acted(fault, []);
     const node = nodes[0];
+    // Open until the call's outcome is seen (as for an add).
+    this.unsettled.add(node);
     try {
-      await ctx.system.membership.remove(node, c);
+      await ctx.system.membership.remove(node, c, ctx.signal);
     } catch (error) {
       rethrowHarness(error);
+      // Cut short (the budget, Ctrl-C): the reset reconciles with the configuration once it has
+      // stopped changing.
+      checkStopped(ctx);
       // The call failed but the change may still have committed (e.g. leadership lost after
       // appending it): then the node is out and must be stopped like any removed member.
-      if ((await settledMembers(ctx, SETTLE_MS))?.includes(node) !== false) {
-        this.unsettled.add(node);
-        throw error;
-      }
+      if ((await settledMembers(ctx, SETTLE_MS))?.includes(node) !== false) throw error;
     }
+    // A call that answered only after it was cut short acts no more: the reset reconciles.
+    checkStopped(ctx);
+    this.unsettled.delete(node);
     c.setMember(node, false);
     await c.kill(node, 'removed');
     await c.wipe(node);
@@ -261,8 +287,8 @@ export class MemberFamily implements FaultFamilyPackage {
       if (round > 0 && stray === 0) break;
       for (const n of missing) {
         // Adding a member needs a leader: after restarts, give the cluster time to elect one.
-        for (let attempt = 1; attempt <= RE_ADD_ATTEMPTS; attempt++) {
-          await c.waitReady(RE_ADD_READY_MS);
+        for (let attempt = 1; attempt <= RE_ADD_ATTEMPTS && !stopped(ctx); attempt++) {
+          await c.waitReady(RE_ADD_READY_MS, ctx.signal);
           try {
             await addBack(ctx, n);
             joining.add(n);
@@ -273,7 +299,7 @@ export class MemberFamily implements FaultFamilyPackage {
           }
         }
       }
-      if (missing.length === 0 && stray === 0) break;
+      if ((missing.length === 0 && stray === 0) || stopped(ctx)) break;
     }
     return [...joining];
   }

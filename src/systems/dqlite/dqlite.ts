@@ -99,8 +99,8 @@ class DqliteAdapter implements SystemAdapter {
   readonly membership: MembershipCapability = {
     // Raft: a change commits through a majority of the members.
     quorum: true,
-    add: (node, cluster) => this.addMember(node, cluster),
-    remove: (node, cluster) => this.removeMember(node, cluster),
+    add: (node, cluster, signal) => this.addMember(node, cluster, signal),
+    remove: (node, cluster, signal) => this.removeMember(node, cluster, signal),
     configuration: (cluster) => this.committedConfiguration(cluster),
   };
   readonly crashPatterns = [
@@ -251,16 +251,17 @@ class DqliteAdapter implements SystemAdapter {
    * removed process keeps running: the campaign kills and wipes it, and `launch(node, {join: true})`
    * brings it back through `--join`.
    */
-  private async removeMember(node: string, cluster: ClusterView): Promise<void> {
+  private async removeMember(node: string, cluster: ClusterView, signal?: AbortSignal): Promise<void> {
     const address = hostPort(cluster.clientAddress(node, 'db'));
-    const shell = await dqliteShell(this.servers(cluster, node), [`.remove ${address}`]);
+    const shell = await dqliteShell(this.servers(cluster, node), [`.remove ${address}`], undefined, signal);
     if (shell.code === 0) return;
-    // "lost leadership" and timeouts leave the outcome open: the configuration says what happened.
-    for (let attempt = 0; attempt < REMOVE_CHECKS; attempt++) {
+    // "lost leadership" and timeouts leave the outcome open: the configuration says what happened
+    // (past the run's budget or stopping, the reset asks it).
+    for (let attempt = 0; attempt < REMOVE_CHECKS && signal?.aborted !== true; attempt++) {
       const listed = await this.listing(cluster, node);
       if (listed && !listed.has(address)) return;
       if (listed) break;
-      await sleep(REMOVE_CHECK_INTERVAL_MS);
+      await sleep(REMOVE_CHECK_INTERVAL_MS, signal);
     }
     throw new Error(
       `dqlite .remove ${node} failed (exit ${shell.code}): ${shell.stderr.trim().split('\n')[0]}`,
@@ -301,8 +302,8 @@ class DqliteAdapter implements SystemAdapter {
    * A fresh node adds itself when launched (`--join`): before that, a write through the other
    * members checks that a quorum can take it now.
    */
-  private async addMember(node: string, cluster: ClusterView): Promise<void> {
-    const shell = await dqliteShell(this.servers(cluster, node), [QUORUM_WRITE]);
+  private async addMember(node: string, cluster: ClusterView, signal?: AbortSignal): Promise<void> {
+    const shell = await dqliteShell(this.servers(cluster, node), [QUORUM_WRITE], undefined, signal);
     if (shell.code !== 0) {
       throw new Error(
         `dqlite cannot take ${node} back: a write through the other members did not commit (exit ${shell.code}): ${shell.stderr.trim().split('\n')[0]}`,

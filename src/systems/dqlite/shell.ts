@@ -16,13 +16,15 @@ export function dqliteShell(
   servers: readonly Address[],
   command: readonly string[],
   timeoutMs = SHELL_TIMEOUT_MS,
+  /** Ends the shell (by its PID, as its timeout does) when it fires: the run's budget or its stop. */
+  signal?: AbortSignal,
 ): Promise<ShellResult> {
   const list = servers.map((a) => `${a.host}:${a.port}`).join(',');
   return new Promise((resolve) => {
     execFile(
       'dqlite',
       ['-s', list, DATABASE, ...command],
-      { timeout: timeoutMs },
+      { timeout: timeoutMs, ...(signal !== undefined ? { signal } : {}) },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ code, stdout, stderr: stderr || (error?.message ?? '') });

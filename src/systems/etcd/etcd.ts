@@ -70,8 +70,8 @@ class EtcdAdapter implements SystemAdapter {
   readonly membership: MembershipCapability = {
     // Raft: a change commits through a majority of the members.
     quorum: true,
-    add: (node, cluster) => this.addMember(node, cluster),
-    remove: (node, cluster) => this.removeMember(node, cluster),
+    add: (node, cluster, signal) => this.addMember(node, cluster, signal),
+    remove: (node, cluster, signal) => this.removeMember(node, cluster, signal),
     configuration: (cluster) => this.committedConfiguration(cluster),
   };
   readonly supportsCas = true;
@@ -228,7 +228,7 @@ class EtcdAdapter implements SystemAdapter {
     return readMembers(await this.admin(cluster, '/v3/cluster/member/list', {}, avoid));
   }
 
-  private async removeMember(node: string, cluster: ClusterView): Promise<void> {
+  private async removeMember(node: string, cluster: ClusterView, signal?: AbortSignal): Promise<void> {
     const target = peerUrl(node, cluster);
     // Any member's list names the member id; one that lacks the node may lag behind its add.
     let member = (await this.members(cluster, node)).find((m) => m.peerUrls.includes(target));
@@ -239,8 +239,13 @@ class EtcdAdapter implements SystemAdapter {
       if (!member) return;
     }
     const id = member.id;
-    await this.reconfigure(cluster, '/v3/cluster/member/remove', { ID: id.toString() }, node, (members) =>
-      members.every((m) => m.id !== id),
+    await this.reconfigure(
+      cluster,
+      '/v3/cluster/member/remove',
+      { ID: id.toString() },
+      node,
+      (members) => members.every((m) => m.id !== id),
+      signal,
     );
   }
 
@@ -248,10 +253,15 @@ class EtcdAdapter implements SystemAdapter {
    * Answers once the add is committed. If it still is not when the budget is spent, it throws and
    * the nemesis asks `configuration()` (the last proposal may yet commit).
    */
-  private async addMember(node: string, cluster: ClusterView): Promise<void> {
+  private async addMember(node: string, cluster: ClusterView, signal?: AbortSignal): Promise<void> {
     const target = peerUrl(node, cluster);
-    await this.reconfigure(cluster, '/v3/cluster/member/add', { peerURLs: [target] }, node, (members) =>
-      members.some((m) => m.peerUrls.includes(target)),
+    await this.reconfigure(
+      cluster,
+      '/v3/cluster/member/add',
+      { peerURLs: [target] },
+      node,
+      (members) => members.some((m) => m.peerUrls.includes(target)),
+      signal,
     );
   }
 
@@ -270,10 +280,14 @@ class EtcdAdapter implements SystemAdapter {
     body: unknown,
     avoid: string,
     committed: (members: readonly EtcdMember[]) => boolean,
+    signal?: AbortSignal,
   ): Promise<void> {
     const deadline = Date.now() + MEMBERSHIP_BUDGET_MS;
     const errors: string[] = [];
     for (let attempt = 0; ; attempt++) {
+      // Past the run's budget or stopping: no new proposal (the reset reconciles with what committed).
+      if (signal?.aborted)
+        throw new Error(`etcd ${path} cut short after ${errors.length} proposals (${errors.join('; ')})`);
       const order = servingOrder(cluster, avoid);
       const node = order[attempt % order.length];
       const outcome = await gateway(cluster.clientAddress(node, 'client'), path, body, MEMBERSHIP_TIMEOUT_MS);
@@ -282,7 +296,7 @@ class EtcdAdapter implements SystemAdapter {
       const after = await this.committedMembers(cluster);
       if (after !== undefined && committed(after)) return;
       if (Date.now() >= deadline) break;
-      await sleep(MEMBERSHIP_RETRY_PAUSE_MS);
+      await sleep(MEMBERSHIP_RETRY_PAUSE_MS, signal);
     }
     throw new Error(`etcd ${path} was not committed after ${errors.length} proposals (${errors.join('; ')})`);
   }

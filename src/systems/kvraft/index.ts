@@ -90,8 +90,8 @@ class KvraftAdapter implements SystemAdapter {
   readonly membership: MembershipCapability = {
     // Raft: a change commits through a majority of the members.
     quorum: true,
-    add: (node, cluster) => this.addMember(node, cluster),
-    remove: (node, cluster) => this.removeMember(node, cluster),
+    add: (node, cluster, signal) => this.changeMembership('add-member', node, cluster, signal),
+    remove: (node, cluster, signal) => this.changeMembership('remove-member', node, cluster, signal),
     configuration: (cluster) => this.committedConfiguration(cluster),
   };
   readonly clockFaults = true;
@@ -202,14 +202,6 @@ class KvraftAdapter implements SystemAdapter {
     return findLeader(cluster, this.io);
   }
 
-  private addMember(node: string, cluster: ClusterView): Promise<void> {
-    return this.changeMembership('add-member', node, cluster);
-  }
-
-  private removeMember(node: string, cluster: ClusterView): Promise<void> {
-    return this.changeMembership('remove-member', node, cluster);
-  }
-
   /**
    * The leader's configuration once it is committed; undefined while a change is only appended (it
    * may still be overwritten, so the nemesis must not act on it — it once wiped a leader whose
@@ -239,9 +231,13 @@ class KvraftAdapter implements SystemAdapter {
     op: 'add-member' | 'remove-member',
     node: string,
     cluster: ClusterView,
+    signal?: AbortSignal,
   ): Promise<void> {
     let last = 'no leader';
     for (let attempt = 0; attempt < ADMIN_ATTEMPTS; attempt++) {
+      // Past the run's budget or stopping: no new proposal (the reset reconciles with what committed).
+      if (signal?.aborted)
+        throw new Error(`kvraft ${op} ${node} cut short after ${attempt} attempts: ${last}`);
       const leader = await findLeader(cluster, this.io);
       if (leader !== undefined) {
         const response = await requestOnce(
@@ -249,13 +245,15 @@ class KvraftAdapter implements SystemAdapter {
           { op, node },
           ADMIN_TIMEOUT_MS,
           this.io,
+          signal,
         );
         if ('ok' in response && response.ok) return;
         last = 'error' in response ? response.error : 'unexpected response';
       }
+      if (signal?.aborted) throw new Error(`kvraft ${op} ${node} cut short: ${last}`);
       // An unknown outcome may still have committed: the retry sees it and answers ok at once.
       if (await this.membershipDone(op, node, cluster)) return;
-      await this.clock.sleep(ADMIN_RETRY_MS);
+      await this.clock.sleep(ADMIN_RETRY_MS, signal);
     }
     throw new Error(`kvraft ${op} ${node} failed: ${last}`);
   }

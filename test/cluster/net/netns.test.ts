@@ -156,7 +156,7 @@ describe.skipIf(skip)(`NetnsBackend (real namespaces)${skip ? `: skipped, ${reas
         // already gone
       }
     }
-    capture?.close();
+    await capture?.close();
     await net?.close();
     registry?.releaseAll();
     delete process.env.MALLORY_STATE_DIR;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ResourceRegistry } from '../../../src/cluster/resources.js';
+import { followFile } from '../../../src/cluster/runtime/follow.js';
 import { docker, DockerRuntime } from '../../../src/cluster/runtime/docker.js';
 import {
   type PrivateDocker,
@@ -131,7 +132,7 @@ describe.skipIf(unavailable !== undefined)(
       await expect(readFileOn(box, '/tmp/files/none')).rejects.toThrow(/rt1/);
 
       const chunks: Buffer[] = [];
-      const stream = box.stream('/tmp/files/grow.log', (c) => chunks.push(c));
+      const stream = followFile(box, '/tmp/files/grow.log', (c) => chunks.push(c));
       await box.exec(['sh', '-c', 'echo one >> /tmp/files/grow.log']);
       await waitUntil(() => Buffer.concat(chunks).toString() === 'one\n', 'the first line streamed');
       // Written just before stop: stop still delivers it.

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { ResourceRegistry } from '../../../src/cluster/resources.js';
+import { followFile } from '../../../src/cluster/runtime/follow.js';
 import { LocalRuntime } from '../../../src/cluster/runtime/local.js';
 import { waitUntil } from './_helpers/wait-until.js';
 import {
@@ -69,7 +70,7 @@ describe('LocalRuntime', () => {
   it('streams a file from its start as it grows, one that does not exist yet included', async () => {
     const file = join(root, 'grows.log');
     const chunks: Buffer[] = [];
-    const stream = runtime.stream(file, (chunk) => chunks.push(chunk));
+    const stream = followFile(runtime, file, (chunk) => chunks.push(chunk));
     appendFileSync(file, 'one\n');
     await waitUntil(() => Buffer.concat(chunks).toString() === 'one\n', 'the first line');
     appendFileSync(file, 'two\n');

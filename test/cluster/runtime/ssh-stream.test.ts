@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { ResourceRegistry } from '../../../src/cluster/resources.js';
+import { followFile } from '../../../src/cluster/runtime/follow.js';
 import { type SshTarget, SshRuntime } from '../../../src/cluster/runtime/ssh.js';
 import { makeSshHosts, type SshHosts, sshHostsUnavailable } from '../../_helpers/ssh-hosts.js';
 import { waitUntil } from './_helpers/wait-until.js';
@@ -31,7 +32,7 @@ async function tailsOf(host: SshRuntime, path: string): Promise<{ pid: number; p
 }
 
 describe.skipIf(unavailable !== undefined)(
-  `SshRuntime.stream: files followed by tail over SSH${unavailable ? ` (skipped: ${unavailable})` : ''}`,
+  `followFile over SSH: files followed by tail over SSH${unavailable ? ` (skipped: ${unavailable})` : ''}`,
   () => {
     let root: string;
     let registry: ResourceRegistry;
@@ -66,7 +67,7 @@ describe.skipIf(unavailable !== undefined)(
         const dir = mkdtempSync(join(root, 'late-'));
         const path = join(dir, 'probe.jsonl');
         const chunks: Buffer[] = [];
-        const stream = host.stream(path, (chunk) => chunks.push(chunk));
+        const stream = followFile(host, path, (chunk) => chunks.push(chunk));
         // The file does not exist yet: nothing comes, and the channel waits for it.
         await waitUntil(async () => (await processesNaming(host, path)).length > 0, 'the follower waiting');
         const expected: Buffer[] = [];
@@ -99,7 +100,7 @@ describe.skipIf(unavailable !== undefined)(
         const path = join(dir, 'stdout.log');
         writeFileSync(path, 'before the truncation\n');
         let got = '';
-        const stream = host.stream(path, (chunk) => (got += chunk.toString()));
+        const stream = followFile(host, path, (chunk) => (got += chunk.toString()));
         await waitUntil(() => got === 'before the truncation\n', 'the first bytes');
         writeFileSync(path, 'new\n');
         await waitUntil(() => got === 'before the truncation\nnew\n', 'the bytes after the truncation');
@@ -125,8 +126,8 @@ describe.skipIf(unavailable !== undefined)(
         writeFileSync(b, 'b1\n');
         let gotA = '';
         let gotB = '';
-        const streamA = host.stream(a, (chunk) => (gotA += chunk.toString()));
-        const streamB = host.stream(b, (chunk) => (gotB += chunk.toString()));
+        const streamA = followFile(host, a, (chunk) => (gotA += chunk.toString()));
+        const streamB = followFile(host, b, (chunk) => (gotB += chunk.toString()));
         await waitUntil(() => gotA === 'a1\n' && gotB === 'b1\n', 'both files');
         const [tailA, tailB] = [(await tailsOf(host, a))[0], (await tailsOf(host, b))[0]];
         expect(tailA.pgid).toBe(tailB.pgid);
@@ -147,13 +148,13 @@ describe.skipIf(unavailable !== undefined)(
 
     it('records its tail in the run’s registry: cleanup ends it; a closed connection ends it too', async () => {
       const runRegistry = new ResourceRegistry(`sshstreamrun${process.pid}`);
-      const host = await SshRuntime.connect(target(), undefined, runRegistry);
+      const host = await SshRuntime.connect(target());
       try {
         const dir = mkdtempSync(join(root, 'rec-'));
         const path = join(dir, 'stdout.log');
         writeFileSync(path, 'x\n');
         let got = '';
-        const stream = host.stream(path, (chunk) => (got += chunk.toString()));
+        const stream = followFile(host, path, (chunk) => (got += chunk.toString()), runRegistry);
         await waitUntil(() => got === 'x\n', 'the file');
         await waitUntil(
           () => readFileSync(runRegistry.file, 'utf8').includes(`(${path})`),
@@ -165,7 +166,7 @@ describe.skipIf(unavailable !== undefined)(
         await stream.stop();
 
         const other = join(dir, 'other.log');
-        host.stream(other, () => undefined);
+        followFile(host, other, () => undefined, runRegistry);
         await waitUntil(async () => (await processesNaming(host, other)).length > 0, 'the second follower');
         const checker = await SshRuntime.connect(target());
         try {

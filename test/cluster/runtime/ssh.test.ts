@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { cleanupRegistries, ResourceRegistry } from '../../../src/cluster/resources.js';
+import { followFile } from '../../../src/cluster/runtime/follow.js';
 import { type SshTarget, SshRuntime } from '../../../src/cluster/runtime/ssh.js';
 import { hostLeftovers, makeSshHosts, type SshHosts, sshHostsUnavailable } from '../../_helpers/ssh-hosts.js';
 import { waitUntil } from './_helpers/wait-until.js';
@@ -111,7 +112,7 @@ describe.skipIf(unavailable !== undefined)(
           registry,
         );
         const chunks: Buffer[] = [];
-        const stream = host.stream(join(dir, 'stdout.log'), (chunk) => chunks.push(chunk));
+        const stream = followFile(host, join(dir, 'stdout.log'), (chunk) => chunks.push(chunk));
         await waitUntil(
           () => Buffer.concat(chunks).toString().startsWith('hello from the host\n'),
           'the greeting streamed',

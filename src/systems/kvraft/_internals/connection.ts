@@ -1,3 +1,4 @@
+import { untilAborted } from '../../../core/fault-call.js';
 import type { ClientResponse } from './messages.js';
 import type { HostPort, NetSocket, NodeIo, Timer } from '../seams.js';
 import { parseObject, readLines } from './wire.js';
@@ -100,10 +101,15 @@ export async function requestOnce(
   body: Record<string, unknown>,
   timeoutMs: number,
   io: ClientIo,
+  /** Gives up on the answer when it fires (its outcome then unknown), closing the connection. */
+  signal?: AbortSignal,
 ): Promise<ClientResponse | NoResponse> {
   const connection = new Connection(address, io);
   try {
-    return await connection.request(body, timeoutMs);
+    const request = connection.request(body, timeoutMs);
+    if (signal === undefined) return await request;
+    const raced = await untilAborted(request, signal);
+    return raced.settled ? raced.value : { kind: 'unknown', error: 'given up: the call was cut short' };
   } finally {
     connection.close();
   }
