@@ -190,6 +190,26 @@ export function judgeFailoverLoss(
 }
 
 /**
+ * A schedule's leader changes with the leader it was under: `leader` answered as leader at `atNs`
+ * (history time; the schedule's first fault asks who leads) and led from then on, as far as the
+ * schedule's own events tell — a leader promoted in an earlier schedule has no event in this one.
+ * Without it a stale primary that came back beside that leader was no split brain: a redis replica
+ * killed under disk-full restarted as a primary on its old data while Sentinel's primary was paused,
+ * took writes, and gave them up when Sentinel made it a replica again. Nothing is added when the
+ * system declares no split brain or no node answered.
+ */
+export function withLeaderAtStart(
+  changes: readonly LeaderChange[],
+  leader: string | undefined,
+  atNs: number,
+  declared: FailoverLoss,
+): LeaderChange[] {
+  const sb = declared.splitBrain;
+  if (sb === undefined || leader === undefined) return [...changes];
+  return [{ timeNs: atNs, node: leader, type: sb.started, role: 'leader' }, ...changes];
+}
+
+/**
  * The split brains the run's role events show (`FailoverLoss.splitBrain`): each node leads on its
  * own data from a promotion or a start as leader until it converges (or the run ends); two such
  * spans of different nodes that overlap, one of them begun by a promotion, are a split brain over

@@ -7,6 +7,7 @@ import {
   judgeFailoverLoss,
   oldLeaderOpsIn,
   splitBrains,
+  withLeaderAtStart,
 } from '../../src/check/failover-loss.js';
 import type { Op } from '../../src/core/op.js';
 
@@ -218,5 +219,32 @@ describe('splitBrains', () => {
         declared,
       ),
     ).toEqual([]);
+  });
+});
+
+describe('withLeaderAtStart', () => {
+  const declared: FailoverLoss = {
+    events: ['promoted'],
+    why: 'x',
+    splitBrain: { promoted: 'promoted', started: 'ready', converged: ['sync-finished'] },
+  };
+  // A redis control (seed 4, schedule 6): n2, promoted in an earlier schedule, is the primary; n1,
+  // a replica killed under disk-full, restarts as a primary on its old data (n2 paused), takes
+  // writes, and gives them up when Sentinel makes it a replica again.
+  const changes: LeaderChange[] = [
+    { timeNs: 192_786, node: 'n1', type: 'ready', role: 'leader' },
+    { timeNs: 246_968, node: 'n1', type: 'sync-finished' },
+  ];
+
+  it('makes the leader the schedule began under one of a split brain with a stale primary beside it', () => {
+    expect(splitBrains(changes, declared)).toEqual([]);
+    expect(splitBrains(withLeaderAtStart(changes, 'n2', 180_583, declared), declared)).toEqual([
+      { old: 'n1', promoted: 'n2', fromNs: 192_786, toNs: 246_968 },
+    ]);
+  });
+
+  it('adds nothing when no node answered as leader, or the system declares no split brain', () => {
+    expect(withLeaderAtStart(changes, undefined, 0, declared)).toEqual(changes);
+    expect(withLeaderAtStart(changes, 'n2', 0, { events: ['promoted'], why: 'x' })).toEqual(changes);
   });
 });

@@ -6,7 +6,7 @@ import type { Event } from '../../core/event.js';
 import type { Op } from '../../core/op.js';
 import type { InducedCause } from '../../check/logs.js';
 import { DISK_EXIT_CAUSES, type ErrorWindow } from '../../nemesis/disk.js';
-import type { LeaderChange } from '../../check/failover-loss.js';
+import { type LeaderChange, withLeaderAtStart } from '../../check/failover-loss.js';
 import type { Finding } from '../checker.js';
 import { describeRecoveryVerdict, type RecoveryVerdict } from '../recovery-contract.js';
 import { disksLostBeyondContract, expectedNoRecovery } from '../recovery-exceptions.js';
@@ -258,16 +258,17 @@ function crashFindings(
 
 /**
  * The declared leader-change and split-brain role events among a schedule's, at history time (ns
- * since the run began).
+ * since the run began), after the leader the schedule was under (`withLeaderAtStart`: who answered
+ * as leader before its first fault, from that moment).
  */
-function leaderChanges(live: LiveRun, events: readonly Event[]): LeaderChange[] {
+function leaderChanges(live: LiveRun, scheduled: ScheduleFaults, events: readonly Event[]): LeaderChange[] {
   const declared = live.plan.system.failoverLoss;
   const sb = declared?.splitBrain;
   const types = new Set([
     ...(declared?.events ?? []),
     ...(sb !== undefined ? [sb.promoted, sb.started, ...sb.converged] : []),
   ]);
-  return events
+  const changes = events
     .filter((e) => e.source === 'log' && types.has(e.type))
     .map((e) => {
       const role = e.attrs?.role;
@@ -278,6 +279,10 @@ function leaderChanges(live: LiveRun, events: readonly Event[]): LeaderChange[] 
         ...(typeof role === 'string' ? { role } : {}),
       };
     });
+  const first = scheduled.faults.find((f) => f.leader !== undefined);
+  if (declared === undefined || first === undefined) return changes;
+  const atNs = (scheduled.scheduleStart + first.atMs - live.state.startMs) * NS_PER_MS;
+  return withLeaderAtStart(changes, first.leader, atNs, declared);
 }
 
 /**
@@ -327,7 +332,7 @@ async function runCheckers(
       system,
       nodeCount: plan.nodes.length,
       ...(durability !== undefined ? { durability } : {}),
-      ...(system.failoverLoss !== undefined ? { leaderChanges: leaderChanges(live, events) } : {}),
+      ...(system.failoverLoss !== undefined ? { leaderChanges: leaderChanges(live, scheduled, events) } : {}),
     });
     const ms = Math.round(performance.now() - t0);
     checks[checker.name] = found.map((f) => `${f.kind}/${f.name}`);
