@@ -114,7 +114,7 @@ describe('mallory run against real systems in network namespaces', () => {
   );
 
   it.skipIf(skipReason(['redis-server', 'redis-sentinel']) !== undefined)(
-    `redis: isolating the primary loses acknowledged writes, reported as a linearizability bug${skipReason(['redis-server', 'redis-sentinel']) ? ` (skipped: ${skipReason(['redis-server', 'redis-sentinel'])})` : ''}`,
+    `redis: isolating the primary loses the writes it took alone, a split brain Redis declares: a note, not a bug${skipReason(['redis-server', 'redis-sentinel']) ? ` (skipped: ${skipReason(['redis-server', 'redis-sentinel'])})` : ''}`,
     async () => {
       const b = box();
       const schedule = join(mkdtempSync(join(tmpdir(), 'mallory-e2e-schedule-')), 'schedule.jsonl');
@@ -134,17 +134,24 @@ describe('mallory run against real systems in network namespaces', () => {
       rmSync(join(schedule, '..'), { recursive: true, force: true });
       const summary = jsonOf(r) as Summary;
       expect(summary.status).toBe('complete');
-      expect(summary.bugs.map((x) => x.kind)).toContain('linearizability');
-      expect(r.code).toBe(1);
-      const bugDir = join(summary.runDir, 'bugs', '1');
-      expect(readFileSync(join(bugDir, 'schedule.jsonl'), 'utf8')).toContain('start-partition');
-      // Clients follow Sentinel to the primary: a completion names the node that answered it when
-      // that is not the client's own (what a split brain's judgement needs).
-      const completions = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8')
+      // The isolated primary (the leader the schedule began under) kept taking writes while
+      // Sentinel promoted a replica, and gave them up when it rejoined as a replica: Redis documents
+      // this ("Consistency under partitions") and the adapter declares it, so the lost writes are a
+      // note naming the split brain, and the run finds no bug.
+      expect(summary.bugs).toEqual([]);
+      expect(r.code, explainExit(r)).toBe(0);
+      const history = readFileSync(join(summary.runDir, 'history.jsonl'), 'utf8')
         .trim()
         .split('\n')
-        .map((line) => JSON.parse(line) as { type: string; node?: string; served?: string })
-        .filter((op) => op.type === 'ok');
+        .map(
+          (line) =>
+            JSON.parse(line) as { type: string; f?: string; error?: string; node?: string; served?: string },
+        );
+      const note = history.find((op) => op.f === 'durability/failover-loss');
+      expect(note?.error).toMatch(/split brain: n\d and n\d both led from/);
+      // Clients follow Sentinel to the primary: a completion names the node that answered it when
+      // that is not the client's own (what a split brain's judgement needs).
+      const completions = history.filter((op) => op.type === 'ok');
       const followed = completions.filter((op) => op.served !== undefined);
       expect(followed.length).toBeGreaterThan(0);
       for (const op of followed) {
