@@ -13,7 +13,12 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 /** Runs a command to completion (never through a shell); never rejects for a non-zero exit. */
 export function run(
   argv: readonly string[],
-  options: { readonly input?: string | Buffer; readonly timeoutMs?: number | undefined } = {},
+  options: {
+    readonly input?: string | Buffer;
+    readonly timeoutMs?: number | undefined;
+    /** It ends what the run started on its way out: a crash point that never throws (`crashPoint`). */
+    readonly cleanup?: boolean | undefined;
+  } = {},
 ): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const child = execFile(
@@ -23,7 +28,9 @@ export function run(
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         try {
-          crashPoint(`ran ${argv.join(' ')}`);
+          // A cleanup is a removal of what the run started (its trace line says so), and never throws.
+          if (options.cleanup === true) crashPoint(`remove by ${argv.join(' ')}`, false);
+          else crashPoint(`ran ${argv.join(' ')}`);
         } catch (crash) {
           reject(crash instanceof Error ? crash : new Error(String(crash)));
           return;

@@ -97,9 +97,9 @@ interface TailMember {
 
 const remoteFollowers = new WeakMap<NodeRuntime, RemoteFollowers>();
 
-/** Runs shell text there; never rejects (a gone host is a failed command). */
+/** Runs a kill at a stop there (`cleanup`); never rejects (a gone host is a failed command). */
 function shellOn(runtime: NodeRuntime, script: string): Promise<unknown> {
-  return runtime.exec(['/bin/sh', '-c', script]).catch(() => undefined);
+  return runtime.exec(['/bin/sh', '-c', script], { cleanup: true }).catch(() => undefined);
 }
 
 /** The files followed on a host that is not this machine: by GNU tail two to a command, else one `tail -F` each. */

@@ -115,10 +115,8 @@ export class LocalRuntime implements NodeRuntime {
   exec(argv: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
     const { input } = options;
     if (!isLive(options) && (input === undefined || typeof input === 'string' || Buffer.isBuffer(input))) {
-      return run(
-        argv,
-        input === undefined ? { timeoutMs: options.timeoutMs } : { input, timeoutMs: options.timeoutMs },
-      );
+      const { timeoutMs, cleanup } = options;
+      return run(argv, input === undefined ? { timeoutMs, cleanup } : { input, timeoutMs, cleanup });
     }
     return spawnLive(argv, options);
   }

@@ -46,6 +46,12 @@ export interface ExecOptions {
   readonly onStderr?: (chunk: Buffer) => void;
   /** Aborting it ends the command's channel or client (what it started on its own is the caller's to end). */
   readonly signal?: AbortSignal;
+  /**
+   * A command that ends what the run started, on its way out (the kill of a followed or streaming
+   * command's process group at its stop): its failure is the caller's to ignore, and, like the
+   * registry's removals, it is no point where the crash-point test injects an internal error.
+   */
+  readonly cleanup?: boolean;
 }
 
 /** A command's outcome on the runtime's host. */

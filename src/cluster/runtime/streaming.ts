@@ -105,7 +105,7 @@ export async function startStreaming(
     stop: async () => {
       if (!closed) {
         await runtime
-          .exec(['/bin/sh', '-c', killGroupByPidScript(running.pid, running.start)])
+          .exec(['/bin/sh', '-c', killGroupByPidScript(running.pid, running.start)], { cleanup: true })
           .catch(() => undefined);
       }
       await within(ended, STOP_WAIT_MS, undefined);
