@@ -13,6 +13,7 @@ import { describeRunVerdict } from '../core/verdict.js';
 import type { FaultOutcome } from '../nemesis/nemesis.js';
 import { describeCoverage } from './_internals/coverage-text.js';
 import { invokedAs } from './_internals/invoked-as.js';
+import { replayCommand } from '../core/replay-command.js';
 
 const PLAIN_INTERVAL_MS = 10_000;
 
@@ -157,7 +158,7 @@ export class ProgressReporter implements Reporter {
 
   bug(bug: BugRecord): void {
     this.print(
-      `BUG #${bug.id} [${bug.kind}] ${bug.message}\n  evidence: ${bug.dir}\n  replay:   ${this.command} replay ${bug.dir} --repeat 10\n  shrink:   ${this.command} shrink ${bug.dir}`,
+      `BUG #${bug.id} [${bug.kind}] ${bug.message}\n  evidence: ${bug.dir}\n  replay:   ${replayCommand(this.command, bug.dir, bug.simulated !== undefined)}\n  shrink:   ${this.command} shrink ${bug.dir}`,
     );
   }
 

@@ -5,6 +5,7 @@ import { EXIT_INTERRUPTED, guardCampaigns } from './campaign-guard.js';
 import type { RegisterCommand } from './command.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { invokedAs } from './_internals/invoked-as.js';
+import { replayCommand } from '../core/replay-command.js';
 import { FRESH_HELP, parseRepeat, RECORDED_PLUGINS_HELP, VERBOSE_HELP } from './replay.js';
 
 interface ShrinkFlags {
@@ -43,7 +44,7 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
       const h = bug.header;
       const finding = `${h.finding.kind}/${h.finding.name}`;
       process.stderr.write(
-        `mallory shrink: ${finding} on ${h.system}, from ${bug.scheduleFile}, ${repeat} tries per candidate\n` +
+        `mallory shrink: ${finding} on ${h.system}, from ${bug.scheduleFile}, ${repeat === 1 ? '1 try (exact)' : `${repeat} tries`} per candidate\n` +
           `  start: ${describeStart(replayStart(bug, flags.fresh ?? false))}\n`,
       );
       const result = await guardCampaigns(({ signal, onRegistry }) =>
@@ -71,7 +72,7 @@ export const registerShrink: RegisterCommand = (program, setExit) => {
         const a = result.after;
         process.stdout.write(
           `shrunk ${b.faults} → ${a.faults} fault(s); reproduced ${b.reproduced}/${b.tries} before, ${a.reproduced}/${a.tries} after (${finding})\n` +
-            `  ${result.shrunk}\n  replay: ${invokedAs()} replay ${result.shrunk} --repeat 10\n`,
+            `  ${result.shrunk}\n  replay: ${replayCommand(invokedAs(), result.shrunk, bug.header.simulated !== undefined)}\n`,
         );
       } else if (result.after && !result.interrupted) {
         const a = result.after;

@@ -23,6 +23,8 @@ export interface FleetFinding {
     readonly index: number;
     readonly foundAtMs: number;
     readonly dir: string;
+    /** Found in a simulated world: one replay tells, it is exact. */
+    readonly simulated: boolean;
     readonly replay: string;
     readonly shrink: string;
   };

@@ -144,6 +144,8 @@ function dedupeFindings(plan: Plan, records: ReturnType<typeof readRecords>): Fl
   const out = groups.map(({ signature, first, hits: list }): FleetFinding => {
     const campaigns = sortedUnique(list.map((h) => h.index));
     const of = (i: number) => plan.campaigns[i];
+    // A simulated campaign's bug replays exactly: one try, not ten.
+    const simulated = of(first.index).config['sim'] !== undefined;
     return {
       signature,
       kind: first.finding.kind,
@@ -159,7 +161,8 @@ function dedupeFindings(plan: Plan, records: ReturnType<typeof readRecords>): Fl
         index: first.index,
         foundAtMs: first.finding.foundAtMs,
         dir: first.finding.dir,
-        ...bugCommands(first.finding.dir),
+        simulated,
+        ...bugCommands(first.finding.dir, simulated),
       },
     };
   });

@@ -8,6 +8,7 @@ import { z } from 'zod/v4';
 
 import { runVerdict, scheduleVerdicts } from '../core/verdict.js';
 import { replayOfConfig } from '../store/replay-of.js';
+import { replayCommand } from '../core/replay-command.js';
 import { templateIdOf } from '../observe/log-events.js';
 import type { RunData } from './run-data.js';
 import { sequenceStats } from './sequence-stats.js';
@@ -308,9 +309,12 @@ export function resultsJsonSchema(): Record<string, unknown> {
   };
 }
 
-/** The commands printed for a bug: run it again, and cut its schedule down. */
-export function bugCommands(bugDir: string): { readonly replay: string; readonly shrink: string } {
-  return { replay: `mallory replay ${bugDir} --repeat 10`, shrink: `mallory shrink ${bugDir}` };
+/** The commands printed for a bug: run it again (once if its run was simulated), and cut its schedule down. */
+export function bugCommands(
+  bugDir: string,
+  simulated: boolean,
+): { readonly replay: string; readonly shrink: string } {
+  return { replay: replayCommand('mallory', bugDir, simulated), shrink: `mallory shrink ${bugDir}` };
 }
 
 /** A bug's recorded replays, summed per start, as results.json gives them. */
@@ -373,6 +377,8 @@ export function runResults(data: RunData): Results {
   );
   const verdict = runVerdict(schedules);
   const replayOf = replayOfConfig(run.config);
+  // A simulated run's bugs replay exactly: its config says so from the start, its summary at the end.
+  const simulated = run.config['sim'] !== undefined || isSimWorld(summary.sim);
   return {
     schema: RESULTS_SCHEMA_NAME,
     version: RESULTS_VERSION,
@@ -428,7 +434,7 @@ export function runResults(data: RunData): Results {
         })),
         dir,
         checkHtml: existsSync(html) ? html : null,
-        ...bugCommands(dir),
+        ...bugCommands(dir, simulated),
         ...replaysOf(dir),
         checkpoint: checkpoints?.kept.some((k) => k.schedule === b.schedule)
           ? join(data.dir, CHECKPOINTS_DIR, String(b.schedule))

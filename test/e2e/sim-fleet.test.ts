@@ -79,7 +79,12 @@ describe('comparisons in the simulator: compare --sim, plan --sim with fleet run
 
     const report = jsonOf(malloryJson(['fleet', 'report', plan.file, '--json'], box)) as {
       groups: { group: string; comparison: Compared; unionStates: Record<string, number> }[];
-      findings: { kind: string; name: string; hits: number }[];
+      findings: {
+        kind: string;
+        name: string;
+        hits: number;
+        first: { dir: string; simulated: boolean; replay: string };
+      }[];
     };
     expect(report.groups.map((g) => g.group)).toEqual(['all']);
     const { comparison } = report.groups[0];
@@ -91,6 +96,14 @@ describe('comparisons in the simulator: compare --sim, plan --sim with fleet run
     // stale-read is found in the simulator within a virtual minute by some campaign of the six
     // (seed 1 adaptive and seed 2 random here): a finding merged across workers, timed per side.
     expect(report.findings.map((f) => `${f.kind}/${f.name}`)).toContain('linearizability/not-linearizable');
+    // A simulated finding replays exactly: its command asks for one try, in the JSON and the text.
+    const text = malloryJson(['fleet', 'report', plan.file], box).stdout;
+    for (const f of report.findings) {
+      expect(f.first.simulated).toBe(true);
+      expect(f.first.replay).toBe(`mallory replay ${f.first.dir}`);
+      expect(text).toContain(` replay ${f.first.dir}\n`);
+    }
+    expect(text).not.toContain('--repeat');
     const found = Object.values(comparison.timeToBug).reduce((n, bugs) => n + (bugs['(any)']?.found ?? 0), 0);
     expect(found).toBeGreaterThan(0);
     // The simulator's speed is not a policy's coverage: its wall seconds are a cost, the rest not compared.

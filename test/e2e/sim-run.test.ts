@@ -125,6 +125,12 @@ describe('mallory run --sim (kvraft in the simulated world, on virtual time)', (
       mallory: { simulated?: unknown };
     };
     expect(header.mallory.simulated).toEqual({ seed: 1, contract: 'C2', partitions: 'proxy' });
+    // One replay tells for a simulated bug: the terminal and results.json print it without --repeat.
+    expect(found.stderr).toContain(`replay:   ./bin/mallory.js replay ${bug.dir}\n`);
+    const results = JSON.parse(readFileSync(join(dirname(dirname(bug.dir)), 'results.json'), 'utf8')) as {
+      bugs: { dir: string; replay: string }[];
+    };
+    expect(results.bugs.find((x) => x.dir === bug.dir)?.replay).toBe(`mallory replay ${bug.dir}`);
 
     const replayed = await mallory(['replay', bug.dir, '--repeat', '2', '--store', b.store, '--json'], b);
     const replay = jsonOf(replayed) as {
@@ -135,6 +141,14 @@ describe('mallory run --sim (kvraft in the simulated world, on virtual time)', (
     expect(replayed.stderr).toContain('exact replay');
     const [first, second] = replay.tries.map((t) => fingerprint(t.runDir));
     expect(second).toEqual(first);
+
+    // Shrinking it needs no --repeat: one try of each candidate tells, and the shrunk schedule's
+    // replay is printed without one.
+    const shrunk = await mallory(['shrink', bug.dir, '--store', b.store], b);
+    expect(shrunk.code, shrunk.stderr).toBe(0);
+    expect(shrunk.stderr).toContain('1 try (exact) per candidate');
+    expect(shrunk.stderr).toMatch(/reproduced 1\/1/);
+    expect(shrunk.stdout).toContain(`replay: ./bin/mallory.js replay ${join(bug.dir, 'shrunk.jsonl')}\n`);
 
     // The simulator's finding, confirmed on real processes: the same schedule, switch and seed on
     // real kvraft nodes (a real run can differ, so up to three tries; it reproduced 3/3 here).

@@ -2,6 +2,7 @@ import { type FleetReport, PLAN_MORE_RUNS } from '../../fleet/fleet-report.js';
 import { type FleetStatus, INDEX_STATES } from '../../fleet/status.js';
 import { compareTable } from './compare-table.js';
 import { invokedAs } from './invoked-as.js';
+import { replayCommand } from '../../core/replay-command.js';
 import { survivalText } from './survival-text.js';
 
 function counts(status: FleetStatus): string {
@@ -60,7 +61,7 @@ export function fleetReportText(report: FleetReport): string {
       lines.push(
         `  ${f.kind}/${f.name}: ${f.hits} hit${f.hits === 1 ? '' : 's'} in ${f.campaigns.length} campaign${f.campaigns.length === 1 ? '' : 's'} (seeds ${f.seeds.join(', ')}; ${f.arms.join(', ')}) by ${f.workers.length} worker${f.workers.length === 1 ? '' : 's'}`,
         `    first: campaign ${f.first.index} at ${(f.first.foundAtMs / 1000).toFixed(1)} s: ${f.message.split('\n')[0]}`,
-        `    ${me} replay ${f.first.dir} --repeat 10`,
+        `    ${replayCommand(me, f.first.dir, f.first.simulated)}`,
       );
     }
   }
