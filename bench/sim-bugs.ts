@@ -68,6 +68,13 @@ const SCENARIOS: readonly Scenario[] = [
     bug: `ack-before-fsync (${contract})`,
     found: async (on, seed) => (await powerLossAfterAcks(contract, on, seed)).values.some((v) => v === null),
   })),
+  ...(['C1', 'C2', 'C3'] as const).map((contract): Scenario => ({
+    bug: `rename-without-dir-fsync (${contract})`,
+    found: async (on, seed) =>
+      (await powerLossAfterAcks(contract, on, seed, 'rename-without-dir-fsync')).values.some(
+        (v) => v === null,
+      ),
+  })),
   {
     bug: 'rejoined-restart-assert',
     found: async (on, seed) => (await rejoinedRestart(on, seed)).output.includes('ASSERTION FAILED'),

@@ -1,6 +1,6 @@
 /**
  * Every kvraft switch, found in the simulator and confirmed on real processes. Per switch, simulated
- * campaigns (`mallory run --sim <the switch's needs> --stop-on-bug`), `adaptive` and `random` in
+ * campaigns (`mallory run --sim <the switch's needs, its storage contract too> --stop-on-bug`), `adaptive` and `random` in
  * turn for seeds 1, 2, … until one finds it or SEEDS seeds a policy are spent; then, with REAL > 0,
  * the finding's schedule replayed on real kvraft processes (`mallory replay BUG --real --repeat
  * REAL`). Prints a table: the first simulated finding (policy, seed, virtual time, campaigns run)
@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { KVRAFT_BUGS, kvraftBugArgs, type KvraftBug } from '../src/systems/kvraft/bugs.js';
+import { KVRAFT_BUGS, kvraftSimBugArgs, type KvraftBug } from '../src/systems/kvraft/bugs.js';
 
 const [switchArg, seedArg, timeArg, realArg, outArg] = process.argv.slice(2);
 const SWITCHES: KvraftBug[] =
@@ -76,7 +76,7 @@ for (const bug of SWITCHES) {
       if (result.campaigns.some((c) => c.found)) break;
       if (result.campaigns.some((c) => c.policy === policy && c.seed === seed)) continue;
       const t0 = Date.now();
-      const args = ['run', '--sim', '--system', 'kvraft', ...kvraftBugArgs(bug), '--policy', policy];
+      const args = ['run', '--system', 'kvraft', ...kvraftSimBugArgs(bug), '--policy', policy];
       args.push('--seed', String(seed), '--time', TIME, '--stop-on-bug', '--store', STORE, '--json');
       const r = runJson(args);
       const summary = r.json as

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 
 import { configFromFlags } from '../../src/cli/run.js';
 import { DEFAULT_FAULT_FAMILIES } from '../../src/core/fault.js';
-import { KVRAFT_BUG_NEEDS, KVRAFT_BUGS, kvraftBugArgs } from '../../src/systems/kvraft/bugs.js';
+import {
+  KVRAFT_BUG_NEEDS,
+  KVRAFT_BUGS,
+  kvraftBugArgs,
+  kvraftSimBugArgs,
+} from '../../src/systems/kvraft/bugs.js';
 
 const BASE = {
   system: 'kvraft',
@@ -15,12 +20,18 @@ const BASE = {
   network: 'auto',
 };
 
-/** `--name value` pairs as `mallory run`'s flags (`--bug` repeatable). */
-function flagsOf(args: readonly string[]): typeof BASE & { nodes?: string } {
-  const flags: typeof BASE & { nodes?: string } = { ...BASE, bug: [] };
+type Flags = typeof BASE & { nodes?: string; sim?: boolean; simContract?: string };
+
+/** `--name value` pairs as `mallory run`'s flags (`--bug` repeatable, `--sim` alone). */
+function flagsOf(args: readonly string[]): Flags {
+  const flags: Flags = { ...BASE, bug: [] };
   for (let i = 0; i < args.length; i += 2) {
     const [name, value] = [args[i].replace(/^--/, ''), args[i + 1]];
-    if (name === 'bug') flags.bug.push(value);
+    if (name === 'sim') {
+      flags.sim = true;
+      i--;
+    } else if (name === 'sim-contract') flags.simContract = value;
+    else if (name === 'bug') flags.bug.push(value);
     else if (name === 'nodes' || name === 'workload' || name === 'faults') flags[name] = value;
     else throw new Error(`unexpected flag ${args[i]}`);
   }
@@ -50,5 +61,15 @@ describe('what a campaign needs per kvraft bug switch', () => {
       '--workload',
       'register',
     ]);
+  });
+
+  it("a simulated campaign's flags add the storage contract a switch needs: C3 for rename-without-dir-fsync", () => {
+    for (const bug of KVRAFT_BUGS) {
+      const config = configFromFlags(flagsOf(kvraftSimBugArgs(bug)));
+      expect(config.bugs).toEqual([bug]);
+      expect(config.sim?.contract).toBe(KVRAFT_BUG_NEEDS[bug].simContract ?? 'C2');
+    }
+    expect(kvraftSimBugArgs('rename-without-dir-fsync')).toContain('C3');
+    expect(kvraftSimBugArgs('ack-before-fsync')).not.toContain('--sim-contract');
   });
 });

@@ -25,4 +25,15 @@ describe('storage contracts in the simulated world', () => {
       expect((await powerLossAfterAcks(contract, false)).values).toEqual([1, 2, 3, 4]);
     }
   });
+
+  it('rename-without-dir-fsync shows only under C3 (names durable at a directory fsync); clean without', async () => {
+    const bug = 'rename-without-dir-fsync';
+    // C1 and C2 keep a name once renamed or fsynced, as the FUSE layer does: nothing is lost.
+    for (const contract of ['C1', 'C2'] as const)
+      expect((await powerLossAfterAcks(contract, true, 3, bug)).values).toEqual([1, 2, 3, 4]);
+    // C3: no directory was ever fsynced, so every node comes back without its log or its vote.
+    expect((await powerLossAfterAcks('C3', true, 3, bug)).values).toEqual([null, null, null, null]);
+    for (const seed of [3, 4, 5])
+      expect((await powerLossAfterAcks('C3', false, seed, bug)).values).toEqual([1, 2, 3, 4]);
+  });
 });

@@ -73,6 +73,15 @@ export const KVRAFT_BUGS = [
    * the write times out (2 s).
    */
   'ack-overwritten-entry',
+  /**
+   * Storage: the node replaces `meta.json`, `snapshot.json` and a rewritten log by write, fsync,
+   * rename, and never fsyncs the directory, so the new names (and the log file's own creation) are
+   * not durable: a power loss can take a node's whole state away, its vote and the entries it
+   * acknowledged (https://github.com/baidu/braft/issues/254; fixed in
+   * https://github.com/RedisLabs/redisraft/pull/548). Needs storage that keeps names only at a
+   * directory fsync (the simulator's C3); the FUSE layer and C2 keep names at once and hide it.
+   */
+  'rename-without-dir-fsync',
 ] as const;
 
 export type KvraftBug = (typeof KVRAFT_BUGS)[number];
@@ -89,6 +98,12 @@ export interface KvraftBugNeeds {
   readonly workload: string;
   /** Fault families to add to the default ones. */
   readonly faults: readonly FaultFamily[];
+  /**
+   * The simulated disks' storage contract it needs (`--sim-contract`); absent: any shows it, the
+   * default C2 included. A switch that needs C3 cannot show on real processes under the FUSE layer
+   * (whose rule is C2's).
+   */
+  readonly simContract?: 'C3';
 }
 
 const NEEDS_DEFAULT: KvraftBugNeeds = { nodes: 3, workload: 'register', faults: [] };
@@ -113,6 +128,7 @@ export const KVRAFT_BUG_NEEDS: Readonly<Record<KvraftBug, KvraftBugNeeds>> = {
   'learner-vote-counted': { ...NEEDS_DEFAULT, nodes: 4 },
   'stale-vote-reply-counted': NEEDS_DEFAULT,
   'ack-overwritten-entry': NEEDS_DEFAULT,
+  'rename-without-dir-fsync': { ...NEEDS_DEFAULT, faults: ['disk'], simContract: 'C3' },
 };
 
 /** `mallory run` arguments for a campaign on a switch: `--bug`, `--nodes`, `--workload`, and `--faults` when it adds any. */
@@ -121,4 +137,10 @@ export function kvraftBugArgs(bug: KvraftBug): string[] {
   const args = ['--bug', bug, '--nodes', `${needs.nodes}`, '--workload', needs.workload];
   if (needs.faults.length > 0) args.push('--faults', [...DEFAULT_FAULT_FAMILIES, ...needs.faults].join(','));
   return args;
+}
+
+/** As `kvraftBugArgs`, for a simulated campaign (`--sim`): with the storage contract the switch needs. */
+export function kvraftSimBugArgs(bug: KvraftBug): string[] {
+  const contract = KVRAFT_BUG_NEEDS[bug].simContract;
+  return ['--sim', ...kvraftBugArgs(bug), ...(contract !== undefined ? ['--sim-contract', contract] : [])];
 }

@@ -223,11 +223,17 @@ export async function rejoinedRestart(bugOn: boolean, seed: number) {
 }
 
 /**
- * ack-before-fsync under each storage contract: writes acknowledged, then the power fails on every
- * node before the deferred fsync, and the cluster starts again. Returns the values read back.
+ * A disk switch (`ack-before-fsync` by default, or `rename-without-dir-fsync`) under each storage
+ * contract: writes acknowledged, then the power fails on every node (before ack-before-fsync's
+ * deferred fsync), and the cluster starts again. Returns the values read back.
  */
-export async function powerLossAfterAcks(contract: StorageContract, bugOn: boolean, seed = 3) {
-  const sim = new SimKvraft({ seed, nodes: 3, contract, node: { bugs: bugOn ? ['ack-before-fsync'] : [] } });
+export async function powerLossAfterAcks(
+  contract: StorageContract,
+  bugOn: boolean,
+  seed = 3,
+  bug: 'ack-before-fsync' | 'rename-without-dir-fsync' = 'ack-before-fsync',
+) {
+  const sim = new SimKvraft({ seed, nodes: 3, contract, node: { bugs: bugOn ? [bug] : [] } });
   sim.startAll();
   const leader = await sim.waitLeader();
   const keys = ['a', 'b', 'c', 'd'];

@@ -42,6 +42,7 @@ export function startNode(args: NodeArgs, io: NodeIo, probe: Probe): KvraftNode 
   const storage = new Storage({ fs: io.fs, timers: env }, args.dataDir, {
     onFailure,
     ...(args.bugs.has('ack-before-fsync') ? { deferFsyncMs: DEFERRED_FSYNC_MS } : {}),
+    ...(args.bugs.has('rename-without-dir-fsync') ? { skipDirFsync: true } : {}),
   });
   // The node only sends from timers and handlers, after `transport` exists.
   const raft: RaftNode = new RaftNode(

@@ -37,6 +37,12 @@ export interface StorageOptions {
    */
   readonly deferFsyncMs?: number;
   /**
+   * The `rename-without-dir-fsync` bug: a replacement (write, fsync, rename) never fsyncs the
+   * directory, so under storage that keeps names only at a directory fsync the new names are lost
+   * at a power loss, and so is the log file's own creation.
+   */
+  readonly skipDirFsync?: boolean;
+  /**
    * Called when the disk refuses a write or an fsync (EIO, ENOSPC, …): the state can no longer be
    * made durable, so the node must stop rather than go on (it must not exit through an uncaught
    * exception, which reads as a crash). Default: the error is thrown.
@@ -175,6 +181,6 @@ export class Storage {
     this.fs.fsync(fd);
     this.fs.close(fd);
     this.fs.rename(tmp, target);
-    this.fs.fsyncDir(this.dir);
+    if (this.options.skipDirFsync !== true) this.fs.fsyncDir(this.dir);
   }
 }
