@@ -120,7 +120,7 @@ export const registerCompare: RegisterCommand = (program, setExit) => {
         ...(flags.sim !== undefined ? { sim: flags.sim } : {}),
         ...(flags.simContract !== undefined ? { simContract: flags.simContract } : {}),
       });
-      await refuseSimSides(base, arms, { exchange: false });
+      await refuseSimSides(base);
       const controller = new AbortController();
       // Says which signal, as `mallory run` does: node exits it caused too (Ctrl-C reaches the
       // whole process group) are then no crash (campaign/stop-signal.ts).

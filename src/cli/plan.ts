@@ -177,7 +177,7 @@ export const registerPlan: RegisterCommand = (program, setExit) => {
         ...(flags.sim !== undefined ? { sim: flags.sim } : {}),
         ...(flags.simContract !== undefined ? { simContract: flags.simContract } : {}),
       });
-      await refuseSimSides(base, arms, { exchange: flags.exchange === true });
+      await refuseSimSides(base);
       const eachBug = flags.eachBug
         ?.split(',')
         .map((b) => b.trim())

@@ -149,7 +149,7 @@ export const WORKLOAD_HELP = `client workload: a built-in (${WORKLOADS.join(', '
 
 /** `--sim`, as run, compare and plan take it (after "run" or "every campaign"). */
 export const SIM_HELP =
-  "runs kvraft's nodes in a simulated world in one process, on virtual time: deterministic for a seed, far faster than real time (no checkpoints, no --exchange, no slow-disk)";
+  "runs kvraft's nodes in a simulated world in one process, on virtual time: deterministic for a seed (unless it shares through --exchange), far faster than real time (no checkpoints, no slow-disk)";
 
 /** `--sim-contract`, as run, compare and plan take it. */
 export const SIM_CONTRACT_HELP =

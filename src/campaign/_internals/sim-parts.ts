@@ -32,8 +32,7 @@ export interface SimWorld {
 
 /**
  * What `--sim` cannot go with, refused in one line before anything is made: another system, nodes
- * on hosts or in containers, a checkpoint's real data dirs, a shared exchange, and a schedule's
- * slow-disk line (a slow disk costs CPU time, which is zero in the world).
+ * on hosts or in containers, a checkpoint's real data dirs, and a schedule's slow-disk line (a slow disk costs CPU time, which is zero in the world).
  */
 export function refuseSim(config: RunConfig, system: string, schedules?: readonly ScheduleItem[][]): void {
   const refuse = (why: string): never => {
@@ -46,7 +45,6 @@ export function refuseSim(config: RunConfig, system: string, schedules?: readonl
   if (config.hosts !== undefined || config.containers !== undefined)
     refuse('the nodes run in this process: drop --hosts');
   if (config.checkpoint !== undefined) refuse('a checkpoint holds real data dirs: drop --from-checkpoint');
-  if (config.exchange !== undefined) refuse('sharing with --exchange is not done in the simulator: drop it');
   (schedules ?? []).forEach((items, i) => {
     const slow = items.find(
       (item) => !isLet(item) && (SIM_LACKS_DISK_KINDS as readonly string[]).includes(item.f),
