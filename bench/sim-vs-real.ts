@@ -1,7 +1,8 @@
 /**
  * Every kvraft switch, found in the simulator and confirmed on real processes. Per switch, simulated
  * campaigns (`mallory run --sim <the switch's needs, its storage contract too> --stop-on-bug`), `adaptive` and `random` in
- * turn for seeds 1, 2, … until one finds it or SEEDS seeds a policy are spent; then, with REAL > 0,
+ * turn for seeds 1, 2, … until one finds it or SEEDS seeds a policy are spent; the finding replayed
+ * once in the simulator (`mallory replay BUG`: exact, so one try tells); then, with REAL > 0,
  * the finding's schedule replayed on real kvraft processes (`mallory replay BUG --real --repeat
  * REAL`). Prints a table: the first simulated finding (policy, seed, virtual time, campaigns run)
  * and its real replays (k/REAL). Keeps every outcome in OUT and the bugs in OUT's store, so a second
@@ -44,6 +45,8 @@ interface Campaign {
 }
 interface SwitchResult {
   readonly campaigns: Campaign[];
+  /** The simulated finding replayed once in the simulator (exact: one try tells). */
+  sim?: { readonly reproduced: boolean };
   real?: { readonly reproduced: number; readonly tries: number; readonly wallMs: number };
 }
 type Saved = { time: string; switches: Record<string, SwitchResult> };
@@ -99,6 +102,16 @@ for (const bug of SWITCHES) {
       );
     }
   const found = result.campaigns.find((c) => c.found);
+  if (found?.bug !== undefined && result.sim === undefined) {
+    const r = runJson(['replay', found.bug.dir, '--store', STORE, '--json']);
+    const replay = r.json as { reproduced: number } | undefined;
+    if (replay === undefined) throw new Error(`${bug}: replay gave no result (exit ${r.code})\n${r.stderr}`);
+    result.sim = { reproduced: replay.reproduced === 1 };
+    save();
+    process.stderr.write(
+      `${bug}: replayed in the simulator: ${replay.reproduced === 1 ? 'reproduced' : 'not reproduced'}\n`,
+    );
+  }
   if (REAL > 0 && found?.bug !== undefined && result.real === undefined) {
     const t0 = Date.now();
     const r = runJson([
@@ -124,8 +137,10 @@ const sec = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 console.log(
   `\nkvraft switches: simulated campaigns (${TIME} caps, ${POLICIES.join(' then ')}, seeds 1–${SEEDS}) and real replays`,
 );
-console.log('| switch | found in the simulator | campaigns run | finding | replayed on real processes |');
-console.log('| --- | --- | --- | --- | --- |');
+console.log(
+  '| switch | found in the simulator | campaigns run | finding | replayed in the simulator | replayed on real processes |',
+);
+console.log('| --- | --- | --- | --- | --- | --- |');
 for (const bug of SWITCHES) {
   const result = saved.switches[bug];
   if (result === undefined) continue;
@@ -133,5 +148,6 @@ for (const bug of SWITCHES) {
   const where = found ? `${found.policy}, seed ${found.seed}, ${sec(found.atMs)}` : 'not found';
   const real = result.real ? `${result.real.reproduced}/${result.real.tries}` : found ? 'not run' : '—';
   const finding = found?.bug ? `${found.bug.kind}/${found.bug.name}` : '—';
-  console.log(`| \`${bug}\` | ${where} | ${result.campaigns.length} | ${finding} | ${real} |`);
+  const sim = result.sim ? (result.sim.reproduced ? '1/1' : '0/1') : found ? 'not run' : '—';
+  console.log(`| \`${bug}\` | ${where} | ${result.campaigns.length} | ${finding} | ${sim} | ${real} |`);
 }
