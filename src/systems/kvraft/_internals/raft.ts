@@ -901,7 +901,11 @@ export class RaftNode {
     // recent than the learner's, has promoted it, and refusing can leave that configuration without
     // a quorum — a learner killed before its promotion reached it did (found by a campaign; etcd's
     // raft had the same bug, etcd-io/etcd#10998).
-    const voter = this.isMember(this.options.id) || this.config.learners.includes(this.options.id);
+    // A node whose own removal is not committed votes too, as it may campaign (`mayCampaign`): the
+    // removal can still be rolled back, and the configuration that replaces it may need this vote.
+    // Refusing deadlocked a cluster whose two sides had each appended a removal across a partition
+    // (found by a simulated campaign: no leader for good once healed).
+    const voter = this.mayCampaign() || this.config.learners.includes(this.options.id);
     const granted = m.term === this.term && free && logOk && voter;
     if (granted) {
       const first = this.votedFor === null;
