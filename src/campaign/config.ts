@@ -115,6 +115,12 @@ export const RunConfigSchema = z.object({
     .transform((s) => (typeof s === 'string' ? [s] : s))
     .optional(),
   /**
+   * In a simulated run: the first N schedules are the policy's, as the run a bug came from chose
+   * them (its world is deterministic, so they are the same again); the `schedule` files follow, and
+   * without any the run ends after the N. How a simulated bug of a later schedule replays exactly.
+   */
+  prefixSchedules: z.number().int().nonnegative().optional(),
+  /**
    * How many of the newest schedules' checkpoints to keep (every node's data dir at the schedule's
    * start), besides those of every schedule a bug was found in; 0 takes none.
    */

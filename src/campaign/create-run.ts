@@ -190,7 +190,9 @@ export async function planRun(config: RunConfig): Promise<RunPlan> {
     throw new UsageError('missing-binary', `${p.what}${p.fix ? `: run ${p.fix}` : ''}`);
   }
   const nodes = nodeNames(nodeCount);
-  const policy = fixedSchedule ? undefined : createPolicy(config.policy);
+  // A replay's prefix (`prefixSchedules`) is the policy's, as in the run it replays.
+  const policy =
+    fixedSchedule && (config.prefixSchedules ?? 0) === 0 ? undefined : createPolicy(config.policy);
   const seedData =
     policy && config.seedPolicyFrom
       ? readSeed(config.seedPolicyFrom, definition.name, policy.name)

@@ -13,6 +13,7 @@ import type { Reporter } from './reporter.js';
 import { runCampaign } from './run-campaign.js';
 import { pluginSources } from './plugin-copies.js';
 import {
+  BUG_SCHEDULE_FILE,
   isLet,
   readSchedule,
   readScheduleHeader,
@@ -33,14 +34,26 @@ export interface ReplayableBug {
 /** How a replay starts its nodes: from the bug schedule's checkpoint, or on empty data dirs. */
 export type ReplayStart =
   | { readonly kind: 'checkpoint'; readonly dir: string; readonly schedule: number }
-  | { readonly kind: 'fresh'; readonly reason: string };
+  | { readonly kind: 'fresh'; readonly reason: string }
+  /** A simulated bug of a later schedule: its run's schedules before it, re-run exactly, first. */
+  | { readonly kind: 'prefix'; readonly schedules: number };
 
 /**
  * Where a replay of the bug starts: its schedule's checkpoint when the record names one that is
  * whole, else fresh with the reason (`--fresh`, an older record, a checkpoint dropped or unfinished).
  */
-export function replayStart(bug: ReplayableBug, fresh: boolean): ReplayStart {
+export function replayStart(bug: ReplayableBug, fresh: boolean, real = false): ReplayStart {
   if (fresh) return { kind: 'fresh', reason: '--fresh' };
+  const h = bug.header;
+  // In the simulator the state a schedule began in is recomputed, not copied: the run's schedules
+  // before it, chosen by its policy from its seed, are the same again.
+  if (h.simulated !== undefined && !real && h.schedule > 0) {
+    if (h.campaign !== undefined) return { kind: 'prefix', schedules: h.schedule };
+    return {
+      kind: 'fresh',
+      reason: `the run's first ${h.schedule} schedule(s) cannot be re-run: they were not the policy's alone (fixed files, a seeded policy or an exchange), so schedule ${h.schedule + 1} starts in a new world and may not find it`,
+    };
+  }
   if (bug.checkpoint === undefined) {
     return {
       kind: 'fresh',
@@ -55,6 +68,8 @@ export function replayStart(bug: ReplayableBug, fresh: boolean): ReplayStart {
 
 /** A one-line description of a replay's start, for the terminal. */
 export function describeStart(start: ReplayStart): string {
+  if (start.kind === 'prefix')
+    return `after the run's first ${start.schedules} schedule(s), re-run as they ran (the world is deterministic)`;
   return start.kind === 'checkpoint'
     ? `from the checkpoint of schedule ${start.schedule + 1} (${start.dir})`
     : `from empty data dirs (${start.reason})`;
@@ -81,7 +96,7 @@ export function readBug(path: string): ReplayableBug {
     return withCheckpoint({ dir: dirname(path), header, scheduleFile: path });
   }
   const dir = path;
-  const schedule = join(dir, 'schedule.jsonl');
+  const schedule = join(dir, BUG_SCHEDULE_FILE);
   if (!existsSync(dir) || !statSync(dir).isDirectory() || !existsSync(schedule)) {
     throw new UsageError(
       'not-a-bug',
@@ -225,7 +240,7 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
   const warmupMs = h.warmupMs ?? 0;
   const items = readSchedule(bug.scheduleFile);
   const timeMs = replayBudgetMs(h, items);
-  const start = replayStart(bug, options.fresh ?? false);
+  const start = replayStart(bug, options.fresh ?? false, options.real === true);
   const hosts = options.hosts ?? h.hosts;
   const modules = pluginSources(bug.dir, h.plugins ?? [], options.recordedPlugins ?? false);
   const config = RunConfigSchema.parse({
@@ -265,10 +280,33 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
         }
       : {}),
   });
+  // After a prefix the run is the bug's own again: its configuration and budget. The bug's own
+  // recorded schedule (a replay of it, a shrink's first candidate) is the policy's once more: the
+  // same run, to the end of the bug's schedule. Another candidate, or a shrunk schedule, runs as a
+  // file where the policy's schedule came: its lines at their recorded times, which can differ from
+  // the policy's steps by the time those waited for their state. A finding of the prefix is not
+  // the bug's.
+  const prefix = start.kind === 'prefix' ? start.schedules : 0;
+  const asRun =
+    (options.candidate ?? 0) === 0 &&
+    (options.candidate !== undefined || basename(bug.scheduleFile) === BUG_SCHEDULE_FILE);
+  const tryConfig: RunConfig =
+    start.kind === 'prefix'
+      ? RunConfigSchema.parse({
+          ...h.campaign,
+          settings: config.settings,
+          ...(config.durability !== undefined ? { durability: config.durability } : {}),
+          ...(asRun
+            ? { prefixSchedules: prefix + 1 }
+            : { schedule: bug.scheduleFile, prefixSchedules: prefix }),
+          stopOnBug: false,
+          store: options.store,
+        })
+      : config;
   const tries: ReplayTry[] = [];
   for (let i = 0; i < options.repeat && !options.signal.aborted; i++) {
     const summary = await runCampaign(
-      { ...config, replayOf: replayOf(bug, i, options.candidate) },
+      { ...tryConfig, replayOf: replayOf(bug, i, options.candidate) },
       {
         reporters: options.reporters,
         signal: options.signal,
@@ -279,7 +317,9 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
     const found = summary.bugs.map((b) => `${b.kind}/${b.name}`);
     const result: ReplayTry = {
       runDir: summary.runDir,
-      reproduced: summary.bugs.some((b) => b.kind === h.finding.kind && b.name === h.finding.name),
+      reproduced: summary.bugs.some(
+        (b) => b.kind === h.finding.kind && b.name === h.finding.name && b.schedule >= prefix,
+      ),
       found,
       status: summary.status,
     };

@@ -99,6 +99,9 @@ export type HostsHeader = z.infer<typeof HostsHeaderSchema>;
  * The first line of a bug's `schedule.jsonl`: what a replay needs to run it again from the bug
  * directory alone — `{"mallory": {...}}`.
  */
+/** A bug's own schedule in its directory: its header, then every fault its schedule tried. */
+export const BUG_SCHEDULE_FILE = 'schedule.jsonl';
+
 const ScheduleHeaderSchema = z
   .object({
     system: z.string().min(1),
@@ -142,6 +145,12 @@ const ScheduleHeaderSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * A simulated run's configuration as it ran (its store left out), when its policy chose every
+     * schedule: a replay of a bug of a later schedule re-runs the schedules before it (the world is
+     * deterministic, so they are the same again), then the bug's.
+     */
+    campaign: z.record(z.string(), z.unknown()).optional(),
     /**
      * The modules the run loaded from files (`--system`, `--workload`): path, content hash and the
      * bug's copy (relative to its dir), so a replay runs the same code or says it cannot.

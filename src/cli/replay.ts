@@ -72,7 +72,7 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
       pluginSources(bug.dir, bug.header.plugins ?? [], flags.recordedPlugins ?? false);
       const h = bug.header;
       const hosts = flags.hosts !== undefined ? runConfigOfHostFlags(flags, h.system) : h.hosts;
-      const start = replayStart(bug, flags.fresh ?? false);
+      const start = replayStart(bug, flags.fresh ?? false, flags.real === true);
       if (flags.real === true && h.simulated === undefined) {
         throw new UsageError(
           'bad-flag',
@@ -121,7 +121,8 @@ export const registerReplay: RegisterCommand = (program, setExit) => {
       if (asRecorded && result.tries.length > 0) {
         recordReplay(bug.dir, {
           atMs: Date.now(),
-          start: result.start.kind,
+          // A simulated prefix starts where the schedule began, as a checkpoint does.
+          start: result.start.kind === 'prefix' ? 'checkpoint' : result.start.kind,
           reproduced: result.reproduced,
           tries: result.tries.length,
         });

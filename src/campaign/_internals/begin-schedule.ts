@@ -14,7 +14,7 @@ export async function beginSchedule(live: LiveRun): Promise<ScheduleFaults> {
   const scheduleStart = clock.nowMs();
   store.scheduleStarted(s, scheduleStart - state.startMs);
   await takeCheckpoint(live, s, scheduleStart - state.startMs);
-  observation.setTimeline(!plan.fixedSchedule);
+  observation.setTimeline(!plan.fixedSchedule || s < (live.config.prefixSchedules ?? 0));
   observation.timeline.discardBefore(clock.monoNs());
   observation.takeScheduleEvents();
   state.coverage.resetEpisode();

@@ -16,8 +16,9 @@ export async function driveSchedule(
   policyRng: Rng,
 ): Promise<void> {
   const { plan, store, emit } = live;
-  if (plan.fixedSchedule) {
-    await runFixed(live, plan.fixedSchedule[scheduled.schedule] ?? [], scheduled, budgetEnd);
+  const prefix = live.config.prefixSchedules ?? 0;
+  if (plan.fixedSchedule && scheduled.schedule >= prefix) {
+    await runFixed(live, plan.fixedSchedule[scheduled.schedule - prefix] ?? [], scheduled, budgetEnd);
     return;
   }
   const policy = plan.policy!;

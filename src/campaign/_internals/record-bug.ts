@@ -4,7 +4,12 @@ import { join, relative, resolve } from 'node:path';
 import type { BugHit, BugRecord } from '../bug.js';
 import type { Finding } from '../checker.js';
 import type { RunConfig } from '../config.js';
-import { formatBugSchedule, type HostsHeader, type ScheduleHeader } from '../schedule-file.js';
+import {
+  BUG_SCHEDULE_FILE,
+  formatBugSchedule,
+  type HostsHeader,
+  type ScheduleHeader,
+} from '../schedule-file.js';
 import { effectiveWarmupMs } from './effective-warmup-ms.js';
 import { keepPlugins } from '../plugin-copies.js';
 import type { LiveRun } from './live-run.js';
@@ -78,13 +83,14 @@ export function recordBug(
     ...(checkpoint !== undefined ? { checkpoint: relative(dir, checkpoint) } : {}),
     ...(c.hosts !== undefined ? { hosts: hostsHeader(c) } : {}),
     ...(simulated !== undefined ? { simulated } : {}),
+    ...(simulated !== undefined ? simulatedCampaign(c) : {}),
   };
   const plugins = keepPlugins(dir, [
     { flag: 'system', source: plan.source },
     { flag: 'workload', source: plan.workload.source },
   ]);
   if (plugins.length > 0) header.plugins = plugins;
-  writeFileSync(join(dir, 'schedule.jsonl'), formatBugSchedule(header, attempted));
+  writeFileSync(join(dir, BUG_SCHEDULE_FILE), formatBugSchedule(header, attempted));
   // A schedule that reacts to events replays only from its own text: keep it beside what it did.
   const source = c.schedule?.[schedule];
   if (source !== undefined) copyFileSync(source, join(dir, 'source-schedule.jsonl'));
@@ -104,4 +110,16 @@ export function recordBug(
   };
   state.bugs.push(bug);
   emit('bug', bug);
+}
+
+/**
+ * What a replay needs to re-run a simulated run's schedules before a bug's: the run's configuration,
+ * when its policy chose every schedule from the run's own seed alone (not from fixed files, a
+ * seeded policy or what an exchange brought: those are not in the bug's directory).
+ */
+function simulatedCampaign(c: RunConfig): { campaign?: Record<string, unknown> } {
+  if (c.schedule !== undefined || c.exchange !== undefined || c.seedPolicyFrom !== undefined) return {};
+  const own = new Set(['store', 'replayOf', 'checkpoint']);
+  const campaign = Object.fromEntries(Object.entries(c).filter(([key]) => !own.has(key)));
+  return { campaign: JSON.parse(JSON.stringify(campaign)) as Record<string, unknown> };
 }

@@ -53,8 +53,11 @@ async function scheduleLoop(live: LiveRun, warm: WarmUp, budgetEnd: number, poli
       live.emit('message', `  schedule ${state.schedule + 1}: ${describeImports(imports)}`);
     await runSchedule(live, warm, budgetEnd, policyRng);
     live.exchange?.publish(state.schedule + 1);
-    const lastFixed = plan.fixedSchedule !== undefined && state.schedule + 1 >= plan.fixedSchedule.length;
-    if (lastFixed || (config.stopOnBug && state.bugs.length > 0)) {
+    // Fixed files end the run with their last; so does a replay's policy prefix without files.
+    const prefix = config.prefixSchedules ?? 0;
+    const total = plan.fixedSchedule !== undefined ? prefix + plan.fixedSchedule.length : prefix || undefined;
+    const last = total !== undefined && state.schedule + 1 >= total;
+    if (last || (config.stopOnBug && state.bugs.length > 0)) {
       state.schedule++;
       break;
     }
