@@ -9,11 +9,16 @@ import { type FaultItem, isLet, type LetItem, type ScheduleItem, type Trigger } 
 export interface ScheduleRunnerDeps {
   /** Enacts one resolved fault (the campaign records it). */
   /** `triggered`: the line waited for an event (its moment is the event's, not to be delayed). */
+  /**
+   * `asked`: who led when the runner asked just before (a line recorded with its moment's leader),
+   * so the campaign records it without asking again: a second question would delay the fault.
+   */
   enact(
     fault: Fault,
     recorded: Pick<ScheduleEntry, 'nodes' | 'links'>,
     atMs: number,
     triggered: boolean,
+    asked?: { readonly leader: string | undefined },
   ): Promise<void>;
   /** Records a line that could not run (an unbound name, no node for a role). */
   skip(item: ScheduleItem, reason: string): void;
@@ -286,6 +291,7 @@ export class ScheduleRunner {
       recorded,
       this.clock.nowMs() - this.scheduleStart,
       triggered,
+      item.leader !== undefined ? { leader: now } : undefined,
     );
   }
 }

@@ -231,10 +231,13 @@ export class Nemesis {
     among: readonly string[],
     explicit?: readonly string[],
   ): Promise<string[]> {
-    if (explicit) return among.filter((n) => explicit.includes(n));
     const target = (Array.isArray(value) ? value : (value ?? 'one')) as Target | readonly string[];
     const leader = target === 'leader' ? await this.leader() : undefined;
-    return resolveTarget(target, among, this.ctx.rng, leader);
+    const drawn = resolveTarget(target, among, this.ctx.rng, leader);
+    // A recorded line acts on its recorded nodes, but asks and draws as its run did: the fault
+    // lands at the same moment, after the same question, and the draws after it are the run's
+    // (in the simulator, a replayed schedule meets the world the run met). In the recorded order.
+    return explicit ? explicit.filter((n) => among.includes(n)) : drawn;
   }
 
   /**

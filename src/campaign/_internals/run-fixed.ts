@@ -35,9 +35,9 @@ export async function runFixed(
         `  schedule ${scheduled.schedule + 1} +${(item.atMs / 1000).toFixed(1)}s ${what} (skipped: ${reason})`,
       );
     },
-    enact: async (fault, recorded, atMs, triggered) => {
+    enact: async (fault, recorded, atMs, triggered, asked) => {
       state.step = Math.floor(atMs / config.stepMs);
-      await scheduled.enact(fault, state.step, { atMs, ...fault, ...recorded }, triggered);
+      await scheduled.enact(fault, state.step, { atMs, ...fault, ...recorded }, triggered, undefined, asked);
     },
   });
   // Lines are due within the schedule's length; one a slow fault delayed still runs within the budget.

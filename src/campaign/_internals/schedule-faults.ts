@@ -34,6 +34,7 @@ export class ScheduleFaults {
     recorded?: ScheduleEntry,
     triggered = false,
     line?: FaultItem,
+    asked?: { readonly leader: string | undefined },
   ): Promise<void> {
     const { history, parts, state } = this.live;
     const now = this.live.clock.nowMs();
@@ -54,9 +55,11 @@ export class ScheduleFaults {
       leader =
         triggered || fault.f === 'heal-all'
           ? undefined
-          : await untilAborted(parts.nemesis.leader(), stop.signal).then((r) =>
-              r.settled ? r.value : undefined,
-            );
+          : asked !== undefined
+            ? asked.leader
+            : await untilAborted(parts.nemesis.leader(), stop.signal).then((r) =>
+                r.settled ? r.value : undefined,
+              );
       if (line) history.record({ type: 'info', process: 'nemesis', f: 'trigger', value: line });
       history.record({ type: 'info', process: 'nemesis', f: fault.f, value: fault.value });
       // Cut short at the budget (or Ctrl-C), it comes back as an error that says so.

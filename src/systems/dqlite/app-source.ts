@@ -102,9 +102,21 @@ func main() {
 	if err := node.Ready(context.Background()); err != nil {
 		log.Fatal(err)
 	}
-	conn, err := node.Open(context.Background(), "demo")
-	if err != nil {
-		log.Fatal(err)
+	// Opening the database asks the cluster's leader: a node that starts while the leader changes
+	// (removed, cut off, paused) gets "call open (budget 0s): receive: header: EOF" and the like.
+	// It retries, as it does the tables below, rather than exit (an exit would be reported as a
+	// crash of dqlite; one was, in a 10-minute campaign).
+	var conn *sql.DB
+	for attempt := 1; conn == nil; attempt++ {
+		opened, err := node.Open(context.Background(), "demo")
+		if err == nil {
+			conn = opened
+			break
+		}
+		if attempt%20 == 1 {
+			log.Printf("opening the database, attempt %d: %v (retrying)", attempt, err)
+		}
+		time.Sleep(time.Duration(50+rand.Intn(200)) * time.Millisecond)
 	}
 	// Nodes that start together all create the table; dqlite answers "database is locked" to all
 	// but one of them. A node that starts while the cluster has no leader (a fault, a restart of
