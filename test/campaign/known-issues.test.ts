@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/campaign/checker.js';
 import { markKnownCrashes, markKnownNoRecovery } from '../../src/campaign/known-issues.js';
 import { REDIS_AOF_TAIL_ISSUE } from '../../src/systems/redis/redis.js';
+import { GO_DQLITE_LEGACY_LEADER_ISSUE } from '../../src/systems/dqlite/dqlite.js';
 import type { ScheduleEntry } from '../../src/nemesis/nemesis.js';
 
 // The lines a redis negative control (seed 4, every family) quoted for n3 after a torn write.
@@ -62,5 +63,30 @@ describe('known issues a system declares', () => {
       markKnownNoRecovery(noRecovery({ n1: 'ok', n2: 'fail', n3: 'fail' }), known).severity,
     ).toBeUndefined();
     expect(markKnownNoRecovery(noRecovery({ n1: 'ok', n2: 'ok', n3: 'fail' }), []).severity).toBeUndefined();
+  });
+
+  it("go-dqlite's legacy-leader panic, as a dqlite-app control quoted it after a packet delay, is that issue", () => {
+    // n4's last lines (dqlite-app negative control, seed 3, schedule 11).
+    const lines = [
+      '2026/12/07 23:40:57 10.26.133.4:8001: DEBUG: leadership lost (10250 - not leader)',
+      'panic: short message: type=1 words=1 off=8',
+    ];
+    const crashOf = (quoted: string[]): Finding => ({
+      kind: 'crash',
+      name: 'crash-text',
+      message: `n4 stderr.log: ${quoted[quoted.length - 1]}`,
+      evidence: { node: 'n4', kind: 'crash-text', message: 'panic', lines: quoted },
+    });
+    const crash = crashOf(lines);
+    const delayed: Pick<ScheduleEntry, 'f' | 'nodes'>[] = [{ f: 'start-packet', nodes: ['n2', 'n4'] }];
+    const { findings, known } = markKnownCrashes([crash], [GO_DQLITE_LEGACY_LEADER_ISSUE], delayed);
+    expect(findings[0]).toMatchObject({ severity: 'note' });
+    expect(findings[0].message).toContain('canonical/go-dqlite#287');
+    expect(known).toEqual([{ issue: GO_DQLITE_LEGACY_LEADER_ISSUE, node: 'n4' }]);
+    // Another panic stays a finding.
+    const other = crashOf(['panic: runtime error: index out of range']);
+    expect(
+      markKnownCrashes([other], [GO_DQLITE_LEGACY_LEADER_ISSUE], delayed).findings[0].severity,
+    ).toBeUndefined();
   });
 });

@@ -22,6 +22,7 @@ import type {
   TransactionsCapability,
 } from '../system.js';
 import { TXN_WORKLOADS } from '../system.js';
+import type { KnownIssue } from '../known-issue.js';
 import { buildDqliteApp, DEBIAN_GOPATH, dqliteAppBinary } from './app-source.js';
 import { DqliteClient } from './client.js';
 import { parseDqliteLog } from './log.js';
@@ -48,6 +49,23 @@ function hostPort(address: Address): string {
  */
 /** Raft entries between snapshots (and kept after one) in our app: often enough for faults to meet. */
 export const APP_SNAPSHOT_THRESHOLD = 128;
+
+/**
+ * go-dqlite before 1.22 (Debian ships 1.11.5, in dqlite-demo and in our app alike): a connection
+ * aborted or closed during leader discovery is taken for a pre-1.0 server, so the client talks the
+ * legacy protocol to the leader that server reports, and `Client.Leader` reads that protocol's
+ * one-word "no leader" reply with the new decoder and panics once the leader loses leadership.
+ * Found by a dqlite-app negative control (seed 3) after a packet delay's connection resets; the
+ * fallback is gone since canonical/go-dqlite#287 (v1.22.0).
+ */
+export const GO_DQLITE_LEGACY_LEADER_ISSUE: KnownIssue = {
+  id: 'canonical/go-dqlite#287',
+  url: 'https://github.com/canonical/go-dqlite/pull/287',
+  why: "go-dqlite before 1.22 takes a connection aborted during leader discovery for a pre-1.0 server, speaks the legacy protocol to the leader it reports, and decodes that protocol's 'no leader' reply as the new one: the app panics when that leader loses leadership (fixed in v1.22.0)",
+  // Whatever ends a node's connections: a cut, a packet fault's reset, a peer killed, paused or removed.
+  after: ['start-partition', 'start-packet', 'kill', 'pause', 'member-remove', 'member-add'],
+  line: /^panic: short message: type=1 words=1 off=8/,
+};
 
 interface Variant {
   readonly name: 'dqlite' | 'dqlite-app';
@@ -103,6 +121,7 @@ class DqliteAdapter implements SystemAdapter {
     remove: (node, cluster, signal) => this.removeMember(node, cluster, signal),
     configuration: (cluster) => this.committedConfiguration(cluster),
   };
+  readonly knownIssues = [GO_DQLITE_LEGACY_LEADER_ISSUE];
   readonly crashPatterns = [
     /^panic: /,
     /fatal error: /,
