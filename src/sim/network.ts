@@ -17,7 +17,10 @@ export interface LinkParams {
   readonly delayMs?: number;
   /** Chance (%) a chunk is lost: the proxy resets the connection, TCP in a netns retransmits. */
   readonly lossPct?: number;
-  /** Chance (%) a chunk arrives twice (as the proxy's duplication does; TCP in a netns hides it). */
+  /**
+   * Chance (%) a packet is duplicated: TCP drops the copy by its sequence number, so no chunk
+   * reaches a socket twice (neither through the proxy nor in a netns); kept so a schedule reads the same.
+   */
   readonly dupPct?: number;
   /** Chunks on one connection may overtake each other (no real TCP does this: off by default). */
   readonly reorder?: boolean;
@@ -389,19 +392,10 @@ export class SimNetwork {
       }
       extraMs = RETRANSMIT_MS;
     }
-    const copies =
-      conn.proxied && params?.dupPct !== undefined && this.rng.chance(params.dupPct / 100) ? 2 : 1;
-    this.deliver(conn, from.side, text, extraMs, copies, params?.reorder === true);
+    this.deliver(conn, from.side, text, extraMs, params?.reorder === true);
   }
 
-  private deliver(
-    conn: Conn,
-    side: 0 | 1,
-    chunk: Chunk,
-    extraMs: number,
-    copies: number,
-    reorder: boolean,
-  ): void {
+  private deliver(conn: Conn, side: 0 | 1, chunk: Chunk, extraMs: number, reorder: boolean): void {
     const from = side === 0 ? conn.fromHost : conn.toHost;
     const to = side === 0 ? conn.toHost : conn.fromHost;
     const dir = conn.dirs[side];
@@ -417,7 +411,7 @@ export class SimNetwork {
         return;
       }
       receiver.touch();
-      for (let i = 0; i < copies; i++) receiver.emit('data', chunk);
+      receiver.emit('data', chunk);
     });
   }
 
@@ -437,7 +431,7 @@ export class SimNetwork {
     const from = socket.process.host;
     const to = peer.process.host;
     if (!conn.proxied && this.isCut(from, to)) dir.held.push(FIN);
-    else this.deliver(conn, socket.side, FIN, 0, 1, false);
+    else this.deliver(conn, socket.side, FIN, 0, false);
   }
 
   /** This end is closed: it emits 'close' in the close phase. */
@@ -490,7 +484,7 @@ export class SimNetwork {
       const wasBlocked = writer !== undefined && writer.writableLength > 0;
       dir.held = [];
       dir.heldBytes = 0;
-      for (const chunk of held) this.deliver(conn, side, chunk, 0, 1, false);
+      for (const chunk of held) this.deliver(conn, side, chunk, 0, false);
       if (wasBlocked && writer.state !== 'closed') writer.emit('drain');
     }
   }

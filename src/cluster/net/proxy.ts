@@ -45,8 +45,9 @@ const proxyKey = (from: string, to: string, service: string): string => `${linkK
 
 /**
  * The no-root network backend: every directed link between two nodes is a userspace TCP proxy on
- * loopback. A cut link blackholes its traffic (like iptables DROP); a degraded link delays, loses
- * or duplicates chunks. Each chunk becomes a `send` event at the sender and a `recv` event at the
+ * loopback. A cut link blackholes its traffic (like iptables DROP); a degraded link delays chunks
+ * (in order) or loses them (the connection is reset); duplication is TCP's to hide, so the stream
+ * never sees it. Each chunk becomes a `send` event at the sender and a `recv` event at the
  * receiver with the same message id. Clients reach nodes directly.
  */
 export class ProxyBackend implements NetworkBackend {
@@ -225,7 +226,15 @@ export class ProxyBackend implements NetworkBackend {
   }
 
   private pipe(proxy: LinkProxy, conn: Conn, src: Socket, dst: Socket, from: string, to: string): void {
-    let lastDue = 0;
+    // Delayed chunks wait in one queue per direction, drained in order by one timer: a chunk is
+    // never written before one read before it, even when the delay shrinks or a timer is late.
+    const queue: { readonly due: number; readonly deliver: () => void }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const drain = (): void => {
+      timer = undefined;
+      while (queue.length > 0 && queue[0].due <= Date.now()) queue.shift()!.deliver();
+      if (queue.length > 0) timer = setTimeout(drain, Math.max(0, queue[0].due - Date.now()));
+    };
     src.on('data', (chunk: Buffer) => {
       const msg = `${proxy.from}>${proxy.to}/${proxy.service}#${proxy.seq++}`;
       this.emit({
@@ -245,10 +254,12 @@ export class ProxyBackend implements NetworkBackend {
         this.reset(proxy, conn);
         return;
       }
-      const copies = params?.dupPct !== undefined && this.rng.chance(params.dupPct / 100) ? 2 : 1;
+      // A duplicated packet never reaches the application through TCP (the receiver drops it by
+      // its sequence number), so a stream proxy writes each chunk once: writing it twice would
+      // corrupt the byte stream, a fault no network makes (a dqlite client, for one, panics).
       const deliver = (): void => {
         if (dst.destroyed) return;
-        for (let i = 0; i < copies; i++) dst.write(chunk);
+        dst.write(chunk);
         this.emit({
           ts: monoNs(),
           node: to,
@@ -258,14 +269,13 @@ export class ProxyBackend implements NetworkBackend {
         });
       };
       const delayMs = params?.delayMs ?? 0;
-      if (delayMs <= 0 && lastDue <= Date.now()) {
+      if (delayMs <= 0 && queue.length === 0) {
         deliver();
         return;
       }
-      // Keep order: a chunk is never delivered before the one read before it.
-      const due = Math.max(Date.now() + delayMs, lastDue);
-      lastDue = due;
-      setTimeout(deliver, due - Date.now());
+      const due = Math.max(Date.now() + delayMs, queue.at(-1)?.due ?? 0);
+      queue.push({ due, deliver });
+      timer ??= setTimeout(drain, Math.max(0, due - Date.now()));
     });
   }
 }

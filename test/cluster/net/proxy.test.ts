@@ -111,6 +111,27 @@ describe('ProxyBackend', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
   });
 
+  it('keeps a byte stream whole: duplicated packets never reach it, and chunks keep their order when the delay shrinks', async () => {
+    const net = await setUp();
+    await net.degrade([['n1', 'n2']], { target: 'one', delayMs: 200, dupPct: 100 });
+    const socket = connect({ host: '127.0.0.1', port: net.dial('n1', 'n2', 'peer').port });
+    let echoed = '';
+    socket.on('data', (d: Buffer) => (echoed += d.toString()));
+    await new Promise((resolve) => socket.on('connect', resolve));
+    for (const text of ['a', 'b', 'c']) {
+      socket.write(text);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // The delay drops to nothing while a, b and c still wait: d must not overtake them.
+    await net.degrade([['n1', 'n2']], { target: 'one', delayMs: 0, dupPct: 100 });
+    socket.write('d');
+    const deadline = Date.now() + 2000;
+    while (echoed.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 100));
+    socket.destroy();
+    expect(echoed).toBe('abcd');
+  });
+
   it('resets connections on a lossy link', async () => {
     const net = await setUp();
     await net.degrade([['n1', 'n2']], { target: 'one', lossPct: 100 });
