@@ -35,7 +35,7 @@ export interface ReplayableBug {
 export type ReplayStart =
   | { readonly kind: 'checkpoint'; readonly dir: string; readonly schedule: number }
   | { readonly kind: 'fresh'; readonly reason: string }
-  /** A simulated bug of a later schedule: its run's schedules before it, re-run exactly, first. */
+  /** A simulated bug: its run re-run from its start, the schedules before the bug's exactly as they ran. */
   | { readonly kind: 'prefix'; readonly schedules: number };
 
 /**
@@ -47,8 +47,9 @@ export function replayStart(bug: ReplayableBug, fresh: boolean, real = false): R
   const h = bug.header;
   // In the simulator the state a schedule began in is recomputed, not copied: the run's schedules
   // before it, chosen by its policy from its seed, are the same again.
+  if (h.simulated !== undefined && !real && h.campaign !== undefined)
+    return { kind: 'prefix', schedules: h.schedule };
   if (h.simulated !== undefined && !real && h.schedule > 0) {
-    if (h.campaign !== undefined) return { kind: 'prefix', schedules: h.schedule };
     return {
       kind: 'fresh',
       reason: `the run's first ${h.schedule} schedule(s) cannot be re-run: they were not the policy's alone (fixed files, a seeded policy or an exchange), so schedule ${h.schedule + 1} starts in a new world and may not find it`,
@@ -69,7 +70,9 @@ export function replayStart(bug: ReplayableBug, fresh: boolean, real = false): R
 /** A one-line description of a replay's start, for the terminal. */
 export function describeStart(start: ReplayStart): string {
   if (start.kind === 'prefix')
-    return `after the run's first ${start.schedules} schedule(s), re-run as they ran (the world is deterministic)`;
+    return start.schedules === 0
+      ? 'the run itself, from its start (the world is deterministic)'
+      : `after the run's first ${start.schedules} schedule(s), re-run as they ran (the world is deterministic)`;
   return start.kind === 'checkpoint'
     ? `from the checkpoint of schedule ${start.schedule + 1} (${start.dir})`
     : `from empty data dirs (${start.reason})`;
