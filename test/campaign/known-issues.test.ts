@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/campaign/checker.js';
 import { markKnownCrashes, markKnownNoRecovery } from '../../src/campaign/known-issues.js';
 import { REDIS_AOF_TAIL_ISSUE } from '../../src/systems/redis/redis.js';
-import { GO_DQLITE_LEGACY_LEADER_ISSUE } from '../../src/systems/dqlite/dqlite.js';
+import {
+  GO_DQLITE_LEGACY_LEADER_ISSUE,
+  RAFT_MEMBERSHIP_ROLLBACK_ISSUE,
+} from '../../src/systems/dqlite/dqlite.js';
 import type { ScheduleEntry } from '../../src/nemesis/nemesis.js';
 
 // The lines a redis negative control (seed 4, every family) quoted for n3 after a torn write.
@@ -87,6 +90,36 @@ describe('known issues a system declares', () => {
     const other = crashOf(['panic: runtime error: index out of range']);
     expect(
       markKnownCrashes([other], [GO_DQLITE_LEGACY_LEADER_ISSUE], delayed).findings[0].severity,
+    ).toBeUndefined();
+  });
+
+  it("libraft's rollback SIGSEGV, as a dqlite-app control quoted n4's last lines, is that issue", () => {
+    const lines = [
+      'LIBRAFT   1796688762973306768 src/replication.c:997 log mismatch -> truncate (9254)',
+      'LIBRAFT   1796688762973316733 src/membership.c:153 roll back membership',
+    ];
+    const removed: Pick<ScheduleEntry, 'f' | 'nodes'>[] = [{ f: 'member-remove', nodes: ['n4'] }];
+    const segv: Finding = {
+      kind: 'crash',
+      name: 'unexpected-exit',
+      message: 'n4 exited by itself (signal SIGSEGV)',
+      evidence: {
+        node: 'n4',
+        kind: 'unexpected-exit',
+        message: 'n4 exited by itself (signal SIGSEGV)',
+        lines,
+      },
+    };
+    const { findings } = markKnownCrashes([segv], [RAFT_MEMBERSHIP_ROLLBACK_ISSUE], removed);
+    expect(findings[0]).toMatchObject({ severity: 'note' });
+    expect(findings[0].message).toContain('canonical/raft#250');
+    // A crash whose last lines are elsewhere stays a finding.
+    const elsewhere = {
+      ...segv,
+      evidence: { node: 'n4', kind: 'unexpected-exit', message: 'x', lines: [lines[0]] },
+    };
+    expect(
+      markKnownCrashes([elsewhere], [RAFT_MEMBERSHIP_ROLLBACK_ISSUE], removed).findings[0].severity,
     ).toBeUndefined();
   });
 });

@@ -67,6 +67,23 @@ export const GO_DQLITE_LEGACY_LEADER_ISSUE: KnownIssue = {
   line: /^panic: short message: type=1 words=1 off=8/,
 };
 
+/**
+ * libraft before 0.17.1 (Debian ships 0.15.0): a follower that truncates an uncommitted
+ * configuration entry rolls back to the last committed configuration, looked up in its log; when a
+ * snapshot has compacted that entry away the lookup returns nothing and, the assertion compiled
+ * out, the node dereferences it and dies of SIGSEGV (canonical/raft#250, #323; fixed by
+ * "membership: Ensure configuration rollback is possible", canonical/raft#354). Seen in dqlite
+ * and dqlite-app negative controls after a leader's self-removal was cut off and truncated.
+ */
+export const RAFT_MEMBERSHIP_ROLLBACK_ISSUE: KnownIssue = {
+  id: 'canonical/raft#250',
+  url: 'https://github.com/canonical/raft/issues/250',
+  why: 'libraft before 0.17.1 dies of SIGSEGV when it rolls back an uncommitted configuration whose committed predecessor a snapshot compacted away (fixed in 0.17.1, canonical/raft#354)',
+  // A removal or addition left uncommitted, then truncated by a leader elected behind a fault.
+  after: ['member-remove', 'member-add', 'start-partition', 'start-packet', 'kill', 'pause'],
+  line: /src\/membership\.c:\d+ roll back membership$/,
+};
+
 interface Variant {
   readonly name: 'dqlite' | 'dqlite-app';
   /** Our app (built from Debian's go-dqlite sources) instead of dqlite-demo: cas, frequent snapshots. */
@@ -121,7 +138,7 @@ class DqliteAdapter implements SystemAdapter {
     remove: (node, cluster, signal) => this.removeMember(node, cluster, signal),
     configuration: (cluster) => this.committedConfiguration(cluster),
   };
-  readonly knownIssues = [GO_DQLITE_LEGACY_LEADER_ISSUE];
+  readonly knownIssues = [GO_DQLITE_LEGACY_LEADER_ISSUE, RAFT_MEMBERSHIP_ROLLBACK_ISSUE];
   readonly crashPatterns = [
     /^panic: /,
     /fatal error: /,
