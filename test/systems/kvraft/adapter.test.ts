@@ -61,7 +61,7 @@ describe('kvraft adapter', () => {
     expect(spec.args.filter((a) => a === '--bug')).toHaveLength(2);
     expect(spec.env?.MALLORY_PROBE_FILE).toBe(path.join(h.view.runDir, 'nodes', 'n2', 'probe.jsonl'));
     expect(() => kvraft.create({ bugs: ['no-such-bug'] })).toThrow(/choose from ack-before-commit/);
-    expect(kvraft.bugs).toHaveLength(14);
+    expect(kvraft.bugs).toHaveLength(15);
     expect(adapter.crashPatterns.some((p) => p.test('ASSERTION FAILED: x'))).toBe(true);
   });
 
