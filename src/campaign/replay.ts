@@ -291,8 +291,8 @@ export async function replayBug(options: ReplayOptions): Promise<ReplayResult> {
   // the bug's.
   const prefix = start.kind === 'prefix' ? start.schedules : 0;
   const asRun =
-    (options.candidate ?? 0) === 0 &&
-    (options.candidate !== undefined || basename(bug.scheduleFile) === BUG_SCHEDULE_FILE);
+    options.candidate === 0 ||
+    (options.candidate === undefined && basename(bug.scheduleFile) === BUG_SCHEDULE_FILE);
   const tryConfig: RunConfig =
     start.kind === 'prefix'
       ? RunConfigSchema.parse({
